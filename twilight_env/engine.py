@@ -1,0 +1,585 @@
+"""The Twilight rules engine: deal state, legal actions, tricks, scoring, matches.
+
+Pure module: imports only the standard library, NumPy and the sibling ``cards`` and
+``scoring`` modules. The engine speaks in seats (0..3) and phases; agent names exist
+only in the PettingZoo adapter.
+
+Representation
+--------------
+Hands, piles and captured cards are 28-bit int masks (bit ``i`` = card id ``i``), and
+legal-move lists come from precomputed tables (``cards.HALF_IDS``). :class:`State` is
+a small mutable object with ``__slots__``: :meth:`State.apply` changes it in place and
+:meth:`State.clone` copies it (a handful of ints and four short lists). The functional
+:func:`apply_action` (clone, then apply) is there for callers that want a new state.
+We chose a mutable state over a frozen dataclass because ``benchmarks/engine_speed.py``
+showed random play with in-place ``apply`` to be the faster of the two by a wide
+margin (building a frozen dataclass runs ``object.__setattr__`` for every field), and
+searches clone only where they branch.
+
+Action encoding (INTERFACE.md)
+------------------------------
+| action | meaning |
+|--------|---------|
+| 0..27  | play that card id from the acting hand (the chooser's own hand in the choose phase, the holder's in the hold phase) |
+| 28, 29, 30 | as chooser, request the seat at offset +1, +2, +3 in play order (R3.2) |
+
+Choices where the rule texts are silent (R9)
+-------------------------------------------
+- 4 players: the dealer passes to the left after each deal (R2.4); the seat after the
+  dealer leads. Seats 0 and 2 are Sun, seats 1 and 3 Moon (R2.1).
+- 3 players: seats per deal are 0 = solo (Moon), 1 = Sun player on the solo's left,
+  2 = new moon (Moon, open hand), 3 = Sun player on the solo's right (R7.2). The solo
+  leads the first trick and decides for the new-moon seat (R7.3). Solo rotation
+  p0, p2, p1, ... (R7.4).
+- A tie at or above the target plays another deal (R6.1, R7.5). In 3 players the two
+  Sun players of a ``fixed_solo`` match form one side, so they never "tie" each other.
+- All played cards are public history (perfect recall).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from .cards import (
+    ALL_MASK,
+    CARDS,
+    CULT,
+    CULT_MASK,
+    HALF_IDS,
+    MOON,
+    NUM_CARDS,
+    PURGATORY_MASK,
+    STRENGTH,
+    SUN,
+    SUN_MASK,
+    card_id,
+    codes_of,
+)
+from .scoring import score_mask
+
+CHOOSE, HOLD = 0, 1
+"""Phases: the chooser decides (play own card or request), or the requested holder picks a card (R3.2)."""
+PHASE_NAMES = ("choose", "hold")
+
+REQUEST_BASE = 28
+"""Action ``REQUEST_BASE + o - 1`` requests the seat at offset ``o`` (1..3) from the chooser."""
+NUM_ACTIONS = 31
+NUM_SEATS = 4
+NUM_TRICKS = 7
+HAND_SIZE = 7
+NEW_MOON = 2
+"""The new-moon seat in 3 players (R7.1)."""
+
+SEAT_CULT_4 = (SUN, MOON, SUN, MOON)
+"""Cult of each seat in 4 players (R2.1): seats 0, 2 Sun; 1, 3 Moon."""
+SEAT_CULT_3 = (MOON, SUN, MOON, SUN)
+"""Cult of each seat in 3 players (R7.2): solo 0 and new moon 2 are Moon."""
+
+_REQUESTS = ((), (28,), (29,), (28, 29), (30,), (28, 30), (29, 30), (28, 29, 30))
+
+GOALS_333 = (333, 666, 999)
+
+
+@dataclass(frozen=True)
+class Config:
+    """Rules of one game, checked once when built.
+
+    Attributes:
+        num_players: 4 or 3 (R7).
+        target: match target in points (R6.1, R8), a positive int.
+        goals_333: the R6.2 variant (also end on exactly 333, 666 or 999).
+        three_player_scoring: ``"team"`` (R7.5) or ``"individual"`` (R8).
+        fixed_solo: 3 players: the same player is solo every deal (R7.6).
+
+    Raises:
+        ValueError: on a bad value, naming the field and the allowed values.
+    """
+
+    num_players: int = 4
+    target: int = 1000
+    goals_333: bool = False
+    three_player_scoring: str = "team"
+    fixed_solo: bool = False
+
+    def __post_init__(self):
+        if isinstance(self.num_players, bool) or self.num_players not in (3, 4):
+            raise ValueError(f"num_players must be 3 or 4, got {self.num_players!r}")
+        if isinstance(self.target, bool) or not isinstance(self.target, (int, np.integer)) or self.target < 1:
+            raise ValueError(f"target must be a positive int (points), got {self.target!r}")
+        if not isinstance(self.goals_333, (bool, np.bool_)):
+            raise ValueError(f"goals_333 must be True or False, got {self.goals_333!r}")
+        if self.three_player_scoring not in ("team", "individual"):
+            raise ValueError(
+                f"three_player_scoring must be 'team' or 'individual', got {self.three_player_scoring!r}")
+        if not isinstance(self.fixed_solo, (bool, np.bool_)):
+            raise ValueError(f"fixed_solo must be True or False, got {self.fixed_solo!r}")
+
+    @property
+    def seat_cult(self) -> tuple[int, int, int, int]:
+        """Cult (0 Sun, 1 Moon) of each seat 0..3."""
+        return SEAT_CULT_4 if self.num_players == 4 else SEAT_CULT_3
+
+
+class State:
+    """One deal in progress (R2-R5, R7.1-R7.3).
+
+    Attributes (read them, change them only through :meth:`apply`):
+        seat_cult: tuple of 4 ints, cult of each seat (0 Sun, 1 Moon).
+        num_players: 3 or 4.
+        hands: list of 4 int masks, the cards each seat holds.
+        leader: seat leading the current trick.
+        trick: number of tricks finished, 0..7.
+        place: places filled in the current trick, 0..3.
+        phase: ``CHOOSE`` or ``HOLD``.
+        holder: requested seat in the hold phase, else -1.
+        cards: list of 4 card ids of the current trick by place (-1 empty).
+        holders: list of 4 seats whose hand each place's card came from (-1 empty).
+        pending: mask of the pending Purgatory pile (R4.3).
+        captured: list of 4 masks, cards taken by each seat (R4.2).
+        neutral: mask of cards left neutral by a last-trick Purgatory (R4.4).
+        history: list of ``(chooser, holder, card)`` per card played, in order.
+        initial_hands: the 4 hands as dealt (masks).
+    """
+
+    __slots__ = ("seat_cult", "num_players", "hands", "leader", "trick", "place", "phase",
+                 "holder", "cards", "holders", "pending", "captured", "neutral", "history",
+                 "initial_hands", "first_leader")
+
+    def __init__(self, hands: Sequence[int], leader: int = 0, num_players: int = 4):
+        self.num_players = num_players
+        self.seat_cult = SEAT_CULT_4 if num_players == 4 else SEAT_CULT_3
+        self.hands = list(hands)
+        self.initial_hands = tuple(hands)
+        self.leader = leader
+        self.first_leader = leader
+        self.trick = 0
+        self.place = 0
+        self.phase = CHOOSE
+        self.holder = -1
+        self.cards = [-1, -1, -1, -1]
+        self.holders = [-1, -1, -1, -1]
+        self.pending = 0
+        self.captured = [0, 0, 0, 0]
+        self.neutral = 0
+        self.history = []
+
+    # -- construction -------------------------------------------------------------
+    @classmethod
+    def from_deal(cls, deal: Sequence[Sequence[str | int]], leader: int = 0, num_players: int = 4) -> "State":
+        """A fresh deal from four hands of card codes (or ids), by seat.
+
+        Raises:
+            ValueError: unless there are 4 hands of 7 distinct known cards holding all 28
+                once, and ``leader`` is a seat 0..3 (R2.3).
+        """
+        return cls(validate_deal(deal), leader, num_players)
+
+    @classmethod
+    def random(cls, rng: np.random.Generator, leader: int = 0, num_players: int = 4) -> "State":
+        """A shuffled deal (R2.3) drawn with ``rng`` (a ``numpy.random.Generator``)."""
+        return cls(random_hands(rng), leader, num_players)
+
+    def clone(self) -> "State":
+        """An independent copy (lists copied, immutable parts shared)."""
+        s = State.__new__(State)
+        s.seat_cult = self.seat_cult
+        s.num_players = self.num_players
+        s.hands = self.hands[:]
+        s.initial_hands = self.initial_hands
+        s.leader = self.leader
+        s.first_leader = self.first_leader
+        s.trick = self.trick
+        s.place = self.place
+        s.phase = self.phase
+        s.holder = self.holder
+        s.cards = self.cards[:]
+        s.holders = self.holders[:]
+        s.pending = self.pending
+        s.captured = self.captured[:]
+        s.neutral = self.neutral
+        s.history = self.history[:]
+        return s
+
+    # -- queries ------------------------------------------------------------------
+    @property
+    def done(self) -> bool:
+        """True once all 7 tricks are played."""
+        return self.trick == NUM_TRICKS
+
+    @property
+    def chooser(self) -> int:
+        """Seat choosing the current place (R3.1): ``(leader + place) mod 4``."""
+        return (self.leader + self.place) & 3
+
+    @property
+    def acting_seat(self) -> int:
+        """Seat whose hand or choice the next action is about: the chooser, or the holder."""
+        return self.holder if self.phase == HOLD else (self.leader + self.place) & 3
+
+    @property
+    def deciding_seat(self) -> int:
+        """Seat that makes the next decision: the acting seat, except that in 3 players the
+        solo (seat 0) decides for the new moon (seat 2) (R7.3)."""
+        s = self.acting_seat
+        if self.num_players == 3 and s == NEW_MOON:
+            return 0
+        return s
+
+    def legal_actions(self) -> tuple[int, ...]:
+        """Sorted legal actions in the 0..30 encoding (R3.2, R3.5); empty when done."""
+        if self.trick == NUM_TRICKS:
+            return ()
+        hands = self.hands
+        if self.phase == HOLD:
+            cult = self.seat_cult[(self.leader + self.place) & 3]
+            return HALF_IDS[cult][(hands[self.holder] >> (14 * cult)) & SUN_MASK]
+        c = (self.leader + self.place) & 3
+        cult = self.seat_cult[c]
+        m = CULT_MASK[cult]
+        req = ((hands[(c + 1) & 3] & m != 0) | ((hands[(c + 2) & 3] & m != 0) << 1)
+               | ((hands[(c + 3) & 3] & m != 0) << 2))
+        return HALF_IDS[cult][(hands[c] >> (14 * cult)) & SUN_MASK] + _REQUESTS[req]
+
+    def is_legal(self, action: int) -> bool:
+        """Whether ``action`` is legal now (same answer as ``action in legal_actions()``)."""
+        if self.trick == NUM_TRICKS or not isinstance(action, (int, np.integer)) or isinstance(action, bool):
+            return False
+        c = (self.leader + self.place) & 3
+        m = CULT_MASK[self.seat_cult[c]]
+        if 0 <= action < NUM_CARDS:
+            hand = self.hands[self.holder if self.phase == HOLD else c]
+            return bool(hand & m & (1 << action))
+        if self.phase == CHOOSE and REQUEST_BASE <= action < NUM_ACTIONS:
+            return bool(self.hands[(c + action - 27) & 3] & m)
+        return False
+
+    def counts(self) -> tuple[tuple[int, int], ...]:
+        """Public card-back counts (R2.5): per seat ``(sun, moon)`` cards held now."""
+        return tuple((bin(h & SUN_MASK).count("1"), bin(h >> 14).count("1")) for h in self.hands)
+
+    # -- transitions --------------------------------------------------------------
+    def apply(self, action: int) -> None:
+        """Apply one action in place (R3.2-R4.4).
+
+        Raises:
+            ValueError: if the action is not legal here; the state is then unchanged.
+        """
+        if self.trick == NUM_TRICKS:
+            raise ValueError("the deal is over: no action is legal")
+        c = (self.leader + self.place) & 3
+        m = CULT_MASK[self.seat_cult[c]]
+        if self.phase == CHOOSE:
+            if 0 <= action < NUM_CARDS and self.hands[c] & m & (1 << action):
+                self._play(c, c, action)
+                return
+            if REQUEST_BASE <= action < NUM_ACTIONS:
+                h = (c + action - 27) & 3
+                if self.hands[h] & m:
+                    self.phase = HOLD
+                    self.holder = h
+                    return
+            raise ValueError(self._illegal(action))
+        h = self.holder
+        if 0 <= action < NUM_CARDS and self.hands[h] & m & (1 << action):
+            self.phase = CHOOSE
+            self.holder = -1
+            self._play(c, h, action)
+            return
+        raise ValueError(self._illegal(action))
+
+    def _illegal(self, action) -> str:
+        return (f"illegal action {action!r} for seat {self.acting_seat} in phase "
+                f"{PHASE_NAMES[self.phase]}; legal actions: {list(self.legal_actions())}")
+
+    def _play(self, chooser: int, holder: int, card: int) -> None:
+        self.hands[holder] ^= 1 << card
+        p = self.place
+        self.cards[p] = card
+        self.holders[p] = holder
+        self.history.append((chooser, holder, card))
+        if p < 3:
+            self.place = p + 1
+            return
+        self._resolve()
+
+    def _resolve(self) -> None:
+        cards = self.cards
+        tmask = (1 << cards[0]) | (1 << cards[1]) | (1 << cards[2]) | (1 << cards[3])
+        leader = self.leader
+        if tmask & PURGATORY_MASK:
+            # R4.3: the trick goes pending; the seat of the first Purgatory leads next.
+            first = 0
+            while not (1 << cards[first]) & PURGATORY_MASK:
+                first += 1
+            self.pending |= tmask
+            self.leader = (leader + first) & 3
+            if self.trick == NUM_TRICKS - 1:
+                # R4.4: a Purgatory in the last trick leaves the whole pile neutral.
+                self.neutral |= self.pending
+                self.pending = 0
+        else:
+            # R4.1: highest strength wins, ties to the earliest place.
+            w = 0
+            best = STRENGTH[cards[0]]
+            for i in (1, 2, 3):
+                s = STRENGTH[cards[i]]
+                if s > best:
+                    best = s
+                    w = i
+            taker = (leader + w) & 3
+            self.captured[taker] |= tmask | self.pending
+            self.pending = 0
+            self.leader = taker
+        self.trick += 1
+        self.place = 0
+        self.cards = [-1, -1, -1, -1]
+        self.holders = [-1, -1, -1, -1]
+
+    # -- results ------------------------------------------------------------------
+    def side_captured(self, side: int) -> int:
+        """Mask of cards taken by side 0 (seats 0, 2) or side 1 (seats 1, 3)."""
+        return self.captured[side] | self.captured[side + 2]
+
+    def side_scores(self) -> tuple[int, int]:
+        """Deal score of side 0 (seats 0, 2) and side 1 (seats 1, 3) (R5), in deal points."""
+        sc = self.seat_cult
+        return (score_mask(self.captured[0] | self.captured[2], sc[0]),
+                score_mask(self.captured[1] | self.captured[3], sc[1]))
+
+    def seat_scores(self) -> tuple[int, int, int, int]:
+        """Each seat's score from only the tricks it took (R8 ``individual``)."""
+        return tuple(score_mask(self.captured[s], self.seat_cult[s]) for s in range(4))
+
+    def returns(self) -> tuple[int, int, int, int]:
+        """Per seat: own side's deal score − the other side's (deal points)."""
+        a, b = self.side_scores()
+        return (a - b, b - a, a - b, b - a)
+
+    def __repr__(self) -> str:
+        hands = " | ".join(" ".join(codes_of(h)) for h in self.hands)
+        return (f"State(trick={self.trick}, place={self.place}, phase={PHASE_NAMES[self.phase]}, "
+                f"leader={self.leader}, hands=[{hands}])")
+
+
+def apply_action(state: State, action: int) -> State:
+    """Functional step: a new state with ``action`` applied; ``state`` is not changed.
+
+    Raises:
+        ValueError: on an illegal action.
+    """
+    s = state.clone()
+    s.apply(action)
+    return s
+
+
+def legal_actions(state: State) -> tuple[int, ...]:
+    """Sorted legal actions of ``state`` in the 0..30 encoding (R3.2)."""
+    return state.legal_actions()
+
+
+def validate_deal(deal: Sequence[Sequence[str | int]]) -> tuple[int, int, int, int]:
+    """Check an explicit deal and return its 4 hand masks.
+
+    Args:
+        deal: four hands by seat, each 7 card codes (``"SC1"``) or ids.
+
+    Raises:
+        ValueError: saying what is wrong (not 4 hands, a hand not of 7, an unknown card,
+            a card twice, a card missing).
+    """
+    if isinstance(deal, (str, bytes)) or not hasattr(deal, "__len__") or len(deal) != NUM_SEATS:
+        raise ValueError(f"a deal must be 4 hands (one per seat) of 7 cards, got {deal!r}")
+    masks = []
+    seen: dict[int, int] = {}
+    for seat, hand in enumerate(deal):
+        if isinstance(hand, (str, bytes)) or not hasattr(hand, "__len__"):
+            raise ValueError(f"hand of seat {seat} must be a list of 7 card codes, got {hand!r}")
+        if len(hand) != HAND_SIZE:
+            raise ValueError(f"hand of seat {seat} has {len(hand)} cards; each hand must have 7")
+        m = 0
+        for c in hand:
+            try:
+                i = card_id(c) if isinstance(c, str) else _check_id(c)
+            except ValueError as e:
+                raise ValueError(f"hand of seat {seat}: {e}") from None
+            if i in seen:
+                raise ValueError(f"card {CARDS[i]} is dealt twice (seats {seen[i]} and {seat})")
+            seen[i] = seat
+            m |= 1 << i
+        masks.append(m)
+    return tuple(masks)
+
+
+def _check_id(c) -> int:
+    if isinstance(c, bool) or not isinstance(c, (int, np.integer)) or not 0 <= c < NUM_CARDS:
+        raise ValueError(f"unknown card {c!r}; use a code of twilight_env.cards.CARDS or an id 0..27")
+    return int(c)
+
+
+def random_hands(rng: np.random.Generator) -> tuple[int, int, int, int]:
+    """Four 7-card hand masks of a uniformly shuffled deck (R2.3)."""
+    perm = rng.permutation(NUM_CARDS).tolist()
+    return tuple(sum(1 << c for c in perm[7 * s: 7 * s + 7]) for s in range(NUM_SEATS))
+
+
+def hands_to_codes(hands: Sequence[int]) -> list[list[str]]:
+    """Card codes of 4 hand masks, by seat."""
+    return [codes_of(h) for h in hands]
+
+
+# ---------------------------------------------------------------------------------
+# Matches (R2.4, R6, R7.4-R7.6, R8)
+# ---------------------------------------------------------------------------------
+
+class Match:
+    """A match: deals until the target (R6, R7.5), with dealer or solo rotation.
+
+    Score lines (``totals``, a list of ints):
+        4 players: one per side, index 0 = Sun (seats 0, 2), 1 = Moon (seats 1, 3).
+        3 players, ``"team"``: one per player 0..2 (R7.5).
+        3 players, ``"individual"``: one per player 0..2 plus index 3, the new-moon line (R8).
+
+    Attributes:
+        config: the :class:`Config`.
+        totals: running totals by line (see above).
+        dealer: 4 players: the dealer's seat of the current deal.
+        solo: 3 players: the solo player (0..2) of the current deal.
+        state: the current deal :class:`State`.
+        deals_played: finished deals.
+        done: True when the match is decided.
+        winners: lines that won (empty until done).
+        last_deal_points: deal points by line of the last finished deal.
+    """
+
+    def __init__(self, config: Config, rng: np.random.Generator | None = None, *,
+                 deal: Sequence[Sequence[str]] | None = None, dealer: int | None = None,
+                 solo: int | None = None, scores: Sequence[int] | None = None):
+        self.config = config
+        self.num_lines = 2 if config.num_players == 4 else (4 if config.three_player_scoring == "individual" else 3)
+        if scores is None:
+            self.totals = [0] * self.num_lines
+        else:
+            if len(scores) != self.num_lines or not all(
+                    isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in scores):
+                raise ValueError(f"scores must be {self.num_lines} ints ({self.line_names()}), got {scores!r}")
+            self.totals = [int(x) for x in scores]
+        if config.num_players == 4:
+            if solo is not None:
+                raise ValueError("solo is only for 3 players")
+            if dealer is None:
+                dealer = 3  # seat 0 leads the first deal
+            if isinstance(dealer, bool) or not isinstance(dealer, (int, np.integer)) or not 0 <= dealer < 4:
+                raise ValueError(f"dealer must be a seat 0..3, got {dealer!r}")
+            self.dealer = int(dealer)
+            self.solo = -1
+        else:
+            if dealer is not None:
+                raise ValueError("dealer is only for 4 players; in 3 players give solo")
+            if solo is None:
+                solo = 0
+            if isinstance(solo, bool) or not isinstance(solo, (int, np.integer)) or not 0 <= solo < 3:
+                raise ValueError(f"solo must be a player 0..2, got {solo!r}")
+            self.solo = int(solo)
+            self.dealer = -1
+        self.deals_played = 0
+        self.done = False
+        self.winners: tuple[int, ...] = ()
+        self.last_deal_points = [0] * self.num_lines
+        self._start_deal(rng, deal)
+
+    def line_names(self) -> list[str]:
+        """Names of the score lines: ``["sun", "moon"]`` or ``["player 0", ..., "new moon"]``."""
+        if self.config.num_players == 4:
+            return ["sun", "moon"]
+        return [f"player {i}" for i in range(3)] + (["new moon"] if self.num_lines == 4 else [])
+
+    # players <-> seats in 3 players (R7.4)
+    def seat_of_player(self, player: int) -> int:
+        """Seat of a player in the current deal (4p: the same; 3p: solo 0, left 1, right 3)."""
+        if self.config.num_players == 4:
+            return player
+        return (0, 1, 3)[(player - self.solo) % 3]
+
+    def player_of_seat(self, seat: int) -> int:
+        """Player at a seat in the current deal; 3 players: the new moon (2) maps to the solo."""
+        if self.config.num_players == 4:
+            return seat
+        return (self.solo + (0, 1, 0, 2)[seat]) % 3
+
+    def _start_deal(self, rng, deal) -> None:
+        leader = (self.dealer + 1) % 4 if self.config.num_players == 4 else 0
+        if deal is not None:
+            self.state = State.from_deal(deal, leader, self.config.num_players)
+        else:
+            if rng is None:
+                raise ValueError("a random deal needs a numpy.random.Generator")
+            self.state = State.random(rng, leader, self.config.num_players)
+
+    def deal_points(self) -> list[int]:
+        """Deal points by score line of the finished current deal (R5, R7.5, R8)."""
+        st = self.state
+        s0, s1 = st.side_scores()
+        if self.config.num_players == 4:
+            return [s0, s1]  # side 0 is Sun
+        if self.num_lines == 3:
+            pts = [s1] * 3  # Sun side's score for the two Sun players
+            pts[self.solo] = s0
+            return pts
+        seat = st.seat_scores()
+        pts = [0, 0, 0, seat[NEW_MOON]]
+        for p in range(3):
+            pts[p] = seat[self.seat_of_player(p)]
+        return pts
+
+    def finish_deal(self) -> None:
+        """Credit the finished deal and decide the match (R6, R7.5); call once per deal."""
+        if not self.state.done:
+            raise ValueError("the current deal is not finished")
+        pts = self.deal_points()
+        self.last_deal_points = pts
+        for i, p in enumerate(pts):
+            self.totals[i] += p
+        self.deals_played += 1
+        self.winners = self._decide()
+        self.done = bool(self.winners)
+
+    def next_deal(self, rng: np.random.Generator | None, deal=None) -> None:
+        """Rotate dealer (R2.4) or solo (R7.4, unless ``fixed_solo``) and deal again."""
+        if self.done:
+            raise ValueError("the match is over")
+        if self.config.num_players == 4:
+            self.dealer = (self.dealer + 1) % 4
+        elif not self.config.fixed_solo:
+            self.solo = (self.solo + 2) % 3
+        self._start_deal(rng, deal)
+
+    def _groups(self) -> list[list[int]]:
+        """Competing parties as groups of lines (3p fixed_solo: solo vs the two Sun players)."""
+        if self.config.num_players == 3 and self.config.fixed_solo and self.num_lines == 3:
+            return [[self.solo], [p for p in range(3) if p != self.solo]]
+        return [[i] for i in range(self.num_lines)]
+
+    def _decide(self) -> tuple[int, ...]:
+        groups = self._groups()
+        tot = [self.totals[g[0]] for g in groups]
+        target = self.config.target
+        if self.config.goals_333:
+            for goal in GOALS_333:
+                if goal >= target:
+                    break
+                hit = [i for i, t in enumerate(tot) if t == goal]
+                if len(hit) == 1:
+                    return tuple(groups[hit[0]])
+                if hit:
+                    return ()  # tie on the same goal: play on (R9)
+        over = [i for i, t in enumerate(tot) if t >= target]
+        if not over:
+            return ()
+        best = max(tot)
+        top = [i for i, t in enumerate(tot) if t == best]
+        if len(top) > 1:
+            return ()  # tie: play on (R6.1)
+        return tuple(groups[top[0]])
