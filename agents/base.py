@@ -1,0 +1,158 @@
+"""The agent protocol, agent specs and the deal runner.
+
+Every agent satisfies one small protocol::
+
+    class Agent(Protocol):
+        name: str
+        def act(self, infoset: InfoSet, legal_actions: tuple[int, ...], rng: np.random.Generator) -> int: ...
+        def reset(self) -> None: ...          # optional: called before each deal
+
+Agents see only the :class:`~twilight_env.infoset.InfoSet` (never the true state) and
+return an action in the INTERFACE encoding (0..27 card ids, 28..30 requests).
+
+Agents are built from spec strings usable on the command line: ``NAME`` or
+``NAME:key=value,key=value``, e.g. ``random``, ``heuristic``, ``pimc:worlds=32``,
+``ismcts:iterations=1000``, ``neural:path=run/ckpt.pt``. Agent modules register a
+factory with :func:`register`; :func:`make_agent` parses a spec and builds the agent.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from typing import Callable, Protocol, Sequence, runtime_checkable
+
+import numpy as np
+
+from twilight_env.engine import NEW_MOON, State
+from twilight_env.infoset import InfoSet
+
+
+@runtime_checkable
+class Agent(Protocol):
+    """What every agent provides (see the module docstring)."""
+
+    name: str
+
+    def act(self, infoset: InfoSet, legal_actions: tuple[int, ...], rng: np.random.Generator) -> int:
+        ...
+
+
+_REGISTRY: dict[str, Callable[..., Agent]] = {}
+# agents whose modules are imported on first use (so torch is imported only for `neural`)
+_LAZY: dict[str, str] = {
+    "random": "agents.random_agent",
+    "heuristic": "agents.heuristic",
+    "pimc": "agents.pimc",
+    "ismcts": "agents.ismcts",
+    "neural": "agents.neural",
+}
+
+
+def register(name: str):
+    """Class or function decorator: make ``name`` buildable by :func:`make_agent`."""
+    def deco(factory):
+        _REGISTRY[name] = factory
+        return factory
+    return deco
+
+
+def available_agents() -> list[str]:
+    """Names accepted as the first part of an agent spec."""
+    return sorted(set(_REGISTRY) | set(_LAZY))
+
+
+def _parse_value(text: str):
+    low = text.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    for conv in (int, float):
+        try:
+            return conv(text)
+        except ValueError:
+            pass
+    return text
+
+
+def parse_spec(spec: str) -> tuple[str, dict]:
+    """Split ``"name:k=v,k=v"`` into ``(name, {k: v})`` with ints, floats and bools converted.
+
+    Raises:
+        ValueError: on a malformed spec or an unknown agent name (listing the valid ones).
+    """
+    if not isinstance(spec, str) or not spec.strip():
+        raise ValueError(f"agent spec must be a non-empty string like 'pimc:worlds=32', got {spec!r}; "
+                         f"valid agents: {', '.join(available_agents())}")
+    name, _, rest = spec.strip().partition(":")
+    if name not in available_agents():
+        raise ValueError(f"unknown agent {name!r} in spec {spec!r}; valid agents: {', '.join(available_agents())}")
+    kwargs = {}
+    if rest:
+        for part in rest.split(","):
+            key, eq, value = part.partition("=")
+            if not eq or not key.strip():
+                if name == "neural" and not eq:  # neural:default / neural:PATH shorthand
+                    kwargs["path"] = part
+                    continue
+                raise ValueError(f"bad option {part!r} in agent spec {spec!r}; write key=value")
+            kwargs[key.strip()] = _parse_value(value.strip())
+    return name, kwargs
+
+
+def make_agent(spec: str) -> Agent:
+    """Build an agent from a spec string (see the module docstring).
+
+    Raises:
+        ValueError: unknown agent (the message lists valid agents), unknown option (the
+            message lists the agent's options), or a bad option value.
+    """
+    name, kwargs = parse_spec(spec)
+    if name not in _REGISTRY:
+        importlib.import_module(_LAZY[name])
+    factory = _REGISTRY[name]
+    params = inspect.signature(factory).parameters
+    allowed = [p for p in params if p not in ("self",)]
+    has_varkw = any(p.kind == p.VAR_KEYWORD for p in params.values())
+    for k in kwargs:
+        if k not in params and not has_varkw:
+            raise ValueError(f"agent {name!r} has no option {k!r}; its options: {', '.join(allowed) or 'none'}")
+    try:
+        agent = factory(**kwargs)
+    except TypeError as e:
+        raise ValueError(f"bad options for agent {name!r}: {e}") from None
+    if not getattr(agent, "name", None):
+        agent.name = spec
+    return agent
+
+
+def play_deal(state: State, agents: Sequence[Agent], rng: np.random.Generator,
+              totals: Sequence[int] | None = None, target: int | None = None) -> State:
+    """Play ``state`` to the end in place with one agent per seat, and return it.
+
+    Args:
+        state: a deal state (played forward in place).
+        agents: 4 agents by seat. In 3 players ``agents[2]`` is ignored: the solo
+            (``agents[0]``) decides for the new moon with its own information set (R7.3).
+        rng: randomness for the agents.
+        totals, target: optional match context passed into the information sets.
+
+    Raises:
+        ValueError: if an agent returns an illegal action (the message names the agent).
+    """
+    for a in agents:
+        reset = getattr(a, "reset", None)
+        if reset is not None:
+            reset()
+    while not state.done:
+        seat = state.deciding_seat
+        info = InfoSet(state, seat, totals, target)
+        legal = info.legal_actions
+        action = agents[seat].act(info, legal, rng)
+        if action not in legal:
+            raise ValueError(f"agent {agents[seat].name!r} at seat {seat} chose illegal action {action!r}; "
+                             f"legal: {list(legal)}")
+        state.apply(int(action))
+    return state
+
+
+__all__ = ["Agent", "register", "make_agent", "parse_spec", "available_agents", "play_deal", "NEW_MOON"]

@@ -1,0 +1,18 @@
+"""``random``: a uniformly random legal action."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .base import register
+
+
+@register("random")
+class RandomAgent:
+    """Picks one of the legal actions uniformly at random with the given ``rng``."""
+
+    def __init__(self):
+        self.name = "random"
+
+    def act(self, infoset, legal_actions, rng: np.random.Generator) -> int:
+        return legal_actions[int(rng.integers(len(legal_actions)))]

@@ -1,0 +1,61 @@
+"""The ``twilight`` command line.
+
+Each subcommand lives in its own module that defines ``add_arguments(parser)`` and
+``run(args) -> int``; modules are imported only when their subcommand runs, so
+``twilight --version`` and ``twilight deal`` need neither torch nor matplotlib.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from . import __version__
+
+# subcommand -> (module, one-line help)
+SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "deal": ("twilight_env.deal_log", "play one random deal and print it trick by trick"),
+    "arena": ("experiments.arena", "duplicate-deal round robin between agent specs"),
+    "edge": ("experiments.solo_edge", "3-player study: does the solo or the Sun side have the edge?"),
+    "play": ("experiments.play", "play one seat in the terminal against agents"),
+    "train": ("training.train", "train a neural agent by self-play"),
+}
+
+
+def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
+    parser = argparse.ArgumentParser(prog="twilight", description="Twilight (Bambus, 2001) research environment")
+    parser.add_argument("--version", action="version", version=f"twilight-env {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    subparsers = {}
+    for name, (_, help_) in SUBCOMMANDS.items():
+        subparsers[name] = sub.add_parser(name, help=help_, description=help_)
+    return parser, subparsers
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser, subparsers = build_parser()
+    # fill in the chosen subcommand's arguments only (lazy imports)
+    command = next((a for a in argv if not a.startswith("-")), None)
+    module = None
+    if command in SUBCOMMANDS:
+        try:
+            module = importlib.import_module(SUBCOMMANDS[command][0])
+        except ImportError as e:
+            parser.error(f"'{command}' needs an optional dependency that is missing: {e}. "
+                         f"Install it with: pip install 'twilight-env[all]'")
+        module.add_arguments(subparsers[command])
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 0
+    try:
+        return int(module.run(args) or 0)
+    except ValueError as e:
+        print(f"twilight {args.command}: error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
