@@ -1,0 +1,227 @@
+"""``twilight arena``: a duplicate-deal round robin between agent specs.
+
+Duplicate format (card luck cancels): every deal of a fixed deal set is played twice
+per pairing (A, B), with the same cards on the same seats and the sides swapped.
+
+| players | play 0 | play 1 |
+|---|---|---|
+| 4 (R2.1) | A on seats 0, 2 (Sun); B on 1, 3 (Moon) | B on seats 0, 2; A on 1, 3 |
+| 3 (R7.1-R7.3) | A solo (seat 0, deciding for the new moon 2); B on the Sun seats 1, 3 | B solo; A on 1, 3 |
+
+Seat 0 leads every deal. The score of a duplicate pair for A, in deal points, is the
+mean over its two plays of (A's side deal score − B's side deal score) (R5). Reported per
+pairing: mean points per deal for A with a 95% Student-t interval over duplicate pairs,
+the number of deals, A's win rate (fraction of plays in which A's side outscored B's,
+ties count half) and, in 3 players, the same per role (A as solo, A as the Sun side).
+Ratings: openskill's Plackett-Luce model, updated once per duplicate pair (the sign of
+the pair score decides the ranking; 0 is a tie), pairings interleaved deal by deal.
+
+Agents draw from their own streams (``experiments.common``), so a seed reproduces the
+run whatever ``--workers`` is. Output: ``arena.json`` (all figures and per-pair scores),
+``arena.csv`` (one row per pairing) and ``ratings.csv`` in ``--out``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import itertools
+import json
+import os
+import time
+
+import numpy as np
+
+from twilight_env.engine import State
+
+from .common import (check_specs, check_workers, default_workers, fmt_ci, git_hash, mean_ci, out_dir,
+                     play_seeded, run_tasks, text_table)
+from .dealsets import deal_set
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("specs", nargs="+", metavar="SPEC",
+                   help="agent specs, at least two, e.g. random heuristic pimc:worlds=32")
+    p.add_argument("--players", type=int, choices=(3, 4), default=4, help="4 or 3 players (default 4)")
+    p.add_argument("--deals", type=int, default=None,
+                   help="number of deals, each played twice per pairing (default 200, or all of --deals-file)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the deals and the agents' streams (default 0)")
+    p.add_argument("--workers", type=int, default=default_workers(),
+                   help="worker processes (default: os.cpu_count(); 1 runs in this process)")
+    p.add_argument("--out", default=None, help="output folder (default out/arena__{seed}__{unixtime})")
+    p.add_argument("--deals-file", default=None, help="play the deals of this JSON deal file")
+    p.add_argument("--save-deals", default=None, help="write the deals used to this JSON deal file")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def duplicate_seats(a: str, b: str, num_players: int, play: int) -> list[str]:
+    """Agent spec by seat for play 0 or 1 of a duplicate pair (table in the module docstring).
+
+    In 3 players seat 2 (the new moon) is given the solo's spec; ``play_deal`` lets the
+    solo decide for it (R7.3).
+    """
+    first, second = (a, b) if play == 0 else (b, a)
+    return [first, second, first, second]
+
+
+def a_side(play: int) -> int:
+    """Side (0: seats 0, 2; 1: seats 1, 3) that A holds in play 0 or 1."""
+    return play
+
+
+def _play_pair(task) -> dict:
+    """Worker: one deal, both plays, for one pairing. Returns A's points per play."""
+    deal_index, deal, a, b, num_players, seed, pairing = task
+    pts, sides = [], []
+    for play in (0, 1):
+        state = State.from_deal(deal, 0, num_players)
+        # the pairing enters the seat index so two pairings with the same spec differ
+        specs = duplicate_seats(a, b, num_players, play)
+        state = play_seeded(state, specs, seed, deal_index, 2 * pairing + play)
+        s = state.side_scores()
+        mine = a_side(play)
+        pts.append(s[mine] - s[1 - mine])
+        sides.append(list(s))
+    return {"deal": deal_index, "pairing": pairing, "points": pts, "side_scores": sides}
+
+
+def labels_of(specs: list[str]) -> list[str]:
+    """Unique labels for the specs (a repeated spec gets ``#2``, ``#3``...)."""
+    out, seen = [], {}
+    for s in specs:
+        seen[s] = seen.get(s, 0) + 1
+        out.append(s if seen[s] == 1 else f"{s}#{seen[s]}")
+    return out
+
+
+def play_arena(specs: list[str], deals: list, num_players: int, seed: int, workers: int,
+               progress: bool = True) -> dict:
+    """Play the round robin and compute all figures.
+
+    Args:
+        specs: agent specs (validated), at least two.
+        deals: the deal set (lists of 4 hands of card codes).
+        num_players: 4 or 3.
+        seed: agents' streams.
+        workers: worker processes (1: in this process).
+
+    Returns:
+        dict with ``"pairings"`` (figures per pairing), ``"ratings"`` and per-pair data.
+    """
+    from openskill.models import PlackettLuce
+
+    labels = labels_of(specs)
+    pairs = list(itertools.combinations(range(len(specs)), 2))
+    tasks = [(d, deals[d], specs[i], specs[j], num_players, seed, k)
+             for d in range(len(deals)) for k, (i, j) in enumerate(pairs)]
+    results = run_tasks(_play_pair, tasks, workers, desc="arena", progress=progress)
+    by_pair: dict[int, list[dict]] = {k: [] for k in range(len(pairs))}
+    for r in results:
+        by_pair[r["pairing"]].append(r)
+
+    pairings = []
+    for k, (i, j) in enumerate(pairs):
+        rs = sorted(by_pair[k], key=lambda r: r["deal"])
+        pts = np.array([r["points"] for r in rs], dtype=float)  # (deals, 2): A's points per play
+        pair_scores = pts.mean(axis=1)
+        m, lo, hi = mean_ci(pair_scores)
+        wins = float(np.mean(np.where(pts > 0, 1.0, np.where(pts == 0, 0.5, 0.0))))
+        entry = {
+            "a": labels[i], "b": labels[j], "a_spec": specs[i], "b_spec": specs[j],
+            "deals": len(rs), "mean": m, "ci_low": lo, "ci_high": hi, "win_rate": wins,
+            "pair_scores": pair_scores.tolist(),
+            "side_scores": [r["side_scores"] for r in rs],
+        }
+        if num_players == 3:
+            for role, col in (("solo", 0), ("sun", 1)):
+                rm, rlo, rhi = mean_ci(pts[:, col])
+                entry[f"a_as_{role}"] = {
+                    "mean": rm, "ci_low": rlo, "ci_high": rhi,
+                    "win_rate": float(np.mean(np.where(pts[:, col] > 0, 1.0,
+                                                       np.where(pts[:, col] == 0, 0.5, 0.0)))),
+                }
+        pairings.append(entry)
+
+    model = PlackettLuce()
+    ratings = {lab: model.rating(name=lab) for lab in labels}
+    for d in range(len(deals)):
+        for k, (i, j) in enumerate(pairs):
+            score = pairings[k]["pair_scores"][d]
+            a, b = labels[i], labels[j]
+            ranks = [0, 1] if score > 0 else [1, 0] if score < 0 else [0, 0]
+            (ra,), (rb,) = model.rate([[ratings[a]], [ratings[b]]], ranks=ranks)
+            ratings[a], ratings[b] = ra, rb
+    rating_rows = sorted(({"agent": lab, "spec": specs[n], "mu": ratings[lab].mu, "sigma": ratings[lab].sigma,
+                           "ordinal": ratings[lab].ordinal()} for n, lab in enumerate(labels)),
+                         key=lambda r: -r["ordinal"])
+    return {"pairings": pairings, "ratings": rating_rows}
+
+
+def _pairing_rows(res: dict, num_players: int) -> tuple[list[str], list[list]]:
+    header = ["A", "B", "deals", "A points/deal [95% CI]", "A win rate"]
+    if num_players == 3:
+        header += ["A as solo", "A as Sun"]
+    rows = []
+    for p in res["pairings"]:
+        row = [p["a"], p["b"], p["deals"], fmt_ci(p["mean"], p["ci_low"], p["ci_high"]), f"{p['win_rate']:.3f}"]
+        if num_players == 3:
+            for role in ("solo", "sun"):
+                r = p[f"a_as_{role}"]
+                row.append(fmt_ci(r["mean"], r["ci_low"], r["ci_high"]))
+        rows.append(row)
+    return header, rows
+
+
+def run(args) -> int:
+    specs = check_specs(args.specs)
+    if len(specs) < 2:
+        raise ValueError("arena needs at least two agent specs")
+    workers = check_workers(args.workers)
+    n = args.deals
+    if n is None and not args.deals_file:
+        n = 200
+    if n is not None and n < 1:
+        raise ValueError(f"--deals must be a positive integer, got {n}")
+    deals, meta = deal_set(n, args.seed, args.players, args.deals_file, args.save_deals)
+    t0 = time.time()
+    res = play_arena(specs, deals, args.players, args.seed, workers, progress=not args.quiet)
+    elapsed = time.time() - t0
+    folder = out_dir(args.out, "arena", args.seed)
+    doc = {
+        "arguments": {k: v for k, v in vars(args).items() if k != "func"},
+        "specs": specs, "num_players": args.players, "deals": len(deals), "seed": args.seed,
+        "deals_source": meta, "workers": workers, "run_seconds": elapsed, "git": git_hash(),
+        "results": res,
+    }
+    with open(os.path.join(folder, "arena.json"), "w") as f:
+        json.dump(doc, f, indent=1)
+    header, rows = _pairing_rows(res, args.players)
+    with open(os.path.join(folder, "arena.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        cols = ["a", "b", "deals", "mean", "ci_low", "ci_high", "win_rate"]
+        extra = ["solo_mean", "solo_ci_low", "solo_ci_high", "sun_mean", "sun_ci_low", "sun_ci_high"] \
+            if args.players == 3 else []
+        w.writerow(cols + extra)
+        for p in res["pairings"]:
+            row = [p[c] for c in cols]
+            if args.players == 3:
+                for role in ("solo", "sun"):
+                    r = p[f"a_as_{role}"]
+                    row += [r["mean"], r["ci_low"], r["ci_high"]]
+            w.writerow(row)
+    with open(os.path.join(folder, "ratings.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["agent", "spec", "mu", "sigma", "ordinal"])
+        for r in res["ratings"]:
+            w.writerow([r["agent"], r["spec"], r["mu"], r["sigma"], r["ordinal"]])
+
+    print(f"Duplicate arena, {args.players} players, {len(deals)} deals x 2 plays per pairing, "
+          f"seed {args.seed}, {elapsed:.1f} s")
+    print(text_table(header, rows))
+    print()
+    print(text_table(["agent", "mu", "sigma", "ordinal"],
+                     [[r["agent"], f"{r['mu']:.2f}", f"{r['sigma']:.2f}", f"{r['ordinal']:.2f}"]
+                      for r in res["ratings"]]))
+    print(f"\nA points/deal: A's side deal points minus B's, mean over duplicate pairs, 95% t interval. "
+          f"Files: {folder}/arena.json, arena.csv, ratings.csv")
+    return 0

@@ -1,0 +1,466 @@
+"""``twilight edge``: in the 3-player game, does the solo (Moon) or the Sun side have the edge?
+
+The publisher invites play "with fixed teams" to find out (R7.6). This study answers it
+for given agents.
+
+Design
+------
+A fixed deal set of N deals (``experiments.dealsets``). In 3 players the seats are
+0 = solo (Moon), 1 = Sun player on the solo's left, 2 = new moon (open hand, R7.1),
+3 = Sun player on the solo's right (R7.2); the solo leads and decides for the new moon
+(R7.3). Each deal is played three times, once with each of the three players' hands as
+the solo hand, following the rotation of R7.4: with the players' hands ``h0, h1, h3``
+(the dealt hands of seats 0, 1, 3) and the new-moon hand ``h2`` fixed,
+
+| play r | solo (seat 0) | Sun left (seat 1) | Sun right (seat 3) |
+|---|---|---|---|
+| 0 | h0 | h1 | h3 |
+| 1 | h3 | h0 | h1 |
+| 2 | h1 | h3 | h0 |
+
+so every player's hand is once the solo's and the hand luck of the solo chair cancels
+within a deal. For an agent spec X the same agent sits on all three chairs; with
+``--solo X --sun Y`` the solo (seat 0, deciding for the new moon) is X and both Sun
+seats are Y.
+
+Figures (deal points, R5; 95% intervals)
+----------------------------------------
+- Moon side and Sun side mean deal points per deal, and the paired difference Moon − Sun:
+  each deal's three plays are averaged first, then a Student-t interval over the N deals.
+- P(Moon side outscores Sun side in a deal): share of the 3N plays, Wilson interval
+  (ties and Sun wins are given too). The three plays of a deal share cards, so this
+  interval is a little narrow; the paired difference is the primary figure.
+- Match-win probability of the solo under ``fixed_solo`` (R7.6): matches simulated by
+  drawing plays' (Moon, Sun) deal points with replacement, the solo credited with the
+  Moon points and the Sun side with the Sun points, until a total reaches the target
+  (1000) with the higher total winning, ties playing on (R6.1, R7.5). Interval:
+  percentile bootstrap that resamples the N deals (then simulates matches on each
+  resample), so it covers both the deal sample and the simulation noise.
+- Rotating rules (R7.4, R7.5): players p0, p1, p2, solo p0, p2, p1, p0, ...; each deal
+  the solo gets the Moon points and both others the Sun points; a player reaching the
+  target with the highest total wins, ties play on. Reported: each player's win
+  probability (bootstrap intervals) and mean final totals.
+
+Output folder (default ``out/edge__{seed}__{unixtime}``): ``edge.md`` (markdown table),
+``edge.json`` (all figures, N, seed, specs, run time, per-deal points by play),
+``edge.png`` (per-deal Moon − Sun distribution, mean ± CI per configuration).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import time
+
+import numpy as np
+
+from twilight_env.engine import State
+
+from .common import (check_specs, check_workers, default_workers, fmt_ci, git_hash, markdown_table, mean_ci,
+                     out_dir, play_seeded, run_tasks, text_table, wilson_ci)
+from .dealsets import deal_set
+
+DEFAULT_DEALS = 250
+"""Default N: about a minute of 2-core wall time at ``heuristic`` strength (see the README)."""
+DEFAULT_SPEC = "heuristic"
+ROTATIONS = ((0, 1, 3), (3, 0, 1), (1, 3, 0))
+"""Play r: the dealt hands (by dealt seat) placed on seats 0, 1, 3 (R7.4 rotation)."""
+SOLO_ORDER = (0, 2, 1)
+"""R7.4: the solo of deal k of a match is player ``SOLO_ORDER[k % 3]``."""
+BOOT_STREAM = 2
+"""Tag of the bootstrap's random stream (distinct from deals and agents)."""
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("specs", nargs="*", metavar="SPEC",
+                   help=f"agent specs; each plays all three chairs (default {DEFAULT_SPEC} unless --solo/--sun)")
+    p.add_argument("--deals", type=int, default=None,
+                   help=f"number of deals N, each played 3 times (default {DEFAULT_DEALS}, or all of --deals-file)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the deals, agents and bootstrap (default 0)")
+    p.add_argument("--workers", type=int, default=default_workers(),
+                   help="worker processes (default: os.cpu_count(); 1 runs in this process)")
+    p.add_argument("--out", default=None, help="output folder (default out/edge__{seed}__{unixtime})")
+    p.add_argument("--solo", default=None, metavar="SPEC", help="mixed strengths: the solo's agent (seat 0)")
+    p.add_argument("--sun", default=None, metavar="SPEC", help="mixed strengths: the Sun seats' agent (1 and 3)")
+    p.add_argument("--deals-file", default=None, help="play the deals of this 3-player JSON deal file")
+    p.add_argument("--save-deals", default=None, help="write the deals used to this JSON deal file")
+    p.add_argument("--target", type=int, default=1000, help="match target for the simulations (R6.1, default 1000)")
+    p.add_argument("--boot", type=int, default=200, help="bootstrap resamples of the deal set (default 200)")
+    p.add_argument("--matches", type=int, default=1000,
+                   help="simulated matches per bootstrap resample (default 1000)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+# ---------------------------------------------------------------------------------
+# playing
+# ---------------------------------------------------------------------------------
+
+def rotated_deal(deal, r: int) -> list[list[str]]:
+    """The deal of play ``r`` (0..2): players' hands rotated, new-moon hand fixed (table above)."""
+    a, b, c = ROTATIONS[r]
+    return [list(deal[a]), list(deal[b]), list(deal[2]), list(deal[c])]
+
+
+def _play_edge_deal(task) -> tuple[int, list[int], list[int]]:
+    """Worker: the three plays of one deal for one configuration; Moon and Sun points per play."""
+    deal_index, deal, solo, sun, seed, config = task
+    moon_pts, sun_pts = [], []
+    for r in range(3):
+        state = State.from_deal(rotated_deal(deal, r), 0, 3)
+        state = play_seeded(state, [solo, sun, solo, sun], seed, deal_index, 3 * config + r)
+        m, s = state.side_scores()  # side 0 = seats 0, 2 = Moon in 3 players
+        moon_pts.append(m)
+        sun_pts.append(s)
+    return deal_index, moon_pts, sun_pts
+
+
+def play_config(deals, solo: str, sun: str, seed: int, config: int, workers: int,
+                progress: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """Play every deal three times (one per solo hand) with the given agents.
+
+    Returns:
+        ``(moon, sun)``: int arrays of shape ``(N, 3)``, deal points ``[deal, play r]``.
+    """
+    tasks = [(d, deals[d], solo, sun, seed, config) for d in range(len(deals))]
+    label = solo if solo == sun else f"{solo} vs {sun}"
+    res = run_tasks(_play_edge_deal, tasks, workers, desc=f"edge {label}", progress=progress)
+    res.sort(key=lambda r: r[0])
+    return (np.array([r[1] for r in res], dtype=np.int64).reshape(-1, 3),
+            np.array([r[2] for r in res], dtype=np.int64).reshape(-1, 3))
+
+
+# ---------------------------------------------------------------------------------
+# match simulations
+# ---------------------------------------------------------------------------------
+
+def simulate_fixed_solo(moon: np.ndarray, sun: np.ndarray, rng: np.random.Generator, matches: int,
+                        target: int = 1000, max_deals: int = 5000) -> dict:
+    """Matches under ``fixed_solo`` (R7.6) from pools of per-deal (Moon, Sun) points.
+
+    Args:
+        moon, sun: float or int arrays ``(B, P)``: B pools of P deal outcomes each (row b,
+            column j: one deal's Moon and Sun deal points).
+        rng: draws the deals.
+        matches: matches simulated per pool (K).
+        target: match target (R6.1).
+        max_deals: safety stop for pools that never reach the target.
+
+    Returns:
+        dict of arrays over the B pools: ``"p_solo"`` (B,) share of decided matches the solo
+        won, ``"deals"`` (B,) mean deals per decided match, ``"undecided"`` (B,) matches
+        still tied or short of the target at ``max_deals``.
+    """
+    moon = np.asarray(moon, dtype=np.int64)
+    sun = np.asarray(sun, dtype=np.int64)
+    B, P = moon.shape
+    ts = np.zeros((B, matches), dtype=np.int64)
+    tn = np.zeros((B, matches), dtype=np.int64)
+    active = np.ones((B, matches), dtype=bool)
+    solo_won = np.zeros((B, matches), dtype=bool)
+    length = np.zeros((B, matches), dtype=np.int64)
+    rows = np.arange(B)[:, None]
+    for k in range(max_deals):
+        if not active.any():
+            break
+        j = rng.integers(P, size=(B, matches))
+        ts += np.where(active, moon[rows, j], 0)
+        tn += np.where(active, sun[rows, j], 0)
+        # R6.1 / R7.5: decided when a total reaches the target and the totals differ
+        decided = active & ((ts >= target) | (tn >= target)) & (ts != tn)
+        solo_won |= decided & (ts > tn)
+        length[decided] = k + 1
+        active &= ~decided
+    done = ~active
+    n_done = done.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = np.where(n_done > 0, (solo_won & done).sum(axis=1) / np.maximum(n_done, 1), np.nan)
+        deals = np.where(n_done > 0, (length * done).sum(axis=1) / np.maximum(n_done, 1), np.nan)
+    return {"p_solo": p, "deals": deals, "undecided": active.sum(axis=1)}
+
+
+def simulate_rotating(moon: np.ndarray, sun: np.ndarray, rng: np.random.Generator, matches: int,
+                      target: int = 1000, max_deals: int = 5000) -> dict:
+    """Matches under the rotating rules (R7.4, R7.5) from pools of per-deal points.
+
+    Players p0, p1, p2; deal k's solo is ``SOLO_ORDER[k % 3]`` (p0, p2, p1, ...). The solo
+    is credited with the Moon points, the other two with the Sun points. After a deal in
+    which some total reaches the target, the player with the highest total wins; a tie
+    for the highest plays on.
+
+    Args: as :func:`simulate_fixed_solo`.
+
+    Returns:
+        dict of arrays over the B pools: ``"p_win"`` (B, 3) share of decided matches won by
+        p0, p1, p2; ``"totals"`` (B, 3) mean final totals; ``"deals"`` (B,); ``"undecided"`` (B,).
+    """
+    moon = np.asarray(moon, dtype=np.int64)
+    sun = np.asarray(sun, dtype=np.int64)
+    B, P = moon.shape
+    tot = np.zeros((B, matches, 3), dtype=np.int64)
+    active = np.ones((B, matches), dtype=bool)
+    winner = np.full((B, matches), -1, dtype=np.int64)
+    length = np.zeros((B, matches), dtype=np.int64)
+    rows = np.arange(B)[:, None]
+    for k in range(max_deals):
+        if not active.any():
+            break
+        j = rng.integers(P, size=(B, matches))
+        solo = SOLO_ORDER[k % 3]
+        gain_m = np.where(active, moon[rows, j], 0)
+        gain_s = np.where(active, sun[rows, j], 0)
+        for p in range(3):
+            tot[:, :, p] += gain_m if p == solo else gain_s
+        best = tot.max(axis=2)
+        n_best = (tot == best[:, :, None]).sum(axis=2)
+        decided = active & (best >= target) & (n_best == 1)
+        winner[decided] = tot.argmax(axis=2)[decided]
+        length[decided] = k + 1
+        active &= ~decided
+    done = ~active
+    n_done = np.maximum(done.sum(axis=1), 1)
+    p_win = np.stack([(winner == p).sum(axis=1) / n_done for p in range(3)], axis=1)
+    totals = (tot * done[:, :, None]).sum(axis=1) / n_done[:, None]
+    deals = (length * done).sum(axis=1) / n_done
+    nan = done.sum(axis=1) == 0
+    p_win[nan] = np.nan
+    totals[nan] = np.nan
+    deals = np.where(nan, np.nan, deals)
+    return {"p_win": p_win, "totals": totals, "deals": deals, "undecided": active.sum(axis=1)}
+
+
+def _percentile_ci(x: np.ndarray, confidence: float = 0.95) -> tuple[float, float]:
+    x = np.asarray(x, dtype=float)
+    x = x[~np.isnan(x)]
+    if x.size == 0:
+        return math.nan, math.nan
+    a = (1 - confidence) / 2
+    return float(np.quantile(x, a)), float(np.quantile(x, 1 - a))
+
+
+def match_figures(moon: np.ndarray, sun: np.ndarray, seed: int, config: int, target: int = 1000,
+                  boot: int = 200, matches: int = 1000) -> dict:
+    """Match-level figures with bootstrap intervals (module docstring).
+
+    Args:
+        moon, sun: ``(N, 3)`` deal points per deal and play.
+        seed, config: identify the random stream (reproducible).
+        target: match target; boot: resamples of the N deals; matches: simulated per pool.
+
+    Returns:
+        dict with ``"fixed_solo"`` and ``"rotating"`` figures (estimates from the full deal
+        set with ``10 * matches`` simulated matches, intervals from the bootstrap).
+    """
+    rng = np.random.default_rng(np.random.SeedSequence((int(seed), BOOT_STREAM, int(config))))
+    N = moon.shape[0]
+    full_m, full_s = moon.reshape(1, -1), sun.reshape(1, -1)
+    idx = rng.integers(N, size=(boot, N))
+    boot_m, boot_s = moon[idx].reshape(boot, -1), sun[idx].reshape(boot, -1)
+
+    fx = simulate_fixed_solo(full_m, full_s, rng, 10 * matches, target)
+    fb = simulate_fixed_solo(boot_m, boot_s, rng, matches, target)
+    lo, hi = _percentile_ci(fb["p_solo"])
+    fixed = {"p_solo_wins": float(fx["p_solo"][0]), "ci_low": lo, "ci_high": hi,
+             "mean_deals": float(fx["deals"][0]), "matches": 10 * matches,
+             "undecided": int(fx["undecided"][0])}
+
+    rx = simulate_rotating(full_m, full_s, rng, 10 * matches, target)
+    rb = simulate_rotating(boot_m, boot_s, rng, matches, target)
+    rot = {"p_win": [float(v) for v in rx["p_win"][0]],
+           "p_win_ci": [list(_percentile_ci(rb["p_win"][:, p])) for p in range(3)],
+           "mean_totals": [float(v) for v in rx["totals"][0]],
+           "mean_totals_ci": [list(_percentile_ci(rb["totals"][:, p])) for p in range(3)],
+           "mean_deals": float(rx["deals"][0]), "matches": 10 * matches,
+           "undecided": int(rx["undecided"][0])}
+    return {"target": target, "bootstrap_resamples": boot, "matches_per_resample": matches,
+            "fixed_solo": fixed, "rotating": rot}
+
+
+# ---------------------------------------------------------------------------------
+# figures
+# ---------------------------------------------------------------------------------
+
+def deal_figures(moon: np.ndarray, sun: np.ndarray) -> dict:
+    """Deal-level figures (module docstring) from ``(N, 3)`` Moon and Sun deal points."""
+    moon = np.asarray(moon, dtype=float)
+    sun = np.asarray(sun, dtype=float)
+    diff = (moon - sun).mean(axis=1)  # per deal, the 3 plays averaged (paired by deal)
+    out = {}
+    for key, x in (("moon", moon.mean(axis=1)), ("sun", sun.mean(axis=1)), ("diff", diff)):
+        m, lo, hi = mean_ci(x)
+        out[key] = {"mean": m, "ci_low": lo, "ci_high": hi}
+    out["diff"]["sd_per_deal"] = float(diff.std(ddof=1)) if diff.size > 1 else math.nan
+    plays = moon.size
+    k = int((moon > sun).sum())
+    p, lo, hi = wilson_ci(k, plays)
+    out["p_moon_outscores"] = {"p": p, "ci_low": lo, "ci_high": hi, "plays": plays,
+                               "moon_wins": k, "ties": int((moon == sun).sum()),
+                               "sun_wins": int((moon < sun).sum())}
+    # per play position (solo hand = dealt hand of seat 0, 3, 1): a check that rotation evens out
+    out["diff_by_play"] = [float(v) for v in (moon - sun).mean(axis=0)]
+    return out
+
+
+def verdict(fig: dict, label: str, n: int) -> str:
+    """One sentence with the answer and its uncertainty for one configuration."""
+    d = fig["diff"]
+    fx = fig["matches"]["fixed_solo"]
+    if math.isnan(d["ci_low"]):
+        edge = "too few deals for an interval"
+    elif d["ci_low"] > 0:
+        edge = "the solo (Moon) side has the edge"
+    elif d["ci_high"] < 0:
+        edge = "the Sun side has the edge"
+    else:
+        edge = "no clear edge at this N (the interval includes 0)"
+    return (f"{label}: {edge}: Moon − Sun = {d['mean']:+.1f} deal points per deal "
+            f"(95% CI {d['ci_low']:+.1f} to {d['ci_high']:+.1f}; N = {n} deals × 3 plays); "
+            f"the solo wins a fixed-solo match to {fig['matches']['target']} with probability "
+            f"{fx['p_solo_wins']:.2f} (95% CI {fx['ci_low']:.2f} to {fx['ci_high']:.2f}).")
+
+
+def table_rows(results: list[dict]) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of the summary table (one row per configuration)."""
+    header = ["agents (solo / Sun)", "N", "Moon pts/deal", "Sun pts/deal", "Moon − Sun", "P(Moon > Sun) deal",
+              "P(solo wins) fixed_solo", "rotating P(win) p0 / p1 / p2"]
+    rows = []
+    for r in results:
+        f = r["figures"]
+        pm = f["p_moon_outscores"]
+        fx = f["matches"]["fixed_solo"]
+        rot = f["matches"]["rotating"]
+        rows.append([r["label"], r["deals"], fmt_ci(**_ci(f["moon"])), fmt_ci(**_ci(f["sun"])),
+                     fmt_ci(**_ci(f["diff"])), fmt_ci(pm["p"], pm["ci_low"], pm["ci_high"], 3),
+                     fmt_ci(fx["p_solo_wins"], fx["ci_low"], fx["ci_high"], 3),
+                     " / ".join(f"{p:.3f}" for p in rot["p_win"])])
+    return header, rows
+
+
+def _ci(d: dict) -> dict:
+    return {"mean": d["mean"], "low": d["ci_low"], "high": d["ci_high"]}
+
+
+def plot(results: list[dict], path: str) -> None:
+    """Write ``edge.png``: histogram of per-deal Moon − Sun and mean ± 95% CI per configuration."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2), gridspec_kw={"width_ratios": [3, 2]})
+    for r in results:
+        diff = (np.array(r["moon_points"]) - np.array(r["sun_points"])).mean(axis=1)
+        ax1.hist(diff, bins=40, histtype="step", linewidth=1.5, label=f"{r['label']} (N={len(diff)})")
+    ax1.axvline(0, color="grey", linewidth=0.8)
+    ax1.set_xlabel("Moon − Sun deal points per deal (mean of the 3 plays)")
+    ax1.set_ylabel("deals")
+    ax1.set_title("Distribution over deals")
+    ax1.legend(fontsize=8)
+    labels = [r["label"] for r in results]
+    y = np.arange(len(results))
+    for key, color, off in (("diff", "C3", 0.0), ("moon", "C0", 0.2), ("sun", "C1", -0.2)):
+        m = np.array([r["figures"][key]["mean"] for r in results])
+        lo = np.array([r["figures"][key]["ci_low"] for r in results])
+        hi = np.array([r["figures"][key]["ci_high"] for r in results])
+        err = np.nan_to_num(np.vstack([m - lo, hi - m]))
+        name = {"diff": "Moon − Sun", "moon": "Moon side", "sun": "Sun side"}[key]
+        ax2.errorbar(m, y + off, xerr=err, fmt="o", color=color, capsize=3, label=name)
+    ax2.axvline(0, color="grey", linewidth=0.8)
+    ax2.set_yticks(y)
+    ax2.set_yticklabels(labels, fontsize=8)
+    ax2.set_ylim(-0.6, len(results) - 0.4)
+    ax2.set_xlabel("deal points per deal (mean ± 95% CI)")
+    ax2.set_title("Mean ± 95% CI")
+    ax2.legend(fontsize=8, loc="best")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def configurations(specs: list[str], solo: str | None, sun: str | None) -> list[tuple[str, str]]:
+    """(solo spec, Sun spec) pairs to run: each spec on all chairs, then the mixed pair if given."""
+    configs = [(s, s) for s in specs]
+    if solo or sun:
+        base = specs[0] if specs else DEFAULT_SPEC
+        configs.append((solo or base, sun or base))
+    if not configs:
+        configs = [(DEFAULT_SPEC, DEFAULT_SPEC)]
+    return configs
+
+
+def study(configs: list[tuple[str, str]], deals, seed: int, workers: int, target: int = 1000,
+          boot: int = 200, matches: int = 1000, progress: bool = True) -> list[dict]:
+    """Play and analyse every configuration; returns one result dict per configuration.
+
+    Each dict: ``label``, ``solo_spec``, ``sun_spec``, ``deals`` (N), ``figures`` (deal
+    figures plus ``"matches"``), ``answer`` (a sentence), ``moon_points`` and
+    ``sun_points`` (N × 3 lists, deal points by deal and play), ``play_seconds``.
+    """
+    results = []
+    for c, (solo, sun) in enumerate(configs):
+        t0 = time.time()
+        moon, sunp = play_config(deals, solo, sun, seed, c, workers, progress)
+        secs = time.time() - t0
+        fig = deal_figures(moon, sunp)
+        fig["matches"] = match_figures(moon, sunp, seed, c, target, boot, matches)
+        label = solo if solo == sun else f"{solo} / {sun}"
+        results.append({"label": label, "solo_spec": solo, "sun_spec": sun, "deals": len(deals),
+                        "figures": fig, "answer": verdict(fig, label, len(deals)),
+                        "moon_points": moon.tolist(), "sun_points": sunp.tolist(), "play_seconds": secs})
+    return results
+
+
+def write_outputs(folder: str, doc: dict) -> dict[str, str]:
+    """Write edge.json, edge.md and edge.png; returns their paths by kind."""
+    results = doc["results"]
+    paths = {k: os.path.join(folder, f"edge.{k}") for k in ("json", "md", "png")}
+    with open(paths["json"], "w") as f:
+        json.dump(doc, f, indent=1)
+    header, rows = table_rows(results)
+    lines = [f"# Solo vs Sun side, 3 players (seed {doc['seed']}, N = {doc['deals']} deals × 3 plays)", "",
+             markdown_table(header, rows), "",
+             "Deal points per deal, mean [95% CI]. Moon − Sun: each deal's three plays (one per solo hand) "
+             "averaged, Student-t interval over deals; P(Moon > Sun): share of plays, Wilson interval; match "
+             f"figures: simulated matches to {doc['target']}, percentile bootstrap over deals.", ""]
+    lines += [f"- {r['answer']}" for r in results]
+    for r in results:
+        rot = r["figures"]["matches"]["rotating"]
+        lines.append(f"- {r['label']}, rotating solo (p0, p2, p1, …): mean final totals p0 / p1 / p2 = "
+                     + " / ".join(f"{t:.0f}" for t in rot["mean_totals"])
+                     + f", {rot['mean_deals']:.1f} deals per match.")
+    lines.append(f"\nRun time {doc['run_seconds']:.1f} s with {doc['workers']} worker(s).")
+    with open(paths["md"], "w") as f:
+        f.write("\n".join(lines) + "\n")
+    plot(results, paths["png"])
+    return paths
+
+
+def run(args) -> int:
+    t0 = time.time()
+    configs = configurations(args.specs, args.solo, args.sun)
+    check_specs(sorted({s for c in configs for s in c}))
+    workers = check_workers(args.workers)
+    n = args.deals
+    if n is None and not args.deals_file:
+        n = DEFAULT_DEALS
+    if n is not None and n < 2:
+        raise ValueError(f"--deals must be at least 2 (intervals need two deals), got {n}")
+    for name in ("target", "boot", "matches"):
+        if getattr(args, name) < 1:
+            raise ValueError(f"--{name} must be a positive integer, got {getattr(args, name)}")
+    deals, meta = deal_set(n, args.seed, 3, args.deals_file, args.save_deals)
+    results = study(configs, deals, args.seed, workers, args.target, args.boot, args.matches,
+                    progress=not args.quiet)
+    folder = out_dir(args.out, "edge", args.seed)
+    doc = {"seed": args.seed, "deals": len(deals), "deals_source": meta, "target": args.target,
+           "configs": [{"solo": s, "sun": u} for s, u in configs], "workers": workers,
+           "git": git_hash(), "run_seconds": time.time() - t0, "results": results}
+    paths = write_outputs(folder, doc)
+    header, rows = table_rows(results)
+    print(text_table(header, rows))
+    print()
+    for r in results:
+        print(r["answer"])
+    print(f"\nRun time {doc['run_seconds']:.1f} s, {workers} worker(s). Files: {paths['md']}, "
+          f"{paths['json']}, {paths['png']}")
+    return 0
