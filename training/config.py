@@ -1,0 +1,123 @@
+"""Configuration of a Deep Monte-Carlo training run (``twilight train``).
+
+Every field has a docstring giving its unit. The config is stored as a plain dict in
+checkpoints (so ``torch.load(..., weights_only=True)`` can read them) and as the first
+TensorBoard text entry of a run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+
+
+@dataclass
+class TrainConfig:
+    """Deep Monte-Carlo self-play training (DouZero, Zha et al. 2021)."""
+
+    exp: str = "dmc"
+    """Experiment name, the first part of the run directory ``{exp}__{seed}__{unixtime}`` (text)."""
+    players: int = 4
+    """Variant: 4 players, or 3 players (solo with the new moon, R7) (seats at the table)."""
+    minutes: float | None = None
+    """Wall-clock budget of this invocation (minutes); None = no time limit."""
+    decisions: int | None = None
+    """Budget: total self-play decisions seen by the learner, resumed ones included (decisions)."""
+    actors: int = 1
+    """Actor processes generating self-play; 0 = generate in the learner process (processes)."""
+    device: str = "cpu"
+    """Learner device, ``cpu`` or ``cuda`` (actors always run on CPU) (device name)."""
+    seed: int = 1
+    """Seed of deals, exploration, weights and evaluation deals (integer)."""
+    logdir: str = "runs"
+    """Parent folder of run directories (path)."""
+    resume: str | None = None
+    """Run directory to continue from its last checkpoint (path); None = a fresh run."""
+    eval_every: int = 200_000
+    """Decisions between evaluations (decisions); 0 = evaluate only at the end."""
+    eval_deals: int = 200
+    """Duplicate evaluation deals per opponent, each played twice with sides swapped (deals)."""
+    eval_opponents: tuple = ("heuristic", "random")
+    """Opponent agent specs for evaluation; missing agents (not yet in the package) are skipped (specs)."""
+    checkpoint_every: float = 5.0
+    """Minutes between checkpoints (minutes); one is always written at the end."""
+    lr: float = 1e-3
+    """Adam learning rate (per update)."""
+    batch_size: int = 1024
+    """Samples per gradient update (decisions)."""
+    reuse: float = 2.0
+    """Average times each recorded decision is used in an update (ratio)."""
+    buffer_size: int = 200_000
+    """Replay buffer capacity, most recent samples kept (decisions)."""
+    max_grad_norm: float = 10.0
+    """Gradient clipping norm (L2 norm of all gradients)."""
+    epsilon: float = 0.05
+    """Exploration: probability of a uniformly random legal action in self-play (probability)."""
+    games_per_actor: int = 256
+    """Deals each actor plays side by side, batched through one forward pass (deals)."""
+    chunk: int = 8192
+    """Self-play decisions an actor generates between weight refreshes (decisions)."""
+    pool_prob: float = 0.2
+    """Probability a self-play deal pits the current network against a past snapshot (probability)."""
+    pool_size: int = 8
+    """Past snapshots kept in the opponent pool (snapshots)."""
+    snapshot_every: int = 500_000
+    """Self-play decisions per actor between snapshots added to the pool (decisions)."""
+    trunk: tuple = (256, 256)
+    """Hidden widths of the shared state trunk (units)."""
+    head: tuple = (128,)
+    """Hidden widths of each role head (units)."""
+    threads: int = 1
+    """torch intra-op threads per process (threads)."""
+    progress: bool = True
+    """Show a tqdm progress bar (flag)."""
+
+    def validate(self) -> "TrainConfig":
+        """Check values; return self.
+
+        Raises:
+            ValueError: naming the bad field and what is allowed.
+        """
+        if self.players not in (3, 4):
+            raise ValueError(f"players must be 3 or 4, got {self.players!r}")
+        if self.minutes is None and self.decisions is None:
+            raise ValueError("give a budget: --minutes M or --decisions N (or both)")
+        if self.minutes is not None and not self.minutes > 0:
+            raise ValueError(f"minutes must be > 0, got {self.minutes!r}")
+        if self.decisions is not None and self.decisions < 1:
+            raise ValueError(f"decisions must be >= 1, got {self.decisions!r}")
+        if self.actors < 0:
+            raise ValueError(f"actors must be >= 0 (0 = in-process), got {self.actors!r}")
+        if self.device not in ("cpu", "cuda"):
+            raise ValueError(f"device must be 'cpu' or 'cuda', got {self.device!r}")
+        for name in ("eval_every", "eval_deals", "buffer_size", "snapshot_every"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)!r}")
+        for name in ("batch_size", "games_per_actor", "chunk", "pool_size", "threads"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)!r}")
+        for name in ("epsilon", "pool_prob"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ValueError(f"{name} must be in [0, 1], got {getattr(self, name)!r}")
+        if not self.lr > 0 or not self.reuse > 0 or not self.checkpoint_every > 0:
+            raise ValueError("lr, reuse and checkpoint_every must be > 0")
+        if self.buffer_size < self.batch_size:
+            raise ValueError(f"buffer_size ({self.buffer_size}) must be >= batch_size ({self.batch_size})")
+        return self
+
+    def to_dict(self) -> dict:
+        """Plain dict (tuples as lists) for checkpoints and logs."""
+        d = asdict(self)
+        for k, v in d.items():
+            if isinstance(v, tuple):
+                d[k] = list(v)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "TrainConfig":
+        """Inverse of :meth:`to_dict`; unknown keys are ignored."""
+        names = {f.name for f in fields(cls)}
+        kw = {k: (tuple(v) if isinstance(v, list) else v) for k, v in d.items() if k in names}
+        return cls(**kw)
+
+
+__all__ = ["TrainConfig"]

@@ -1,0 +1,102 @@
+"""The Deep Monte-Carlo Q-network: Q(information set, action) -> expected final return.
+
+Architecture (DouZero-style, Zha et al. 2021, with the state part computed once per
+decision so all legal actions of a decision are scored in one pass):
+
+    compact row (B, 25) int64 --bits--> (B, 700) --trunk MLP--> h (B, trunk)
+    for each action row n of decision owner[n]:
+        [h[owner[n]], ACTION_FEATURES[action[n]]] --head[role[owner[n]]] MLP--> q[n]
+
+One trunk is shared; roles that differ get their own head (``num_roles``: 1 in 4
+players, 4 in 3 players: solo for itself, Sun left, solo for the new moon, Sun right).
+The output is in units of deal points / 360 (the return the trainer regresses on).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import torch
+from torch import nn
+
+from .features import ACTION_FEATURES, ACTION_SIZE, BITS_PER_MASK, NUM_MASKS, STATE_SIZE
+
+
+@dataclass
+class NetConfig:
+    """Shape of a :class:`QNetwork` (stored in checkpoints as a plain dict)."""
+
+    num_roles: int = 1
+    """Heads: 1 (4 players) or 4 (3 players)."""
+    trunk: tuple = (256, 256)
+    """Hidden widths of the shared state trunk (units)."""
+    head: tuple = (128,)
+    """Hidden widths of each per-role head (units)."""
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["trunk"] = list(self.trunk)
+        d["head"] = list(self.head)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "NetConfig":
+        return cls(num_roles=int(d["num_roles"]), trunk=tuple(int(x) for x in d["trunk"]),
+                   head=tuple(int(x) for x in d["head"]))
+
+
+def _mlp(sizes, final_act: bool) -> nn.Sequential:
+    layers = []
+    for i in range(len(sizes) - 1):
+        layers.append(nn.Linear(sizes[i], sizes[i + 1]))
+        if i < len(sizes) - 2 or final_act:
+            layers.append(nn.ReLU())
+    return nn.Sequential(*layers)
+
+
+class QNetwork(nn.Module):
+    """Scores (decision, action) pairs; see the module docstring."""
+
+    def __init__(self, cfg: NetConfig):
+        super().__init__()
+        self.cfg = cfg
+        self.trunk = _mlp((STATE_SIZE, *cfg.trunk), final_act=True)
+        self.heads = nn.ModuleList(_mlp((cfg.trunk[-1] + ACTION_SIZE, *cfg.head, 1), final_act=False)
+                                   for _ in range(cfg.num_roles))
+        self.register_buffer("shifts", torch.arange(BITS_PER_MASK, dtype=torch.int64), persistent=False)
+        self.register_buffer("action_table", torch.from_numpy(ACTION_FEATURES.copy()), persistent=False)
+
+    def expand(self, rows: torch.Tensor) -> torch.Tensor:
+        """``(B, 25)`` int64 compact rows -> ``(B, 700)`` float32 bits."""
+        return ((rows.unsqueeze(-1) >> self.shifts) & 1).reshape(rows.shape[0], NUM_MASKS * BITS_PER_MASK).float()
+
+    def forward(self, rows: torch.Tensor, roles: torch.Tensor, actions: torch.Tensor,
+                owner: torch.Tensor | None = None) -> torch.Tensor:
+        """Q-values of action rows.
+
+        Args:
+            rows: ``(B, 25)`` int64 compact rows (``training.features``), one per decision.
+            roles: ``(B,)`` int64 head index per decision (0..num_roles-1).
+            actions: ``(N,)`` int64 action ids 0..30.
+            owner: ``(N,)`` int64 decision index of each action row; None means
+                ``arange(B)`` (one action per decision, N == B).
+
+        Returns:
+            ``(N,)`` float32 Q-values in deal points / 360.
+        """
+        h = self.trunk(self.expand(rows))
+        if owner is not None:
+            h = h.index_select(0, owner)
+            roles = roles.index_select(0, owner)
+        x = torch.cat([h, self.action_table.index_select(0, actions)], dim=1)
+        if len(self.heads) == 1:
+            return self.heads[0](x).squeeze(1)
+        out = torch.empty(x.shape[0], dtype=x.dtype, device=x.device)
+        for r, head in enumerate(self.heads):
+            idx = (roles == r).nonzero(as_tuple=True)[0]
+            if idx.numel():
+                out[idx] = head(x.index_select(0, idx)).squeeze(1)
+        return out
+
+
+__all__ = ["NetConfig", "QNetwork"]
