@@ -435,32 +435,65 @@ def write_outputs(folder: str, doc: dict) -> dict[str, str]:
     return paths
 
 
-def run(args) -> int:
+def run_study(specs: list[str] | None = None, deals: int | None = None, seed: int = 0, workers: int = 1,
+              out: str | None = None, solo: str | None = None, sun: str | None = None,
+              deals_file: str | None = None, save_deals: str | None = None, target: int = 1000,
+              boot: int = 200, matches: int = 1000, progress: bool = True, verbose: bool = True) -> str:
+    """Run the whole study (what ``twilight edge`` does) and return the output folder.
+
+    Args: as the command-line options (module docstring); ``specs`` None or empty means
+    the default agent unless ``solo``/``sun`` are given; ``deals`` None means
+    ``DEFAULT_DEALS`` or the whole deal file.
+
+    Raises:
+        ValueError: bad agent spec (listing the valid agents), bad number, bad deal file.
+    """
     t0 = time.time()
-    configs = configurations(args.specs, args.solo, args.sun)
+    configs = configurations(list(specs or []), solo, sun)
     check_specs(sorted({s for c in configs for s in c}))
-    workers = check_workers(args.workers)
-    n = args.deals
-    if n is None and not args.deals_file:
+    workers = check_workers(workers)
+    n = deals
+    if n is None and not deals_file:
         n = DEFAULT_DEALS
     if n is not None and n < 2:
         raise ValueError(f"--deals must be at least 2 (intervals need two deals), got {n}")
-    for name in ("target", "boot", "matches"):
-        if getattr(args, name) < 1:
-            raise ValueError(f"--{name} must be a positive integer, got {getattr(args, name)}")
-    deals, meta = deal_set(n, args.seed, 3, args.deals_file, args.save_deals)
-    results = study(configs, deals, args.seed, workers, args.target, args.boot, args.matches,
-                    progress=not args.quiet)
-    folder = out_dir(args.out, "edge", args.seed)
-    doc = {"seed": args.seed, "deals": len(deals), "deals_source": meta, "target": args.target,
+    for name, v in (("target", target), ("boot", boot), ("matches", matches)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise ValueError(f"--{name} must be a positive integer, got {v!r}")
+    deal_list, meta = deal_set(n, seed, 3, deals_file, save_deals)
+    results = study(configs, deal_list, seed, workers, target, boot, matches, progress=progress)
+    folder = out_dir(out, "edge", seed)
+    doc = {"seed": seed, "deals": len(deal_list), "deals_source": meta, "target": target,
            "configs": [{"solo": s, "sun": u} for s, u in configs], "workers": workers,
            "git": git_hash(), "run_seconds": time.time() - t0, "results": results}
     paths = write_outputs(folder, doc)
-    header, rows = table_rows(results)
-    print(text_table(header, rows))
-    print()
-    for r in results:
-        print(r["answer"])
-    print(f"\nRun time {doc['run_seconds']:.1f} s, {workers} worker(s). Files: {paths['md']}, "
-          f"{paths['json']}, {paths['png']}")
+    if verbose:
+        header, rows = table_rows(results)
+        print(text_table(header, rows))
+        print()
+        for r in results:
+            print(r["answer"])
+        print(f"\nRun time {doc['run_seconds']:.1f} s, {workers} worker(s). Files: {paths['md']}, "
+              f"{paths['json']}, {paths['png']}")
+    return folder
+
+
+def load_result(folder: str) -> dict:
+    """The ``edge.json`` document of an output folder.
+
+    Raises:
+        ValueError: if the folder holds no readable edge.json.
+    """
+    path = os.path.join(folder, "edge.json")
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, json.JSONDecodeError) as e:
+        raise ValueError(f"no readable edge output in {folder!r}: {e}") from None
+
+
+def run(args) -> int:
+    run_study(args.specs, args.deals, args.seed, args.workers, args.out, args.solo, args.sun,
+              args.deals_file, args.save_deals, args.target, args.boot, args.matches,
+              progress=not args.quiet)
     return 0

@@ -1,0 +1,139 @@
+"""Write ``notebooks/solo_edge.ipynb`` (outputs cleared) with nbformat.
+
+Run from the repository root: ``python -m experiments.make_notebook``. Edit the cells
+here, not in the notebook, so the notebook stays reviewable and free of outputs.
+"""
+
+from __future__ import annotations
+
+import os
+
+import nbformat
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PATH = os.path.join(ROOT, "notebooks", "solo_edge.ipynb")
+
+CELLS = [
+    ("md", """# Solo vs Sun side in 3-player Twilight
+
+The publisher asks players to find out, with fixed teams, whether the solo (Moon, two hands:
+its own and the open new-moon hand) or the Sun side of two players has the edge (rules R7.1-R7.6).
+`twilight edge` answers it for given agents: every deal of a fixed deal set is played three times,
+once with each player's hand as the solo hand, and the deal points of both sides are recorded.
+
+This notebook shows the results of one `twilight edge` run. Which run:
+
+1. the folder in the environment variable `TWILIGHT_EDGE_DIR`, else
+2. the newest `out/edge__*` folder of this checkout, else
+3. a tiny run made here (20 deals, one process): enough to see the layout, far too few to answer
+   the question. Run `twilight edge` (about a minute) for a real answer."""),
+    ("code", """import glob
+import json
+import os
+import pathlib
+import sys
+
+ROOT = next(p for p in [pathlib.Path.cwd(), *pathlib.Path.cwd().parents] if (p / "pyproject.toml").exists())
+sys.path.insert(0, str(ROOT))
+
+import numpy as np
+from IPython.display import Image, Markdown, display
+
+from experiments import solo_edge
+from experiments.common import agent_available, markdown_table, mean_ci
+
+folder = os.environ.get("TWILIGHT_EDGE_DIR")
+if not folder:
+    runs = sorted(glob.glob(str(ROOT / "out" / "edge__*" / "edge.json")), key=os.path.getmtime)
+    folder = os.path.dirname(runs[-1]) if runs else None
+if not folder:
+    spec = solo_edge.DEFAULT_SPEC if agent_available(solo_edge.DEFAULT_SPEC) else "random"
+    folder = solo_edge.run_study([spec], deals=20, seed=0, workers=1,
+                                 out=str(ROOT / "out" / "edge__notebook"), progress=False, verbose=False)
+doc = solo_edge.load_result(folder)
+print(f"edge output: {folder}")
+print(f"N = {doc['deals']} deals x 3 plays, seed {doc['seed']}, match target {doc['target']}, "
+      f"run time {doc['run_seconds']:.0f} s with {doc['workers']} worker(s)")"""),
+    ("md", """## The answer
+
+One line per agent configuration (`heuristic` = the same agent on all three chairs;
+`pimc / heuristic` = solo pimc against a Sun side of heuristic). Deal points per deal, mean with
+95% confidence interval in brackets."""),
+    ("code", """header, rows = solo_edge.table_rows(doc["results"])
+display(Markdown(markdown_table(header, rows)))
+for r in doc["results"]:
+    display(Markdown("- " + r["answer"]))"""),
+    ("code", """png = os.path.join(folder, "edge.png")
+display(Image(filename=png))"""),
+    ("md", """## How to read the intervals
+
+* **Moon − Sun** is the main figure. Each deal is played three times (each player's hand once as
+  the solo hand); the three differences are averaged into one number per deal, so the hand luck of
+  the solo chair cancels within a deal. The interval is a Student-t 95% interval over the N deals:
+  if the whole interval lies above 0 the solo side scores more per deal, below 0 the Sun side does,
+  and if it contains 0 this run cannot tell. Its half-width shrinks like 1/√N: four times the deals
+  halve it.
+* **Moon pts/deal** and **Sun pts/deal**: the same kind of interval for each side's own deal score.
+* **P(Moon > Sun) deal**: the share of plays in which the Moon side scored more (ties count for
+  neither); Wilson interval over the 3N plays. The three plays of a deal share their cards, so this
+  interval is slightly too narrow.
+* **P(solo wins) fixed_solo**: matches to the target simulated by drawing played deals at random,
+  the same player solo every deal (R7.6). The interval is a percentile bootstrap: the N deals are
+  resampled, matches are simulated on each resample, and the middle 95% of the resulting
+  probabilities is shown. 0.5 means no edge over a whole match.
+* **Rotating**: the publisher's rules, solo passing p0, p2, p1, ... (R7.4). With a fair game each
+  player wins about 1/3 of the matches; p0 is solo first, which can matter when the solo has an
+  edge."""),
+    ("code", """rows = []
+for r in doc["results"]:
+    moon = np.array(r["moon_points"], dtype=float)   # (N, 3): deal points [deal, play]
+    sun = np.array(r["sun_points"], dtype=float)
+    diff = (moon - sun).mean(axis=1)                 # one paired difference per deal
+    m, lo, hi = mean_ci(diff)
+    f = r["figures"]
+    rows.append([r["label"], len(diff), f"{m:+.1f}", f"[{lo:+.1f}, {hi:+.1f}]", f"{hi - lo:.1f}",
+                 f"{f['diff']['sd_per_deal']:.1f}",
+                 " / ".join(f"{x:+.1f}" for x in f["diff_by_play"])])
+display(Markdown(markdown_table(["agents", "N", "Moon − Sun", "95% CI", "CI width", "sd per deal",
+                                 "by play r = 0 / 1 / 2"], rows)))
+sd = max(r["figures"]["diff"]["sd_per_deal"] for r in doc["results"])
+print(f"deals needed for a CI half-width of 2 points at this spread: about {int((1.96 * sd / 2) ** 2)}")"""),
+    ("md", """## Matches
+
+Under `fixed_solo` the solo plays against the Sun side every deal; under the rotating rules
+each player is solo every third deal and is credited with the Sun side's points otherwise."""),
+    ("code", """rows = []
+for r in doc["results"]:
+    fx = r["figures"]["matches"]["fixed_solo"]
+    rot = r["figures"]["matches"]["rotating"]
+    rows.append([r["label"], f"{fx['p_solo_wins']:.3f} [{fx['ci_low']:.3f}, {fx['ci_high']:.3f}]",
+                 f"{fx['mean_deals']:.1f}",
+                 " / ".join(f"{p:.3f} [{lo:.3f}, {hi:.3f}]" for p, (lo, hi) in zip(rot["p_win"], rot["p_win_ci"])),
+                 " / ".join(f"{t:.0f}" for t in rot["mean_totals"]), f"{rot['mean_deals']:.1f}"])
+display(Markdown(markdown_table(["agents", "P(solo wins), fixed_solo", "deals/match",
+                                 "rotating P(win) p0 / p1 / p2", "mean final totals", "deals/match"], rows)))"""),
+]
+
+
+def build() -> nbformat.NotebookNode:
+    """The notebook object, outputs empty."""
+    nb = new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.metadata["language_info"] = {"name": "python"}
+    nb.cells = [new_markdown_cell(src) if kind == "md" else new_code_cell(src) for kind, src in CELLS]
+    for i, cell in enumerate(nb.cells):
+        cell["id"] = f"cell-{i}"
+    return nb
+
+
+def main() -> None:
+    nb = build()
+    nbformat.validate(nb)
+    os.makedirs(os.path.dirname(PATH), exist_ok=True)
+    nbformat.write(nb, PATH)
+    print(f"wrote {PATH}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,260 @@
+"""``twilight play``: a person plays one seat of one deal in the terminal against agents.
+
+What the person sees comes only from their information set (R2.5, R7.1): their own
+hand (codes and names), every seat's card backs (how many Sun and Moon cards it holds),
+in 3 players the new moon's open hand, the current trick (chooser, holder and card per
+place), the pending pile (R4.3), the cards each side has taken and the deal score so far.
+
+Inputs at a prompt (case does not matter):
+
+| input | meaning |
+|---|---|
+| a card code, e.g. ``SC1`` | play that card (as chooser from the own hand, or as the requested holder) (R3.2) |
+| ``ask N`` or ``N`` | as chooser, request seat N to play a card of your cult for you (R3.2, R3.5) |
+| ``request +1`` / ``+2`` / ``+3`` | request the seat at that offset in play order (+2 is the partner) |
+| ``help`` | show the table again |
+| ``quit`` (or end of input) | leave the game |
+
+Anything else, or an illegal choice, is answered with the list of legal inputs and the
+prompt is repeated. In 3 players the solo (seat 0) also decides for the new moon, seat 2
+(R7.3).
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Callable
+
+from twilight_env.cards import CARDS, CULT, CULT_NAMES, KIND, codes_of
+from twilight_env.engine import HOLD, NEW_MOON, REQUEST_BASE, State
+from twilight_env.infoset import InfoSet
+from twilight_env.scoring import score_mask
+
+from .common import agent_available, agent_rng, check_specs
+
+_KIND_NAMES = {"P": "Purgatory", "C1": "Hierarch (I)", "C2": "High Priest (II)", "C3": "Priest (III)",
+               "C4": "Adept (IV)", "C5": "Novice (V)", "3": "3 souls", "4": "4 souls", "5": "5 souls",
+               "6": "6 souls", "7": "7 souls", "A": "Altar (x1)", "T": "Temple (x2)", "O": "Obelisk (x3)"}
+QUIT_WORDS = ("quit", "q", "exit")
+
+
+def card_name(cid: int) -> str:
+    """``"SC1 Sun Hierarch (I)"`` for a card id (R1)."""
+    return f"{CARDS[cid]} {CULT_NAMES[CULT[cid]].capitalize()} {_KIND_NAMES[KIND[cid]]}"
+
+
+def seat_label(seat: int, num_players: int, human: int) -> str:
+    """``"seat 1 (Moon)"``, with ``you``, ``solo`` or ``new moon`` where it applies."""
+    cult = ("Sun", "Moon", "Sun", "Moon") if num_players == 4 else ("Moon", "Sun", "Moon", "Sun")
+    role = ""
+    if num_players == 3:
+        role = {0: ", solo", NEW_MOON: ", new moon"}.get(seat, "")
+    you = ", you" if seat == human else ""
+    if num_players == 3 and seat == NEW_MOON and human == 0:
+        you = ", you decide"
+    return f"seat {seat} ({cult[seat]}{role}{you})"
+
+
+def legal_inputs(info: InfoSet) -> dict[str, int]:
+    """The words accepted now, mapped to actions: card codes and ``ask N`` (N a seat)."""
+    words = {CARDS[a]: a for a in info.legal_actions if a < REQUEST_BASE}
+    asks = sorted(((info.chooser + a - REQUEST_BASE + 1) % 4, a) for a in info.legal_actions if a >= REQUEST_BASE)
+    words.update((f"ask {seat}", a) for seat, a in asks)
+    return words
+
+
+def parse_input(text: str, info: InfoSet) -> int | None:
+    """The action meant by ``text``, or None if it is not a legal input now (never raises)."""
+    words = legal_inputs(info)
+    t = " ".join(text.strip().split()).lower()
+    if not t:
+        return None
+    for w, a in words.items():
+        if w.lower() == t:
+            return a
+    parts = t.replace("+", " +").split()
+    seat = None
+    if len(parts) == 1 and parts[0].isdigit():
+        seat = int(parts[0])
+    elif len(parts) == 2 and parts[0] in ("ask", "request", "r") and parts[1].lstrip("+").isdigit():
+        if parts[1].startswith("+"):
+            off = int(parts[1][1:])
+            if off in (1, 2, 3):
+                seat = (info.chooser + off) % 4
+        else:
+            seat = int(parts[1])
+    if seat is not None and 0 <= seat < 4 and info.phase == "choose":
+        return words.get(f"ask {seat}")
+    return None
+
+
+def view(info: InfoSet, human: int, names: list[str]) -> str:
+    """The text shown to the person before a decision (their information set only)."""
+    n = info.num_players
+    cult = info.seat_cult
+    lines = [f"== trick {info.trick + 1} of 7, place {info.place + 1} of 4 — you are "
+             f"{seat_label(human, n, human)} =="]
+    for side, seats in ((0, (0, 2)), (1, (1, 3))):
+        taken = info.captured[seats[0]] | info.captured[seats[1]]
+        c = cult[seats[0]]
+        lines.append(f"  {CULT_NAMES[c].capitalize()} side (seats {seats[0]}, {seats[1]}) took "
+                     f"{bin(taken).count('1')} cards, deal score so far {score_mask(taken, c)}")
+    backs = []
+    for s in range(4):
+        sun, moon = info.counts[s]
+        who = "you" if s == human else names[s]
+        backs.append(f"seat {s} [{who}] {sun} Sun/{moon} Moon")
+    lines.append("  card backs: " + " · ".join(backs))
+    if n == 3:
+        lines.append("  new moon's open hand (seat 2): " + (" ".join(info.open_hand) or "(empty)"))
+    lines.append(f"  current trick (leader seat {info.leader}):")
+    if info.place == 0 and info.phase == "choose":
+        lines.append("    (no card yet)")
+    for p in range(4):
+        c = info.trick_cards[p]
+        if c < 0:
+            break
+        ch = (info.leader + p) % 4
+        lines.append(f"    place {p + 1}: chooser seat {ch}, holder seat {info.trick_holders[p]}: {card_name(c)}")
+    lines.append("  pending pile: " + (" ".join(codes_of(info.pending)) or "empty"))
+    own = info.known_masks[human]
+    lines.append("  your hand: " + (" · ".join(card_name(c) for c in _ids(own)) or "(empty)"))
+    acting = info.acting_seat
+    if info.phase == "hold":
+        ch_cult = CULT_NAMES[cult[info.chooser]].capitalize()
+        whose = "you" if acting == human else f"the new moon (seat {acting}), for which you decide"
+        lines.append(f"  seat {info.chooser} requests a {ch_cult} card from {whose}.")
+    else:
+        if acting == human:
+            lines.append(f"  you choose place {info.place + 1}: play a "
+                         f"{CULT_NAMES[cult[human]].capitalize()} card or request a seat.")
+        else:
+            lines.append(f"  you choose for the new moon (seat {acting}) at place {info.place + 1}.")
+    return "\n".join(lines)
+
+
+def _ids(mask: int) -> list[int]:
+    return [i for i in range(28) if mask >> i & 1]
+
+
+def describe(state: State, action: int, human: int) -> str:
+    """One line describing ``action`` about to be applied to ``state``."""
+    n = state.num_players
+    ch = state.chooser
+    if state.phase == HOLD:
+        return (f"  {seat_label(state.holder, n, human)} gives {card_name(action)} "
+                f"for {seat_label(ch, n, human)}")
+    if action >= REQUEST_BASE:
+        target = (ch + action - REQUEST_BASE + 1) % 4
+        return f"  {seat_label(ch, n, human)} requests {seat_label(target, n, human)}"
+    return f"  {seat_label(ch, n, human)} plays {card_name(action)}"
+
+
+def trick_result(before: State, after: State, human: int) -> str:
+    """What happened to the trick just finished (R4.1-R4.4)."""
+    n = after.num_players
+    if after.neutral != before.neutral:
+        return "  -> last trick holds a Purgatory: the pending pile stays neutral (R4.4)"
+    if after.pending and after.pending != before.pending:
+        return f"  -> a Purgatory: the trick goes to the pending pile; {seat_label(after.leader, n, human)} leads (R4.3)"
+    return f"  -> trick taken by {seat_label(after.leader, n, human)} (R4.2)"
+
+
+def play_game(players: int, human: int, opponents: str, partner: str, seed: int,
+              ask: Callable[[str], str] = input, say: Callable[[str], None] = print) -> int:
+    """Play one deal with a person at seat ``human``; returns an exit code (0 also on quit).
+
+    Raises:
+        ValueError: bad seat or agent spec (before the deal starts).
+    """
+    from .dealsets import generate_deals
+
+    if players not in (3, 4):
+        raise ValueError(f"--players must be 3 or 4, got {players}")
+    if players == 4 and human not in range(4):
+        raise ValueError(f"--seat must be 0..3 in 4 players, got {human}")
+    if players == 3 and human not in (0, 1, 3):
+        raise ValueError(f"--seat must be 0 (solo), 1 or 3 (Sun) in 3 players (2 is the new moon), got {human}")
+    check_specs([opponents, partner])
+    from .common import seat_agent
+
+    partner_seat = (human + 2) % 4 if players == 4 else (None if human == 0 else 4 - human)
+    specs = []
+    for s in range(4):
+        if s == human or (players == 3 and human == 0 and s == NEW_MOON):
+            specs.append("you")
+        elif s == partner_seat:
+            specs.append(partner)
+        elif players == 3 and s == NEW_MOON:
+            specs.append(opponents)  # the solo's new moon: decided by the solo agent
+        else:
+            specs.append(opponents)
+    agents = {s: seat_agent(specs[s], s) for s in range(4) if specs[s] != "you"}
+    rngs = {s: agent_rng(seed, 0, 0, s) for s in range(4)}
+    deal = generate_deals(1, seed)[0]
+    state = State.from_deal(deal, 0, players)
+    names = ["you" if s == human else ("you decide" if specs[s] == "you" else specs[s]) for s in range(4)]
+    say(f"Twilight, {players} players, seed {seed}. You are {seat_label(human, players, human)}; "
+        + ", ".join(f"seat {s}: {names[s]}" for s in range(4) if s != human) + ". Seat 0 leads.")
+    say("Type a card code (e.g. SC1), 'ask N' to request seat N, 'help', or 'quit'.")
+    for a in agents.values():
+        if hasattr(a, "reset"):
+            a.reset()
+    while not state.done:
+        seat = state.deciding_seat
+        info = InfoSet(state, seat)
+        if seat == human:
+            say("")
+            say(view(info, human, names))
+            action = None
+            while action is None:
+                words = list(legal_inputs(info))
+                try:
+                    text = ask(f"your choice [{' | '.join(words)}]: ")
+                except (EOFError, KeyboardInterrupt):
+                    say("\nleaving the game (end of input).")
+                    return 0
+                t = text.strip().lower()
+                if t in QUIT_WORDS:
+                    say("leaving the game.")
+                    return 0
+                if t in ("help", "?", "h"):
+                    say(__doc__.split("Inputs at a prompt")[1].strip() if __doc__ else "")
+                    say(view(info, human, names))
+                    continue
+                action = parse_input(text, info)
+                if action is None:
+                    say(f"  '{text.strip()}' is not a legal input here. Legal inputs: {', '.join(words)}")
+        else:
+            action = agents[seat].act(info, info.legal_actions, rngs[seat])
+            if action not in info.legal_actions:
+                raise ValueError(f"agent {specs[seat]!r} at seat {seat} chose illegal action {action!r}")
+        say(describe(state, action, human))
+        before = state.clone()
+        state.apply(int(action))
+        if state.trick != before.trick:
+            say(trick_result(before, state, human))
+    sun_side = 0 if players == 4 else 1
+    scores = state.side_scores()
+    say("")
+    say("Deal over (R5): " + "; ".join(
+        f"{'Sun' if side == sun_side else 'Moon'} side (seats {side}, {side + 2}) {scores[side]} points"
+        for side in (0, 1)) + (f"; neutral pile: {' '.join(codes_of(state.neutral))}" if state.neutral else ""))
+    mine = human % 2
+    diff = scores[mine] - scores[1 - mine]
+    say(f"Your side {'wins' if diff > 0 else 'loses' if diff < 0 else 'ties'} the deal by {abs(diff)} points.")
+    return 0
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    default = "heuristic" if agent_available("heuristic") else "random"
+    p.add_argument("--players", type=int, choices=(3, 4), default=4, help="4 or 3 players (default 4)")
+    p.add_argument("--seat", type=int, default=0,
+                   help="your seat: 0..3 in 4 players; 0 (solo), 1 or 3 (Sun) in 3 players (default 0)")
+    p.add_argument("--opponents", default=default, help=f"the other side's agent spec (default {default})")
+    p.add_argument("--partner", default=None, help="your partner's agent spec (default: as --opponents)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the deal and the agents (default 0)")
+
+
+def run(args) -> int:
+    return play_game(args.players, args.seat, args.opponents, args.partner or args.opponents, args.seed)
