@@ -1,0 +1,133 @@
+"""Speed of the wrapped PettingZoo env against PettingZoo's ``texas_holdem_v4``.
+
+Runs the standard AEC loop (``agent_iter``, ``last()``, a random action from the
+``action_mask``, ``step``) on ``twilight_env.env()`` for 4 and 3 players and on
+``pettingzoo.classic.texas_holdem_v4.env()``, in the same process, and prints steps/s
+and the ratio. Dead steps (``step(None)`` after the end) count as steps for every env.
+Also times one observation (:func:`twilight_env.encoding.encode_observation`) against
+OpenSpiel's ``oh_hell`` ``information_state_tensor()`` when ``pyspiel`` is installed.
+
+Usage::
+
+    python benchmarks/env_speed.py            # about 20 s
+    python benchmarks/env_speed.py --steps 20000 --repeats 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def aec_loop(env, steps: int, seed: int) -> float:
+    """Steps per second of the AEC loop over ``steps`` steps (episodes restart as needed)."""
+    rng = np.random.default_rng(seed)
+    done = 0
+    env.reset(seed=seed)
+    t0 = time.perf_counter()
+    while done < steps:
+        for agent in env.agent_iter():
+            obs, reward, term, trunc, info = env.last()
+            if term or trunc:
+                action = None
+            else:
+                legal = np.flatnonzero(obs["action_mask"])
+                action = int(legal[rng.integers(len(legal))])
+            env.step(action)
+            done += 1
+        env.reset()
+    return done / (time.perf_counter() - t0)
+
+
+def observation_cost(num_states: int, repeats: int, seed: int) -> tuple[float, float | None]:
+    """Microseconds per observation: ours (random decision points, 4p and 3p) and
+    OpenSpiel oh_hell's ``information_state_tensor`` (None without pyspiel)."""
+    from twilight_env.encoding import OBS_SIZE, encode_observation
+    from twilight_env.engine import State
+    rng = np.random.default_rng(seed)
+    states = []
+    for k in range(num_states):
+        st = State.random(rng, 0, 4 if k % 2 else 3)
+        for _ in range(int(rng.integers(0, 28))):
+            la = st.legal_actions()
+            st.apply(la[int(rng.integers(len(la)))])
+        states.append((st, st.deciding_seat))
+    out = np.empty(OBS_SIZE, np.float32)
+    ours = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        for st, seat in states:
+            encode_observation(st, seat, out=out)
+        ours.append((time.perf_counter() - t0) / len(states) * 1e6)
+    try:
+        import pyspiel
+    except ImportError:
+        return min(ours), None
+    game = pyspiel.load_game("oh_hell")
+    sp = []
+    while len(sp) < num_states:
+        s = game.new_initial_state()
+        for _ in range(int(rng.integers(0, 60))):
+            if s.is_terminal():
+                break
+            if s.is_chance_node():
+                outcomes = s.chance_outcomes()
+                s.apply_action(outcomes[int(rng.integers(len(outcomes)))][0])
+            else:
+                la = s.legal_actions()
+                s.apply_action(la[int(rng.integers(len(la)))])
+        if not s.is_chance_node() and not s.is_terminal():
+            sp.append(s)
+    theirs = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        for s in sp:
+            s.information_state_tensor(s.current_player())
+        theirs.append((time.perf_counter() - t0) / len(sp) * 1e6)
+    return min(ours), min(theirs)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--steps", type=int, default=10000, help="AEC steps per measurement")
+    p.add_argument("--repeats", type=int, default=3, help="measurements per env (best is reported)")
+    p.add_argument("--seed", type=int, default=0)
+    a = p.parse_args(argv)
+
+    import twilight_env
+    from pettingzoo.classic import texas_holdem_v4
+
+    makers = {
+        "twilight 4p": lambda: twilight_env.env(num_players=4),
+        "twilight 3p": lambda: twilight_env.env(num_players=3),
+        "texas_holdem_v4": lambda: texas_holdem_v4.env(),
+    }
+    best = {name: 0.0 for name in makers}
+    envs = {name: make() for name, make in makers.items()}
+    for r in range(a.repeats):  # interleaved, so load changes hit every env alike
+        for name, e in envs.items():
+            best[name] = max(best[name], aec_loop(e, a.steps, a.seed + r))
+    ref = best["texas_holdem_v4"]
+    print(f"AEC loop (agent_iter, last, random masked action, step), {a.steps} steps, best of {a.repeats}")
+    print(f"{'env':<18}{'steps/s':>10}{'us/step':>10}{'x texas_holdem_v4':>20}")
+    for name, sps in best.items():
+        print(f"{name:<18}{sps:>10.0f}{1e6 / sps:>10.1f}{sps / ref:>20.2f}")
+
+    ours, theirs = observation_cost(400, a.repeats, a.seed)
+    print()
+    print(f"one observation: twilight encode_observation {ours:.1f} us", end="")
+    if theirs is None:
+        print(" (pyspiel not installed: no oh_hell reference)")
+    else:
+        print(f", OpenSpiel oh_hell information_state_tensor {theirs:.1f} us, ratio {theirs / ours:.2f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

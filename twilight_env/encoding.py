@@ -1,0 +1,596 @@
+"""The observation vector: one player's information set as a float32 vector (R2.5, R7.1).
+
+:func:`encode_observation` reads a deal :class:`~twilight_env.engine.State` but only the
+parts the viewer may know; :func:`encode_infoset` builds the identical vector from an
+:class:`~twilight_env.infoset.InfoSet`; :func:`decode_observation` turns a vector back
+into a readable dict (tests use it to check every field).
+
+Point of view
+-------------
+Seats are *relative*: ``rel = (seat - ego) mod 4``. The ego seat is the acting seat when
+the viewer decides the pending action (in 3 players the solo deciding for the new moon
+sees the new-moon seat 2 as relative seat 0, R7.3), and the viewer's own seat otherwise
+(also once the deal is over). Relative seat 1 is the next seat in play order, 2 the
+partner seat (the partner, or the solo's new moon), 3 the seat before. "Own side" is
+the side of the ego seat. A viewer is identified by its own seat (3 players: the solo is
+seat 0, R7.2).
+
+What is read (and nothing else): the hands the viewer sees (its own; in 3 players the
+new moon's open hand, which every viewer sees, R7.1), every seat's Sun and Moon card
+counts (card backs, R2.5), the public history of plays (chooser, holder, card, R3.3),
+the current trick, the pending pile (R4.3), the cards each seat took (R4.2), and the
+match context given by the caller.
+
+Layout
+------
+The first ``NUM_BITS`` entries are 0/1 flags, the last ``NUM_SCALARS`` are scalars in
+``[0, 1]`` (match totals in ``[0, 4]``). Card blocks are indexed by card id 0..27
+(``twilight_env.cards.CARDS``); ``[rel, card]`` blocks hold 28 entries per relative
+seat, relative seat 0 first.
+
+| range | name | size | meaning |
+|-------|------|------|---------|
+LAYOUT_TABLE
+
+Match scalars (``TOTALS``, ``TARGET``) are 0 in deal episodes (``MATCH`` flag 0).
+``TOTALS[rel]`` is the running total of the score line the result of that seat is
+credited to (4 players: its side; 3 players: the player sitting there, the new-moon
+seat counting for the solo, or its own line under ``"individual"`` scoring, R7.5, R8),
+divided by the target and capped at 4; ``TARGET`` is target / 1000, capped at 4.
+
+Speed
+-----
+All flags are first assembled as one Python int (card masks are the engine's 28-bit
+ints, shifted into place) and expanded with a single ``numpy.unpackbits``; the cost is
+a few microseconds per observation (see ``benchmarks/env_speed.py``).
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from .cards import ALL_MASK, CARDS, NUM_CARDS, SUN_MASK, multiplier_of, souls_of
+from .engine import HOLD, NEW_MOON, NUM_ACTIONS, NUM_TRICKS, State
+
+# ---------------------------------------------------------------------------------
+# Layout constants (flags first, then scalars); see the module table.
+# ---------------------------------------------------------------------------------
+NUM_REL = 4          # relative seats 0..3
+NC = NUM_CARDS       # 28 cards
+COUNT_SLOTS = 8      # one-hot of a card count 0..7
+
+KNOWN = 0                                  # [rel, card] cards seen in that seat's hand (own hand, open hand)
+COUNTS = KNOWN + NUM_REL * NC              # [rel, cult, n] one-hot: that seat holds n Sun / n Moon cards (R2.5)
+TRICK = COUNTS + NUM_REL * 2 * COUNT_SLOTS  # [place, 36]: card (28), chooser rel (4), holder rel (4) of the current trick
+TRICK_PLACE_SIZE = NC + 2 * NUM_REL        # 36 flags per place of the current trick
+GONE = TRICK + 4 * TRICK_PLACE_SIZE        # [card] played already (this trick included)
+PLAYED_FOR = GONE + NC                     # [rel, card] card played for that seat as chooser (R3.3)
+HELD_BY = PLAYED_FOR + NUM_REL * NC        # [rel, card] card came from that seat's hand (holder, R3.2)
+TRICK_OF = HELD_BY + NUM_REL * NC          # [trick, card] card was played in trick 0..6
+PENDING = TRICK_OF + NUM_TRICKS * NC       # [card] in the pending Purgatory pile (R4.3)
+TAKEN = PENDING + NC                       # [rel, card] taken by that seat (R4.2)
+PHASE = TAKEN + NUM_REL * NC               # [3] choose, hold, deal over
+TO_ACT = PHASE + 3                         # [1] the viewer decides the pending action
+ACTING = TO_ACT + 1                        # [rel] seat the pending action is about (chooser or holder); 0s when over
+CHOOSER = ACTING + NUM_REL                 # [rel] chooser of the current place (R3.1); 0s when over
+HOLDER = CHOOSER + NUM_REL                 # [rel] requested holder in the hold phase (R3.2); else 0s
+LEADER = HOLDER + NUM_REL                  # [rel] leader of the current trick (R2.4, R4.2, R4.3)
+TRICK_NO = LEADER + NUM_REL                # [8] one-hot tricks finished 0..7
+PLACE = TRICK_NO + NUM_TRICKS + 1          # [4] one-hot places filled 0..3
+ROLE = PLACE + 4                           # [5] viewer: 4p Sun side, 4p Moon side, 3p solo, 3p left Sun, 3p right Sun
+NEW_MOON_DECISION = ROLE + 5               # [1] the pending decision is for the new-moon seat (R7.3)
+NEW_MOON_AT = NEW_MOON_DECISION + 1        # [rel] where the new moon sits (3 players); 0s in 4 players
+MOON_SEAT = NEW_MOON_AT + NUM_REL          # [rel] that seat is of the Moon cult (R2.1, R7.1)
+MATCH = MOON_SEAT + NUM_REL                # [1] match episode: TOTALS and TARGET are filled
+NUM_BITS = MATCH + 1                       # number of 0/1 flags
+
+SIDE = NUM_BITS                            # [2 sides, 4]: own side then other side: souls/60, own-cult
+SIDE_FIELDS = 4                            #   multiplier/6, denied (other cult's sanctuaries)/6, score/360 (R5)
+TOTALS = SIDE + 2 * SIDE_FIELDS            # [rel] match total of that seat's score line / target, capped at 4
+TARGET = TOTALS + NUM_REL                  # [1] match target / 1000, capped at 4
+OBS_SIZE = TARGET + 1
+"""Length of the observation vector."""
+NUM_SCALARS = OBS_SIZE - NUM_BITS
+
+TOTALS_CAP = 4.0
+"""Upper bound of the TOTALS and TARGET scalars."""
+
+# (name, start, size, meaning) in index order; the module docstring table is built from it.
+LAYOUT: tuple[tuple[str, int, int, str], ...] = (
+    ("KNOWN", KNOWN, NUM_REL * NC, "[rel, card] cards the viewer sees in that seat's hand: its own hand; 3p the new moon's open hand (R7.1)"),
+    ("COUNTS", COUNTS, NUM_REL * 2 * COUNT_SLOTS, "[rel, cult, n] one-hot: that seat holds n (0..7) Sun / Moon cards (R2.5)"),
+    ("TRICK", TRICK, 4 * TRICK_PLACE_SIZE, "[place, 36] current trick per place 0..3: card (28), chooser rel (4), holder rel (4) (R3.1-R3.3)"),
+    ("GONE", GONE, NC, "[card] already played (current trick included)"),
+    ("PLAYED_FOR", PLAYED_FOR, NUM_REL * NC, "[rel, card] played for that seat as chooser (R3.3)"),
+    ("HELD_BY", HELD_BY, NUM_REL * NC, "[rel, card] came from that seat's hand (own play or as requested holder, R3.2)"),
+    ("TRICK_OF", TRICK_OF, NUM_TRICKS * NC, "[trick, card] played in trick 0..6"),
+    ("PENDING", PENDING, NC, "[card] in the pending Purgatory pile (R4.3)"),
+    ("TAKEN", TAKEN, NUM_REL * NC, "[rel, card] taken by that seat (R4.2)"),
+    ("PHASE", PHASE, 3, "one-hot: choose, hold, deal over"),
+    ("TO_ACT", TO_ACT, 1, "the viewer decides the pending action"),
+    ("ACTING", ACTING, NUM_REL, "[rel] seat whose choice or card is pending (chooser, or holder); 0s when over"),
+    ("CHOOSER", CHOOSER, NUM_REL, "[rel] chooser of the current place (R3.1); 0s when over"),
+    ("HOLDER", HOLDER, NUM_REL, "[rel] requested holder in the hold phase (R3.2); 0s otherwise"),
+    ("LEADER", LEADER, NUM_REL, "[rel] leader of the current trick (R2.4, R4.2, R4.3)"),
+    ("TRICK_NO", TRICK_NO, NUM_TRICKS + 1, "one-hot: tricks finished, 0..7"),
+    ("PLACE", PLACE, 4, "one-hot: places filled in the current trick, 0..3"),
+    ("ROLE", ROLE, 5, "viewer's role: 4p Sun side, 4p Moon side, 3p solo, 3p left Sun, 3p right Sun (R2.1, R7.2)"),
+    ("NEW_MOON_DECISION", NEW_MOON_DECISION, 1, "the pending decision is the new moon's, made by the solo (R7.3)"),
+    ("NEW_MOON_AT", NEW_MOON_AT, NUM_REL, "[rel] where the new moon sits; 0s in 4 players (R7.1)"),
+    ("MOON_SEAT", MOON_SEAT, NUM_REL, "[rel] that seat is of the Moon cult"),
+    ("MATCH", MATCH, 1, "match episode: TOTALS and TARGET are filled"),
+    ("SIDE", SIDE, 2 * SIDE_FIELDS, "[own, other side] souls/60, own-cult multiplier/6, denied multiplier/6, deal score/360 so far (R5)"),
+    ("TOTALS", TOTALS, NUM_REL, "[rel] match total of that seat's score line / target, capped at 4 (R6, R7.5)"),
+    ("TARGET", TARGET, 1, "match target / 1000, capped at 4 (R6.1, R8)"),
+)
+
+
+def layout_table() -> str:
+    """The observation layout as a Markdown table (range, name, size, meaning)."""
+    rows = ["| range | name | size | meaning |", "|-------|------|------|---------|"]
+    for name, start, size, meaning in LAYOUT:
+        rng = f"{start}" if size == 1 else f"{start}..{start + size - 1}"
+        rows.append(f"| {rng} | `{name}` | {size} | {meaning} |")
+    rows.append(f"| | total `OBS_SIZE` | {OBS_SIZE} | {NUM_BITS} flags + {NUM_SCALARS} scalars |")
+    return "\n".join(rows)
+
+
+__doc__ = __doc__.replace("| range | name | size | meaning |\n|-------|------|------|---------|\nLAYOUT_TABLE",
+                          layout_table())
+
+# ---------------------------------------------------------------------------------
+# Tables
+# ---------------------------------------------------------------------------------
+_POP14 = tuple(bin(m).count("1") for m in range(1 << 14))
+_ONEHOT_POP14 = tuple(1 << p for p in _POP14)
+_ROLE_4P = (0, 1, 0, 1)          # 4p: seat -> role bit (Sun side 0, Moon side 1)
+_ROLE_3P = (2, 3, -1, 4)         # 3p: solo 2, left Sun 3, right Sun 4 (seat 2 is never a viewer)
+_MOON_4P = 0b1010                # seats 1, 3 are Moon (R2.1)
+_MOON_3P = 0b0101                # seats 0, 2 are Moon (R7.1)
+
+
+def _rot4(bits4: int, ego: int) -> int:
+    """Rotate a 4-bit seat set so that seat ``ego`` becomes bit 0."""
+    return ((bits4 | bits4 << 4) >> ego) & 15
+
+
+_MISC_CACHE: dict[tuple, int] = {}
+
+
+def _misc_bits(key) -> int:
+    """Flags PHASE..MATCH as an int (bit 0 = index PHASE), memoized in ``_MISC_CACHE``.
+
+    ``key = (seat, num_players, done, phase, acting, ego, to_act, leader, trick, place,
+    holder, match)``; the key space is small (a few thousand values in practice).
+    """
+    seat, num_players, done, phase, acting, ego, to_act, leader, trick, place, holder, match = key
+    misc = 1 << (TRICK_NO - PHASE + trick)
+    misc |= 1 << (LEADER - PHASE + ((leader - ego) & 3))
+    if done:
+        misc |= 1 << 2
+    else:
+        misc |= 1 << phase
+        misc |= 1 << (ACTING - PHASE + ((acting - ego) & 3))
+        misc |= 1 << (CHOOSER - PHASE + ((leader + place - ego) & 3))
+        misc |= 1 << (PLACE - PHASE + place)
+        if phase == HOLD:
+            misc |= 1 << (HOLDER - PHASE + ((holder - ego) & 3))
+    if to_act:
+        misc |= 1 << (TO_ACT - PHASE)
+    if num_players == 4:
+        misc |= 1 << (ROLE - PHASE + _ROLE_4P[seat])
+        misc |= _rot4(_MOON_4P, ego) << (MOON_SEAT - PHASE)
+    else:
+        misc |= 1 << (ROLE - PHASE + _ROLE_3P[seat])
+        misc |= 1 << (NEW_MOON_AT - PHASE + ((NEW_MOON - ego) & 3))
+        misc |= _rot4(_MOON_3P, ego) << (MOON_SEAT - PHASE)
+        if to_act and ego == NEW_MOON:
+            misc |= 1 << (NEW_MOON_DECISION - PHASE)
+    if match:
+        misc |= 1 << (MATCH - PHASE)
+    if len(_MISC_CACHE) > 200_000:
+        _MISC_CACHE.clear()
+    _MISC_CACHE[key] = misc
+    return misc
+
+
+_SCALAR_CACHE: dict[tuple, np.ndarray] = {}
+
+
+def _scalars(key) -> np.ndarray:
+    """The NUM_SCALARS scalars as a float32 array, memoized in ``_SCALAR_CACHE``.
+
+    ``key = (own_taken, other_taken, own_cult, ego, totals, target)`` (R5: souls,
+    own-cult multiplier, denied multiplier, score so far; match totals by relative seat).
+    """
+    a, b, cult, ego, totals, target = key
+    sa, sb = souls_of(a), souls_of(b)
+    ma, mb = multiplier_of(a, cult), multiplier_of(b, 1 - cult)
+    da, db = multiplier_of(a, 1 - cult), multiplier_of(b, cult)
+    v = [sa / 60.0, ma / 6.0, da / 6.0, sa * ma / 360.0, sb / 60.0, mb / 6.0, db / 6.0, sb * mb / 360.0]
+    if totals is None:
+        v += [0.0] * 5
+    else:
+        v += [min(totals[(ego + r) & 3] / target, TOTALS_CAP) for r in range(4)]
+        v.append(min(target / 1000.0, TOTALS_CAP))
+    arr = np.array(v, dtype=np.float32)
+    if len(_SCALAR_CACHE) > 100_000:
+        _SCALAR_CACHE.clear()
+    _SCALAR_CACHE[key] = arr
+    return arr
+
+
+class _HistoryMasks:
+    """Played-for, held-by and per-trick masks of one history list, extended as it grows."""
+
+    __slots__ = ("history", "n", "last", "pf", "hb", "tm")
+
+    def __init__(self, history):
+        self.history = history
+        self.n = 0
+        self.last = None
+        self.pf = [0, 0, 0, 0]
+        self.hb = [0, 0, 0, 0]
+        self.tm = [0, 0, 0, 0, 0, 0, 0]
+
+
+_HIST_CACHE: dict[int, _HistoryMasks] = {}
+
+
+def _history_masks(history) -> _HistoryMasks:
+    """Masks of a history of ``(chooser, holder, card)`` plays (R3.3).
+
+    The engine only appends to a deal's history list, so the masks of a list seen
+    before are extended with the new plays only. A list that shrank, or whose last
+    seen entry is no longer the same object, is scanned afresh.
+    """
+    hm = _HIST_CACHE.get(id(history))
+    n = len(history)
+    if hm is None or hm.history is not history or n < hm.n or (hm.n and history[hm.n - 1] is not hm.last):
+        if len(_HIST_CACHE) >= 64:
+            _HIST_CACHE.clear()
+        hm = _HistoryMasks(history)
+        _HIST_CACHE[id(history)] = hm
+    i = hm.n
+    if i < n:
+        pf, hb, tm = hm.pf, hm.hb, hm.tm
+        for k in range(i, n):
+            c, h, x = history[k]
+            b = 1 << x
+            pf[c] |= b
+            hb[h] |= b
+            tm[k >> 2] |= b
+        hm.n = n
+        hm.last = history[n - 1]
+    return hm
+
+
+_MASK_SLOTS = 32                                  # action-mask bits placed above the flags
+_NBYTES = (NUM_BITS + _MASK_SLOTS + 7) // 8
+_PAD_BITS = 8 * _NBYTES
+_ACTION_BIT = tuple(1 << (_PAD_BITS - 1 - a) for a in range(NUM_ACTIONS))  # action a -> bits[a]
+_frombuffer = np.frombuffer
+_unpackbits = np.unpackbits
+_uint8 = np.uint8
+_int8 = np.int8
+_float32 = np.float32
+_empty = np.empty
+
+
+def _encode(out, seat, num_players, done, phase, acting, deciding, leader, trick, place, holder,
+            known, count16, history, t_cards, t_holders, pending, captured, gone, totals, target,
+            legal=None):
+    """Shared core of :func:`encode_observation` and :func:`encode_infoset` (same inputs, same bytes).
+
+    ``count16[s]`` is seat s's COUNTS field: bit n = n Sun cards, bit 8 + n = n Moon cards.
+    With ``legal`` (a sequence of actions) also returns the int8 action mask, expanded
+    by the same ``unpackbits`` call.
+    """
+    if not done and deciding == seat:
+        ego = acting
+        to_act = True
+    else:
+        ego = seat
+        to_act = False
+    e1 = (ego + 1) & 3
+    e2 = (ego + 2) & 3
+    e3 = (ego + 3) & 3
+
+    hm = _history_masks(history)
+    pf, hb, tm = hm.pf, hm.hb, hm.tm
+
+    trick_bits = 0
+    x = t_cards[0]
+    if x >= 0:
+        lr = leader - ego
+        trick_bits = (1 << x) | (1 << (28 + (lr & 3))) | (1 << (32 + ((t_holders[0] - ego) & 3)))
+        for p in (1, 2, 3):
+            x = t_cards[p]
+            if x < 0:
+                break
+            trick_bits |= ((1 << x) | (1 << (28 + ((lr + p) & 3)))
+                           | (1 << (32 + ((t_holders[p] - ego) & 3)))) << (36 * p)
+
+    key = (seat, num_players, done, phase, acting, ego, to_act, leader, trick, place, holder, totals is not None)
+    misc = _MISC_CACHE.get(key)
+    if misc is None:
+        misc = _misc_bits(key)
+
+    big = ((known[ego] | known[e1] << 28 | known[e2] << 56 | known[e3] << 84)
+           | (count16[ego] | count16[e1] << 16 | count16[e2] << 32 | count16[e3] << 48) << COUNTS
+           | trick_bits << TRICK
+           | gone << GONE
+           | (pf[ego] | pf[e1] << 28 | pf[e2] << 56 | pf[e3] << 84) << PLAYED_FOR
+           | (hb[ego] | hb[e1] << 28 | hb[e2] << 56 | hb[e3] << 84) << HELD_BY
+           | (tm[0] | tm[1] << 28 | tm[2] << 56 | tm[3] << 84 | tm[4] << 112 | tm[5] << 140
+              | tm[6] << 168) << TRICK_OF
+           | pending << PENDING
+           | (captured[ego] | captured[e1] << 28 | captured[e2] << 56 | captured[e3] << 84) << TAKEN
+           | misc << PHASE)
+    if legal is not None:
+        ab = _ACTION_BIT
+        for a in legal:
+            big |= ab[a]
+    # big-endian bytes, MSB-first bits: flag k lands at index _PAD_BITS - 1 - k, action a at index a
+    bits = _unpackbits(_frombuffer(big.to_bytes(_NBYTES, "big"), _uint8))
+    if out is None:
+        out = _empty(OBS_SIZE, _float32)
+    out[:NUM_BITS] = bits[_PAD_BITS - 1:_PAD_BITS - 1 - NUM_BITS:-1]
+
+    # scalars (R5): own side first; ego's cult: 4p seats 1, 3 Moon; 3p seats 0, 2 Moon
+    own = ego & 1
+    key = (captured[own] | captured[own + 2], captured[1 - own] | captured[3 - own],
+           (ego if num_players == 4 else ego + 1) & 1, ego, totals, target)
+    sc = _SCALAR_CACHE.get(key)
+    if sc is None:
+        sc = _scalars(key)
+    out[NUM_BITS:] = sc
+    if legal is None:
+        return out
+    return out, bits[:NUM_ACTIONS].view(_int8)
+
+
+def seat_totals(totals: Sequence[int] | None, num_players: int) -> tuple[int, int, int, int] | None:
+    """Per-seat match totals from what a caller passes as ``totals``.
+
+    Args:
+        totals: None (no match), 2 side totals ``(sun, moon)`` (4 players, as
+            :class:`~twilight_env.engine.Match` keeps them), or 4 totals by seat: the
+            running total of the score line each seat's result is credited to.
+        num_players: 3 or 4.
+
+    Returns:
+        4 ints by seat, or None.
+
+    Raises:
+        ValueError: on another length, or a value that is not a non-negative number.
+    """
+    if totals is None:
+        return None
+    t = tuple(totals)
+    if len(t) == 2 and num_players == 4:
+        t = (t[0], t[1], t[0], t[1])  # side 0 = seats 0, 2 (Sun)
+    if len(t) != 4:
+        raise ValueError(f"totals must be 4 per-seat totals (or 2 side totals in 4 players), got {totals!r}")
+    for v in t:
+        if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or v < 0:
+            raise ValueError(f"totals must be non-negative numbers, got {totals!r}")
+    return t
+
+
+def _check_target(target, totals):
+    if totals is None:
+        return 1
+    if target is None:
+        raise ValueError("target is needed with totals (the match target in points)")
+    if isinstance(target, bool) or not isinstance(target, (int, np.integer)) or target < 1:
+        raise ValueError(f"target must be a positive int (points), got {target!r}")
+    return target
+
+
+def encode_observation(state: State, seat: int, totals: Sequence[int] | None = None,
+                       target: int | None = None, out: np.ndarray | None = None) -> np.ndarray:
+    """Observation vector of the player at ``seat`` (see the module layout table).
+
+    Reads only what that player may know (R2.5, R7.1): its own hand, the open new-moon
+    hand in 3 players, counts, the public history, current trick, pending pile and
+    taken cards. The hidden hands are used only through their card counts.
+
+    Args:
+        state: a deal state (not changed).
+        seat: the viewer's own seat 0..3; 3 players: 0 (solo, who also decides for the
+            new moon), 1 or 3, never 2.
+        totals: match context (see :func:`seat_totals`), or None in deal episodes.
+        target: the match target (points); needed with ``totals``.
+        out: optional float32 array of shape ``(OBS_SIZE,)`` to fill (no allocation).
+
+    Returns:
+        float32 array, shape ``(OBS_SIZE,)``: flags in {0, 1}, scalars in [0, 1] (match
+        totals in [0, 4]).
+
+    Raises:
+        ValueError: on a bad seat, totals or target.
+    """
+    return _encode_state(state, seat, totals, target, out, False)
+
+
+def observation_and_mask(state: State, seat: int, totals: Sequence[int] | None = None,
+                         target: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`encode_observation` plus the action mask, expanded together (the env's fast path).
+
+    Returns:
+        ``(observation, mask)``: the float32 ``(OBS_SIZE,)`` vector, and an int8 ``(31,)``
+        array with 1 at each legal action if ``seat`` decides the pending action
+        (3 players: the solo, seat 0, also for the new moon, R7.3), else all 0.
+
+    Raises:
+        ValueError: as :func:`encode_observation`.
+    """
+    return _encode_state(state, seat, totals, target, None, True)
+
+
+def _encode_state(state, seat, totals, target, out, want_mask):
+    np_ = state.num_players
+    if seat not in (0, 1, 2, 3) or (np_ == 3 and seat == NEW_MOON):
+        raise ValueError(f"seat must be 0..3 (not the new moon 2 in 3 players), got {seat!r}")
+    t = seat_totals(totals, np_) if totals is not None else None
+    tg = _check_target(target, t)
+    hands = state.hands
+    known = [0, 0, 0, 0]
+    known[seat] = hands[seat]
+    if np_ == 3:
+        known[NEW_MOON] = hands[NEW_MOON]
+    p, q = _ONEHOT_POP14, SUN_MASK
+    h0, h1, h2, h3 = hands
+    c16 = (p[h0 & q] | p[h0 >> 14] << 8, p[h1 & q] | p[h1 >> 14] << 8,
+           p[h2 & q] | p[h2 >> 14] << 8, p[h3 & q] | p[h3 >> 14] << 8)
+    done = state.trick == NUM_TRICKS
+    phase = state.phase
+    acting = state.holder if phase == HOLD else (state.leader + state.place) & 3
+    deciding = 0 if (np_ == 3 and acting == NEW_MOON) else acting
+    legal = None
+    if want_mask:
+        legal = state.legal_actions() if (not done and deciding == seat) else ()
+    return _encode(out, seat, np_, done, phase, acting, deciding, state.leader, state.trick, state.place,
+                   state.holder, known, c16, state.history, state.cards, state.holders, state.pending,
+                   state.captured, ALL_MASK ^ (h0 | h1 | h2 | h3), t, tg, legal)
+
+
+def encode_infoset(infoset) -> np.ndarray:
+    """The vector :func:`encode_observation` gives for the same player at the same moment,
+    built from an :class:`~twilight_env.infoset.InfoSet` (which holds only what it knows).
+
+    ``infoset.totals`` is read as :func:`seat_totals` describes; ``infoset.target`` is the
+    match target.
+    """
+    inf = infoset
+    t = seat_totals(inf.totals, inf.num_players) if inf.totals is not None else None
+    tg = _check_target(inf.target, t)
+    done = inf.trick == NUM_TRICKS
+    phase = HOLD if inf.phase == "hold" else 0
+    return _encode(None, inf.seat, inf.num_players, done, phase, inf.acting_seat, inf.deciding_seat,
+                   inf.leader, inf.trick, inf.place, inf.holder, inf.known_masks,
+                   [(1 << sun) | (1 << (8 + moon)) for sun, moon in inf.hand_counts],
+                   inf.history, inf.trick_cards, inf.trick_holders, inf.pending, inf.captured,
+                   inf.played, t, tg)
+
+
+_MASK_BYTES = (NUM_ACTIONS + 7) // 8
+
+
+def action_mask(legal: Sequence[int], out: np.ndarray | None = None) -> np.ndarray:
+    """int8 array of shape ``(31,)``: 1 at each legal action (0..27 card ids, 28..30 requests)."""
+    m = 0
+    for a in legal:
+        m |= 1 << a
+    bits = np.unpackbits(np.frombuffer(m.to_bytes(_MASK_BYTES, "little"), dtype=np.uint8), bitorder="little")
+    if out is None:
+        return bits[:NUM_ACTIONS].view(np.int8)
+    out[:] = bits[:NUM_ACTIONS]
+    return out
+
+
+# ---------------------------------------------------------------------------------
+# Decoding
+# ---------------------------------------------------------------------------------
+_ROLE_NAMES = ("sun side", "moon side", "solo", "left sun", "right sun")
+_PHASE_NAMES = ("choose", "hold", "over")
+
+
+def _codes(bits: np.ndarray) -> list[str]:
+    return [CARDS[i] for i in np.flatnonzero(bits)]
+
+
+def _onehot(bits: np.ndarray, name: str, allow_empty: bool = True) -> int:
+    idx = np.flatnonzero(bits)
+    if len(idx) > 1 or (not allow_empty and len(idx) == 0):
+        raise ValueError(f"field {name} must be one-hot, has {len(idx)} flags set")
+    return int(idx[0]) if len(idx) else -1
+
+
+def decode_observation(vec) -> dict:
+    """Readable dict of an observation vector (inverse of :func:`encode_observation`).
+
+    Seats are relative (0 = ego seat); cards are codes in id order.
+
+    Returns:
+        dict with keys ``known`` (4 lists of codes), ``counts`` (4 ``(sun, moon)``),
+        ``trick`` (list of ``(code, chooser_rel, holder_rel)`` for the filled places),
+        ``gone``, ``played_for`` (4 lists), ``held_by`` (4 lists), ``trick_of`` (7 lists),
+        ``pending``, ``taken`` (4 lists), ``phase`` (``"choose"``, ``"hold"``, ``"over"``),
+        ``to_act`` (bool), ``acting``, ``chooser``, ``holder``, ``leader`` (rel seat or
+        -1), ``trick`` count as ``tricks_finished``, ``place``, ``role`` (str),
+        ``new_moon_decision`` (bool), ``new_moon_at`` (rel or -1), ``moon_seats`` (list of
+        rel seats), ``match`` (bool), ``souls``, ``multiplier``, ``denied``, ``score``
+        (each ``(own side, other side)`` in souls / multiplier / deal points),
+        ``totals`` (4 floats, fraction of the target), ``target`` (points, 0 if none).
+
+    Raises:
+        ValueError: if ``vec`` is not of shape ``(OBS_SIZE,)`` with 0/1 flags and
+            well-formed one-hot fields.
+    """
+    v = np.asarray(vec)
+    if v.shape != (OBS_SIZE,):
+        raise ValueError(f"an observation has shape ({OBS_SIZE},), got {v.shape}")
+    flags = v[:NUM_BITS]
+    if not np.all((flags == 0) | (flags == 1)):
+        raise ValueError(f"entries 0..{NUM_BITS - 1} must be 0 or 1")
+    f = flags.astype(bool)
+
+    def block(start, n):
+        return f[start:start + n]
+
+    def rel_cards(start):
+        return [_codes(block(start + NC * r, NC)) for r in range(NUM_REL)]
+
+    counts = []
+    for r in range(NUM_REL):
+        base = COUNTS + 2 * COUNT_SLOTS * r
+        counts.append((_onehot(block(base, 8), "COUNTS", False), _onehot(block(base + 8, 8), "COUNTS", False)))
+    trick = []
+    for p in range(4):
+        base = TRICK + TRICK_PLACE_SIZE * p
+        card = _onehot(block(base, NC), "TRICK card")
+        if card < 0:
+            break
+        trick.append((CARDS[card], _onehot(block(base + NC, 4), "TRICK chooser", False),
+                      _onehot(block(base + NC + 4, 4), "TRICK holder", False)))
+    s = v[NUM_BITS:].astype(np.float64)
+    target = float(round(s[TARGET - NUM_BITS] * 1000.0))
+    return {
+        "known": rel_cards(KNOWN),
+        "counts": counts,
+        "trick": trick,
+        "gone": _codes(block(GONE, NC)),
+        "played_for": rel_cards(PLAYED_FOR),
+        "held_by": rel_cards(HELD_BY),
+        "trick_of": [_codes(block(TRICK_OF + NC * t, NC)) for t in range(NUM_TRICKS)],
+        "pending": _codes(block(PENDING, NC)),
+        "taken": rel_cards(TAKEN),
+        "phase": _PHASE_NAMES[_onehot(block(PHASE, 3), "PHASE", False)],
+        "to_act": bool(f[TO_ACT]),
+        "acting": _onehot(block(ACTING, 4), "ACTING"),
+        "chooser": _onehot(block(CHOOSER, 4), "CHOOSER"),
+        "holder": _onehot(block(HOLDER, 4), "HOLDER"),
+        "leader": _onehot(block(LEADER, 4), "LEADER", False),
+        "tricks_finished": _onehot(block(TRICK_NO, NUM_TRICKS + 1), "TRICK_NO", False),
+        "place": max(_onehot(block(PLACE, 4), "PLACE"), 0),
+        "role": _ROLE_NAMES[_onehot(block(ROLE, 5), "ROLE", False)],
+        "new_moon_decision": bool(f[NEW_MOON_DECISION]),
+        "new_moon_at": _onehot(block(NEW_MOON_AT, 4), "NEW_MOON_AT"),
+        "moon_seats": [int(i) for i in np.flatnonzero(block(MOON_SEAT, 4))],
+        "match": bool(f[MATCH]),
+        "souls": (int(round(s[0] * 60)), int(round(s[4] * 60))),
+        "multiplier": (int(round(s[1] * 6)), int(round(s[5] * 6))),
+        "denied": (int(round(s[2] * 6)), int(round(s[6] * 6))),
+        "score": (int(round(s[3] * 360)), int(round(s[7] * 360))),
+        "totals": [float(x) for x in s[TOTALS - NUM_BITS:TOTALS - NUM_BITS + 4]],
+        "target": target,
+    }
+
+
+__all__ = ["OBS_SIZE", "NUM_BITS", "NUM_SCALARS", "LAYOUT", "layout_table", "encode_observation",
+           "observation_and_mask",
+           "encode_infoset", "decode_observation", "action_mask", "seat_totals"]
