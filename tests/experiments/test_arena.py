@@ -1,0 +1,119 @@
+"""``twilight arena``: duplicate format, reproducibility, output files, clear errors."""
+
+import csv
+import json
+
+import numpy as np
+import pytest
+
+import experiments.arena as arena
+from experiments.common import play_seeded
+from experiments.dealsets import generate_deals, save_deals
+from twilight_env.cli import main
+
+
+def _run(tmp_path, *extra, name="out"):
+    """Run ``twilight arena`` in-process (one worker unless given) and load its JSON."""
+    out = tmp_path / name
+    workers = [] if "--workers" in extra else ["--workers", "1"]
+    assert main(["arena", *extra, *workers, "--out", str(out), "--quiet"]) == 0
+    return out, json.loads((out / "arena.json").read_text())
+
+
+@pytest.mark.parametrize("players", [4, 3])
+def test_duplicate_plays_same_cards_same_seats_sides_swapped(monkeypatch, players):
+    """Play 1 of a pair has the same hands on the same seats as play 0, with A and B swapped."""
+    calls = []
+
+    def spy(state, specs, seed, deal_index, play):
+        calls.append((state.initial_hands, list(specs), play))
+        return play_seeded(state, specs, seed, deal_index, play)
+
+    monkeypatch.setattr(arena, "play_seeded", spy)
+    deal = generate_deals(1, seed=4)[0]
+    r = arena._play_pair((0, deal, "random", "random:", players, 7, 0))
+    (h0, s0, p0), (h1, s1, p1) = calls
+    assert h0 == h1  # same cards on the same seats
+    assert s0 == ["random", "random:", "random", "random:"]  # A on seats 0, 2 (3p: A solo + new moon)
+    assert s1 == ["random:", "random", "random:", "random"]  # swapped
+    assert p0 != p1
+    # A's points: own side minus the other, side 0 in play 0 and side 1 in play 1
+    (a0, b0), (a1, b1) = r["side_scores"]
+    assert r["points"] == [a0 - b0, b1 - a1]
+
+
+def test_arena_4p_files_and_sane_contents(tmp_path):
+    out, doc = _run(tmp_path, "random", "random", "--deals", "3", "--seed", "5")
+    res = doc["results"]
+    assert doc["num_players"] == 4 and doc["deals"] == 3 and doc["seed"] == 5
+    (p,) = res["pairings"]
+    assert (p["a"], p["b"], p["deals"]) == ("random", "random#2", 3)
+    assert len(p["pair_scores"]) == 3 and 0 <= p["win_rate"] <= 1
+    assert p["mean"] == pytest.approx(np.mean(p["pair_scores"]))
+    assert p["ci_low"] <= p["mean"] <= p["ci_high"]
+    for (a0, b0), (a1, b1) in p["side_scores"]:
+        assert 0 <= min(a0, b0, a1, b1) and max(a0, b0, a1, b1) <= 360  # R5.3
+    assert p["pair_scores"] == [((a0 - b0) + (b1 - a1)) / 2 for (a0, b0), (a1, b1) in p["side_scores"]]
+    assert {r["agent"] for r in res["ratings"]} == {"random", "random#2"}
+    for r in res["ratings"]:
+        assert r["ordinal"] == pytest.approx(r["mu"] - 3 * r["sigma"])
+    rows = list(csv.DictReader((out / "arena.csv").open()))
+    assert len(rows) == 1 and rows[0]["a"] == "random" and float(rows[0]["mean"]) == pytest.approx(p["mean"])
+    assert len(list(csv.DictReader((out / "ratings.csv").open()))) == 2
+
+
+def test_arena_3p_reports_roles(tmp_path, capsys):
+    _, doc = _run(tmp_path, "random", "random", "random", "--players", "3", "--deals", "2")
+    pairs = doc["results"]["pairings"]
+    assert len(pairs) == 3  # round robin of three specs
+    for p in pairs:
+        solo = [(a0 - b0) for (a0, b0), _ in p["side_scores"]]  # A solo: Moon (side 0) minus Sun
+        sun = [(b1 - a1) for _, (a1, b1) in p["side_scores"]]   # A on the Sun seats
+        assert p["a_as_solo"]["mean"] == pytest.approx(np.mean(solo))
+        assert p["a_as_sun"]["mean"] == pytest.approx(np.mean(sun))
+    text = capsys.readouterr().out
+    assert "A as solo" in text and "A as Sun" in text and "ordinal" in text
+
+
+def test_arena_reproducible_by_seed_and_worker_count(tmp_path):
+    args = ["random", "random", "--deals", "4", "--seed", "3", "--players", "3"]
+    _, a = _run(tmp_path, *args, "--workers", "1", name="a")
+    _, b = _run(tmp_path, *args, "--workers", "1", name="b")
+    _, c = _run(tmp_path, *args, "--workers", "2", name="c")
+    assert a["results"] == b["results"] == c["results"]
+    _, d = _run(tmp_path, "random", "random", "--deals", "4", "--seed", "4", "--players", "3", name="d")
+    assert d["results"]["pairings"][0]["side_scores"] != a["results"]["pairings"][0]["side_scores"]
+
+
+def test_arena_deals_file_round_trip(tmp_path):
+    saved = tmp_path / "deals.json"
+    _, a = _run(tmp_path, "random", "random", "--deals", "3", "--seed", "8", "--save-deals", str(saved), name="a")
+    _, b = _run(tmp_path, "random", "random", "--deals-file", str(saved), "--seed", "8", name="b")
+    assert a["results"] == b["results"]
+    assert b["deals_source"]["source"] == "file"
+
+
+@pytest.mark.parametrize("spec", ["nosuchagent", "random:depth=3", ""])
+def test_bad_spec_exit_2_lists_valid_agents(tmp_path, capsys, spec):
+    rc = main(["arena", "random", spec, "--deals", "2", "--workers", "1", "--out", str(tmp_path / "o")])
+    assert rc == 2
+    err = capsys.readouterr().err
+    assert "error" in err and "Traceback" not in err
+    if spec != "random:depth=3":
+        assert "valid agents: " in err and "random" in err
+    else:
+        assert "has no option 'depth'" in err
+    assert not (tmp_path / "o").exists()
+
+
+def test_bad_deals_file_exit_2(tmp_path, capsys):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"deals": [[["SP"]]], "num_players": 4}')
+    assert main(["arena", "random", "random", "--deals-file", str(bad), "--workers", "1", "--quiet",
+                 "--out", str(tmp_path / "o")]) == 2
+    assert "deal 0 is not valid" in capsys.readouterr().err
+    good = tmp_path / "good.json"
+    save_deals(str(good), generate_deals(2, 0), 0, num_players=4)
+    assert main(["arena", "random", "random", "--players", "3", "--deals-file", str(good), "--workers", "1",
+                 "--out", str(tmp_path / "o")]) == 2
+    assert "holds 4-player deals" in capsys.readouterr().err

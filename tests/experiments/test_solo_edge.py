@@ -1,0 +1,127 @@
+"""``twilight edge``: rotation of the solo hand (R7.4), seating (R7.1-R7.3), outputs,
+reproducibility, and the notebook that presents the result."""
+
+import json
+import os
+
+import numpy as np
+import pytest
+
+import experiments.solo_edge as edge
+from experiments.common import play_seeded
+from experiments.dealsets import generate_deals
+from twilight_env.cli import main
+from twilight_env.engine import hands_to_codes
+
+
+def _run(tmp_path, *extra, name="out"):
+    """Run ``twilight edge`` in-process with small simulation sizes; returns (folder, JSON)."""
+    out = tmp_path / name
+    workers = [] if "--workers" in extra else ["--workers", "1"]
+    assert main(["edge", *extra, *workers, "--boot", "20", "--matches", "50", "--out", str(out), "--quiet"]) == 0
+    return out, json.loads((out / "edge.json").read_text())
+
+
+def test_r7_4_rotation_gives_each_hand_the_solo_chair_once():
+    deal = generate_deals(1, seed=3)[0]
+    plays = [edge.rotated_deal(deal, r) for r in range(3)]
+    assert all(p[2] == deal[2] for p in plays)  # new-moon hand fixed
+    assert sorted(tuple(p[0]) for p in plays) == sorted(tuple(deal[s]) for s in (0, 1, 3))
+    for seat in (1, 3):
+        assert sorted(tuple(p[seat]) for p in plays) == sorted(tuple(deal[s]) for s in (0, 1, 3))
+    # R7.4 order: after p0 (hand 0) the solo passes to the player on the solo's right (hand of seat 3)
+    assert [p[0] for p in plays] == [deal[0], deal[3], deal[1]]
+    assert plays[1][1] == deal[0] and plays[1][3] == deal[1]
+
+
+def test_plays_use_rotated_deals_and_mixed_seating(monkeypatch):
+    calls = []
+
+    def spy(state, specs, seed, deal_index, play):
+        calls.append((hands_to_codes(state.initial_hands), list(specs), state.num_players, state.leader))
+        return play_seeded(state, specs, seed, deal_index, play)
+
+    monkeypatch.setattr(edge, "play_seeded", spy)
+    deal = generate_deals(1, seed=1)[0]
+    _, moon, sun = edge._play_edge_deal((0, deal, "random", "random:", 5, 0))
+    assert len(calls) == 3 and len(moon) == len(sun) == 3
+    for r, (hands, specs, n, leader) in enumerate(calls):
+        assert hands == edge.rotated_deal(deal, r)
+        assert specs == ["random", "random:", "random", "random:"]  # solo (and new moon) / Sun seats
+        assert n == 3 and leader == 0  # R7.2: the solo leads
+
+
+def test_edge_cli_writes_files_with_sane_contents(tmp_path, capsys):
+    out, doc = _run(tmp_path, "random", "--deals", "4", "--seed", "2")
+    text = capsys.readouterr().out
+    assert "Moon − Sun" in text and str(out / "edge.md") in text and "95% CI" in text
+    assert doc["deals"] == 4 and doc["seed"] == 2 and doc["configs"] == [{"solo": "random", "sun": "random"}]
+    (r,) = doc["results"]
+    moon, sun = np.array(r["moon_points"]), np.array(r["sun_points"])
+    assert moon.shape == sun.shape == (4, 3)
+    assert ((0 <= moon) & (moon <= 360) & (0 <= sun) & (sun <= 360)).all()  # R5.3
+    f = r["figures"]
+    assert f["diff"]["mean"] == pytest.approx((moon - sun).mean())
+    assert f["diff"]["ci_low"] <= f["diff"]["mean"] <= f["diff"]["ci_high"]
+    assert f["p_moon_outscores"]["plays"] == 12
+    fx = f["matches"]["fixed_solo"]
+    assert 0 <= fx["ci_low"] <= fx["ci_high"] <= 1 and 0 <= fx["p_solo_wins"] <= 1
+    assert sum(f["matches"]["rotating"]["p_win"]) == pytest.approx(1.0)
+    md = (out / "edge.md").read_text()
+    assert "| random | 4 |" in md and r["answer"] in md
+    assert (out / "edge.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_edge_reproducible_by_seed_and_worker_count(tmp_path):
+    def figures(doc):
+        return [{k: v for k, v in r.items() if k != "play_seconds"} for r in doc["results"]]
+
+    _, a = _run(tmp_path, "random", "--deals", "4", "--seed", "6", name="a")
+    _, b = _run(tmp_path, "random", "--deals", "4", "--seed", "6", name="b")
+    _, c = _run(tmp_path, "random", "--deals", "4", "--seed", "6", "--workers", "2", name="c")
+    assert figures(a) == figures(b) == figures(c)
+    _, d = _run(tmp_path, "random", "--deals", "4", "--seed", "7", name="d")
+    assert figures(d) != figures(a)
+
+
+def test_edge_mixed_strengths_and_deals_file(tmp_path):
+    saved = tmp_path / "d.json"
+    _, a = _run(tmp_path, "--solo", "random", "--sun", "random:", "--deals", "3", "--save-deals", str(saved),
+                name="a")
+    assert a["configs"] == [{"solo": "random", "sun": "random:"}]
+    assert a["results"][0]["label"] == "random / random:"
+    _, b = _run(tmp_path, "--solo", "random", "--sun", "random:", "--deals-file", str(saved), name="b")
+    assert b["results"][0]["moon_points"] == a["results"][0]["moon_points"]
+
+
+def test_edge_bad_input_exit_2(tmp_path, capsys):
+    assert main(["edge", "bogus", "--deals", "3", "--workers", "1", "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert "valid agents: " in err and "random" in err and "Traceback" not in err
+    assert main(["edge", "random", "--deals", "1", "--workers", "1", "--out", str(tmp_path / "o")]) == 2
+    assert "at least 2" in capsys.readouterr().err
+    assert main(["edge", "random", "--deals", "3", "--workers", "0", "--out", str(tmp_path / "o")]) == 2
+    assert "--workers must be a positive integer" in capsys.readouterr().err
+
+
+def test_configurations():
+    assert edge.configurations([], None, None) == [(edge.DEFAULT_SPEC, edge.DEFAULT_SPEC)]
+    assert edge.configurations(["a", "b"], None, None) == [("a", "a"), ("b", "b")]
+    assert edge.configurations([], "pimc", "heuristic") == [("pimc", "heuristic")]
+    assert edge.configurations(["x"], "pimc", None) == [("x", "x"), ("pimc", "x")]
+
+
+def test_notebook_executes_on_an_edge_output(tmp_path, monkeypatch):
+    """The notebook runs top to bottom on a tiny edge output (as `pytest --nbmake` would)."""
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    out, _ = _run(tmp_path, "random", "--deals", "3", name="edge")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    path = os.path.join(root, "notebooks", "solo_edge.ipynb")
+    nb = nbformat.read(path, as_version=4)
+    assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code")  # kept cleared
+    monkeypatch.setenv("TWILIGHT_EDGE_DIR", str(out))
+    nbclient.NotebookClient(nb, timeout=120, kernel_name="python3",
+                            resources={"metadata": {"path": os.path.dirname(path)}}).execute()
+    printed = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs)
+    assert str(out) in printed and "N = 3 deals" in printed

@@ -1,0 +1,143 @@
+"""Statistics helpers of experiments.common against scipy, and the match simulations of
+experiments.solo_edge against the engine's match rules (R6.1, R7.4-R7.6)."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from experiments.common import mean_ci, wilson_ci
+from experiments.solo_edge import SOLO_ORDER, deal_figures, match_figures, simulate_fixed_solo, simulate_rotating
+from twilight_env.engine import Config, Match
+
+
+@pytest.mark.parametrize("conf", [0.95, 0.9])
+def test_mean_ci_matches_scipy_t_interval(conf):
+    x = np.random.default_rng(3).normal(5.0, 20.0, size=37)
+    m, lo, hi = mean_ci(x, conf)
+    slo, shi = stats.t.interval(conf, len(x) - 1, loc=x.mean(), scale=stats.sem(x))
+    assert m == pytest.approx(x.mean())
+    assert (lo, hi) == pytest.approx((slo, shi), rel=1e-12)
+
+
+def test_mean_ci_edge_cases():
+    m, lo, hi = mean_ci([4.0])
+    assert m == 4.0 and math.isnan(lo) and math.isnan(hi)
+    assert mean_ci([2, 2, 2]) == (2.0, 2.0, 2.0)
+    with pytest.raises(ValueError, match="at least one"):
+        mean_ci([])
+    with pytest.raises(ValueError, match="confidence"):
+        mean_ci([1, 2], 1.5)
+
+
+@pytest.mark.parametrize("k,n", [(0, 10), (3, 10), (10, 10), (57, 200), (1, 3)])
+def test_wilson_ci_matches_scipy(k, n):
+    p, lo, hi = wilson_ci(k, n)
+    ci = stats.binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
+    assert p == k / n
+    assert (lo, hi) == pytest.approx((ci.low, ci.high), abs=1e-12)
+
+
+def test_wilson_ci_bad_input():
+    assert all(math.isnan(v) for v in wilson_ci(0, 0))
+    for k, n in ((5, 3), (-1, 3), (1.5, 3)):
+        with pytest.raises(ValueError, match="successes"):
+            wilson_ci(k, n)
+
+
+def _match_decides(config, totals, solo=0):
+    """The engine's own verdict for given totals (R6.1, R7.5, R7.6)."""
+    m = Match(config, np.random.default_rng(0), solo=solo)
+    m.totals = list(totals)
+    return m._decide()
+
+
+def test_fixed_solo_simulation_agrees_with_engine_match_rules():
+    """One simulated match at a time, replayed by hand with engine.Match deciding (R7.6)."""
+    rng_pool = np.random.default_rng(11)
+    moon = rng_pool.integers(0, 300, size=(1, 12))
+    sun = rng_pool.integers(0, 300, size=(1, 12))
+    moon[0, :3] = sun[0, :3]  # some equal deals, so ties can occur
+    cfg = Config(num_players=3, fixed_solo=True)
+    for seed in range(30):
+        res = simulate_fixed_solo(moon, sun, np.random.default_rng(seed), matches=1)
+        rng = np.random.default_rng(seed)
+        ts = tn = 0
+        for k in range(5000):
+            j = int(rng.integers(12, size=(1, 1))[0, 0])
+            ts += int(moon[0, j])
+            tn += int(sun[0, j])
+            winners = _match_decides(cfg, [ts, tn, tn])
+            if winners:
+                break
+        assert res["p_solo"][0] == (1.0 if winners == (0,) else 0.0)
+        assert res["deals"][0] == k + 1
+
+
+def test_rotating_simulation_agrees_with_engine_match_rules():
+    """Solo order p0, p2, p1 (R7.4); the engine's Match rotates the same way."""
+    m = Match(Config(num_players=3), np.random.default_rng(0))
+    order = []
+    for _ in range(6):
+        order.append(m.solo)
+        m.state.trick = 7  # pretend the deal was played, to rotate
+        m.next_deal(np.random.default_rng(0))
+    assert tuple(order) == SOLO_ORDER * 2
+    rng_pool = np.random.default_rng(5)
+    moon = rng_pool.integers(0, 250, size=(1, 9))
+    sun = rng_pool.integers(0, 250, size=(1, 9))
+    cfg = Config(num_players=3)
+    for seed in range(30):
+        res = simulate_rotating(moon, sun, np.random.default_rng(seed), matches=1)
+        rng = np.random.default_rng(seed)
+        tot = [0, 0, 0]
+        for k in range(5000):
+            j = int(rng.integers(9, size=(1, 1))[0, 0])
+            solo = SOLO_ORDER[k % 3]
+            for p in range(3):
+                tot[p] += int(moon[0, j] if p == solo else sun[0, j])
+            winners = _match_decides(cfg, tot)
+            if winners:
+                break
+        assert res["p_win"][0].tolist() == [1.0 if (p,) == winners else 0.0 for p in range(3)]
+        assert res["totals"][0].tolist() == tot
+
+
+def test_simulations_on_one_sided_pools():
+    moon = np.full((2, 5), 100)
+    sun = np.zeros((2, 5), dtype=int)
+    f = simulate_fixed_solo(moon, sun, np.random.default_rng(0), matches=50)
+    assert f["p_solo"].tolist() == [1.0, 1.0] and f["deals"].tolist() == [10.0, 10.0]
+    # equal totals forever: ties play on (R6.1) until the safety stop
+    f = simulate_fixed_solo(moon, moon, np.random.default_rng(0), matches=4, max_deals=30)
+    assert np.isnan(f["p_solo"]).all() and f["undecided"].tolist() == [4, 4]
+    r = simulate_rotating(moon, sun, np.random.default_rng(0), matches=20)
+    # each player solo every third deal; p0 is solo first, so p0 reaches 1000 first
+    assert r["p_win"][0].tolist() == [1.0, 0.0, 0.0]
+
+
+def test_match_figures_bootstrap_interval_covers_estimate_and_is_reproducible():
+    rng = np.random.default_rng(2)
+    moon = rng.integers(0, 200, size=(60, 3))
+    sun = rng.integers(0, 150, size=(60, 3))
+    a = match_figures(moon, sun, seed=4, config=0, boot=50, matches=200)
+    b = match_figures(moon, sun, seed=4, config=0, boot=50, matches=200)
+    assert a == b
+    fx = a["fixed_solo"]
+    assert 0 <= fx["ci_low"] <= fx["p_solo_wins"] <= fx["ci_high"] <= 1
+    assert fx["p_solo_wins"] > 0.5  # the Moon side scores more here
+    assert sum(a["rotating"]["p_win"]) == pytest.approx(1.0)
+
+
+def test_deal_figures_pair_by_deal():
+    moon = np.array([[10, 20, 30], [0, 0, 60], [5, 5, 5]])
+    sun = np.array([[0, 20, 0], [30, 0, 0], [5, 5, 5]])
+    f = deal_figures(moon, sun)
+    diff = np.array([40 / 3, 30 / 3, 0])
+    m, lo, hi = mean_ci(diff)
+    assert f["diff"]["mean"] == pytest.approx(m) and f["diff"]["ci_low"] == pytest.approx(lo)
+    assert f["moon"]["mean"] == pytest.approx(moon.mean())
+    pm = f["p_moon_outscores"]
+    assert (pm["moon_wins"], pm["ties"], pm["sun_wins"], pm["plays"]) == (3, 5, 1, 9)
+    assert f["diff_by_play"] == pytest.approx([(10 - 30 + 0) / 3, 0, (30 + 60) / 3])
