@@ -142,6 +142,7 @@ def run_tasks(fn: Callable, tasks: Sequence, workers: int, desc: str = "", progr
     """
     from tqdm import tqdm
 
+    tqdm.monitor_interval = 0  # no monitor thread: worker processes are forked after this
     bar = tqdm(total=len(tasks), desc=desc, unit="deal", disable=not progress, leave=False)
     try:
         if workers <= 1 or len(tasks) <= 1:

@@ -83,3 +83,12 @@ def test_generate_rejects_bad_arguments():
         generate_deals(-1, 0)
     with pytest.raises(ValueError, match="seed"):
         generate_deals(2, -3)
+
+
+@pytest.mark.parametrize("players", [4, 3])
+def test_shipped_deal_files_are_valid_and_match_their_seed(players):
+    import os
+    from experiments.dealsets import DEALS_DIR
+    deals, meta = load_deals(os.path.join(DEALS_DIR, f"{players}p_seed0_500.json"), num_players=players)
+    assert meta["seed"] == 0 and len(deals) == 500
+    assert deals == generate_deals(500, seed=0)
