@@ -1,0 +1,329 @@
+"""``heuristic``: a fast rule-based agent that plays like a decent human (issue 4).
+
+It sees only the information set: its own hand, the open new-moon hand in 3 players
+(R7.1), the public card-back counts (R2.5), every card played (it remembers them), the
+current trick, the pending pile and what each side took. It is also the rollout policy
+of ``pimc`` and ``ismcts``, so it works on plain ints and precomputed tables.
+
+How it decides
+--------------
+Every candidate card ``y`` for the chooser ``c`` at the current place gets an estimate
+``E(y)`` of the deal points it brings to the chooser's side ``k``:
+
+1. *Who takes the trick* (R4.1, R4.3). With ``y`` added, the trick's best card is the
+   strongest, ties to the earlier place. A later chooser of the other side can beat it
+   only with a strictly stronger card of its own cult, which it can get from its own
+   or its partner's hand (or by a request). The *reach* of a later seat is the strongest
+   card of its cult that its side may hold: the cards of that cult not yet played, not in
+   a hand the viewer knows to be on the other side. If no later seat of the other side
+   reaches above the best card, the best card's side takes the trick surely
+   (``P = 1``), else ``P = 0.3``.
+2. *Purgatory* (R4.3, R4.4): a trick with a Purgatory goes pending: nobody takes it
+   now, and the seat of the first Purgatory leads next, worth ``±LEAD``; in the last
+   trick the pile turns neutral (worth 0).
+3. *What the trick is worth*: a side ``j`` that takes card ``y`` gains
+   ``ws_j · souls(y) + wm_j · own-cult multiplier(y)`` with ``ws_j = 1 + multiplier
+   taken so far`` and ``wm_j = 10 + souls taken so far`` (the deal score is souls ×
+   multiplier, R5.3: a soul is worth the multiplier, a sanctuary the souls). The trick's
+   cards, the pending pile and ``y`` count, plus a small allowance for the cards the
+   later places add (a partner adds a good card to a trick its side takes, an opponent
+   dumps a low one). ``E = P_k · value_k − (1 − P_k) · value_other``.
+4. *Keeping strength*: playing one of the side's own strong cards (Purgatory, clerics)
+   costs ``KEEP[strength]`` while tricks remain after this one.
+
+Rules that follow from the estimate, and explicit rules on top of it:
+
+- it leads strength when a card is sure to take the trick, above all when souls or its
+  own cult's sanctuaries are at stake (the pending pile counts);
+- it keeps its side's sanctuaries for tricks its side takes: a sanctuary put into a
+  trick the other side takes is charged at the other side's gain *and* counts for the
+  opponents' denial in ``value_other``;
+- it dumps low cards (few souls, low strength, no own sanctuary) into tricks it will lose;
+- a chooser whose partner plays last in the trick (place 1) prefers to request an
+  opponent (the publisher's tip), given a ``TIP`` bonus;
+- requests: an opponent holder gives its worst card for the chooser, a partner holder
+  its best; for a hidden hand the expected minimum (maximum) of the holder's cards of
+  that cult, drawn from the cards the viewer has not seen, is used;
+- as holder for an opponent chooser it gives the card with the lowest ``E`` for the
+  chooser's side, and never a sanctuary of the chooser's cult (the opponent's cult)
+  when another card will do, unless its own side's card already in the trick surely
+  takes it (then the sanctuary is denied to the opponents, R5.2);
+- as holder for its partner (or, in 3 players, the solo for the new moon and back,
+  R7.3) it gives the card with the highest ``E − keep``.
+
+3 players: the solo decides for seat 0 and the new moon (seat 2) and knows both hands;
+the Sun players know their own hand and the open new-moon hand (R7.1, R7.3).
+Ties between actions go to the lowest action id, so the agent is deterministic.
+"""
+
+from __future__ import annotations
+
+from math import comb
+
+from twilight_env.cards import (
+    ALL_MASK,
+    CULT,
+    CULT_MASK,
+    HALF_IDS,
+    MULTIPLIER,
+    SOULS,
+    STRENGTH,
+    SUN_MASK,
+    multiplier_of,
+    souls_of,
+)
+from twilight_env.engine import HOLD, NUM_TRICKS, REQUEST_BASE
+
+from .base import register
+
+LEAD = 4.0
+"""Value of leading the next trick after a Purgatory trick (deal points, rough)."""
+TIP = 3.0
+"""Bonus for requesting an opponent when the partner plays last (publisher's tip)."""
+LATER_OWN = 5.0
+"""Expected value a later place of the taking side adds to a trick."""
+LATER_OTHER = 1.5
+"""Expected value a later place of the losing side adds (it dumps low)."""
+P_UNSURE = 0.3
+"""Chance that a best card which a later opponent can still beat takes the trick."""
+KEEP_BY_STRENGTH = (0.0, 0.0, 1.5, 3.0, 4.5, 6.0, 7.5, 9.0)
+"""Cost of spending one of the side's own cards of strength 0..7 while tricks remain."""
+
+_HALF_MAXSTR = tuple(max((STRENGTH[b] for b in range(14) if m >> b & 1), default=-1) for m in range(1 << 14))
+"""Strongest strength in a 14-bit half mask (-1 when empty); the same for both cults."""
+_KEEP = tuple(KEEP_BY_STRENGTH[STRENGTH[i]] for i in range(28))
+_SANCT = tuple(MULTIPLIER[i] > 0 for i in range(28))
+
+
+def _order_weights(n_max: int = 14):
+    """W[n][k][i]: probability that the i-th smallest of n values is the minimum of a
+    uniformly drawn k-subset: C(n-1-i, k-1) / C(n, k)."""
+    table = [[()] * (n_max + 1) for _ in range(n_max + 1)]
+    for n in range(1, n_max + 1):
+        for k in range(1, n + 1):
+            total = comb(n, k)
+            table[n][k] = tuple(comb(n - 1 - i, k - 1) / total for i in range(n))
+    return table
+
+
+_W = _order_weights()
+
+
+def _expected_extreme(values: list, k: int, want_max: bool) -> float:
+    """Expected min (or max) of ``k`` values drawn without replacement from ``values``."""
+    n = len(values)
+    if n == 0:
+        return 0.0
+    k = max(1, min(k, n))
+    vals = sorted(values, reverse=want_max)
+    w = _W[n][k]
+    return sum(w[i] * vals[i] for i in range(n))
+
+
+def decide(num_players: int, seat_cult, decider: int, leader: int, place: int, phase: int, holder: int,
+           cards, pending: int, known, unseen: int, captured, trick: int, legal, counts=None) -> int:
+    """The heuristic's action from plain facts the deciding seat knows.
+
+    Args:
+        num_players: 3 or 4.
+        seat_cult: 4 ints, cult (0 Sun, 1 Moon) of each seat.
+        decider: the deciding seat (3 players: the solo, 0, also for the new moon).
+        leader, place, phase, holder: as in the engine (``phase`` 0 choose / 1 hold).
+        cards: 4 card ids of the current trick by place (-1 empty).
+        pending: mask of the pending pile (R4.3).
+        known: 4 masks, the cards the decider sees in each hand (0 for hidden hands).
+        unseen: mask of the cards not played and not in a known hand.
+        captured: 4 masks of cards taken by each seat.
+        trick: tricks finished (0..6).
+        legal: the legal actions (engine encoding).
+        counts: optional callable ``counts(seat, cult) -> int`` (cards of that cult in the
+            seat's hand, public by R2.5); needed for requests of hidden hands.
+
+    Returns:
+        One action of ``legal``.
+    """
+    chooser = (leader + place) & 3
+    k = chooser & 1                      # side of the chooser
+    cult = seat_cult[chooser]
+    shift = 14 * cult
+    my_side = decider & 1
+    last_trick = trick == NUM_TRICKS - 1
+    keep_scale = 0.0 if last_trick else (1.0 if trick < NUM_TRICKS - 2 else 0.5)
+
+    # --- the trick so far --------------------------------------------------------
+    bstr, bplace = -1, 0
+    tsouls = 0
+    tm = [0, 0]          # own-cult multiplier of trick + pending cards for side 0 / 1
+    cult0, cult1 = seat_cult[0], seat_cult[1]
+    for p in range(place):
+        x = cards[p]
+        s = STRENGTH[x]
+        if s > bstr:
+            bstr, bplace = s, p
+    tp = pending
+    for p in range(place):
+        tp |= 1 << cards[p]
+    tsouls = souls_of(tp)
+    tm[0] = multiplier_of(tp, cult0)
+    tm[1] = multiplier_of(tp, cult1)
+    # weights: a soul is worth the multiplier, a multiplier point the souls (R5.3)
+    cap0 = captured[0] | captured[2]
+    cap1 = captured[1] | captured[3]
+    ws = (1.0 + multiplier_of(cap0, cult0), 1.0 + multiplier_of(cap1, cult1))
+    wm = (10.0 + souls_of(cap0), 10.0 + souls_of(cap1))
+    base = (ws[0] * tsouls + wm[0] * tm[0], ws[1] * tsouls + wm[1] * tm[1])
+    own_cult_of_side = (cult0, cult1)
+
+    # --- reach of the later places -------------------------------------------------
+    # reach_against[j]: strongest card a later seat NOT of side j may bring (beats side j's best)
+    reach_against = [-1, -1]
+    later_cnt = [0, 0]
+    for q in range(place + 1, 4):
+        s = (leader + q) & 3
+        j = s & 1
+        later_cnt[j] += 1
+        vc = seat_cult[s]
+        # cards of cult vc that side j may hold: unseen, or in a known hand of side j
+        avail = unseen | known[j] | known[j + 2]
+        r = _HALF_MAXSTR[(avail >> (14 * vc)) & SUN_MASK]
+        if r > reach_against[1 - j]:
+            reach_against[1 - j] = r
+
+    def value(y: int) -> float:
+        """E(y) for side k: y played at this place for the chooser."""
+        st = STRENGTH[y]
+        if st > bstr:
+            nb, np_ = st, place
+        else:
+            nb, np_ = bstr, bplace
+        if nb == 7:  # R4.3 pending; R4.4 neutral in the last trick
+            if last_trick:
+                return 0.0
+            return LEAD if ((leader + np_) & 1) == k else -LEAD
+        bs = (leader + np_) & 1
+        pb = 1.0 if reach_against[bs] <= nb else P_UNSURE
+        pk = pb if bs == k else 1.0 - pb
+        o = 1 - k
+        sy = SOULS[y]
+        my = MULTIPLIER[y] if CULT[y] == own_cult_of_side[k] else 0
+        oy = MULTIPLIER[y] if CULT[y] == own_cult_of_side[o] else 0
+        vk = base[k] + ws[k] * sy + wm[k] * my + LATER_OWN * later_cnt[k] + LATER_OTHER * later_cnt[o]
+        vo = base[o] + ws[o] * sy + wm[o] * oy + LATER_OWN * later_cnt[o] + LATER_OTHER * later_cnt[k]
+        return pk * vk - (1.0 - pk) * vo
+
+    # --- hold phase: the decider gives a card for the chooser ------------------------
+    if phase == HOLD:
+        if (holder & 1) == k:  # for the partner (or 3p: solo <-> new moon): best for the side
+            best_a, best_v = legal[0], None
+            for y in legal:
+                v = value(y) - keep_scale * _KEEP[y]
+                if best_v is None or v > best_v:
+                    best_a, best_v = y, v
+            return best_a
+        # for an opponent: the weakest, least valuable card for the chooser's side
+        ours_sure = False
+        if place > 0 and bstr >= 0 and bstr != 7:
+            bs = (leader + bplace) & 1
+            ours_sure = bs == (holder & 1) and reach_against[bs] <= bstr and _HALF_MAXSTR[
+                ((unseen | known[k] | known[k + 2]) >> shift) & SUN_MASK] <= bstr
+        cands = legal
+        if not ours_sure:
+            non_sanct = [y for y in legal if not _SANCT[y]]
+            if non_sanct:
+                cands = non_sanct  # never give the opponents their own sanctuary if avoidable
+        best_a, best_v = cands[0], None
+        for y in cands:
+            v = value(y) + 0.01 * STRENGTH[y]
+            if best_v is None or v < best_v:
+                best_a, best_v = y, v
+        return best_a
+
+    # --- choose phase ----------------------------------------------------------------
+    best_a, best_v = legal[0], None
+    cmask = CULT_MASK[cult]
+    for a in legal:
+        if a < REQUEST_BASE:
+            v = value(a) - keep_scale * _KEEP[a]
+        else:
+            h = (chooser + a - REQUEST_BASE + 1) & 3
+            hk = known[h] & cmask
+            partner = (h & 1) == k
+            if hk or counts is None:
+                ys = HALF_IDS[cult][(hk >> shift) & SUN_MASK]
+                if not ys:  # hidden hand, no counts given: the unseen cards stand in
+                    ys = HALF_IDS[cult][((unseen & cmask) >> shift) & SUN_MASK]
+                    n_h = 1
+                else:
+                    n_h = len(ys)
+                exact = bool(hk)
+            else:
+                ys = HALF_IDS[cult][((unseen & cmask) >> shift) & SUN_MASK]
+                n_h = counts(h, cult)
+                exact = False
+            if partner:
+                vals = [value(y) - keep_scale * _KEEP[y] for y in ys]
+                v = max(vals) if exact else _expected_extreme(vals, n_h, True)
+            else:
+                vals = [value(y) for y in ys]
+                v = min(vals) if exact else _expected_extreme(vals, n_h, False)
+                if place == 1 and ((chooser + 2) & 3) != h:
+                    v += TIP  # partner plays last: request an opponent (publisher's tip)
+        if best_v is None or v > best_v + 1e-9:
+            best_a, best_v = a, v
+    return best_a
+
+
+def decide_state(state) -> int:
+    """The heuristic's action in an engine State, using only what the deciding seat may
+    know there (its own hand, the open new-moon hand in 3 players, public facts). For
+    rollouts in determinized worlds."""
+    d = state.deciding_seat
+    hands = state.hands
+    known = [0, 0, 0, 0]
+    known[d] = hands[d]
+    if state.num_players == 3:
+        known[2] = hands[2]
+    rem = hands[0] | hands[1] | hands[2] | hands[3]
+    unseen = rem & ~(known[0] | known[1] | known[2] | known[3])
+
+    def counts(seat, cult, hands=hands):
+        m = (hands[seat] >> (14 * cult)) & SUN_MASK
+        return len(HALF_IDS[0][m])
+
+    return decide(state.num_players, state.seat_cult, d, state.leader, state.place, state.phase, state.holder,
+                  state.cards, state.pending, known, unseen, state.captured, state.trick,
+                  state.legal_actions(), counts)
+
+
+def decide_infoset(infoset, legal) -> int:
+    """The heuristic's action for an :class:`~twilight_env.infoset.InfoSet` that is to act."""
+    counts_tab = infoset.hand_counts
+    return decide(infoset.num_players, infoset.seat_cult, infoset.deciding_seat, infoset.leader, infoset.place,
+                  HOLD if infoset.phase == "hold" else 0, infoset.holder, infoset.trick_cards, infoset.pending,
+                  infoset.known_masks, infoset.unseen_mask, infoset.captured, infoset.trick, tuple(legal),
+                  lambda seat, cult: counts_tab[seat][cult])
+
+
+@register("heuristic")
+class HeuristicAgent:
+    """Rule-based agent (see the module docstring). Deterministic: ``rng`` is unused.
+
+    Raises:
+        ValueError: from :meth:`act` if ``legal_actions`` is empty.
+    """
+
+    def __init__(self):
+        self.name = "heuristic"
+
+    def reset(self) -> None:
+        """Nothing to reset: the agent keeps no state between decisions."""
+
+    def act(self, infoset, legal_actions, rng=None) -> int:
+        if not legal_actions:
+            raise ValueError("heuristic.act needs at least one legal action (the deal may be over)")
+        if len(legal_actions) == 1:
+            return legal_actions[0]
+        return decide_infoset(infoset, legal_actions)
+
+
+__all__ = ["HeuristicAgent", "decide", "decide_state", "decide_infoset"]

@@ -1,0 +1,412 @@
+"""Exact perfect-information solver for a deal in progress (R3-R5, R7.3).
+
+Given a full engine :class:`~twilight_env.engine.State` (every hand known, e.g. a world
+drawn from an information set), the solver computes the minimax value of the deal's
+final score difference
+
+    value = deal score of side 0 (seats 0, 2) − deal score of side 1 (seats 1, 3)
+
+in deal points (−360..360). Side 0 maximizes it, side 1 minimizes it. **All values in
+this module are for side 0**; negate them for side 1. Partners are one player here
+(perfect information), and in 3 players the solo (seat 0) and the new moon (seat 2) are
+side 0 anyway (R7.3).
+
+Game structure searched (R3.2): at a place the chooser's side either plays a card of the
+chooser's cult from the chooser's own hand, or requests a seat. Requesting the partner
+is, with every hand known, the same as the chooser's side picking any card of that cult
+from the partner's hand, so a choose node of side ``k`` has one child per card of the
+chooser's cult in the chooser's or the partner's hand, plus one *hold* node per
+opponent seat that holds that cult (R3.5); at a hold node the opponent's side picks the
+card (a holder decides for its own side). The trick is resolved by R4.1 (highest
+strength, ties to the earlier place), R4.3 (any Purgatory: the trick joins the pending
+pile and the seat of the first Purgatory leads) and R4.4 (Purgatory in the last trick:
+the pending pile is neutral). The final score depends on what each side took only
+through its souls and own-cult multiplier (R5), so the search carries those four
+numbers instead of the captured masks.
+
+Exactness: plain alpha-beta on the exact final value, a transposition table keyed at
+trick starts by (the four hands, leader, pending pile, souls and multiplier of both
+sides) holding lower/upper bounds, and an exact bound cut-off: side 0 cannot end above
+(souls0 + remaining souls) × (mult0 + remaining own sanctuaries) − souls1 × mult1, nor
+below the mirror bound. None of these change the minimax value (tested against a plain
+minimax without pruning or table in ``tests/agents/test_solver.py``).
+"""
+
+from __future__ import annotations
+
+from twilight_env.cards import CULT, CULT_MASK, HALF_IDS, MULTIPLIER, SOULS, STRENGTH, SUN_MASK
+from twilight_env.engine import CHOOSE, NUM_TRICKS, REQUEST_BASE, State
+
+INF = 1 << 20
+"""Larger than any deal-score difference (|value| <= 360)."""
+
+_EXACT, _LOWER, _UPPER = 0, 1, 2
+
+_HALF_SOULS = tuple(sum(SOULS[b] for b in range(14) if m >> b & 1) for m in range(1 << 14))
+_HALF_MULT = tuple(sum(MULTIPLIER[b] for b in range(14) if m >> b & 1) for m in range(1 << 14))
+
+# Move ordering: cards of a hand are tried strongest first, then by value (souls, then
+# multiplier) so that strong, valuable plays come early. Ordered id tuples per half mask.
+_ORDER_KEY = tuple((-STRENGTH[i], -SOULS[i], -MULTIPLIER[i], i) for i in range(28))
+
+
+def _ordered_half(offset: int) -> tuple[tuple[int, ...], ...]:
+    return tuple(tuple(sorted(HALF_IDS[offset // 14][m], key=lambda i: _ORDER_KEY[i])) for m in range(1 << 14))
+
+
+_ORDERED = (_ordered_half(0), _ordered_half(14))
+_ORDERED_WEAK = tuple(tuple(t[::-1] for t in half) for half in _ORDERED)
+"""Weakest, least valuable first: the order an opponent holder tries its cards in."""
+
+
+def _check_state(state) -> None:
+    if not isinstance(state, State):
+        raise ValueError(f"the solver needs a twilight_env.engine.State, got {type(state).__name__}")
+    if state.done:
+        raise ValueError("the deal is over: there is nothing to solve (state.done is True)")
+
+
+class Solver:
+    """Alpha-beta searcher with a transposition table for one rule set (3 or 4 players).
+
+    A Solver may be reused across states of the same number of players; its table is
+    keyed by full positions, so it stays correct, and :meth:`clear` empties it. The
+    table grows without bound while it is kept: call :meth:`clear` between unrelated
+    deals if memory matters.
+
+    Args:
+        num_players: 3 or 4 (the seat cults differ, R2.1 / R7.1).
+
+    Raises:
+        ValueError: if ``num_players`` is not 3 or 4.
+    """
+
+    def __init__(self, num_players: int = 4):
+        if num_players not in (3, 4):
+            raise ValueError(f"num_players must be 3 or 4, got {num_players!r}")
+        self.num_players = num_players
+        self.seat_cult = (0, 1, 0, 1) if num_players == 4 else (1, 0, 1, 0)
+        self.table: dict = {}
+        self.nodes = 0
+        # multiplier of each card for side 0 / side 1 (own-cult sanctuaries only, R5.2)
+        sc = self.seat_cult
+        self._mult = (tuple(MULTIPLIER[i] if CULT[i] == sc[0] else 0 for i in range(28)),
+                      tuple(MULTIPLIER[i] if CULT[i] == sc[1] else 0 for i in range(28)))
+
+    def clear(self) -> None:
+        """Empty the transposition table."""
+        self.table.clear()
+
+    # -- the search ---------------------------------------------------------------
+    def _search(self, hands, leader, place, tmask, bstr, bplace, ts, tm0, tm1, ps, pm0, pm1,
+                s0, m0, s1, m1, left, alpha, beta):
+        """Minimax value for side 0 of a choose node (place 0..3) or a finished trick (place 4)."""
+        if place == 4:
+            if bstr == 7:  # R4.3: a Purgatory makes the trick pending
+                if left == 1:  # R4.4: last trick, the pile stays neutral
+                    return s0 * m0 - s1 * m1
+                ps += ts
+                pm0 += tm0
+                pm1 += tm1
+                leader = (leader + bplace) & 3
+            else:  # R4.1, R4.2: the taker's side gets the trick and the pending pile
+                leader = (leader + bplace) & 3
+                if leader & 1:
+                    s1 += ts + ps
+                    m1 += tm1 + pm1
+                else:
+                    s0 += ts + ps
+                    m0 += tm0 + pm0
+                ps = pm0 = pm1 = 0
+            left -= 1
+            if left == 0:
+                return s0 * m0 - s1 * m1
+            # exact bounds: nothing can end outside them (R5.3 is monotone in souls, mults)
+            rem = hands[0] | hands[1] | hands[2] | hands[3]
+            rs = _HALF_SOULS[rem & SUN_MASK] + _HALF_SOULS[rem >> 14] + ps
+            c0, c1 = self.seat_cult[0], self.seat_cult[1]
+            r0 = _HALF_MULT[(rem >> (14 * c0)) & SUN_MASK] + pm0
+            r1 = _HALF_MULT[(rem >> (14 * c1)) & SUN_MASK] + pm1
+            hi = (s0 + rs) * (m0 + r0) - s1 * m1
+            if hi <= alpha:
+                return hi
+            lo = s0 * m0 - (s1 + rs) * (m1 + r1)
+            if lo >= beta:
+                return lo
+            key = (hands[0], hands[1], hands[2], hands[3], leader, ps, pm0, pm1, s0, m0, s1, m1)
+            entry = self.table.get(key)
+            if entry is not None:
+                flag, v = entry
+                if flag == _EXACT:
+                    return v
+                if flag == _LOWER:
+                    if v >= beta:
+                        return v
+                    if v > alpha:
+                        alpha = v
+                elif v <= alpha:
+                    return v
+                elif v < beta:
+                    beta = v
+            a0 = alpha
+            v = self._choose(hands, leader, 0, 0, -1, 0, 0, 0, 0, ps, pm0, pm1, s0, m0, s1, m1, left, alpha, beta)
+            if v <= a0:
+                self.table[key] = (_UPPER, v)
+            elif v >= beta:
+                self.table[key] = (_LOWER, v)
+            else:
+                self.table[key] = (_EXACT, v)
+            return v
+        return self._choose(hands, leader, place, tmask, bstr, bplace, ts, tm0, tm1, ps, pm0, pm1,
+                            s0, m0, s1, m1, left, alpha, beta)
+
+    def _choose(self, hands, leader, place, tmask, bstr, bplace, ts, tm0, tm1, ps, pm0, pm1,
+                s0, m0, s1, m1, left, alpha, beta):
+        self.nodes += 1
+        c = (leader + place) & 3
+        cult = self.seat_cult[c]
+        shift = 14 * cult
+        order = _ORDERED[cult]
+        maximize = not (c & 1)
+        mult0, mult1 = self._mult
+        search = self._search
+        best = -INF if maximize else INF
+        # own side: the chooser's hand, then the partner's (a request of the partner, R3.2)
+        for h in (c, c ^ 2):
+            hand = hands[h]
+            for x in order[(hand >> shift) & SUN_MASK]:
+                st = STRENGTH[x]
+                hands[h] = hand ^ (1 << x)
+                if st > bstr:
+                    v = search(hands, leader, place + 1, tmask | (1 << x), st, place, ts + SOULS[x],
+                               tm0 + mult0[x], tm1 + mult1[x], ps, pm0, pm1, s0, m0, s1, m1, left, alpha, beta)
+                else:
+                    v = search(hands, leader, place + 1, tmask | (1 << x), bstr, bplace, ts + SOULS[x],
+                               tm0 + mult0[x], tm1 + mult1[x], ps, pm0, pm1, s0, m0, s1, m1, left, alpha, beta)
+                hands[h] = hand
+                if maximize:
+                    if v > best:
+                        best = v
+                        if v > alpha:
+                            alpha = v
+                else:
+                    if v < best:
+                        best = v
+                        if v < beta:
+                            beta = v
+                if alpha >= beta:
+                    return best
+        # opponents: a request (R3.2, R3.5); the holder's side picks the card
+        for h in (c ^ 1, c ^ 3):
+            hand = hands[h]
+            cards = _ORDERED_WEAK[cult][(hand >> shift) & SUN_MASK]
+            if not cards:
+                continue
+            v = self._hold(hands, h, cards, leader, place, tmask, bstr, bplace, ts, tm0, tm1, ps, pm0, pm1,
+                           s0, m0, s1, m1, left, alpha, beta, not maximize)
+            if maximize:
+                if v > best:
+                    best = v
+                    if v > alpha:
+                        alpha = v
+            else:
+                if v < best:
+                    best = v
+                    if v < beta:
+                        beta = v
+            if alpha >= beta:
+                return best
+        return best
+
+    def _hold(self, hands, h, cards, leader, place, tmask, bstr, bplace, ts, tm0, tm1, ps, pm0, pm1,
+              s0, m0, s1, m1, left, alpha, beta, maximize):
+        """Value of requesting seat ``h``: its side (``maximize`` for side 0) picks one of ``cards``."""
+        self.nodes += 1
+        mult0, mult1 = self._mult
+        search = self._search
+        hand = hands[h]
+        best = -INF if maximize else INF
+        for x in cards:
+            st = STRENGTH[x]
+            hands[h] = hand ^ (1 << x)
+            if st > bstr:
+                v = search(hands, leader, place + 1, tmask | (1 << x), st, place, ts + SOULS[x],
+                           tm0 + mult0[x], tm1 + mult1[x], ps, pm0, pm1, s0, m0, s1, m1, left, alpha, beta)
+            else:
+                v = search(hands, leader, place + 1, tmask | (1 << x), bstr, bplace, ts + SOULS[x],
+                           tm0 + mult0[x], tm1 + mult1[x], ps, pm0, pm1, s0, m0, s1, m1, left, alpha, beta)
+            hands[h] = hand
+            if maximize:
+                if v > best:
+                    best = v
+                    if v > alpha:
+                        alpha = v
+            else:
+                if v < best:
+                    best = v
+                    if v < beta:
+                        beta = v
+            if alpha >= beta:
+                return best
+        return best
+
+    # -- root ---------------------------------------------------------------------
+    def _root(self, state: State):
+        """Search arguments for ``state``'s current trick (before its next card)."""
+        if state.num_players != self.num_players:
+            raise ValueError(f"this solver is for {self.num_players} players; the state has {state.num_players}")
+        mult0, mult1 = self._mult
+        tmask = ts = tm0 = tm1 = 0
+        bstr, bplace = -1, 0
+        for p in range(state.place):
+            x = state.cards[p]
+            tmask |= 1 << x
+            ts += SOULS[x]
+            tm0 += mult0[x]
+            tm1 += mult1[x]
+            if STRENGTH[x] > bstr:
+                bstr, bplace = STRENGTH[x], p
+        pend = state.pending
+        ps = _HALF_SOULS[pend & SUN_MASK] + _HALF_SOULS[pend >> 14]
+        pm0 = sum(mult0[i] for i in range(28) if pend >> i & 1)
+        pm1 = sum(mult1[i] for i in range(28) if pend >> i & 1)
+        cap0 = state.captured[0] | state.captured[2]
+        cap1 = state.captured[1] | state.captured[3]
+        s0 = _HALF_SOULS[cap0 & SUN_MASK] + _HALF_SOULS[cap0 >> 14]
+        s1 = _HALF_SOULS[cap1 & SUN_MASK] + _HALF_SOULS[cap1 >> 14]
+        m0 = sum(mult0[i] for i in range(28) if cap0 >> i & 1)
+        m1 = sum(mult1[i] for i in range(28) if cap1 >> i & 1)
+        return [tmask, bstr, bplace, ts, tm0, tm1, ps, pm0, pm1, s0, m0, s1, m1, NUM_TRICKS - state.trick]
+
+    def _play_value(self, state: State, r, holder: int, x: int, alpha: int, beta: int) -> int:
+        """Value for side 0 after the current chooser's card ``x`` comes from ``holder``."""
+        tmask, bstr, bplace, ts, tm0, tm1, ps, pm0, pm1, s0, m0, s1, m1, left = r
+        mult0, mult1 = self._mult
+        hands = list(state.hands)
+        hands[holder] ^= 1 << x
+        place = state.place
+        st = STRENGTH[x]
+        if st > bstr:
+            bstr, bplace = st, place
+        return self._search(hands, state.leader, place + 1, tmask | (1 << x), bstr, bplace, ts + SOULS[x],
+                            tm0 + mult0[x], tm1 + mult1[x], ps, pm0, pm1, s0, m0, s1, m1, left, alpha, beta)
+
+    def action_values(self, state: State) -> dict[int, int]:
+        """Exact value for side 0 of every legal action of ``state`` (engine encoding).
+
+        Args:
+            state: a deal in progress (not changed).
+
+        Returns:
+            ``{action: value}`` for each action of ``state.legal_actions()``; the value is
+            side 0's final deal score minus side 1's (deal points) under perfect play of
+            both sides after that action. A request of the partner is worth the partner's
+            best card for the chooser's side; a request of an opponent its worst.
+
+        Raises:
+            ValueError: if ``state`` is not a State of this solver's player count, or is done.
+        """
+        _check_state(state)
+        r = self._root(state)
+        c = state.chooser
+        cult = self.seat_cult[c]
+        out = {}
+        if state.phase != CHOOSE:
+            for x in state.legal_actions():
+                out[x] = self._play_value(state, r, state.holder, x, -INF, INF)
+            return out
+        for a in state.legal_actions():
+            if a < REQUEST_BASE:
+                out[a] = self._play_value(state, r, c, a, -INF, INF)
+                continue
+            h = (c + a - REQUEST_BASE + 1) & 3
+            holder_max = not (h & 1)
+            vals = [self._play_value(state, r, h, x, -INF, INF)
+                    for x in HALF_IDS[cult][(state.hands[h] >> (14 * cult)) & SUN_MASK]]
+            out[a] = max(vals) if holder_max else min(vals)
+        return out
+
+    def solve(self, state: State) -> int:
+        """Exact minimax value of ``state`` for side 0 (deal points, −360..360).
+
+        Raises:
+            ValueError: if ``state`` is not a State of this solver's player count, or is done.
+        """
+        _check_state(state)
+        r = self._root(state)
+        if state.phase == CHOOSE:
+            hands = list(state.hands)
+            tmask, bstr, bplace, ts, tm0, tm1, ps, pm0, pm1, s0, m0, s1, m1, left = r
+            return self._choose(hands, state.leader, state.place, tmask, bstr, bplace, ts, tm0, tm1,
+                                ps, pm0, pm1, s0, m0, s1, m1, left, -INF, INF)
+        h = state.holder
+        cult = self.seat_cult[state.chooser]
+        cards = _ORDERED[cult][(state.hands[h] >> (14 * cult)) & SUN_MASK]
+        tmask, bstr, bplace, ts, tm0, tm1, ps, pm0, pm1, s0, m0, s1, m1, left = r
+        return self._hold(list(state.hands), h, cards, state.leader, state.place, tmask, bstr, bplace,
+                          ts, tm0, tm1, ps, pm0, pm1, s0, m0, s1, m1, left, -INF, INF, not (h & 1))
+
+    def best_action(self, state: State) -> int:
+        """A legal action of ``state`` with the best exact value for the acting seat's side.
+
+        Ties go to the smallest action id. Raises ValueError like :meth:`solve`.
+        """
+        vals = self.action_values(state)
+        side = state.acting_seat & 1
+        if side == 0:
+            return max(vals, key=lambda a: (vals[a], -a))
+        return min(vals, key=lambda a: (vals[a], a))
+
+
+_SOLVERS: dict[int, Solver] = {}
+
+
+def _solver_for(state: State) -> Solver:
+    _check_state(state)
+    s = _SOLVERS.get(state.num_players)
+    if s is None:
+        s = _SOLVERS[state.num_players] = Solver(state.num_players)
+    if len(s.table) > 2_000_000:
+        s.clear()
+    return s
+
+
+def solve(state: State) -> int:
+    """Exact minimax value of ``state`` for side 0 (seats 0, 2): side 0's final deal score
+    minus side 1's, in deal points (−360..360), both sides playing perfectly (R3-R5).
+
+    Raises:
+        ValueError: if ``state`` is not an engine State or the deal is over.
+    """
+    return _solver_for(state).solve(state)
+
+
+def action_values(state: State) -> dict[int, int]:
+    """Exact value for side 0 of every legal action (see :meth:`Solver.action_values`)."""
+    return _solver_for(state).action_values(state)
+
+
+def best_action(state: State) -> int:
+    """Best legal action for the acting seat's side (see :meth:`Solver.best_action`)."""
+    return _solver_for(state).best_action(state)
+
+
+def brute_force_value(state: State) -> int:
+    """Plain minimax over engine states (no pruning, no table): the reference for tests.
+
+    The side of the acting seat (the chooser, or the requested holder) decides; side 0
+    maximizes side 0's score minus side 1's. Exponential: use only with a few tricks left.
+    """
+    if state.done:
+        a, b = state.side_scores()
+        return a - b
+    maximize = not (state.acting_seat & 1)
+    vals = []
+    for a in state.legal_actions():
+        s = state.clone()
+        s.apply(a)
+        vals.append(brute_force_value(s))
+    return max(vals) if maximize else min(vals)
+
+
+__all__ = ["Solver", "solve", "action_values", "best_action", "brute_force_value"]
