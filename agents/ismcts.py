@@ -1,0 +1,142 @@
+"""``ismcts``: single-observer information-set MCTS (Cowling, Powley & Whitehouse 2012).
+
+One search tree per decision, from the deciding player's point of view. Nodes are
+information-set nodes keyed by the sequence of actions since the root (the public
+history fixes whose decision each node is: the chooser, or the requested holder, R3.2).
+Each iteration:
+
+1. *Determinize*: draw a fresh world consistent with the information set
+   (:meth:`~twilight_env.infoset.InfoSet.sample_state`, uniform over the unseen cards
+   given the public counts, R2.5).
+2. *Select*: descend while every action legal in this world has been tried at the
+   node, maximizing ``mean_side + c · sqrt(ln(availability) / visits)``. An action's
+   *availability* counts the visits of its node in which it was legal (in some worlds
+   a hidden hand lacks a cult, so a request is illegal, R3.5), as in the paper's
+   subset-armed bandit.
+3. *Expand* one untried action legal in this world, 4. *roll out* to the end of the
+   deal with the rollout policy (``heuristic`` or ``random``), 5. *back up*.
+
+Values: a deal's outcome is stored as side 0's final deal score minus side 1's, divided
+by 360 (so in [-1, 1]). At a node the deciding side is the side of the acting seat
+(chooser or holder; a holder decides for its own side, and in 3 players the solo's two
+seats 0 and 2 are side 0, R7.3), and selection uses the value from that side's view,
+so the alternation of sides, which follows requests and trick takers, needs no
+bookkeeping. The root returns its most-visited legal action (ties to the lowest id).
+
+Spec: ``ismcts:iterations=1000,c=0.7,rollout=heuristic``.
+"""
+
+from __future__ import annotations
+
+from math import log, sqrt
+
+import numpy as np
+
+from twilight_env.engine import NUM_TRICKS
+
+from .base import register
+from .pimc import _check_rollout_options, _positive_int, rollout as play_out
+
+
+class _Node:
+    """Statistics of the actions at one information-set node."""
+
+    __slots__ = ("children", "visits", "avail", "value")
+
+    def __init__(self):
+        self.children: dict[int, _Node] = {}
+        self.visits: dict[int, int] = {}    # times the action was taken here
+        self.avail: dict[int, int] = {}     # times the action was legal when the node was visited
+        self.value: dict[int, float] = {}   # sum of side-0 outcomes (/360) after the action
+
+
+@register("ismcts")
+class ISMCTSAgent:
+    """Single-observer IS-MCTS (see the module docstring).
+
+    Args:
+        iterations: determinizations (tree descents) per decision (>= 1).
+        c: UCT exploration constant (>= 0), for values scaled to [-1, 1].
+        rollout: ``"heuristic"`` or ``"random"`` playout policy.
+        epsilon: random-action chance inside heuristic playouts (0..1).
+
+    Raises:
+        ValueError: on a bad option value (names it and the allowed values).
+    """
+
+    def __init__(self, iterations: int = 1000, c: float = 0.7, rollout: str = "heuristic", epsilon: float = 0.0):
+        _positive_int("iterations", iterations)
+        if isinstance(c, bool) or not isinstance(c, (int, float)) or c < 0:
+            raise ValueError(f"c must be a number >= 0, got {c!r}")
+        _check_rollout_options(rollout, epsilon)
+        self.iterations = iterations
+        self.c = float(c)
+        self.rollout = rollout
+        self.epsilon = float(epsilon)
+        self.name = f"ismcts:iterations={iterations}"
+
+    def reset(self) -> None:
+        """Nothing to reset: each decision builds a fresh tree."""
+
+    def search(self, infoset, rng: np.random.Generator) -> _Node:
+        """Run the iterations and return the root node (visits per action in ``root.visits``)."""
+        root = _Node()
+        c = self.c
+        for _ in range(self.iterations):
+            state = infoset.sample_state(rng)
+            node = root
+            path = []
+            # selection and expansion
+            while state.trick != NUM_TRICKS:
+                legal = state.legal_actions()
+                avail = node.avail
+                visits = node.visits
+                untried = []
+                for a in legal:
+                    avail[a] = avail.get(a, 0) + 1
+                    if a not in visits:
+                        untried.append(a)
+                if untried:
+                    a = untried[int(rng.integers(len(untried)))] if len(untried) > 1 else untried[0]
+                    visits[a] = 0
+                    node.value[a] = 0.0
+                    child = node.children[a] = _Node()
+                    path.append((node, a))
+                    state.apply(a)
+                    node = child
+                    break
+                sign = 1.0 if not (state.acting_seat & 1) else -1.0
+                best_a, best_u = legal[0], None
+                vals = node.value
+                for a in legal:
+                    n = visits[a]
+                    u = sign * vals[a] / n + c * sqrt(log(avail[a]) / n)
+                    if best_u is None or u > best_u:
+                        best_a, best_u = a, u
+                path.append((node, best_a))
+                state.apply(best_a)
+                node = node.children[best_a]
+            # rollout and backup
+            play_out(state, rng, self.rollout, self.epsilon)
+            r0, r1 = state.side_scores()
+            z = (r0 - r1) / 360.0
+            for n_, a in path:
+                n_.visits[a] += 1
+                n_.value[a] += z
+        return root
+
+    def act(self, infoset, legal_actions, rng: np.random.Generator) -> int:
+        if not legal_actions:
+            raise ValueError("ismcts.act needs at least one legal action (the deal may be over)")
+        if len(legal_actions) == 1:
+            return legal_actions[0]
+        root = self.search(infoset, rng)
+        best, best_n = legal_actions[0], -1
+        for a in sorted(legal_actions):
+            n = root.visits.get(a, 0)
+            if n > best_n:
+                best, best_n = a, n
+        return best
+
+
+__all__ = ["ISMCTSAgent"]
