@@ -1,0 +1,129 @@
+"""The perfect-information solver: exact against plain minimax (R3-R5, R7.3)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from conftest import endgame
+from twilight_env.engine import CHOOSE, State
+from agents.solver import Solver, action_values, best_action, brute_force_value, solve
+
+
+def _brute_action_values(state: State) -> dict[int, int]:
+    out = {}
+    for a in state.legal_actions():
+        s = state.clone()
+        s.apply(a)
+        out[a] = brute_force_value(s)
+    return out
+
+
+@pytest.mark.parametrize("num_players", [4, 3])
+@pytest.mark.parametrize("tricks_left,count", [(1, 60), (2, 40)])
+def test_solver_matches_brute_force(num_players, tricks_left, count):
+    rng = np.random.default_rng(100 * num_players + tricks_left)
+    solver = Solver(num_players)
+    for _ in range(count):
+        st = endgame(rng, num_players, tricks_left)
+        before = repr(st), st.history[:]
+        assert solver.solve(st) == brute_force_value(st), st
+        assert repr(st) == before[0] and st.history == before[1]  # the state is not changed
+
+
+@pytest.mark.parametrize("num_players", [4, 3])
+def test_solver_action_values_match_brute_force(num_players):
+    """Every action's value, including requests (partner: best card, opponent: worst)."""
+    rng = np.random.default_rng(7 + num_players)
+    for _ in range(25):
+        st = endgame(rng, num_players, 2)
+        assert Solver(num_players).action_values(st) == _brute_action_values(st), st
+
+
+@pytest.mark.parametrize("num_players", [4, 3])
+def test_solver_three_tricks_matches_brute_force(num_players):
+    """A few 3-trick endgames late in their first trick (the brute force is slow)."""
+    rng = np.random.default_rng(31 + num_players)
+    done = 0
+    while done < 2:
+        st = endgame(rng, num_players, 3)
+        if st.place < 2:
+            continue
+        assert solve(st) == brute_force_value(st), st
+        done += 1
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("num_players", [4, 3])
+def test_solver_three_tricks_matches_brute_force_many(num_players):
+    rng = np.random.default_rng(77 + num_players)
+    for _ in range(15):
+        st = endgame(rng, num_players, 3)
+        assert solve(st) == brute_force_value(st), st
+
+
+def test_solver_value_is_for_side_0_and_best_action_attains_it():
+    rng = np.random.default_rng(5)
+    for num_players in (4, 3):
+        for _ in range(20):
+            st = endgame(rng, num_players, 2)
+            vals = action_values(st)
+            v = solve(st)
+            side0 = not (st.acting_seat & 1)
+            assert v == (max(vals.values()) if side0 else min(vals.values()))
+            assert vals[best_action(st)] == v
+            assert set(vals) == set(st.legal_actions())
+
+
+def test_r4_4_last_trick_purgatory_is_neutral_for_the_solver():
+    """Last trick with a Purgatory that must come out: the trick and the pending pile
+    count for nobody (R4.3, R4.4), so the value is the score of what was taken before."""
+    from twilight_env.cards import mask_of
+    st = State([mask_of(["SP"]), mask_of(["MO"]), mask_of(["S7"]), mask_of(["M7"])], 0, 4)
+    st.trick = 6
+    st.captured = [mask_of(["SA", "S3"]), mask_of(["MA", "M4"]), 0, 0]
+    st.pending = mask_of(["ST", "S6", "MT", "M6"])
+    # side 0: 3 souls x 1 = 3; side 1: 4 souls x 1 = 4; whatever is played, SP is in the trick
+    assert solve(st) == 3 - 4 == brute_force_value(st)
+    assert set(action_values(st).values()) == {-1}
+
+
+def test_r4_3_purgatory_pending_goes_to_next_taker():
+    """A Purgatory trick before the last one is pending and the next taker gets it (R4.3)."""
+    from twilight_env.cards import mask_of
+    # two tricks left; Sun cards SP, SC1 (seat 0) and SO, S4 (seat 2): SP may come out in
+    # either trick, and a first-trick Purgatory hands the pile to the last trick's taker.
+    st = State([mask_of(["SP", "SC1"]), mask_of(["MC1", "M5"]), mask_of(["SO", "S4"]),
+                mask_of(["MA", "M3"])], 0, 4)
+    st.trick = 5
+    st.captured = [mask_of(["S7"]), mask_of(["M7", "MO"]), 0, 0]
+    v = solve(st)
+    assert v == brute_force_value(st)
+    vals = action_values(st)
+    assert vals == _brute_action_values(st)
+
+
+def test_solver_rejects_bad_input():
+    with pytest.raises(ValueError, match="State"):
+        solve("not a state")
+    st = State.random(np.random.default_rng(0), 0, 4)
+    while not st.done:
+        st.apply(st.legal_actions()[0])
+    with pytest.raises(ValueError, match="over"):
+        solve(st)
+    with pytest.raises(ValueError, match="3 or 4"):
+        Solver(5)
+    with pytest.raises(ValueError, match="players"):
+        Solver(3).solve(State.random(np.random.default_rng(0), 0, 4))
+
+
+def test_hold_phase_root():
+    """A root in the hold phase: the holder's side picks (a holder decides for its side)."""
+    rng = np.random.default_rng(11)
+    seen = 0
+    while seen < 10:
+        st = endgame(rng, 4, 2)
+        if st.phase == CHOOSE:
+            continue
+        assert solve(st) == brute_force_value(st)
+        seen += 1
