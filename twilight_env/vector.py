@@ -10,41 +10,44 @@ Backends
 --------
 The kernels are written once against a small array-ops shim, so the same code runs on
 NumPy arrays (the default; this module imports only NumPy at load time) or on torch
-tensors, CPU or CUDA (``backend="torch"``; torch is imported only then). Every step is a
-fixed sequence of whole-batch array operations: there is no Python loop over the batch
-and no data-dependent branch, which is what a GPU wants. Lookup tables (strength, souls,
-multipliers, bit -> flags of a 14-bit half mask) are built once in NumPy and copied to the
-backend.
+tensors, CPU or CUDA (``backend="torch"``; torch is imported only then). A step is a
+fixed sequence of whole-batch array operations: no Python loop over the batch and no
+data-dependent branch. Lookup tables (strength, souls, multipliers, the flags of a 14-bit
+half mask) are built once in NumPy and copied to the backend. Per-row reads and writes
+of ``(B, k)`` arrays go through flat indices ``row * k + column`` (NumPy's ``take`` and
+flat assignment are several times faster than 2-D fancy indexing).
 
 State arrays (``B`` = ``num_envs``; masks are 28-bit ints, bit ``i`` = card id ``i``)
 ----------------------------------------------------------------------------------
 | name | shape, dtype | meaning |
 |------|--------------|---------|
-| ``hands`` | (B, 4) int64 | cards each seat holds now (masks) |
+| ``hands`` | (B, 4) int64 | cards each seat holds now |
 | ``leader``, ``first_leader`` | (B,) int64 | seat leading this trick / the first trick |
 | ``trick`` | (B,) int64 | tricks finished, 0..7 (7 = deal over) |
 | ``place`` | (B,) int64 | places filled in this trick, 0..3 |
 | ``phase`` | (B,) int64 | 0 choose, 1 hold (R3.2) |
 | ``holder`` | (B,) int64 | requested seat in the hold phase, else -1 |
-| ``cards``, ``holders`` | (B, 4) int64 | this trick's card id / holder seat by place, -1 empty |
-| ``trick_mask`` | (B,) int64 | cards of this trick (mask) |
-| ``best``, ``best_place`` | (B,) int64 | strength and place of the card leading this trick (R4.1), -1 / 0 when empty |
+| ``trick_code`` | (B,) int64 | this trick by place ``p``: bits ``8p..8p+4`` card id + 1 (0 empty), bits ``8p+5..8p+6`` holder seat; read it as ``cards`` / ``holders`` (B, 4) |
+| ``trick_mask`` | (B,) int64 | cards of this trick |
+| ``best``, ``best_place`` | (B,) int64 | strength and place of the card leading this trick (R4.1); -1 / 0 when empty |
 | ``pending`` | (B,) int64 | the pending Purgatory pile (R4.3) |
 | ``neutral`` | (B,) int64 | cards left neutral by a last-trick Purgatory (R4.4) |
 | ``captured`` | (B, 4) int64 | cards taken by each seat (R4.2) |
-| ``card_chooser``, ``card_holder`` | (B, 28) int8 | per card id: seat it was played for / seat whose hand it left, -1 unplayed |
-| ``card_order`` | (B, 28) int8 | per card id: its index 0..27 in the play order, -1 unplayed |
+| ``played_for`` | (B, 4) int64 | cards played for each seat as chooser (R3.3) |
+| ``held_by`` | (B, 4) int64 | cards that left each seat's hand (R3.2) |
+| ``trick_of`` | (B, 7) int64 | cards played in each trick 0..6 (the current one included) |
+| ``history`` | (B, 28) int8 | card ids in play order, -1 after the last play |
 
-About 300 bytes per deal (:meth:`VectorEngine.nbytes_per_deal`). The per-card arrays
-carry one extra column (index 28) that absorbs writes of rows that did not play a card.
+About 370 bytes per deal (:meth:`VectorEngine.nbytes_per_deal`); ``history`` carries one
+extra column (index 28) that absorbs the writes of rows that played no card.
 
 Action encoding (INTERFACE.md): ``0..27`` play that card id from the acting hand,
-``28 + o - 1`` request the seat at offset ``o`` (1..3) from the chooser.
+``28 + o - 1`` request the seat at offset ``o`` (1..3) from the chooser (R3.2).
 """
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Sequence
 
 import numpy as np
 
@@ -75,7 +78,7 @@ HALF = 14
 HALF_MASK = SUN_MASK
 """0x3FFF: the low (Sun) half of a mask."""
 _DUMP = NUM_CARDS
-"""Column 28 of the per-card arrays: absorbs the writes of rows that played no card."""
+"""Index 28: 'no card' in the padded tables and the spare column of ``history``."""
 
 # ----------------------------------------------------------------------------------
 # NumPy tables, built once
@@ -83,20 +86,28 @@ _DUMP = NUM_CARDS
 _HALF_RANGE = np.arange(1 << HALF, dtype=np.int64)
 HALF_BITS = ((_HALF_RANGE[:, None] >> np.arange(HALF)) & 1).astype(np.bool_)
 """(16384, 14) bool: ``HALF_BITS[m, b]`` = bit ``b`` of the 14-bit mask ``m``."""
-HALF_SOULS = (HALF_BITS.astype(np.int64) @ np.array(SOULS[:HALF], dtype=np.int64)).astype(np.int64)
-"""(16384,) int64: souls (R5.1) of a 14-bit half mask (both cults have the same souls)."""
-HALF_MULT = (HALF_BITS.astype(np.int64) @ np.array(MULTIPLIER[:HALF], dtype=np.int64)).astype(np.int64)
+HALF_SOULS = HALF_BITS.astype(np.int64) @ np.array(SOULS[:HALF], dtype=np.int64)
+"""(16384,) int64: souls (R5.1) of a 14-bit half mask (both cults' cards have the same souls)."""
+HALF_MULT = HALF_BITS.astype(np.int64) @ np.array(MULTIPLIER[:HALF], dtype=np.int64)
 """(16384,) int64: sum of sanctuary multipliers (R5.2) of a 14-bit half mask."""
 HALF_COUNT = HALF_BITS.sum(axis=1).astype(np.int64)
-"""(16384,) int64: popcount of a 14-bit half mask."""
-STRENGTH_X = np.array(list(STRENGTH) + [-1], dtype=np.int64)
-"""(29,) int64: trick strength (R1, R4.1) by card id; index 28 (no card) -1."""
-POW2_X = np.array([1 << i for i in range(NUM_CARDS)] + [0], dtype=np.int64)
-"""(29,) int64: ``1 << id``; index 28 (no card) 0."""
+"""(16384,) int64: number of cards in a 14-bit half mask."""
+HALF_SELECT = np.zeros((1 << HALF, HALF), dtype=np.int64)
+"""(16384, 14) int64: ``HALF_SELECT[m, k]`` = position of the k-th set bit of ``m`` (0 if none)."""
+for _m in range(1 << HALF):
+    _pos = [b for b in range(HALF) if _m >> b & 1]
+    HALF_SELECT[_m, :len(_pos)] = _pos
+del _m, _pos
+HALF_SELECT = HALF_SELECT.reshape(-1)
+STRENGTH_X = np.array(list(STRENGTH) + [-1] * 4, dtype=np.int64)
+"""(32,) int64: trick strength (R1, R4.1) by card id; 28..31 (no card) -1."""
+POW2_X = np.array([1 << i for i in range(NUM_CARDS)] + [0] * 4, dtype=np.int64)
+"""(32,) int64: ``1 << id`` by card id; 28..31 (no card) 0. Index with ``id & 31`` so -1 gives 0."""
 SEAT_CULT = {4: np.array(SEAT_CULT_4, dtype=np.int64), 3: np.array(SEAT_CULT_3, dtype=np.int64)}
 """Cult (0 Sun, 1 Moon) of each seat 0..3, by number of players (R2.1, R7.2)."""
 CULT_MASK_X = np.array(CULT_MASK, dtype=np.int64)
 """(2,) int64: the 28-bit mask of each cult's cards."""
+ALL_CARDS = (1 << NUM_CARDS) - 1
 
 
 # ----------------------------------------------------------------------------------
@@ -104,7 +115,8 @@ CULT_MASK_X = np.array(CULT_MASK, dtype=np.int64)
 # ----------------------------------------------------------------------------------
 class _NumpyOps:
     name = "numpy"
-    int64, int8, bool_, float32, uint8 = np.int64, np.int8, np.bool_, np.float32, np.uint8
+    int64, int32, int8, bool_, float32, float64, uint8 = (np.int64, np.int32, np.int8, np.bool_,
+                                                           np.float32, np.float64, np.uint8)
 
     def __init__(self, device=None):
         if device not in (None, "cpu"):
@@ -120,6 +132,9 @@ class _NumpyOps:
     def zeros(self, shape, dtype):
         return np.zeros(shape, dtype=dtype)
 
+    def empty(self, shape, dtype):
+        return np.empty(shape, dtype=dtype)
+
     def full(self, shape, value, dtype):
         return np.full(shape, value, dtype=dtype)
 
@@ -129,8 +144,18 @@ class _NumpyOps:
     where = staticmethod(np.where)
 
     @staticmethod
-    def take_along(a, idx):
-        return np.take_along_axis(a, idx, axis=1)
+    def gather(a, fi):
+        """``a.reshape(-1)[fi]`` (fast flat take)."""
+        return a.reshape(-1).take(fi)
+
+    @staticmethod
+    def scatter(a, fi, v):
+        """``a.reshape(-1)[fi] = v`` in place; ``a`` must be contiguous."""
+        a.reshape(-1)[fi] = v
+
+    @staticmethod
+    def lookup(table, idx):
+        return table.take(idx)
 
     @staticmethod
     def cast(x, dtype):
@@ -141,12 +166,39 @@ class _NumpyOps:
         return np.asarray(x)
 
     @staticmethod
-    def copy(x):
-        return x.copy()
+    def stack(xs, axis):
+        return np.stack(xs, axis=axis)
 
     @staticmethod
-    def cat(xs, axis):
-        return np.concatenate(xs, axis=axis)
+    def is_bool(x):
+        return x.dtype == np.bool_
+
+    @staticmethod
+    def is_int(x):
+        return x.dtype.kind in "iu"
+
+    @staticmethod
+    def uniform(rng, n):
+        return rng.random(n)
+
+    @staticmethod
+    def unpack_bits(x, nbits):
+        """(B,) int64 of ``nbits`` <= 64 bits -> (B, nbits) bool, column k = bit k."""
+        x = np.ascontiguousarray(x, dtype=np.int64)
+        u8 = x.view(np.uint8).reshape(x.shape[0], 8)
+        if u8.dtype.byteorder == ">" or np.little_endian is False:  # pragma: no cover
+            u8 = u8[:, ::-1]
+        return np.unpackbits(u8, axis=1, count=nbits, bitorder="little").view(np.bool_)
+
+    @staticmethod
+    def unpack_words(words, nbits, out):
+        """32-bit words (list of NW (B,) int64) -> flags in ``out[:, :nbits]`` (float32)."""
+        w = np.empty((words[0].shape[0], len(words)), dtype=np.uint32)
+        for k, x in enumerate(words):
+            w[:, k] = x
+        if not np.little_endian:  # pragma: no cover
+            w = w.byteswap()
+        out[:, :nbits] = np.unpackbits(w.view(np.uint8), axis=1, count=nbits, bitorder="little")
 
 
 class _TorchOps:
@@ -157,14 +209,16 @@ class _TorchOps:
 
         self.torch = torch
         self.device = torch.device(device if device is not None else "cpu")
-        self.int64, self.int8, self.bool_ = torch.int64, torch.int8, torch.bool
-        self.float32, self.uint8 = torch.float32, torch.uint8
+        self.int64, self.int32, self.int8, self.bool_ = torch.int64, torch.int32, torch.int8, torch.bool
+        self.float32, self.float64, self.uint8 = torch.float32, torch.float64, torch.uint8
 
     def asarray(self, x, dtype=None):
         t = self.torch
         if isinstance(x, t.Tensor):
             return x.to(device=self.device, dtype=dtype if dtype is not None else x.dtype)
         x = np.asarray(x)
+        if dtype is None and x.dtype == np.uint64:
+            x = x.astype(np.int64)
         return t.as_tensor(x, device=self.device, dtype=dtype)
 
     def table(self, x):
@@ -172,6 +226,9 @@ class _TorchOps:
 
     def zeros(self, shape, dtype):
         return self.torch.zeros(shape, dtype=dtype, device=self.device)
+
+    def empty(self, shape, dtype):
+        return self.torch.empty(shape, dtype=dtype, device=self.device)
 
     def full(self, shape, value, dtype):
         return self.torch.full(shape, value, dtype=dtype, device=self.device)
@@ -182,8 +239,17 @@ class _TorchOps:
     def where(self, cond, x, y):
         return self.torch.where(cond, x, y)
 
-    def take_along(self, a, idx):
-        return self.torch.gather(a, 1, idx)
+    @staticmethod
+    def gather(a, fi):
+        return a.view(-1)[fi]
+
+    @staticmethod
+    def scatter(a, fi, v):
+        a.view(-1)[fi] = v.to(a.dtype) if hasattr(v, "dtype") else v
+
+    @staticmethod
+    def lookup(table, idx):
+        return table[idx]
 
     @staticmethod
     def cast(x, dtype):
@@ -193,12 +259,27 @@ class _TorchOps:
     def to_numpy(x):
         return x.detach().cpu().numpy()
 
-    @staticmethod
-    def copy(x):
-        return x.clone()
+    def stack(self, xs, axis):
+        return self.torch.stack(xs, dim=axis)
 
-    def cat(self, xs, axis):
-        return self.torch.cat(xs, dim=axis)
+    def is_bool(self, x):
+        return x.dtype == self.torch.bool
+
+    def is_int(self, x):
+        return not x.dtype.is_floating_point and not x.dtype.is_complex and x.dtype != self.torch.bool
+
+    def uniform(self, rng, n):
+        # draws come from the numpy Generator so both backends replay the same games
+        return self.asarray(rng.random(n))
+
+    def unpack_bits(self, x, nbits):
+        shifts = self.arange(nbits)
+        return ((x[:, None] >> shifts) & 1) != 0
+
+    def unpack_words(self, words, nbits, out):
+        w = self.torch.stack(words, dim=1)
+        bits = (w[:, :, None] >> self.arange(32)) & 1
+        out[:, :nbits] = bits.reshape(w.shape[0], -1)[:, :nbits]
 
 
 def make_ops(backend: str = "numpy", device=None):
@@ -234,12 +315,16 @@ def random_hands_batch(rng: np.random.Generator, n: int) -> np.ndarray:
     return POW2_X[perm].reshape(n, 4, 7).sum(axis=2)
 
 
+def _popcount(m: np.ndarray) -> np.ndarray:
+    return HALF_COUNT[m & HALF_MASK] + HALF_COUNT[(m >> HALF) & HALF_MASK]
+
+
 def deals_to_hands(deals) -> np.ndarray:
     """Hand masks of explicit deals.
 
     Args:
-        deals: either an int array ``(n, 4)`` of hand masks, an int array ``(n, 4, 7)`` of
-            card ids, or a sequence of ``n`` deals of four hands of card codes (or ids).
+        deals: an int array ``(n, 4)`` of hand masks, an int array ``(n, 4, 7)`` of card
+            ids, or a sequence of ``n`` deals, each four hands of 7 card codes (or ids).
 
     Returns:
         (n, 4) int64 hand masks.
@@ -248,7 +333,6 @@ def deals_to_hands(deals) -> np.ndarray:
         ValueError: unless each deal is 4 hands of 7 distinct cards holding all 28 once
             (R2.3), saying which deal is wrong and why.
     """
-    arr = None
     try:
         arr = np.asarray(deals)
     except (ValueError, TypeError):
@@ -260,16 +344,20 @@ def deals_to_hands(deals) -> np.ndarray:
             if arr.size and (arr.min() < 0 or arr.max() >= NUM_CARDS):
                 raise ValueError("card ids must be in 0..27")
             hands = POW2_X[arr].sum(axis=2)
+            dup = _popcount(np.bitwise_or.reduce(hands, axis=1)) != NUM_CARDS
         else:
             if arr.shape[1] != 4:
-                raise ValueError(f"mask deals must have shape (n, 4), got {arr.shape}")
+                raise ValueError(f"hand-mask deals must have shape (n, 4), got {arr.shape}")
             hands = arr.astype(np.int64)
-        for i, h in enumerate(hands):
-            counts = [int(HALF_COUNT[x & HALF_MASK] + HALF_COUNT[(x >> HALF) & HALF_MASK]) for x in h]
-            if (h < 0).any() or (h >> NUM_CARDS).any() or counts != [7, 7, 7, 7] or \
-                    int(h[0] | h[1] | h[2] | h[3]) != (1 << NUM_CARDS) - 1:
-                raise ValueError(f"deal {i} is not 4 hands of 7 cards holding all 28 once "
-                                 f"(cards per hand: {counts})")
+            if ((hands < 0) | (hands > ALL_CARDS)).any():
+                raise ValueError("hand masks must be 28-bit (0 <= mask < 2**28)")
+            dup = np.zeros(len(hands), bool)
+        counts = _popcount(hands)
+        bad = dup | (counts != 7).any(axis=1) | (np.bitwise_or.reduce(hands, axis=1) != ALL_CARDS)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError(f"deal {i} is not 4 hands of 7 distinct cards holding all 28 once "
+                             f"(cards per hand: {counts[i].tolist()})")
         return hands
     out = []
     for i, deal in enumerate(deals):
@@ -299,8 +387,12 @@ class VectorEngine:
         ValueError: on a bad ``num_envs``, ``num_players``, ``backend`` or ``device``.
 
     Attributes are the state arrays in the module docstring, plus ``num_envs``,
-    ``num_players``, ``ops`` (the array shim) and ``seat_cult`` ((4,) int64 on the backend).
+    ``num_players``, ``backend``, ``ops`` (the array shim) and ``seat_cult``.
     """
+
+    _STATE_FIELDS = ("hands", "leader", "first_leader", "trick", "place", "phase", "holder",
+                     "trick_code", "trick_mask", "best", "best_place", "pending",
+                     "neutral", "captured", "played_for", "held_by", "trick_of", "_history")
 
     def __init__(self, num_envs: int, num_players: int = 4, *, backend: str = "numpy", device=None):
         self.num_envs = B = _check_int("num_envs", num_envs, 1)
@@ -312,17 +404,21 @@ class VectorEngine:
         # tables on the backend
         self.seat_cult = o.table(SEAT_CULT[self.num_players])
         self._seat_cult_np = SEAT_CULT[self.num_players]
-        self._cult_mask = o.table(CULT_MASK_X)
+        # (4,) int64: the cult mask of each seat's cult
+        self._seat_cmask = o.table(CULT_MASK_X[SEAT_CULT[self.num_players]])
         self._half_bits = o.table(HALF_BITS)
         self._half_souls = o.table(HALF_SOULS)
         self._half_mult = o.table(HALF_MULT)
         self._half_count = o.table(HALF_COUNT)
+        self._half_select = o.table(HALF_SELECT)
         self._strength = o.table(STRENGTH_X)
         self._pow2 = o.table(POW2_X)
         self._rows = o.arange(B)
-        self._offsets = o.table(np.arange(1, 4, dtype=np.int64))[None, :]
+        self._rows4 = self._rows * 4
+        self._rows7 = self._rows * 7
+        self._rows29 = self._rows * (NUM_CARDS + 1)
         # state
-        i64, i8 = o.int64, o.int8
+        i64 = o.int64
         self.hands = o.zeros((B, 4), i64)
         self.leader = o.zeros((B,), i64)
         self.first_leader = o.zeros((B,), i64)
@@ -330,40 +426,38 @@ class VectorEngine:
         self.place = o.zeros((B,), i64)
         self.phase = o.zeros((B,), i64)
         self.holder = o.full((B,), -1, i64)
-        self.cards = o.full((B, 4), -1, i64)
-        self.holders = o.full((B, 4), -1, i64)
+        self.trick_code = o.zeros((B,), i64)
+        self._place_shift = o.table(np.arange(4, dtype=np.int64) * 8)[None, :]
         self.trick_mask = o.zeros((B,), i64)
         self.best = o.full((B,), -1, i64)
         self.best_place = o.zeros((B,), i64)
         self.pending = o.zeros((B,), i64)
         self.neutral = o.zeros((B,), i64)
         self.captured = o.zeros((B, 4), i64)
-        self._card_chooser = o.full((B, NUM_CARDS + 1), -1, i8)
-        self._card_holder = o.full((B, NUM_CARDS + 1), -1, i8)
-        self._card_order = o.full((B, NUM_CARDS + 1), -1, i8)
+        self.played_for = o.zeros((B, 4), i64)
+        self.held_by = o.zeros((B, 4), i64)
+        self.trick_of = o.zeros((B, NUM_TRICKS), i64)
+        self._history = o.full((B, NUM_CARDS + 1), -1, o.int8)
 
     # -- bookkeeping ----------------------------------------------------------------
-    _STATE_FIELDS = ("hands", "leader", "first_leader", "trick", "place", "phase", "holder",
-                     "cards", "holders", "trick_mask", "best", "best_place", "pending",
-                     "neutral", "captured", "_card_chooser", "_card_holder", "_card_order")
+    @property
+    def history(self):
+        """(B, 28) int8: card ids in play order, -1 after the last play."""
+        return self._history[:, :NUM_CARDS]
 
     @property
-    def card_chooser(self):
-        """(B, 28) int8: per card id, the seat it was played for (the chooser), -1 unplayed."""
-        return self._card_chooser[:, :NUM_CARDS]
+    def cards(self):
+        """(B, 4) int64: card id at each place of the current trick, -1 empty."""
+        return ((self.trick_code[:, None] >> self._place_shift) & 31) - 1
 
     @property
-    def card_holder(self):
-        """(B, 28) int8: per card id, the seat whose hand it was played from, -1 unplayed."""
-        return self._card_holder[:, :NUM_CARDS]
-
-    @property
-    def card_order(self):
-        """(B, 28) int8: per card id, its index 0..27 in the play order, -1 unplayed."""
-        return self._card_order[:, :NUM_CARDS]
+    def holders(self):
+        """(B, 4) int64: seat whose hand each place's card came from, -1 empty."""
+        code = self.trick_code[:, None] >> self._place_shift
+        return self.ops.where((code & 31) != 0, (code >> 5) & 3, -1)
 
     def nbytes_per_deal(self) -> float:
-        """Bytes of state arrays per deal (sum of the arrays' sizes / B); tables excluded."""
+        """Bytes of state arrays per deal (sum of the arrays' sizes / B); shared tables excluded."""
         total = 0
         for f in self._STATE_FIELDS:
             a = getattr(self, f)
@@ -388,62 +482,73 @@ class VectorEngine:
     @property
     def deciding_seat(self):
         """(B,) int64: the acting seat, except that in 3 players the solo (0) decides for the
-        new moon (2) (R7.3). Meaningless in finished rows."""
+        new moon (2) (R7.3). In finished rows this is the first leader of the next trick."""
         s = self.acting_seat
         if self.num_players == 3:
-            s = self.ops.where(s == NEW_MOON, 0, s)
+            s = s & ~((s == NEW_MOON) * 2)  # 2 -> 0, others unchanged
         return s
 
     def _rows_arg(self, rows):
-        """Normalise ``rows`` (None = all, bool mask (B,), or int indices) to int indices."""
+        """Normalise ``rows`` (None = all, a (B,) bool mask, or int indices) to NumPy int indices."""
         o = self.ops
         if rows is None:
-            return self._rows
+            return np.arange(self.num_envs)
         r = o.asarray(rows)
-        if r.dtype in (o.bool_,) or str(r.dtype) in ("bool", "torch.bool"):
+        if o.is_bool(r):
             if tuple(r.shape) != (self.num_envs,):
                 raise ValueError(f"a row mask must have shape ({self.num_envs},), got {tuple(r.shape)}")
-            idx = np.flatnonzero(o.to_numpy(r))
-        else:
-            idx = o.to_numpy(r).astype(np.int64).reshape(-1)
-            if idx.size and (idx.min() < 0 or idx.max() >= self.num_envs):
-                raise ValueError(f"row indices must be in 0..{self.num_envs - 1}")
-            if np.unique(idx).size != idx.size:
-                raise ValueError("row indices must not repeat")
-        return o.asarray(idx, o.int64)
+            return np.flatnonzero(o.to_numpy(r))
+        if not o.is_int(r):
+            raise ValueError(f"rows must be a bool mask or int indices, got dtype {r.dtype}")
+        idx = o.to_numpy(r).astype(np.int64).reshape(-1)
+        if idx.size and (idx.min() < 0 or idx.max() >= self.num_envs):
+            raise ValueError(f"row indices must be in 0..{self.num_envs - 1}, got {idx.min()}..{idx.max()}")
+        if np.unique(idx).size != idx.size:
+            raise ValueError("row indices must not repeat")
+        return idx
 
     # -- reset -----------------------------------------------------------------------
-    def reset(self, rows=None, *, rng: np.random.Generator | None = None, deals=None, leaders=None) -> None:
+    def reset(self, rows=None, *, rng: np.random.Generator | None = None, deals=None, leaders=None):
         """Start new deals in ``rows`` (all rows by default).
 
         Args:
             rows: None (all), a (B,) bool mask, or int row indices.
             rng: ``numpy.random.Generator`` for random deals (R2.3); needed unless ``deals``.
-            deals: explicit deals for those rows, anything :func:`deals_to_hands` accepts,
+            deals: explicit deals for those rows (anything :func:`deals_to_hands` takes),
                 one per row in order.
             leaders: seat leading the first trick, an int or one per row (default 0; in
                 3 players it must be 0, the solo, R7.2).
 
+        Returns:
+            (n,) int64 NumPy array: the rows that were reset.
+
         Raises:
-            ValueError: on bad rows, deals, leaders, or neither ``rng`` nor ``deals``.
+            ValueError: on bad rows, deals or leaders, or with neither ``rng`` nor ``deals``.
         """
         o = self.ops
         idx = self._rows_arg(rows)
-        n = int(idx.shape[0])
+        n = idx.size
         if deals is not None:
             hands = deals_to_hands(deals)
             if hands.shape[0] != n:
                 raise ValueError(f"got {hands.shape[0]} deals for {n} rows")
         elif rng is not None:
+            if not isinstance(rng, np.random.Generator):
+                raise ValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
             hands = random_hands_batch(rng, n)
         else:
             raise ValueError("reset needs rng (a numpy.random.Generator) or deals")
-        lead = np.broadcast_to(np.asarray(0 if leaders is None else leaders), (n,)).astype(np.int64)
+        lead = np.asarray(0 if leaders is None else leaders)
+        if lead.dtype.kind not in "iu" or lead.ndim > 1 or (lead.ndim == 1 and lead.size != n):
+            raise ValueError(f"leaders must be a seat 0..3 or one seat per reset row ({n}), got {leaders!r}")
+        lead = np.broadcast_to(lead, (n,)).astype(np.int64)
         if lead.size and (lead.min() < 0 or lead.max() > 3):
             raise ValueError(f"leaders must be seats 0..3, got {leaders!r}")
         if self.num_players == 3 and lead.any():
             raise ValueError("in 3 players the solo (seat 0) leads the first trick (R7.2); leaders must be 0")
-        self._set_rows(idx, o.asarray(hands, o.int64), o.asarray(lead, o.int64))
+        if n:
+            self._set_rows(o.asarray(idx, o.int64), o.asarray(hands, o.int64), o.asarray(lead, o.int64))
+        return idx
 
     def _set_rows(self, idx, hands, lead) -> None:
         """Fresh deals with ``hands`` (n, 4) and first leaders ``lead`` (n,) in rows ``idx``."""
@@ -452,46 +557,74 @@ class VectorEngine:
         self.first_leader[idx] = lead
         for name, value in (("trick", 0), ("place", 0), ("phase", CHOOSE), ("holder", -1),
                             ("trick_mask", 0), ("best", -1), ("best_place", 0), ("pending", 0),
-                            ("neutral", 0)):
+                            ("neutral", 0), ("trick_code", 0), ("captured", 0),
+                            ("played_for", 0), ("held_by", 0), ("trick_of", 0), ("_history", -1)):
             getattr(self, name)[idx] = value
-        self.cards[idx] = -1
-        self.holders[idx] = -1
-        self.captured[idx] = 0
-        self._card_chooser[idx] = -1
-        self._card_holder[idx] = -1
-        self._card_order[idx] = -1
 
     # -- legal actions ----------------------------------------------------------------
-    def legal_mask(self, out=None):
-        """Legal actions of every row as a mask (R3.2, R3.5).
+    def legal_bits(self):
+        """(B,) int64: the legal actions of every row as a 31-bit mask, bit ``a`` set when
+        action ``a`` is legal (R3.2, R3.5); 0 in finished rows (their hands are empty)."""
+        o = self.ops
+        c = (self.leader + self.place) & 3
+        cm = o.lookup(self._seat_cmask, c)
+        hold = self.phase == HOLD
+        acting = o.where(hold, self.holder, c)
+        r4 = self._rows4
+        h = self.hands
+        own = o.gather(h, r4 + acting) & cm
+        # R3.2/R3.5: request offset o (action 27 + o) if that seat holds a card of the cult
+        req = (((o.gather(h, r4 + ((c + 1) & 3)) & cm) != 0)
+               | (((o.gather(h, r4 + ((c + 2) & 3)) & cm) != 0) << 1)
+               | (((o.gather(h, r4 + ((c + 3) & 3)) & cm) != 0) << 2))
+        return own | ((req & ~(hold * 7)) << REQUEST_BASE)
+
+    def legal_mask(self, bits=None, out=None):
+        """Legal actions of every row as a (B, 31) bool mask (R3.2, R3.5).
 
         Args:
-            out: optional (B, 31) bool array (NumPy backend) to write into.
+            bits: the :meth:`legal_bits` of the current state, if already computed.
+            out: optional (B, 31) bool array to write into.
 
         Returns:
             (B, 31) bool, ``[row, action]``; ``mask[i, a]`` is True exactly when ``a`` is in
             ``State.legal_actions()`` of row ``i``. Finished rows are all False.
         """
         o = self.ops
-        B = self.num_envs
-        hands = self.hands
-        c = (self.leader + self.place) & 3
-        cm = self._cult_mask[self.seat_cult[c]]
-        hold = self.phase == HOLD
-        acting = o.where(hold, self.holder, c)
-        own = o.take_along(hands, acting[:, None])[:, 0] & cm
-        others = o.take_along(hands, (c[:, None] + self._offsets) & 3) & cm[:, None]
+        if bits is None:
+            bits = self.legal_bits()
+        m = o.unpack_bits(bits, NUM_ACTIONS)
         if out is None:
-            out = o.zeros((B, NUM_ACTIONS), o.bool_)
-        out[:, :HALF] = self._half_bits[own & HALF_MASK]
-        out[:, HALF:NUM_CARDS] = self._half_bits[own >> HALF]
-        out[:, REQUEST_BASE:] = (others != 0) & ~hold[:, None]
+            return m
+        out[:] = m
         return out
 
-    def legal_counts(self):
-        """(B,) int64: number of legal actions per row (0 in finished rows)."""
-        m = self.legal_mask()
-        return m.sum(1)
+    def random_actions(self, rng: np.random.Generator, bits=None):
+        """A uniformly random legal action for every row (R3.2), for rollouts and benchmarks.
+
+        Args:
+            rng: ``numpy.random.Generator`` giving one uniform draw per row.
+            bits: the :meth:`legal_bits` of the current state, if already computed.
+
+        Returns:
+            (B,) int64 actions; 0 in finished rows (which have no legal action).
+        """
+        o = self.ops
+        if bits is None:
+            bits = self.legal_bits()
+        lo = bits & HALF_MASK
+        mid = (bits >> HALF) & HALF_MASK
+        hi = bits >> REQUEST_BASE
+        cl = o.lookup(self._half_count, lo)
+        cm_ = o.lookup(self._half_count, mid)
+        n = cl + cm_ + o.lookup(self._half_count, hi)
+        k = o.cast(o.uniform(rng, self.num_envs) * n, o.int64)  # 0..n-1 (0 when n = 0)
+        in_lo = k < cl
+        in_mid = (k < cl + cm_) & ~in_lo
+        part = o.where(in_lo, lo, o.where(in_mid, mid, hi))
+        kk = k - o.where(in_lo, 0, o.where(in_mid, cl, cl + cm_))
+        base = o.where(in_lo, 0, o.where(in_mid, HALF, REQUEST_BASE))
+        return (base + o.lookup(self._half_select, part * HALF + kk)) * (n > 0)
 
     # -- transitions -------------------------------------------------------------------
     def apply(self, actions, active=None) -> None:
@@ -502,62 +635,58 @@ class VectorEngine:
             active: optional (B,) bool mask of the rows to step (default: every row).
 
         Raises:
-            ValueError: if ``actions`` has the wrong shape, or if any selected row is
-                finished or gets an illegal action; the message names the batch indices
-                (up to 20) and their legal actions. Nothing is changed then.
+            ValueError: if ``actions`` or ``active`` has the wrong shape or type, or if any
+                selected row is finished or gets an illegal action; the message names the
+                batch indices (up to 20) and their legal actions. Nothing is changed then.
         """
         o = self.ops
         B = self.num_envs
         a = o.asarray(actions)
-        if tuple(a.shape) != (B,):
-            raise ValueError(f"actions must have shape ({B},), got {tuple(a.shape)}")
-        if str(a.dtype) not in ("int64", "torch.int64"):
-            if not any(k in str(a.dtype) for k in ("int", "uint")) or "bool" in str(a.dtype):
-                raise ValueError(f"actions must be integers 0..30, got dtype {a.dtype}")
+        if tuple(a.shape) != (B,) or not o.is_int(a):
+            raise ValueError(f"actions must be ({B},) integers 0..30, got shape {tuple(a.shape)} "
+                             f"dtype {a.dtype}")
+        if a.dtype != o.int64:
             a = o.cast(a, o.int64)
+        r4 = self._rows4
         hands = self.hands
         place = self.place
         c = (self.leader + place) & 3
-        cm = self._cult_mask[self.seat_cult[c]]
+        cm = o.lookup(self._seat_cmask, c)
         hold = self.phase == HOLD
         acting = o.where(hold, self.holder, c)
         card = (a >= 0) & (a < NUM_CARDS)
         req = (a >= REQUEST_BASE) & (a < NUM_ACTIONS) & ~hold
-        ci = o.where(card, a, _DUMP)
-        bit = self._pow2[ci]
-        own = o.take_along(hands, acting[:, None])[:, 0] & cm
+        bit = o.lookup(self._pow2, a & 31) * card
         target = (c + a - (REQUEST_BASE - 1)) & 3
-        ok_card = (own & bit) != 0
-        ok_req = req & ((o.take_along(hands, target[:, None])[:, 0] & cm) != 0)
-        ok = ok_card | ok_req
+        h_act = o.gather(hands, r4 + acting)
+        ok = ((h_act & cm & bit) != 0) | (req & ((o.gather(hands, r4 + target) & cm) != 0))
         if active is not None:
             act = o.asarray(active)
-            if tuple(act.shape) != (B,):
-                raise ValueError(f"active must be a ({B},) bool mask, got shape {tuple(act.shape)}")
-            act = o.cast(act, o.bool_)
+            if tuple(act.shape) != (B,) or not o.is_bool(act):
+                raise ValueError(f"active must be a ({B},) bool mask, got shape {tuple(act.shape)} "
+                                 f"dtype {act.dtype}")
             ok = ok | ~act
             card = card & act
             req = req & act
-        else:
-            act = None
+            bit = bit * act
         if not bool(ok.all()):
             self._raise_illegal(o.to_numpy(~ok), o.to_numpy(a))
-        play = card  # legal card plays of selected rows
-        if act is not None:
-            bit = o.where(play, bit, 0)
-            ci = o.where(play, ci, _DUMP)
-        rows = self._rows
+        play = card
         # R3.2/R3.3: the card leaves the acting hand and lies in front of the chooser.
-        hands[rows, acting] ^= bit
-        self.cards[rows, place] = o.where(play, a, -1)        # slot ``place`` is empty
-        self.holders[rows, place] = o.where(play, acting, -1)
-        self._card_chooser[rows, ci] = o.cast(c, o.int8)
-        self._card_holder[rows, ci] = o.cast(acting, o.int8)
-        self._card_order[rows, ci] = o.cast(self.trick * 4 + place, o.int8)
-        self.trick_mask |= bit
+        o.scatter(hands, r4 + acting, h_act ^ bit)
+        self.trick_code = self.trick_code | ((((a + 1) | (acting << 5)) * play) << (place * 8))
+        o.scatter(self._history, self._rows29 + o.where(play, self.trick * 4 + place, _DUMP),
+                  o.cast(a, o.int8))
+        fi = r4 + c
+        o.scatter(self.played_for, fi, o.gather(self.played_for, fi) | bit)
+        fi = r4 + acting
+        o.scatter(self.held_by, fi, o.gather(self.held_by, fi) | bit)
+        fi = self._rows7 + self.trick - (self.trick == NUM_TRICKS) * 1  # finished rows: bit is 0
+        o.scatter(self.trick_of, fi, o.gather(self.trick_of, fi) | bit)
+        self.trick_mask = self.trick_mask | bit
         # R4.1: strictly stronger replaces the leading card, so ties go to the earlier place;
         # the Purgatory is strongest, so a trick with one leads with its first Purgatory.
-        s = self._strength[ci]
+        s = o.lookup(self._strength, o.where(play, a, _DUMP))
         better = s > self.best
         self.best = o.where(better, s, self.best)
         self.best_place = o.where(better, place, self.best_place)
@@ -565,7 +694,9 @@ class VectorEngine:
         # phases: a request opens the hold phase for the requested seat (R3.2)
         self.phase = o.where(req, HOLD, o.where(play, CHOOSE, self.phase))
         self.holder = o.where(req, target, o.where(play, -1, self.holder))
-        self._resolve(place == 4)
+        full = place == 4
+        if self.backend != "numpy" or bool(full.any()):
+            self._resolve(full)
 
     def _resolve(self, full) -> None:
         """Finish the tricks of rows ``full`` (B,) bool (R4.1-R4.4)."""
@@ -574,23 +705,23 @@ class VectorEngine:
         purg = (tm & PURGATORY_MASK) != 0
         taker = (self.leader + self.best_place) & 3
         # R4.2: the taker gets the trick and the whole pending pile (R4.3)
-        self.captured[self._rows, taker] |= o.where(full & ~purg, tm | self.pending, 0)
+        fi = self._rows4 + taker
+        gain = (tm | self.pending) * (full & ~purg)
+        o.scatter(self.captured, fi, o.gather(self.captured, fi) | gain)
         # R4.3: a trick with a Purgatory joins the pending pile; the seat of the first
-        # Purgatory leads next (taker above is that seat). R4.4: after the 7th trick the
-        # pile stays neutral.
+        # Purgatory leads next (``taker`` is that seat). R4.4: after the 7th trick the
+        # whole pile stays neutral.
         grown = self.pending | tm
         last_purg = full & purg & (self.trick == NUM_TRICKS - 1)
-        self.neutral |= o.where(last_purg, grown, 0)
-        self.pending = o.where(full, o.where(purg & ~last_purg, grown, 0), self.pending)
+        self.neutral = self.neutral | grown * last_purg
+        self.pending = o.where(full, grown * (purg & ~last_purg), self.pending)
         self.leader = o.where(full, taker, self.leader)
         self.trick = self.trick + full
         self.place = o.where(full, 0, self.place)
-        f2 = full[:, None]
-        self.cards = o.where(f2, -1, self.cards)
-        self.holders = o.where(f2, -1, self.holders)
-        self.trick_mask = o.where(full, 0, tm)
+        self.trick_code = self.trick_code * ~full
+        self.trick_mask = tm * ~full
         self.best = o.where(full, -1, self.best)
-        self.best_place = o.where(full, 0, self.best_place)
+        self.best_place = self.best_place * ~full
 
     def _raise_illegal(self, bad: np.ndarray, a: np.ndarray) -> None:
         idx = np.flatnonzero(bad)
@@ -599,7 +730,7 @@ class VectorEngine:
         parts = []
         for i in idx[:20]:
             if done[i]:
-                parts.append(f"row {i}: action {int(a[i])} but the deal is over (reset it)")
+                parts.append(f"row {i}: action {int(a[i])}, but the deal is over (reset it)")
             else:
                 parts.append(f"row {i}: action {int(a[i])} not in legal actions "
                              f"{np.flatnonzero(mask[i]).tolist()}")
@@ -609,110 +740,129 @@ class VectorEngine:
 
     # -- scoring -----------------------------------------------------------------------
     def _souls(self, m):
-        return self._half_souls[m & HALF_MASK] + self._half_souls[(m >> HALF) & HALF_MASK]
+        o = self.ops
+        return o.lookup(self._half_souls, m & HALF_MASK) + o.lookup(self._half_souls, (m >> HALF) & HALF_MASK)
 
     def _score(self, m, cult: int):
-        """Deal score (R5) of masks ``m`` taken by a side (or seat) of ``cult``."""
-        return self._souls(m) * self._half_mult[(m >> (HALF * cult)) & HALF_MASK]
+        """Deal score (R5.1-R5.3) of masks ``m`` taken by a side (or seat) of ``cult``."""
+        return self._souls(m) * self.ops.lookup(self._half_mult, (m >> (HALF * cult)) & HALF_MASK)
 
     def side_scores(self):
-        """(B, 2) int64 deal points of side 0 (seats 0, 2) and side 1 (seats 1, 3) (R5,
-        R7.5); side 0 is Sun in 4 players and the Moon (solo) side in 3 players. Counts
-        the tricks taken so far."""
+        """(B, 2) int64 deal points of side 0 (seats 0, 2) and side 1 (seats 1, 3) from the
+        tricks taken so far (R5, R7.5); side 0 is Sun in 4 players and Moon (the solo's
+        side) in 3 players."""
         cap = self.captured
         sc = self._seat_cult_np
         s0 = self._score(cap[:, 0] | cap[:, 2], int(sc[0]))
         s1 = self._score(cap[:, 1] | cap[:, 3], int(sc[1]))
-        return self.ops.cat([s0[:, None], s1[:, None]], 1)
+        return self.ops.stack([s0, s1], 1)
 
     def seat_scores(self):
         """(B, 4) int64: each seat's score from only the tricks it took (R8 ``individual``)."""
         cap = self.captured
         sc = self._seat_cult_np
-        return self.ops.cat([self._score(cap[:, s], int(sc[s]))[:, None] for s in range(4)], 1)
+        return self.ops.stack([self._score(cap[:, s], int(sc[s])) for s in range(4)], 1)
 
     def returns(self):
         """(B, 4) int64 per seat: own side's deal score minus the other side's (deal points)."""
         s = self.side_scores()
         d = s[:, 0] - s[:, 1]
-        return self.ops.cat([d[:, None], -d[:, None], d[:, None], -d[:, None]], 1)
+        return self.ops.stack([d, -d, d, -d], 1)
 
     def counts(self):
         """(B, 4, 2) int64: Sun and Moon cards each seat holds now (R2.5)."""
+        o = self.ops
         h = self.hands
-        sun = self._half_count[h & HALF_MASK]
-        moon = self._half_count[(h >> HALF) & HALF_MASK]
-        return self.ops.cat([sun[:, :, None], moon[:, :, None]], 2)
+        return o.stack([o.lookup(self._half_count, h & HALF_MASK),
+                        o.lookup(self._half_count, (h >> HALF) & HALF_MASK)], 2)
+
+    # -- observations ------------------------------------------------------------------
+    def observe(self, seats=None, out=None):
+        """Observation vectors, identical to ``encoding.encode_observation(state, seat)``.
+
+        Args:
+            seats: (B,) viewer seats; default :attr:`deciding_seat` (the player to decide;
+                in 3 players the solo for the new moon, R7.3).
+            out: optional (B, OBS_SIZE) float32 array to fill.
+
+        Returns:
+            (B, OBS_SIZE) float32 (deal episodes: the match fields are 0).
+        """
+        from . import vector_obs  # lazy: needs twilight_env.encoding
+
+        if not hasattr(self, "_moon_rot"):
+            vector_obs.attach_tables(self)
+        return vector_obs.observe(self, seats, out)
 
     # -- bridges to the scalar engine ---------------------------------------------------
     def to_state(self, i: int) -> State:
         """Row ``i`` as a scalar :class:`~twilight_env.engine.State` (history included)."""
         o = self.ops
+        i = int(i)
         g = lambda a: o.to_numpy(a[i])  # noqa: E731
         st = State.__new__(State)
         st.num_players = self.num_players
         st.seat_cult = SEAT_CULT_4 if self.num_players == 4 else SEAT_CULT_3
-        hands = [int(x) for x in g(self.hands)]
-        st.hands = hands
-        order = g(self.card_order)
-        ch, ho = g(self.card_chooser), g(self.card_holder)
-        played = [int(x) for x in np.argsort(np.where(order < 0, 99, order))[: int((order >= 0).sum())]]
-        st.history = [(int(ch[x]), int(ho[x]), x) for x in played]
-        init = hands[:]
+        st.hands = [int(x) for x in g(self.hands)]
+        pf, hb = [int(x) for x in g(self.played_for)], [int(x) for x in g(self.held_by)]
+        hist = [int(x) for x in g(self.history) if x >= 0]
+        st.history = [(next(s for s in range(4) if pf[s] >> x & 1),
+                       next(s for s in range(4) if hb[s] >> x & 1), x) for x in hist]
+        init = st.hands[:]
         for _, h, x in st.history:
             init[h] |= 1 << x
         st.initial_hands = tuple(init)
-        st.leader = int(g(self.leader))
-        st.first_leader = int(g(self.first_leader))
-        st.trick = int(g(self.trick))
-        st.place = int(g(self.place))
-        st.phase = int(g(self.phase))
-        st.holder = int(g(self.holder))
-        st.cards = [int(x) for x in g(self.cards)]
-        st.holders = [int(x) for x in g(self.holders)]
-        st.pending = int(g(self.pending))
+        for k in ("leader", "first_leader", "trick", "place", "phase", "holder", "pending", "neutral"):
+            setattr(st, k, int(g(getattr(self, k))))
+        st.cards = [int(x) for x in o.to_numpy(self.cards[i])]
+        st.holders = [int(x) for x in o.to_numpy(self.holders[i])]
         st.captured = [int(x) for x in g(self.captured)]
-        st.neutral = int(g(self.neutral))
         return st
 
     def set_states(self, states: Sequence[State], rows=None) -> None:
-        """Load scalar states (fresh or mid-deal) into ``rows`` (all rows by default)."""
+        """Load scalar states (fresh or mid-deal) into ``rows`` (all rows by default).
+
+        Raises:
+            ValueError: on a count mismatch or a state of another number of players.
+        """
         o = self.ops
         idx = self._rows_arg(rows)
-        idx_np = o.to_numpy(idx)
-        if len(states) != idx_np.size:
-            raise ValueError(f"got {len(states)} states for {idx_np.size} rows")
+        if len(states) != idx.size:
+            raise ValueError(f"got {len(states)} states for {idx.size} rows")
         for st in states:
-            if st.num_players != self.num_players:
-                raise ValueError(f"a state of {st.num_players} players in a {self.num_players}-player engine")
-        n = idx_np.size
+            if not isinstance(st, State) or st.num_players != self.num_players:
+                raise ValueError(f"expected {self.num_players}-player engine States, got {st!r}")
+        n = idx.size
         cols = {k: np.zeros((n,) + s, np.int64) for k, s in (
             ("hands", (4,)), ("leader", ()), ("first_leader", ()), ("trick", ()), ("place", ()),
-            ("phase", ()), ("holder", ()), ("cards", (4,)), ("holders", (4,)), ("trick_mask", ()),
-            ("best", ()), ("best_place", ()), ("pending", ()), ("neutral", ()), ("captured", (4,)))}
-        per = {k: np.full((n, NUM_CARDS + 1), -1, np.int8) for k in ("_card_chooser", "_card_holder", "_card_order")}
+            ("phase", ()), ("holder", ()), ("trick_code", ()), ("trick_mask", ()),
+            ("best", ()), ("best_place", ()), ("pending", ()), ("neutral", ()), ("captured", (4,)),
+            ("played_for", (4,)), ("held_by", (4,)), ("trick_of", (NUM_TRICKS,)))}
+        hist = np.full((n, NUM_CARDS + 1), -1, np.int8)
         for j, st in enumerate(states):
-            cols["hands"][j] = st.hands
+            for k in ("hands", "captured"):
+                cols[k][j] = getattr(st, k)
             for k in ("leader", "first_leader", "trick", "place", "phase", "holder", "pending", "neutral"):
                 cols[k][j] = getattr(st, k)
-            cols["cards"][j] = st.cards
-            cols["holders"][j] = st.holders
-            cols["captured"][j] = st.captured
-            tm, best, bp = 0, -1, 0
+            tm, best, bp, code = 0, -1, 0, 0
             for p in range(st.place):
                 x = st.cards[p]
                 tm |= 1 << x
+                code |= ((x + 1) | (st.holders[p] << 5)) << (8 * p)
                 if STRENGTH[x] > best:
                     best, bp = STRENGTH[x], p
             cols["trick_mask"][j], cols["best"][j], cols["best_place"][j] = tm, best, bp
+            cols["trick_code"][j] = code
             for k, (ch, ho, x) in enumerate(st.history):
-                per["_card_chooser"][j, x] = ch
-                per["_card_holder"][j, x] = ho
-                per["_card_order"][j, x] = k
-        for k, v in list(cols.items()) + list(per.items()):
-            arr = getattr(self, k)
-            arr[idx] = o.asarray(v, arr.dtype)
+                hist[j, k] = x
+                cols["played_for"][j, ch] |= 1 << x
+                cols["held_by"][j, ho] |= 1 << x
+                cols["trick_of"][j, k >> 2] |= 1 << x
+        ti = o.asarray(idx, o.int64)
+        for k, v in cols.items():
+            getattr(self, k)[ti] = o.asarray(v, o.int64)
+        self._history[ti] = o.asarray(hist, o.int8)
 
 
 __all__ = ["VectorEngine", "make_ops", "random_hands_batch", "deals_to_hands",
-           "HALF_BITS", "HALF_SOULS", "HALF_MULT", "HALF_COUNT"]
+           "HALF_BITS", "HALF_SOULS", "HALF_MULT", "HALF_COUNT", "HALF_SELECT"]
