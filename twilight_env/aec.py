@@ -275,6 +275,8 @@ class raw_env(AECEnv):
         else:
             self._seat_totals = None
             self._target = None
+        for a in self.agents:
+            self.infos[a]["seat"] = -1
         self._acting_agent = None
         self._select()
 
@@ -406,6 +408,7 @@ class raw_env(AECEnv):
             self._cumulative_rewards[a] += self.rewards[a]
             self.terminations[a] = True
             self.infos[a]["seat"] = -1
+            self.infos[a]["phase"] = PHASE_NAMES[self._state.phase]
         self._rewards_dirty = True
         self._acting_agent = None
         self._deads_step_first()

@@ -1,0 +1,81 @@
+"""PettingZoo's own API, seed and render tests, registration, and import hygiene."""
+
+from __future__ import annotations
+
+import functools
+import os
+import subprocess
+import sys
+import warnings
+
+import pytest
+from pettingzoo.test import api_test, render_test, seed_test
+
+import twilight_env
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CONFIGS = [
+    dict(num_players=4),
+    dict(num_players=3),
+    dict(num_players=4, episode="match", target=300),
+    dict(num_players=3, episode="match", target=300),
+    dict(num_players=3, episode="match", target=300, three_player_scoring="individual", goals_333=True),
+    dict(num_players=3, episode="match", target=300, fixed_solo=True),
+]
+IDS = ["4p-deal", "3p-deal", "4p-match", "3p-match", "3p-match-individual", "3p-match-fixed-solo"]
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=IDS)
+def test_pettingzoo_api_test(config):
+    env = twilight_env.env(**config)
+    with warnings.catch_warnings():
+        # api_test passes options={"options": 1}; the env ignores unknown keys with a warning
+        warnings.filterwarnings("ignore", message="ignoring unknown reset option")
+        api_test(env, num_cycles=400)
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=IDS)
+def test_pettingzoo_seed_test(config):
+    seed_test(functools.partial(twilight_env.env, **config), num_cycles=100)
+
+
+@pytest.mark.parametrize("config", CONFIGS[:4], ids=IDS[:4])
+def test_pettingzoo_render_test(config, capsys):
+    render_test(functools.partial(twilight_env.env, **config),
+                custom_tests={"ansi": lambda text: "Pending pile" in text and "seat" in text})
+
+
+def test_raw_env_passes_api_test():
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="ignoring unknown reset option")
+        api_test(twilight_env.raw_env(num_players=3), num_cycles=200)
+
+
+def test_pettingzoo_make_from_registry():
+    import pettingzoo
+
+    assert twilight_env.ENV_ID in pettingzoo.aec_registry
+    env = pettingzoo.make("aec", "twilight/Twilight-v0", num_players=3)
+    env.reset(seed=1)
+    assert env.agents == ["player_0", "player_1", "player_2"]
+    assert isinstance(env.unwrapped, twilight_env.raw_env)
+
+
+def _run(code: str) -> str:
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "PYTHONPATH": ROOT})
+    assert out.returncode == 0, out.stderr
+    return out.stdout.strip()
+
+
+def test_engine_import_does_not_import_pettingzoo():
+    assert _run("import sys, twilight_env, twilight_env.engine, twilight_env.infoset, twilight_env.encoding; "
+                "print('pettingzoo' in sys.modules, 'gymnasium' in sys.modules)") == "False False"
+
+
+@pytest.mark.parametrize("order", ["twilight_env, pettingzoo", "pettingzoo, twilight_env"])
+def test_registration_in_either_import_order(order):
+    code = (f"import {order}\n"
+            "e = pettingzoo.make('aec', 'twilight/Twilight-v0', num_players=3)\n"
+            "e.reset(seed=0); print(len(e.agents))")
+    assert _run(code) == "3"
