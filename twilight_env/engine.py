@@ -79,6 +79,17 @@ SEAT_CULT_3 = (MOON, SUN, MOON, SUN)
 """Cult of each seat in 3 players (R7.2): solo 0 and new moon 2 are Moon."""
 
 _REQUESTS = ((), (28,), (29,), (28, 29), (30,), (28, 30), (29, 30), (28, 29, 30))
+"""Request actions by a 3-bit mask of the seats at offsets +1, +2, +3 that may be requested."""
+_SHIFT = (0, 14)
+"""Bit offset of each cult's 14 cards in a hand mask."""
+_ACTION_OF: tuple[dict, dict] = tuple(
+    {**{i: i for i in range(14 * cult, 14 * cult + 14)}, 28: 29, 29: 30, 30: 31} for cult in (0, 1))
+"""Per chooser cult: action -> plain int; a card id of that cult maps to itself, a request
+28/29/30 to 28 + its seat offset 1/2/3. Other actions are missing (apply's legality check)."""
+_REQUESTS_BY: tuple = tuple(
+    tuple(tuple(_REQUESTS[sum(1 << (o - 1) for o in (1, 2, 3) if held >> (4 * cult + ((c + o) & 3)) & 1)]
+                for held in range(256)) for c in range(4)) for cult in (0, 1))
+"""``_REQUESTS_BY[cult][chooser][held]``: the legal requests of a chooser of that cult (R3.5)."""
 
 GOALS_333 = (333, 666, 999)
 
@@ -142,16 +153,32 @@ class State:
         neutral: mask of cards left neutral by a last-trick Purgatory (R4.4).
         history: list of ``(chooser, holder, card)`` per card played, in order.
         initial_hands: the 4 hands as dealt (masks).
+        first_leader: seat that led the first trick.
+        held: 8-bit mask derived from ``hands``, bit ``4 * cult + seat`` set while the seat
+            holds a card of that cult (R3.5: who may be requested); :meth:`apply` keeps it
+            in step. A state built field by field (``State.__new__``) may leave it unset:
+            it is then computed from ``hands`` on first use. Set it with
+            :func:`held_mask` after changing ``hands`` by hand.
+
+    Raises:
+        ValueError: (constructor) on a bad ``leader`` (not a seat 0..3) or
+            ``num_players`` (not 3 or 4).
     """
 
     __slots__ = ("seat_cult", "num_players", "hands", "leader", "trick", "place", "phase",
                  "holder", "cards", "holders", "pending", "captured", "neutral", "history",
-                 "initial_hands", "first_leader")
+                 "initial_hands", "first_leader", "held")
 
     def __init__(self, hands: Sequence[int], leader: int = 0, num_players: int = 4):
-        self.num_players = num_players
+        if num_players != 4 and num_players != 3 or isinstance(num_players, bool):
+            raise ValueError(f"num_players must be 3 or 4, got {num_players!r}")
+        if isinstance(leader, bool) or not isinstance(leader, (int, np.integer)) or not 0 <= leader < 4:
+            raise ValueError(f"leader must be a seat 0..3, got {leader!r}")
+        leader = int(leader)
+        self.num_players = int(num_players)
         self.seat_cult = SEAT_CULT_4 if num_players == 4 else SEAT_CULT_3
         self.hands = list(hands)
+        self.held = held_mask(self.hands)
         self.initial_hands = tuple(hands)
         self.leader = leader
         self.first_leader = leader
@@ -201,6 +228,7 @@ class State:
         s.captured = self.captured[:]
         s.neutral = self.neutral
         s.history = self.history[:]
+        s.held = self.held
         return s
 
     # -- queries ------------------------------------------------------------------
@@ -229,19 +257,28 @@ class State:
         return s
 
     def legal_actions(self) -> tuple[int, ...]:
-        """Sorted legal actions in the 0..30 encoding (R3.2, R3.5); empty when done."""
-        if self.trick == NUM_TRICKS:
-            return ()
-        hands = self.hands
-        if self.phase == HOLD:
-            cult = self.seat_cult[(self.leader + self.place) & 3]
-            return HALF_IDS[cult][(hands[self.holder] >> (14 * cult)) & SUN_MASK]
+        """Sorted legal actions in the 0..30 encoding (R3.2, R3.5); empty when done.
+
+        Choose phase: the chooser's own-cult cards, then a request ``28 + o - 1`` for each
+        seat at offset ``o`` holding a card of the chooser's cult. Hold phase: the
+        holder's cards of the chooser's cult. When the deal is over every hand is empty,
+        so both cases give ``()``.
+        """
         c = (self.leader + self.place) & 3
         cult = self.seat_cult[c]
-        m = CULT_MASK[cult]
-        req = ((hands[(c + 1) & 3] & m != 0) | ((hands[(c + 2) & 3] & m != 0) << 1)
-               | ((hands[(c + 3) & 3] & m != 0) << 2))
-        return HALF_IDS[cult][(hands[c] >> (14 * cult)) & SUN_MASK] + _REQUESTS[req]
+        h = self.holder
+        if h >= 0:
+            return HALF_IDS[cult][(self.hands[h] >> _SHIFT[cult]) & SUN_MASK]
+        try:
+            held = self.held
+        except AttributeError:  # built field by field without ``held``
+            held = self._held()
+        return HALF_IDS[cult][(self.hands[c] >> _SHIFT[cult]) & SUN_MASK] + _REQUESTS_BY[cult][c][held]
+
+    def _held(self) -> int:
+        """``held`` computed from ``hands`` (and stored)."""
+        self.held = held_mask(self.hands)
+        return self.held
 
     def is_legal(self, action: int) -> bool:
         """Whether ``action`` is legal now (same answer as ``action in legal_actions()``)."""
@@ -264,38 +301,66 @@ class State:
     def apply(self, action: int) -> None:
         """Apply one action in place (R3.2-R4.4).
 
+        Args:
+            action: an int (or NumPy integer) in the 0..30 encoding.
+
         Raises:
-            ValueError: if the action is not legal here; the state is then unchanged.
+            ValueError: if the action is not legal here (including any action once the
+                deal is over); the state is then unchanged.
         """
-        if self.trick == NUM_TRICKS:
-            raise ValueError("the deal is over: no action is legal")
+        # Hot path: one dict lookup checks the card's cult against the chooser's (R3.2),
+        # turns a NumPy integer into a plain int, and sorts cards (< 28) from requests.
+        if action.__class__ is not int and (isinstance(action, bool) or not isinstance(action, np.integer)):
+            raise ValueError(self._illegal(action))  # 1.0 or True would pass the lookup below
         c = (self.leader + self.place) & 3
-        m = CULT_MASK[self.seat_cult[c]]
-        if self.phase == CHOOSE:
-            if 0 <= action < NUM_CARDS and self.hands[c] & m & (1 << action):
-                self._play(c, c, action)
+        cult = self.seat_cult[c]
+        try:
+            card = _ACTION_OF[cult][action]
+        except KeyError:
+            raise ValueError(self._illegal(action)) from None
+        if card < NUM_CARDS:
+            h = self.holder
+            if h < 0:
+                h = c
+            hands = self.hands
+            hand = hands[h]
+            bit = 1 << card
+            if hand & bit:
+                hand ^= bit
+                hands[h] = hand
+                if not hand & CULT_MASK[cult]:
+                    self._held()
+                if h != c:
+                    self.phase = CHOOSE
+                    self.holder = -1
+                p = self.place
+                self.cards[p] = card
+                self.holders[p] = h
+                self.history.append((c, h, card))
+                if p != 3:
+                    self.place = p + 1
+                else:
+                    self._resolve()
                 return
-            if REQUEST_BASE <= action < NUM_ACTIONS:
-                h = (c + action - 27) & 3
-                if self.hands[h] & m:
-                    self.phase = HOLD
-                    self.holder = h
-                    return
-            raise ValueError(self._illegal(action))
-        h = self.holder
-        if 0 <= action < NUM_CARDS and self.hands[h] & m & (1 << action):
-            self.phase = CHOOSE
-            self.holder = -1
-            self._play(c, h, action)
-            return
+        elif self.holder < 0:
+            h = (c + card - NUM_CARDS) & 3  # card = 28 + offset for a request
+            if self.hands[h] & CULT_MASK[cult]:  # R3.5
+                self.phase = HOLD
+                self.holder = h
+                return
         raise ValueError(self._illegal(action))
 
     def _illegal(self, action) -> str:
+        if self.trick == NUM_TRICKS:
+            return f"the deal is over: no action is legal (got {action!r})"
         return (f"illegal action {action!r} for seat {self.acting_seat} in phase "
                 f"{PHASE_NAMES[self.phase]}; legal actions: {list(self.legal_actions())}")
 
     def _play(self, chooser: int, holder: int, card: int) -> None:
+        """Place ``card`` from ``holder``'s hand for ``chooser`` without checks (used to
+        replay public history; :meth:`apply` inlines the same steps)."""
         self.hands[holder] ^= 1 << card
+        self.held = held_mask(self.hands)
         p = self.place
         self.cards[p] = card
         self.holders[p] = holder
@@ -335,8 +400,9 @@ class State:
             self.leader = taker
         self.trick += 1
         self.place = 0
-        self.cards = [-1, -1, -1, -1]
-        self.holders = [-1, -1, -1, -1]
+        cards[0] = cards[1] = cards[2] = cards[3] = -1
+        holders = self.holders
+        holders[0] = holders[1] = holders[2] = holders[3] = -1
 
     # -- results ------------------------------------------------------------------
     def side_captured(self, side: int) -> int:
@@ -421,8 +487,22 @@ def _check_id(c) -> int:
 
 def random_hands(rng: np.random.Generator) -> tuple[int, int, int, int]:
     """Four 7-card hand masks of a uniformly shuffled deck (R2.3)."""
-    perm = rng.permutation(NUM_CARDS).tolist()
-    return tuple(sum(1 << c for c in perm[7 * s: 7 * s + 7]) for s in range(NUM_SEATS))
+    p = rng.permutation(NUM_CARDS).tolist()
+    return ((1 << p[0]) | (1 << p[1]) | (1 << p[2]) | (1 << p[3]) | (1 << p[4]) | (1 << p[5]) | (1 << p[6]),
+            (1 << p[7]) | (1 << p[8]) | (1 << p[9]) | (1 << p[10]) | (1 << p[11]) | (1 << p[12]) | (1 << p[13]),
+            (1 << p[14]) | (1 << p[15]) | (1 << p[16]) | (1 << p[17]) | (1 << p[18]) | (1 << p[19]) | (1 << p[20]),
+            (1 << p[21]) | (1 << p[22]) | (1 << p[23]) | (1 << p[24]) | (1 << p[25]) | (1 << p[26]) | (1 << p[27]))
+
+
+def held_mask(hands: Sequence[int]) -> int:
+    """8-bit mask, bit ``4 * cult + seat`` set when ``hands[seat]`` holds a card of ``cult``."""
+    held = 0
+    for seat in range(NUM_SEATS):
+        if hands[seat] & SUN_MASK:
+            held |= 1 << seat
+        if hands[seat] & CULT_MASK[MOON]:
+            held |= 16 << seat
+    return held
 
 
 def hands_to_codes(hands: Sequence[int]) -> list[list[str]]:

@@ -22,7 +22,7 @@ from typing import Sequence
 import numpy as np
 
 from .cards import ALL_MASK, CARDS, CULT_MASK, MOON_MASK, SUN_MASK, codes_of, ids_of
-from .engine import NEW_MOON, PHASE_NAMES, State
+from .engine import NEW_MOON, PHASE_NAMES, State, held_mask
 
 
 class InfoSet:
@@ -114,8 +114,8 @@ class InfoSet:
     def tricks(self) -> list[tuple[int, int | None]]:
         """Per finished trick: ``(leader, taker)``, taker None when it went pending (R4.3)."""
         out = []
-        st = State((0, 0, 0, 0), self.first_leader, self.num_players)
-        st.hands = [ALL_MASK] * 4  # replay only the public plays; hands don't matter
+        # replay only the public plays; the hands don't matter
+        st = State((ALL_MASK,) * 4, self.first_leader, self.num_players)
         for chooser, holder, card in self.history:
             lead = st.leader
             st._play(chooser, holder, card)
@@ -206,6 +206,7 @@ class InfoSet:
         st.captured = list(self.captured)
         st.neutral = self.neutral
         st.history = list(self.history)
+        st.held = held_mask(st.hands)
         return st
 
     def sample_state(self, rng: np.random.Generator) -> State:
