@@ -24,7 +24,9 @@ Every candidate card ``y`` for the chooser ``c`` at the current place gets an es
 3. *What the trick is worth*: a side ``j`` that takes card ``y`` gains
    ``ws_j · souls(y) + wm_j · own-cult multiplier(y)`` with ``ws_j = 1 + multiplier
    taken so far`` and ``wm_j = 10 + souls taken so far`` (the deal score is souls ×
-   multiplier, R5.3: a soul is worth the multiplier, a sanctuary the souls). The trick's
+   multiplier, R5.3: a soul is worth the multiplier, a sanctuary the souls); taking a
+   sanctuary of the *other* cult also earns ``DENY · wm_other`` per multiplier point,
+   which the other side loses for good (R5.2). The trick's
    cards, the pending pile and ``y`` count, plus a small allowance for the cards the
    later places add (a partner adds a good card to a trick its side takes, an opponent
    dumps a low one). ``E = P_k · value_k − (1 − P_k) · value_other``.
@@ -35,12 +37,12 @@ Rules that follow from the estimate, and explicit rules on top of it:
 
 - it leads strength when a card is sure to take the trick, above all when souls or its
   own cult's sanctuaries are at stake (the pending pile counts);
-- it keeps its side's sanctuaries for tricks its side takes: a sanctuary put into a
-  trick the other side takes is charged at the other side's gain *and* counts for the
-  opponents' denial in ``value_other``;
+- it keeps its side's sanctuaries for tricks its side takes: an own-cult sanctuary put
+  into a trick the other side takes is charged as the denial term of ``value_other``;
 - it dumps low cards (few souls, low strength, no own sanctuary) into tricks it will lose;
-- a chooser whose partner plays last in the trick (place 1) prefers to request an
-  opponent (the publisher's tip), given a ``TIP`` bonus;
+- a chooser whose partner plays last in the trick (place 1) does not request the
+  partner when it may request an opponent, and an opponent request gets a ``TIP``
+  bonus (the publisher's tip);
 - requests: an opponent holder gives its worst card for the chooser, a partner holder
   its best; for a hidden hand the expected minimum (maximum) of the holder's cards of
   that cult, drawn from the cards the viewer has not seen, is used;
@@ -84,6 +86,9 @@ LATER_OWN = 5.0
 """Expected value a later place of the taking side adds to a trick."""
 LATER_OTHER = 1.5
 """Expected value a later place of the losing side adds (it dumps low)."""
+DENY = 0.3
+"""Share of a sanctuary's value that a side loses when the other side takes it (it
+would have had a fair chance to take it itself later, R5.2)."""
 P_UNSURE = 0.3
 """Chance that a best card which a later opponent can still beat takes the trick."""
 KEEP_BY_STRENGTH = (0.0, 0.0, 1.5, 3.0, 4.5, 6.0, 7.5, 9.0)
@@ -171,7 +176,10 @@ def decide(num_players: int, seat_cult, decider: int, leader: int, place: int, p
     cap1 = captured[1] | captured[3]
     ws = (1.0 + multiplier_of(cap0, cult0), 1.0 + multiplier_of(cap1, cult1))
     wm = (10.0 + souls_of(cap0), 10.0 + souls_of(cap1))
-    base = (ws[0] * tsouls + wm[0] * tm[0], ws[1] * tsouls + wm[1] * tm[1])
+    # a side taking a card gains its souls and own-cult multiplier, and denies the other
+    # side that side's sanctuaries (R5.2), which it would likely have taken later
+    base = (ws[0] * tsouls + wm[0] * tm[0] + DENY * wm[1] * tm[1],
+            ws[1] * tsouls + wm[1] * tm[1] + DENY * wm[0] * tm[0])
     own_cult_of_side = (cult0, cult1)
 
     # --- reach of the later places -------------------------------------------------
@@ -207,8 +215,10 @@ def decide(num_players: int, seat_cult, decider: int, leader: int, place: int, p
         sy = SOULS[y]
         my = MULTIPLIER[y] if CULT[y] == own_cult_of_side[k] else 0
         oy = MULTIPLIER[y] if CULT[y] == own_cult_of_side[o] else 0
-        vk = base[k] + ws[k] * sy + wm[k] * my + LATER_OWN * later_cnt[k] + LATER_OTHER * later_cnt[o]
-        vo = base[o] + ws[o] * sy + wm[o] * oy + LATER_OWN * later_cnt[o] + LATER_OTHER * later_cnt[k]
+        vk = (base[k] + ws[k] * sy + wm[k] * my + DENY * wm[o] * oy
+              + LATER_OWN * later_cnt[k] + LATER_OTHER * later_cnt[o])
+        vo = (base[o] + ws[o] * sy + wm[o] * oy + DENY * wm[k] * my
+              + LATER_OWN * later_cnt[o] + LATER_OTHER * later_cnt[k])
         return pk * vk - (1.0 - pk) * vo
 
     # --- hold phase: the decider gives a card for the chooser ------------------------
@@ -241,6 +251,8 @@ def decide(num_players: int, seat_cult, decider: int, leader: int, place: int, p
     # --- choose phase ----------------------------------------------------------------
     best_a, best_v = legal[0], None
     cmask = CULT_MASK[cult]
+    partner_request = REQUEST_BASE + 1
+    opp_request = any(a >= REQUEST_BASE and a != partner_request for a in legal)
     for a in legal:
         if a < REQUEST_BASE:
             v = value(a) - keep_scale * _KEEP[a]
@@ -263,6 +275,8 @@ def decide(num_players: int, seat_cult, decider: int, leader: int, place: int, p
             if partner:
                 vals = [value(y) - keep_scale * _KEEP[y] for y in ys]
                 v = max(vals) if exact else _expected_extreme(vals, n_h, True)
+                if place == 1 and opp_request:
+                    continue  # the partner plays last: request an opponent instead (publisher's tip)
             else:
                 vals = [value(y) for y in ys]
                 v = min(vals) if exact else _expected_extreme(vals, n_h, False)
