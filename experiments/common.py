@@ -143,7 +143,9 @@ def run_tasks(fn: Callable, tasks: Sequence, workers: int, desc: str = "", progr
     from tqdm import tqdm
 
     tqdm.monitor_interval = 0  # no monitor thread: worker processes are forked after this
-    bar = tqdm(total=len(tasks), desc=desc, unit="deal", disable=not progress, leave=False)
+    # disable=None: no bar when stderr is not a terminal (logs, CI), so output stays readable
+    bar = tqdm(total=len(tasks), desc=desc, unit="deal", disable=None if progress else True, leave=False,
+               mininterval=0.5)
     try:
         if workers <= 1 or len(tasks) <= 1:
             out = []
