@@ -1,0 +1,136 @@
+"""Agent speed benchmark (issue 4 targets), one core.
+
+Prints, next to each target, the measured figure and the ratio measured / target:
+
+- solver: median milliseconds to solve (exact value, :func:`agents.solver.solve`)
+  random positions with 1, 2, 3 and 4 tricks left (target: <= 10 ms median for any
+  position with <= 4 tricks left), and the median of ``action_values`` at 2 tricks (what
+  ``pimc`` calls per world);
+- ``pimc:worlds=32``: seconds per decision mid-deal (tricks 2-4; target <= 0.5 s);
+- ``heuristic``: microseconds per decision (target: well under 50 µs), from an
+  information set and from an engine state (the rollout entry point);
+- ``ismcts`` at its default iterations: seconds per decision mid-deal (no target).
+
+Positions come from random deals played forward with random legal actions, so they are
+reproducible with ``--seed``. Usage::
+
+    python benchmarks/agent_speed.py            # full run (a few minutes)
+    python benchmarks/agent_speed.py --quick    # fewer positions, skips 4-trick solves beyond 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from twilight_env.engine import State  # noqa: E402
+from twilight_env.infoset import InfoSet  # noqa: E402
+from agents.base import make_agent  # noqa: E402
+from agents.heuristic import decide_infoset, decide_state  # noqa: E402
+from agents.solver import Solver  # noqa: E402
+
+
+def position(rng: np.random.Generator, num_players: int, tricks_left: int, extra: int = 0) -> State:
+    """Random deal played by random actions until ``tricks_left`` tricks remain, then
+    ``extra`` more random actions (staying in that trick)."""
+    st = State.random(rng, int(rng.integers(4)) if num_players == 4 else 0, num_players)
+    while st.trick < 7 - tricks_left:
+        la = st.legal_actions()
+        st.apply(la[int(rng.integers(len(la)))])
+    for _ in range(extra):
+        la = st.legal_actions()
+        s2 = st.clone()
+        s2.apply(la[int(rng.integers(len(la)))])
+        if s2.trick != st.trick:
+            break
+        st = s2
+    return st
+
+
+def row(label: str, value: float, unit: str, target: float | None) -> None:
+    if target is None:
+        print(f"{label:<48} {value:>10.3f} {unit:<4} {'-':>10} {'-':>8}")
+    else:
+        print(f"{label:<48} {value:>10.3f} {unit:<4} {target:>10.3f} {value / target:>8.2f}")
+
+
+def bench_solver(rng, counts: dict[int, int]) -> None:
+    for left, n in counts.items():
+        times = []
+        for i in range(n):
+            num_players = 4 if i % 2 == 0 else 3
+            st = position(rng, num_players, left, int(rng.integers(0, 4)))
+            solver = Solver(num_players)
+            t = time.perf_counter()
+            solver.solve(st)
+            times.append(time.perf_counter() - t)
+        row(f"solver solve, {left} trick(s) left, median (n={n})", 1e3 * statistics.median(times), "ms", 10.0)
+    times = []
+    for i in range(40):
+        num_players = 4 if i % 2 == 0 else 3
+        st = position(rng, num_players, 2, int(rng.integers(0, 4)))
+        solver = Solver(num_players)
+        t = time.perf_counter()
+        solver.action_values(st)
+        times.append(time.perf_counter() - t)
+    row("solver action_values, 2 tricks left, median (n=40)", 1e3 * statistics.median(times), "ms", None)
+
+
+def bench_search_agent(rng, spec: str, n: int, target: float | None, label: str) -> None:
+    agent = make_agent(spec)
+    times = []
+    for i in range(n):
+        num_players = 4 if i % 2 == 0 else 3
+        st = position(rng, num_players, 7 - (2 + i % 3), int(rng.integers(0, 8)))
+        info = InfoSet(st, st.deciding_seat)
+        if len(info.legal_actions) < 2:
+            continue
+        t = time.perf_counter()
+        agent.act(info, info.legal_actions, rng)
+        times.append(time.perf_counter() - t)
+    row(f"{label} (n={len(times)})", statistics.median(times), "s", target)
+
+
+def bench_heuristic(rng, n: int) -> None:
+    states = []
+    while len(states) < n:
+        st = position(rng, 4 if len(states) % 2 == 0 else 3, int(rng.integers(1, 8)), int(rng.integers(0, 8)))
+        states.append(st)
+    infos = [InfoSet(s, s.deciding_seat) for s in states]
+    reps = 5
+    t = time.perf_counter()
+    for _ in range(reps):
+        for info in infos:
+            decide_infoset(info, info.legal_actions)
+    row(f"heuristic per decision, from an InfoSet (n={n})", 1e6 * (time.perf_counter() - t) / (reps * n), "us", 50.0)
+    t = time.perf_counter()
+    for _ in range(reps):
+        for s in states:
+            decide_state(s)
+    row(f"heuristic per decision, from a State (n={n})", 1e6 * (time.perf_counter() - t) / (reps * n), "us", 50.0)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--quick", action="store_true", help="fewer positions; 4-trick solves n=3")
+    args = p.parse_args(argv)
+    rng = np.random.default_rng(args.seed)
+    print(f"{'measure':<48} {'measured':>10} {'unit':<4} {'target':>10} {'ratio':>8}")
+    bench_heuristic(rng, 400 if args.quick else 2000)
+    counts = {1: 40, 2: 40, 3: 10, 4: 3} if args.quick else {1: 100, 2: 100, 3: 30, 4: 9}
+    bench_solver(rng, counts)
+    bench_search_agent(rng, "pimc:worlds=32", 6 if args.quick else 20, 0.5, "pimc:worlds=32 per decision, tricks 2-4")
+    bench_search_agent(rng, "ismcts", 3 if args.quick else 8, None, "ismcts (1000 iterations) per decision")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
