@@ -242,7 +242,8 @@ def play_game(players: int, human: int, opponents: str, partner: str, seed: int,
         for side in (0, 1)) + (f"; neutral pile: {' '.join(codes_of(state.neutral))}" if state.neutral else ""))
     mine = human % 2
     diff = scores[mine] - scores[1 - mine]
-    say(f"Your side {'wins' if diff > 0 else 'loses' if diff < 0 else 'ties'} the deal by {abs(diff)} points.")
+    say(f"Your side {'wins' if diff > 0 else 'loses'} the deal by {abs(diff)} points." if diff
+        else "The deal is a tie.")
     return 0
 
 

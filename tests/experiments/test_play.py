@@ -37,7 +37,7 @@ def test_scripted_person_finishes_a_deal(players, seat):
     ask = Scripted()
     assert play_game(players, seat, "random", "random", seed=seat + players, ask=ask, say=lines.append) == 0
     text = "\n".join(lines)
-    assert "Deal over (R5)" in text and "Your side" in text
+    assert "Deal over (R5)" in text and ("Your side" in text or "The deal is a tie." in text)
     assert "'hello' is not a legal input here. Legal inputs:" in text
     assert ask.prompts >= 7  # the person chose at least once per trick
     if players == 3:
