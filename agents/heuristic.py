@@ -98,6 +98,8 @@ _HALF_MAXSTR = tuple(max((STRENGTH[b] for b in range(14) if m >> b & 1), default
 """Strongest strength in a 14-bit half mask (-1 when empty); the same for both cults."""
 _KEEP = tuple(KEEP_BY_STRENGTH[STRENGTH[i]] for i in range(28))
 _SANCT = tuple(MULTIPLIER[i] > 0 for i in range(28))
+_MULT_OF_CULT = tuple(tuple(MULTIPLIER[i] if CULT[i] == c else 0 for i in range(28)) for c in (0, 1))
+"""``_MULT_OF_CULT[c][y]``: multiplier of card y for a side of cult c (R5.2)."""
 
 
 def _order_weights(n_max: int = 14):
@@ -119,10 +121,15 @@ def _expected_extreme(values: list, k: int, want_max: bool) -> float:
     n = len(values)
     if n == 0:
         return 0.0
-    k = max(1, min(k, n))
-    vals = sorted(values, reverse=want_max)
-    w = _W[n][k]
-    return sum(w[i] * vals[i] for i in range(n))
+    if k >= n:
+        return max(values) if want_max else min(values)
+    if k < 1:
+        k = 1
+    values.sort(reverse=want_max)
+    t = 0.0
+    for w, v in zip(_W[n][k], values):
+        t += w * v
+    return t
 
 
 def decide(num_players: int, seat_cult, decider: int, leader: int, place: int, phase: int, holder: int,
@@ -197,6 +204,16 @@ def decide(num_players: int, seat_cult, decider: int, leader: int, place: int, p
         if r > reach_against[1 - j]:
             reach_against[1 - j] = r
 
+    o = 1 - k
+    ck = base[k] + LATER_OWN * later_cnt[k] + LATER_OTHER * later_cnt[o]
+    co = base[o] + LATER_OWN * later_cnt[o] + LATER_OTHER * later_cnt[k]
+    wsk, wso, wmk, wmo = ws[k], ws[o], wm[k], wm[o]
+    dmk, dmo = DENY * wmo, DENY * wmk
+    mk_tab = _MULT_OF_CULT[own_cult_of_side[k]]
+    mo_tab = _MULT_OF_CULT[own_cult_of_side[o]]
+    ra0, ra1 = reach_against
+    lead_now = LEAD if not last_trick else 0.0
+
     def value(y: int) -> float:
         """E(y) for side k: y played at this place for the chooser."""
         st = STRENGTH[y]
@@ -204,22 +221,18 @@ def decide(num_players: int, seat_cult, decider: int, leader: int, place: int, p
             nb, np_ = st, place
         else:
             nb, np_ = bstr, bplace
-        if nb == 7:  # R4.3 pending; R4.4 neutral in the last trick
-            if last_trick:
-                return 0.0
-            return LEAD if ((leader + np_) & 1) == k else -LEAD
         bs = (leader + np_) & 1
-        pb = 1.0 if reach_against[bs] <= nb else P_UNSURE
-        pk = pb if bs == k else 1.0 - pb
-        o = 1 - k
+        if nb == 7:  # R4.3 pending (the first Purgatory's seat leads); R4.4 neutral in the last trick
+            return lead_now if bs == k else -lead_now
+        sure = (ra1 if bs else ra0) <= nb
         sy = SOULS[y]
-        my = MULTIPLIER[y] if CULT[y] == own_cult_of_side[k] else 0
-        oy = MULTIPLIER[y] if CULT[y] == own_cult_of_side[o] else 0
-        vk = (base[k] + ws[k] * sy + wm[k] * my + DENY * wm[o] * oy
-              + LATER_OWN * later_cnt[k] + LATER_OTHER * later_cnt[o])
-        vo = (base[o] + ws[o] * sy + wm[o] * oy + DENY * wm[k] * my
-              + LATER_OWN * later_cnt[o] + LATER_OTHER * later_cnt[k])
-        return pk * vk - (1.0 - pk) * vo
+        my = mk_tab[y]
+        oy = mo_tab[y]
+        if bs == k:
+            pk = 1.0 if sure else P_UNSURE
+        else:
+            pk = 0.0 if sure else 1.0 - P_UNSURE
+        return pk * (ck + wsk * sy + wmk * my + dmk * oy) - (1.0 - pk) * (co + wso * sy + wmo * oy + dmo * my)
 
     # --- hold phase: the decider gives a card for the chooser ------------------------
     if phase == HOLD:
@@ -253,6 +266,7 @@ def decide(num_players: int, seat_cult, decider: int, leader: int, place: int, p
     cmask = CULT_MASK[cult]
     partner_request = REQUEST_BASE + 1
     opp_request = any(a >= REQUEST_BASE and a != partner_request for a in legal)
+    pool = pool_vals = None
     for a in legal:
         if a < REQUEST_BASE:
             v = value(a) - keep_scale * _KEEP[a]
@@ -260,28 +274,26 @@ def decide(num_players: int, seat_cult, decider: int, leader: int, place: int, p
             h = (chooser + a - REQUEST_BASE + 1) & 3
             hk = known[h] & cmask
             partner = (h & 1) == k
-            if hk or counts is None:
+            if partner and place == 1 and opp_request:
+                continue  # the partner plays last: request an opponent instead (publisher's tip)
+            if hk:  # a hand the decider sees: the holder's exact best (partner) or worst card
                 ys = HALF_IDS[cult][(hk >> shift) & SUN_MASK]
-                if not ys:  # hidden hand, no counts given: the unseen cards stand in
-                    ys = HALF_IDS[cult][((unseen & cmask) >> shift) & SUN_MASK]
-                    n_h = 1
+                if partner:
+                    v = max(value(y) - keep_scale * _KEEP[y] for y in ys)
                 else:
-                    n_h = len(ys)
-                exact = bool(hk)
-            else:
-                ys = HALF_IDS[cult][((unseen & cmask) >> shift) & SUN_MASK]
-                n_h = counts(h, cult)
-                exact = False
-            if partner:
-                vals = [value(y) - keep_scale * _KEEP[y] for y in ys]
-                v = max(vals) if exact else _expected_extreme(vals, n_h, True)
-                if place == 1 and opp_request:
-                    continue  # the partner plays last: request an opponent instead (publisher's tip)
-            else:
-                vals = [value(y) for y in ys]
-                v = min(vals) if exact else _expected_extreme(vals, n_h, False)
-                if place == 1 and ((chooser + 2) & 3) != h:
-                    v += TIP  # partner plays last: request an opponent (publisher's tip)
+                    v = min(value(y) for y in ys)
+            else:  # hidden hand: expected extreme of its cards among the unseen ones
+                if pool is None:
+                    pool = HALF_IDS[cult][((unseen & cmask) >> shift) & SUN_MASK]
+                    pool_vals = [value(y) for y in pool]
+                n_h = counts(h, cult) if counts is not None else 1
+                if partner:
+                    v = _expected_extreme([pool_vals[i] - keep_scale * _KEEP[y] for i, y in enumerate(pool)],
+                                          n_h, True)
+                else:
+                    v = _expected_extreme(pool_vals[:], n_h, False)
+            if not partner and place == 1:
+                v += TIP  # partner plays last: request an opponent (publisher's tip)
         if best_v is None or v > best_v + 1e-9:
             best_a, best_v = a, v
     return best_a
@@ -297,6 +309,9 @@ def decide_state(state) -> int:
     known[d] = hands[d]
     if state.num_players == 3:
         known[2] = hands[2]
+    legal = state.legal_actions()
+    if len(legal) == 1:
+        return legal[0]
     rem = hands[0] | hands[1] | hands[2] | hands[3]
     unseen = rem & ~(known[0] | known[1] | known[2] | known[3])
 
@@ -305,8 +320,7 @@ def decide_state(state) -> int:
         return len(HALF_IDS[0][m])
 
     return decide(state.num_players, state.seat_cult, d, state.leader, state.place, state.phase, state.holder,
-                  state.cards, state.pending, known, unseen, state.captured, state.trick,
-                  state.legal_actions(), counts)
+                  state.cards, state.pending, known, unseen, state.captured, state.trick, legal, counts)
 
 
 def decide_infoset(infoset, legal) -> int:
