@@ -158,29 +158,45 @@ def simulate_fixed_solo(moon: np.ndarray, sun: np.ndarray, rng: np.random.Genera
     moon = np.asarray(moon, dtype=np.int64)
     sun = np.asarray(sun, dtype=np.int64)
     B, P = moon.shape
-    ts = np.zeros((B, matches), dtype=np.int64)
-    tn = np.zeros((B, matches), dtype=np.int64)
-    active = np.ones((B, matches), dtype=bool)
-    solo_won = np.zeros((B, matches), dtype=bool)
-    length = np.zeros((B, matches), dtype=np.int64)
-    rows = np.arange(B)[:, None]
+    pool = np.repeat(np.arange(B), matches)  # flat match index -> its pool
+    ts = np.zeros(B * matches, dtype=np.int64)
+    tn = np.zeros(B * matches, dtype=np.int64)
+    solo_won = np.zeros(B * matches, dtype=bool)
+    length = np.zeros(B * matches, dtype=np.int64)
+    alive = np.arange(B * matches)  # matches still being played
     for k in range(max_deals):
-        if not active.any():
+        if alive.size == 0:
             break
-        j = rng.integers(P, size=(B, matches))
-        ts += np.where(active, moon[rows, j], 0)
-        tn += np.where(active, sun[rows, j], 0)
+        j = rng.integers(P, size=alive.size)
+        b = pool[alive]
+        a_ts = ts[alive] + moon[b, j]
+        a_tn = tn[alive] + sun[b, j]
+        ts[alive] = a_ts
+        tn[alive] = a_tn
         # R6.1 / R7.5: decided when a total reaches the target and the totals differ
-        decided = active & ((ts >= target) | (tn >= target)) & (ts != tn)
-        solo_won |= decided & (ts > tn)
-        length[decided] = k + 1
-        active &= ~decided
-    done = ~active
-    n_done = done.sum(axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        p = np.where(n_done > 0, (solo_won & done).sum(axis=1) / np.maximum(n_done, 1), np.nan)
-        deals = np.where(n_done > 0, (length * done).sum(axis=1) / np.maximum(n_done, 1), np.nan)
-    return {"p_solo": p, "deals": deals, "undecided": active.sum(axis=1)}
+        decided = ((a_ts >= target) | (a_tn >= target)) & (a_ts != a_tn)
+        done = alive[decided]
+        solo_won[done] = a_ts[decided] > a_tn[decided]
+        length[done] = k + 1
+        alive = alive[~decided]
+    undecided = np.zeros(B * matches, dtype=bool)
+    undecided[alive] = True
+    return _per_pool({"p_solo": solo_won.astype(float), "deals": length.astype(float)}, undecided, B, matches)
+
+
+def _per_pool(values: dict, undecided: np.ndarray, B: int, matches: int) -> dict:
+    """Means over each pool's decided matches (NaN where none was decided) and undecided counts."""
+    und = undecided.reshape(B, matches)
+    n_done = (~und).sum(axis=1)
+    out = {"undecided": und.sum(axis=1)}
+    for key, v in values.items():
+        v = v.reshape((B, matches) + v.shape[1:])
+        w = (~und).reshape((B, matches) + (1,) * (v.ndim - 2))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean = (v * w).sum(axis=1) / np.maximum(n_done, 1).reshape((B,) + (1,) * (v.ndim - 2))
+        mean[n_done == 0] = np.nan
+        out[key] = mean
+    return out
 
 
 def simulate_rotating(moon: np.ndarray, sun: np.ndarray, rng: np.random.Generator, matches: int,
@@ -201,36 +217,34 @@ def simulate_rotating(moon: np.ndarray, sun: np.ndarray, rng: np.random.Generato
     moon = np.asarray(moon, dtype=np.int64)
     sun = np.asarray(sun, dtype=np.int64)
     B, P = moon.shape
-    tot = np.zeros((B, matches, 3), dtype=np.int64)
-    active = np.ones((B, matches), dtype=bool)
-    winner = np.full((B, matches), -1, dtype=np.int64)
-    length = np.zeros((B, matches), dtype=np.int64)
-    rows = np.arange(B)[:, None]
+    pool = np.repeat(np.arange(B), matches)
+    tot = np.zeros((B * matches, 3), dtype=np.int64)
+    winner = np.full(B * matches, -1, dtype=np.int64)
+    length = np.zeros(B * matches, dtype=np.int64)
+    alive = np.arange(B * matches)
     for k in range(max_deals):
-        if not active.any():
+        if alive.size == 0:
             break
-        j = rng.integers(P, size=(B, matches))
-        solo = SOLO_ORDER[k % 3]
-        gain_m = np.where(active, moon[rows, j], 0)
-        gain_s = np.where(active, sun[rows, j], 0)
+        j = rng.integers(P, size=alive.size)
+        b = pool[alive]
+        solo = SOLO_ORDER[k % 3]  # every live match is at its deal k
+        gain_m, gain_s = moon[b, j], sun[b, j]
+        t = tot[alive]
         for p in range(3):
-            tot[:, :, p] += gain_m if p == solo else gain_s
-        best = tot.max(axis=2)
-        n_best = (tot == best[:, :, None]).sum(axis=2)
-        decided = active & (best >= target) & (n_best == 1)
-        winner[decided] = tot.argmax(axis=2)[decided]
-        length[decided] = k + 1
-        active &= ~decided
-    done = ~active
-    n_done = np.maximum(done.sum(axis=1), 1)
-    p_win = np.stack([(winner == p).sum(axis=1) / n_done for p in range(3)], axis=1)
-    totals = (tot * done[:, :, None]).sum(axis=1) / n_done[:, None]
-    deals = (length * done).sum(axis=1) / n_done
-    nan = done.sum(axis=1) == 0
-    p_win[nan] = np.nan
-    totals[nan] = np.nan
-    deals = np.where(nan, np.nan, deals)
-    return {"p_win": p_win, "totals": totals, "deals": deals, "undecided": active.sum(axis=1)}
+            t[:, p] += gain_m if p == solo else gain_s
+        tot[alive] = t
+        best = t.max(axis=1)
+        decided = (best >= target) & ((t == best[:, None]).sum(axis=1) == 1)
+        done = alive[decided]
+        winner[done] = t[decided].argmax(axis=1)
+        length[done] = k + 1
+        alive = alive[~decided]
+    undecided = np.zeros(B * matches, dtype=bool)
+    undecided[alive] = True
+    wins = (winner[:, None] == np.arange(3)[None, :]).astype(float)
+    res = _per_pool({"p_win": wins, "totals": tot.astype(float), "deals": length.astype(float)},
+                    undecided, B, matches)
+    return res
 
 
 def _percentile_ci(x: np.ndarray, confidence: float = 0.95) -> tuple[float, float]:
@@ -253,7 +267,7 @@ def match_figures(moon: np.ndarray, sun: np.ndarray, seed: int, config: int, tar
 
     Returns:
         dict with ``"fixed_solo"`` and ``"rotating"`` figures (estimates from the full deal
-        set with ``10 * matches`` simulated matches, intervals from the bootstrap).
+        set with ``50 * matches`` simulated matches, intervals from the bootstrap).
     """
     rng = np.random.default_rng(np.random.SeedSequence((int(seed), BOOT_STREAM, int(config))))
     N = moon.shape[0]
@@ -261,20 +275,20 @@ def match_figures(moon: np.ndarray, sun: np.ndarray, seed: int, config: int, tar
     idx = rng.integers(N, size=(boot, N))
     boot_m, boot_s = moon[idx].reshape(boot, -1), sun[idx].reshape(boot, -1)
 
-    fx = simulate_fixed_solo(full_m, full_s, rng, 10 * matches, target)
+    fx = simulate_fixed_solo(full_m, full_s, rng, 50 * matches, target)
     fb = simulate_fixed_solo(boot_m, boot_s, rng, matches, target)
     lo, hi = _percentile_ci(fb["p_solo"])
     fixed = {"p_solo_wins": float(fx["p_solo"][0]), "ci_low": lo, "ci_high": hi,
-             "mean_deals": float(fx["deals"][0]), "matches": 10 * matches,
+             "mean_deals": float(fx["deals"][0]), "matches": 50 * matches,
              "undecided": int(fx["undecided"][0])}
 
-    rx = simulate_rotating(full_m, full_s, rng, 10 * matches, target)
+    rx = simulate_rotating(full_m, full_s, rng, 50 * matches, target)
     rb = simulate_rotating(boot_m, boot_s, rng, matches, target)
     rot = {"p_win": [float(v) for v in rx["p_win"][0]],
            "p_win_ci": [list(_percentile_ci(rb["p_win"][:, p])) for p in range(3)],
            "mean_totals": [float(v) for v in rx["totals"][0]],
            "mean_totals_ci": [list(_percentile_ci(rb["totals"][:, p])) for p in range(3)],
-           "mean_deals": float(rx["deals"][0]), "matches": 10 * matches,
+           "mean_deals": float(rx["deals"][0]), "matches": 50 * matches,
            "undecided": int(rx["undecided"][0])}
     return {"target": target, "bootstrap_resamples": boot, "matches_per_resample": matches,
             "fixed_solo": fixed, "rotating": rot}
