@@ -76,10 +76,10 @@ def test_edge_reproducible_by_seed_and_worker_count(tmp_path):
     def figures(doc):
         return [{k: v for k, v in r.items() if k != "play_seconds"} for r in doc["results"]]
 
+    # same seed, another run and another worker count: identical figures
     _, a = _run(tmp_path, "random", "--deals", "4", "--seed", "6", name="a")
-    _, b = _run(tmp_path, "random", "--deals", "4", "--seed", "6", name="b")
     _, c = _run(tmp_path, "random", "--deals", "4", "--seed", "6", "--workers", "2", name="c")
-    assert figures(a) == figures(b) == figures(c)
+    assert figures(a) == figures(c)
     _, d = _run(tmp_path, "random", "--deals", "4", "--seed", "7", name="d")
     assert figures(d) != figures(a)
 
