@@ -190,15 +190,58 @@ class _NumpyOps:
             u8 = u8[:, ::-1]
         return np.unpackbits(u8, axis=1, count=nbits, bitorder="little").view(np.bool_)
 
+    # float32 patterns of the 8 bits of a byte (little-endian bit order), as 32-byte items
+    _BYTE_FLOATS = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1,
+                                 bitorder="little").astype(np.float32).view(np.dtype((np.void, 32))).reshape(256)
+
     @staticmethod
-    def unpack_words(words, nbits, out):
-        """32-bit words (list of NW (B,) int64) -> flags in ``out[:, :nbits]`` (float32)."""
-        w = np.empty((words[0].shape[0], len(words)), dtype=np.uint32)
+    def pack_slots(slots, layout, nwords: int):
+        """Pack the flag fields held in 64-bit slots into the flag layout.
+
+        Args:
+            slots: (B, S) int64; slot ``j`` holds a field of ``width`` bits.
+            layout: has ``fields``, a sequence of ``(slot, dest, width)``: the low ``width``
+                bits of slot ``slot`` are flags ``dest .. dest + width - 1``.
+            nwords: number of 64-bit words per row to return.
+
+        Returns:
+            (B, nwords) uint64, little-endian: flag ``k`` is bit ``k % 64`` of word ``k // 64``.
+        """
+        u = slots.view(np.uint64)
+        words = [None] * nwords
+        for j, d, w in layout.fields:
+            k, sh = d >> 6, d & 63
+            v = u[:, j]
+            x = v << np.uint64(sh) if sh else v
+            words[k] = x if words[k] is None else words[k] | x
+            if sh + w > 64:
+                y = v >> np.uint64(64 - sh)
+                words[k + 1] = y if words[k + 1] is None else words[k + 1] | y
+        packed = np.zeros((slots.shape[0], nwords), dtype=np.uint64)
         for k, x in enumerate(words):
-            w[:, k] = x
+            if x is not None:
+                packed[:, k] = x
         if not np.little_endian:  # pragma: no cover
-            w = w.byteswap()
-        out[:, :nbits] = np.unpackbits(w.view(np.uint8), axis=1, count=nbits, bitorder="little")
+            packed = packed.byteswap()
+        return packed
+
+    def unpack_slots(self, slots, layout, out):
+        """Write the flag bits held in 64-bit slots into ``out`` (B, N) float32 as 0/1.
+
+        The slots are packed into the flag layout (:meth:`pack_slots`), then each byte is
+        turned into 8 floats by one table lookup straight into ``out`` viewed as 32-byte
+        items, which costs about as much as filling ``out``. Entries past the flags (up to
+        the next multiple of 8) get junk: the caller writes its scalars there afterwards.
+        """
+        row_bytes = out.shape[1] * 4
+        if row_bytes % 32 == 0 and out.flags.c_contiguous:
+            packed = self.pack_slots(slots, layout, (out.shape[1] + 63) // 64)
+            np.take(self._BYTE_FLOATS, packed.view(np.uint8)[:, :row_bytes // 32],
+                    out=out.view(np.dtype((np.void, 32))), mode="clip")
+        else:
+            packed = self.pack_slots(slots, layout, (layout.nbits + 63) // 64)
+            out[:, :layout.nbits] = np.unpackbits(packed.view(np.uint8), axis=1, count=layout.nbits,
+                                                  bitorder="little")
 
 
 class _TorchOps:
@@ -276,10 +319,11 @@ class _TorchOps:
         shifts = self.arange(nbits)
         return ((x[:, None] >> shifts) & 1) != 0
 
-    def unpack_words(self, words, nbits, out):
-        w = self.torch.stack(words, dim=1)
-        bits = (w[:, :, None] >> self.arange(32)) & 1
-        out[:, :nbits] = bits.reshape(w.shape[0], -1)[:, :nbits]
+    def unpack_slots(self, slots, layout, out):
+        B = slots.shape[0]
+        bits = (slots[:, :, None] >> self.arange(64)) & 1
+        for j, n, w, d in layout.runs:
+            out[:, d:d + n * w] = bits[:, j:j + n, :w].reshape(B, n * w)
 
 
 def make_ops(backend: str = "numpy", device=None):
@@ -790,9 +834,15 @@ class VectorEngine:
         """
         from . import vector_obs  # lazy: needs twilight_env.encoding
 
-        if not hasattr(self, "_moon_rot"):
-            vector_obs.attach_tables(self)
         return vector_obs.observe(self, seats, out)
+
+    def observe_packed(self, seats=None):
+        """Compact observations (NumPy backend): ``(flags (B, 120) uint8, scalars (B, 13)
+        float32)``; :func:`twilight_env.vector_obs.unpack_observation` expands them to the
+        vectors of :meth:`observe` (on any device). See ``vector_obs.observe_packed``."""
+        from . import vector_obs
+
+        return vector_obs.observe_packed(self, seats)
 
     # -- bridges to the scalar engine ---------------------------------------------------
     def to_state(self, i: int) -> State:

@@ -28,7 +28,6 @@ import numpy as np
 from . import encoding as E
 from .engine import HOLD, NEW_MOON, NUM_TRICKS
 
-_M32 = 0xFFFFFFFF
 _ROLE_3P = np.array([2, 3, 0, 4], dtype=np.int64)
 """3 players: role flag of seats 0 (solo), 1 (left Sun), 3 (right Sun) (R7.2); seat 2 never views."""
 
@@ -42,57 +41,74 @@ _MOON_ROT = {4: _rot_table(0b1010), 3: _rot_table(0b0101)}
 """Moon seats (4p: 1, 3, R2.1; 3p: 0, 2, R7.1) relative to each ego seat."""
 
 
-class _Words:
-    """32-bit words (each a (B,) int64 array) that flag fields are ORed into."""
-
-    def __init__(self, nbits: int):
-        self.n = (nbits + 31) // 32
-        self.w = [None] * self.n
-
-    def _or(self, k: int, v):
-        self.w[k] = v if self.w[k] is None else self.w[k] | v
-
-    def put(self, offset: int, value, width: int) -> None:
-        """OR ``value`` (< 2**width, width <= 32) in at bit ``offset``."""
-        k, sh = offset >> 5, offset & 31
-        x = value << sh if sh else value
-        if sh + width <= 32:
-            self._or(k, x)
-        else:
-            self._or(k, x & _M32)
-            self._or(k + 1, x >> 32)
-
-    def onehot(self, start: int, var, size: int, on=None) -> None:
-        """Set bit ``start + var`` (``var`` in 0..size-1, size <= 32); only where ``on``."""
-        k, sh = start >> 5, start & 31
-        x = 1 << (var + sh)
-        if on is not None:
-            x = x * on
-        if sh + size <= 32:
-            self._or(k, x)
-        else:
-            self._or(k, x & _M32)
-            self._or(k + 1, x >> 32)
-
-    def finish(self, zeros):
-        return [zeros if x is None else (x if hasattr(x, "shape") else zeros + x) for x in self.w]
+def _seat_field(name: str, rel: int) -> int:
+    """Flag offset of a per-seat field (HAND, PLAYED_FOR, HELD_BY, TAKEN, COUNTS) of relative
+    seat ``rel``: inside seat records (``SEATS + SEAT_SIZE * rel + field``) or, in a layout
+    of blocks, ``field + rel * size``."""
+    if hasattr(E, "SEAT_SIZE"):
+        return E.SEATS + E.SEAT_SIZE * rel + getattr(E, name)
+    block = E.KNOWN if name == "HAND" else getattr(E, name)
+    return block + rel * (2 * E.COUNT_SLOTS if name == "COUNTS" else E.NC)
 
 
-def observe(eng, seats=None, out=None):
-    """Observation vectors of the whole batch (see the module docstring).
+class _Slots:
+    """Where each flag field goes: 64-bit slots, one field per slot, and the copies that
+    move the unpacked slot bits into the output.
 
-    Args:
-        eng: a :class:`~twilight_env.vector.VectorEngine`.
-        seats: (B,) ints, the viewer's seat per row (0..3; 3 players: 0, 1 or 3); default
-            the deciding seat.
-        out: optional (B, OBS_SIZE) float32 array (tensor on the torch backend) to fill.
-
-    Returns:
-        (B, OBS_SIZE) float32: row ``i`` equals ``encode_observation(eng.to_state(i), seat_i)``.
-
-    Raises:
-        ValueError: on bad seats or a bad ``out``.
+    Slot ``j`` holds a field of ``width[j]`` bits (<= 63) destined for flag offset
+    ``dest[j]``. Runs of slots with the same width whose destinations follow each other
+    (KNOWN's 4 seats, GONE .. TAKEN's 21 card masks, ...) are copied as one
+    ``(B, n, width)`` block.
     """
+
+    def __init__(self):
+        NC, R = E.NC, E.NUM_REL
+        fields = []  # (name, dest, width); the 4 relative seats of a seat field in consecutive slots
+        for name in ("HAND", "PLAYED_FOR", "HELD_BY", "TAKEN"):
+            fields += [(name, _seat_field(name, r), NC) for r in range(R)]
+        fields += [("COUNTS", _seat_field("COUNTS", r), 2 * E.COUNT_SLOTS) for r in range(R)]
+        fields += [("TRICK", E.TRICK + E.TRICK_PLACE_SIZE * p, E.TRICK_PLACE_SIZE) for p in range(4)]
+        fields += [("GONE", E.GONE, NC), ("PENDING", E.PENDING, NC)]
+        fields += [("TRICK_OF", E.TRICK_OF + NC * t, NC) for t in range(NUM_TRICKS)]
+        misc_width = E.NUM_BITS - E.PHASE
+        fields += [("MISC", E.PHASE, misc_width)]
+        if misc_width > 63 or E.TRICK_PLACE_SIZE > 63 or 2 * E.COUNT_SLOTS > 63:
+            raise ImportError("observation layout changed: a flag field no longer fits a 64-bit slot")
+        self.nbits = E.NUM_BITS
+        self.first = {}
+        for j, (name, _, _) in enumerate(fields):
+            self.first.setdefault(name, j)
+        self.n = len(fields)
+        covered = sorted((d, w) for _, d, w in fields)
+        pos = 0
+        for d, w in covered:
+            if d != pos:
+                raise ImportError(f"observation layout changed: flag {pos} is not covered by the batch encoder")
+            pos = d + w
+        if pos != E.NUM_BITS:
+            raise ImportError("observation layout changed: the batch encoder does not cover all flags")
+        # runs: (first slot, count, width, dest)
+        runs = []
+        for j, (_, d, w) in enumerate(fields):
+            if runs:
+                j0, n, w0, d0 = runs[-1]
+                if w == w0 and d == d0 + n * w0 and j == j0 + n:
+                    runs[-1] = (j0, n + 1, w0, d0)
+                    continue
+            runs.append((j, 1, w, d))
+        self.runs = tuple(runs)
+        self.fields = tuple((j, d, w) for j, (_, d, w) in enumerate(fields))
+
+
+_SLOTS = _Slots()
+
+
+def _build(eng, seats):
+    """The flag fields as (B, S) int64 slots (see :class:`_Slots`) and the SIDE numerators
+    (B, 8) int64: souls, own-cult multiplier, denied multiplier, deal score of the own side,
+    then the same of the other side (R5)."""
+    if not hasattr(eng, "_side_scale"):
+        attach_tables(eng)
     o = eng.ops
     B = eng.num_envs
     three = eng.num_players == 3
@@ -115,71 +131,56 @@ def observe(eng, seats=None, out=None):
             bad = bad | (seat == NEW_MOON)
         if bool(bad.any()):
             raise ValueError("seats must be 0..3 (3 players: 0, 1 or 3; the new moon 2 is no viewer)")
-    if out is None:
-        out = o.empty((B, E.OBS_SIZE), o.float32)
-    elif tuple(out.shape) != (B, E.OBS_SIZE) or out.dtype != o.float32:
-        raise ValueError(f"out must be a ({B}, {E.OBS_SIZE}) float32 array")
     to_act = live & (deciding == seat)
     ego = o.where(to_act, acting, seat)
 
-    W = _Words(E.NUM_BITS)
+    S = _SLOTS
+    f = S.first
+    slots = o.empty((B, S.n), o.int64)
     NC = E.NC
-    hands = eng.hands
-    r4 = eng._rows4
-    fi = [r4 + ((ego + r) & 3) if r else r4 + ego for r in range(4)]
-    rel_seat = [(ego + r) & 3 for r in range(4)]
-    half_count = eng._half_count
-    gone = 0
-    for r in range(4):
-        h = o.gather(hands, fi[r])
-        gone = gone | h
-        # KNOWN: own hand; in 3 players also the new moon's open hand (R7.1)
-        seen = rel_seat[r] == seat
-        if three:
-            seen = seen | (rel_seat[r] == NEW_MOON)
-        W.put(E.KNOWN + NC * r, h * seen, NC)
-        # COUNTS: one-hot Sun count, one-hot Moon count (R2.5)
-        sun = o.lookup(half_count, h & 0x3FFF)
-        moon = o.lookup(half_count, h >> 14)
-        W.put(E.COUNTS + 2 * E.COUNT_SLOTS * r, (1 << sun) | (1 << (moon + E.COUNT_SLOTS)), 2 * E.COUNT_SLOTS)
-        W.put(E.PLAYED_FOR + NC * r, o.gather(eng.played_for, fi[r]), NC)
-        W.put(E.HELD_BY + NC * r, o.gather(eng.held_by, fi[r]), NC)
-        W.put(E.TAKEN + NC * r, o.gather(eng.captured, fi[r]), NC)
-    W.put(E.GONE, gone ^ ((1 << NC) - 1), NC)
-    # TRICK: card, chooser and holder (relative) per filled place (R3.1-R3.3)
-    code = eng.trick_code
-    pow2 = eng._pow2
-    for p in range(4):
-        cp = code >> (8 * p)
-        card1 = cp & 31                      # card id + 1, 0 when empty
-        base = E.TRICK + E.TRICK_PLACE_SIZE * p
-        W.put(base, o.lookup(pow2, (card1 - 1) & 31), NC)
-        meta = (1 << ((leader + p - ego) & 3)) | (16 << (((cp >> 5) - ego) & 3))
-        W.put(base + NC, meta * (card1 != 0), 8)
-    trick_of = eng.trick_of
-    for t in range(NUM_TRICKS):
-        W.put(E.TRICK_OF + NC * t, trick_of[:, t], NC)
-    W.put(E.PENDING, eng.pending, NC)
-    # PHASE one-hot: choose, hold, over (a finished deal's phase is choose, 0)
-    W.onehot(E.PHASE, eng.phase + done * 2, 3)
-    W.onehot(E.TO_ACT, 0, 1, to_act)
-    W.onehot(E.ACTING, (acting - ego) & 3, 4, live)
-    W.onehot(E.CHOOSER, (c - ego) & 3, 4, live)
-    W.onehot(E.HOLDER, (eng.holder - ego) & 3, 4, live & hold)
-    W.onehot(E.LEADER, (leader - ego) & 3, 4)
-    W.onehot(E.TRICK_NO, trick, NUM_TRICKS + 1)
-    W.onehot(E.PLACE, place, 4, live)
+    # flat indices of the 4 relative seats' entries in (B, 4) arrays: seat (ego + r) mod 4
+    rel = (ego[:, None] + eng._rel4) & 3                      # (B, 4) seat at relative r
+    fi = eng._rows4[:, None] + rel
+    hands = o.gather(eng.hands, fi)                          # (B, 4) rotated hands
+    # HAND: own hand; in 3 players also the new moon's open hand (R7.1)
+    seen = rel == seat[:, None]
     if three:
-        W.onehot(E.ROLE, o.lookup(eng._role3, seat), 5)
-        W.onehot(E.NEW_MOON_DECISION, 0, 1, to_act & (ego == NEW_MOON))
-        W.onehot(E.NEW_MOON_AT, (NEW_MOON - ego) & 3, 4)
+        seen = seen | (rel == NEW_MOON)
+    slots[:, f["HAND"]:f["HAND"] + 4] = hands * seen
+    # COUNTS: one-hot Sun count, one-hot Moon count per relative seat (R2.5)
+    slots[:, f["COUNTS"]:f["COUNTS"] + 4] = (o.lookup(eng._sun_count1h, hands & 0x3FFF)
+                                             | o.lookup(eng._moon_count1h, hands >> 14))
+    # TRICK: card, chooser and holder (relative) per filled place (R3.1-R3.3)
+    cp = eng.trick_code[:, None] >> eng._place_shift         # (B, 4)
+    card1 = cp & 31                                          # card id + 1, 0 when empty
+    meta = (1 << ((leader[:, None] + eng._rel4 - ego[:, None]) & 3)) | (16 << (((cp >> 5) - ego[:, None]) & 3))
+    slots[:, f["TRICK"]:f["TRICK"] + 4] = o.lookup(eng._pow2, (card1 - 1) & 31) | ((meta * (card1 != 0)) << NC)
+    slots[:, f["GONE"]] = (hands[:, 0] | hands[:, 1] | hands[:, 2] | hands[:, 3]) ^ ((1 << NC) - 1)
+    slots[:, f["PLAYED_FOR"]:f["PLAYED_FOR"] + 4] = o.gather(eng.played_for, fi)
+    slots[:, f["HELD_BY"]:f["HELD_BY"] + 4] = o.gather(eng.held_by, fi)
+    slots[:, f["TRICK_OF"]:f["TRICK_OF"] + NUM_TRICKS] = eng.trick_of
+    slots[:, f["PENDING"]] = eng.pending
+    slots[:, f["TAKEN"]:f["TAKEN"] + 4] = o.gather(eng.captured, fi)
+    # MISC: one-hots from PHASE to MATCH, bit k = flag PHASE + k
+    P = E.PHASE
+    misc = 1 << (eng.phase + done * 2)                       # choose, hold, over (a finished deal's phase is 0)
+    misc = misc | (to_act * (1 << (E.TO_ACT - P)))
+    misc = misc | (live * (1 << (((acting - ego) & 3) + (E.ACTING - P))))
+    misc = misc | (live * (1 << (((c - ego) & 3) + (E.CHOOSER - P))))
+    misc = misc | ((live & hold) * (1 << (((eng.holder - ego) & 3) + (E.HOLDER - P))))
+    misc = misc | (1 << (((leader - ego) & 3) + (E.LEADER - P)))
+    misc = misc | (1 << (trick + (E.TRICK_NO - P)))
+    misc = misc | (live * (1 << (place + (E.PLACE - P))))
+    if three:
+        misc = misc | (1 << (o.lookup(eng._role3, seat) + (E.ROLE - P)))
+        misc = misc | ((to_act & (ego == NEW_MOON)) * (1 << (E.NEW_MOON_DECISION - P)))
+        misc = misc | (1 << (((NEW_MOON - ego) & 3) + (E.NEW_MOON_AT - P)))
     else:
-        W.onehot(E.ROLE, seat & 1, 5)
-    W.put(E.MOON_SEAT, o.lookup(eng._moon_rot, ego), 4)
-    # MATCH stays 0: the batch engine plays deal episodes
-    o.unpack_words(W.finish(o.zeros((B,), o.int64)), E.NUM_BITS, out)
+        misc = misc | (1 << ((seat & 1) + (E.ROLE - P)))
+    misc = misc | (o.lookup(eng._moon_rot, ego) << (E.MOON_SEAT - P))
+    slots[:, f["MISC"]] = misc                               # MATCH stays 0: deal episodes
 
-    # SIDE scalars (R5): own side first. Own side = side of the ego seat.
+    # SIDE scalars (R5): own side (the ego seat's) first
     cap = eng.captured
     s0 = cap[:, 0] | cap[:, 2]
     s1 = cap[:, 1] | cap[:, 3]
@@ -196,15 +197,99 @@ def observe(eng, seats=None, out=None):
     da = o.lookup(hm, (a >> sh_other) & 0x3FFF)
     mb = o.lookup(hm, (b >> sh_other) & 0x3FFF)
     db = o.lookup(hm, (b >> sh_own) & 0x3FFF)
-    f = o.float64
-    scal = o.stack([o.cast(sa, f) / 60.0, o.cast(ma, f) / 6.0, o.cast(da, f) / 6.0, o.cast(sa * ma, f) / 360.0,
-                    o.cast(sb, f) / 60.0, o.cast(mb, f) / 6.0, o.cast(db, f) / 6.0, o.cast(sb * mb, f) / 360.0], 1)
-    out[:, E.SIDE:E.SIDE + 2 * E.SIDE_FIELDS] = scal
-    out[:, E.SIDE + 2 * E.SIDE_FIELDS:] = 0  # TOTALS, TARGET: match episodes only
+    return slots, o.stack([sa, ma, da, sa * ma, sb, mb, db, sb * mb], 1)
+
+
+def _scalars_into(eng, num, dest) -> None:
+    """SIDE scalars (numerators / 60, 6, 6, 360, computed in float64 as the scalar encoder
+    does) into ``dest`` (B, NUM_SCALARS); TOTALS and TARGET stay 0 (deal episodes)."""
+    o = eng.ops
+    dest[:, :2 * E.SIDE_FIELDS] = o.cast(num, o.float64) / eng._side_scale
+    dest[:, 2 * E.SIDE_FIELDS:] = 0
+
+
+def observe(eng, seats=None, out=None):
+    """Observation vectors of the whole batch (see the module docstring).
+
+    Args:
+        eng: a :class:`~twilight_env.vector.VectorEngine`.
+        seats: (B,) ints, the viewer's seat per row (0..3; 3 players: 0, 1 or 3); default
+            the deciding seat.
+        out: optional (B, OBS_SIZE) float32 array (tensor on the torch backend) to fill.
+
+    Returns:
+        (B, OBS_SIZE) float32: row ``i`` equals ``encode_observation(eng.to_state(i), seat_i)``.
+
+    Raises:
+        ValueError: on bad seats or a bad ``out``.
+    """
+    o = eng.ops
+    B = eng.num_envs
+    if out is None:
+        out = o.empty((B, E.OBS_SIZE), o.float32)
+    elif tuple(out.shape) != (B, E.OBS_SIZE) or out.dtype != o.float32:
+        raise ValueError(f"out must be a ({B}, {E.OBS_SIZE}) float32 array")
+    slots, num = _build(eng, seats)
+    o.unpack_slots(slots, _SLOTS, out)
+    _scalars_into(eng, num, out[:, E.NUM_BITS:])
     return out
+
+
+PACKED_BYTES = (E.NUM_BITS + 7) // 8
+"""Bytes per row of :func:`observe_packed`'s flags."""
+
+
+def observe_packed(eng, seats=None):
+    """The same observations in compact form (NumPy backend): ship these to an accelerator
+    and expand them there with :func:`unpack_observation`.
+
+    Returns:
+        ``(flags, scalars)``: (B, PACKED_BYTES) uint8, flag ``k`` is bit ``k % 8``
+        (little-endian) of byte ``k // 8``; and (B, NUM_SCALARS) float32.
+
+    Raises:
+        ValueError: on bad seats, or on the torch backend (use :func:`observe` there).
+    """
+    o = eng.ops
+    if o.name != "numpy":
+        raise ValueError("observe_packed is for the numpy backend; on torch use observe()")
+    slots, num = _build(eng, seats)
+    packed = o.pack_slots(slots, _SLOTS, (E.NUM_BITS + 63) // 64)
+    flags = np.ascontiguousarray(packed.view(np.uint8)[:, :PACKED_BYTES])
+    scalars = np.empty((eng.num_envs, E.NUM_SCALARS), dtype=np.float32)
+    _scalars_into(eng, num, scalars)
+    return flags, scalars
+
+
+def unpack_observation(flags, scalars):
+    """Expand :func:`observe_packed` output into (B, OBS_SIZE) float32 observations.
+
+    Args:
+        flags: (B, PACKED_BYTES) uint8 (NumPy array or torch tensor, any device).
+        scalars: (B, NUM_SCALARS) float32, same kind.
+
+    Returns:
+        (B, OBS_SIZE) float32 of the same kind as the inputs.
+    """
+    if isinstance(flags, np.ndarray):
+        bits = np.unpackbits(flags, axis=1, count=E.NUM_BITS, bitorder="little")
+        return np.concatenate([bits.astype(np.float32), np.asarray(scalars, np.float32)], axis=1)
+    import torch
+
+    shifts = torch.arange(8, device=flags.device, dtype=torch.uint8)
+    bits = ((flags[:, :, None] >> shifts) & 1).reshape(flags.shape[0], -1)[:, :E.NUM_BITS]
+    return torch.cat([bits.to(torch.float32), scalars.to(torch.float32)], dim=1)
 
 
 def attach_tables(eng) -> None:
     """Copy the small observation tables to the engine's backend (called once per engine)."""
-    eng._role3 = eng.ops.table(_ROLE_3P)
-    eng._moon_rot = eng.ops.table(_MOON_ROT[eng.num_players])
+    o = eng.ops
+    eng._role3 = o.table(_ROLE_3P)
+    eng._moon_rot = o.table(_MOON_ROT[eng.num_players])
+    eng._rel4 = o.table(np.arange(4, dtype=np.int64))[None, :]
+    # COUNTS field of a hand from its Sun / Moon half: one-hot of the number of cards (R2.5)
+    count = np.array([bin(m).count("1") for m in range(1 << 14)], dtype=np.int64)
+    eng._sun_count1h = o.table(1 << count)
+    eng._moon_count1h = o.table(1 << (count + E.COUNT_SLOTS))
+    # divisors of the SIDE scalars: souls/60, multipliers/6, deal score/360 (R5)
+    eng._side_scale = o.table(np.array([60.0, 6.0, 6.0, 360.0] * 2))[None, :]
