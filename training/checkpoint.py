@@ -98,4 +98,21 @@ def model_from_checkpoint(ckpt: dict, path: str = "checkpoint") -> QNetwork:
     return model.eval()
 
 
-__all__ = ["FORMAT", "VERSION", "CHECKPOINT_NAME", "save_checkpoint", "load_checkpoint", "model_from_checkpoint"]
+def export_weights(src: str | os.PathLike, dst: str | os.PathLike) -> dict:
+    """Write a small inference-only copy of a checkpoint (no optimizer, no RNG states).
+
+    Used to produce the shipped ``agents/weights/neural_{3,4}p.pt``. Returns the written dict.
+
+    Raises:
+        ValueError: as :func:`load_checkpoint`.
+    """
+    ckpt = load_checkpoint(src)
+    model_from_checkpoint(ckpt, str(src))  # check the weights fit
+    small = {k: ckpt[k] for k in ("format", "version", "num_players", "net", "model", "decisions",
+                                   "updates", "episodes", "config", "git") if k in ckpt}
+    save_checkpoint(small, dst)
+    return small
+
+
+__all__ = ["FORMAT", "VERSION", "CHECKPOINT_NAME", "save_checkpoint", "load_checkpoint", "model_from_checkpoint",
+           "export_weights"]

@@ -74,6 +74,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--checkpoint-every", type=float, default=d.checkpoint_every, help="minutes between checkpoints")
     parser.add_argument("--lr", type=float, default=d.lr, help="Adam learning rate")
     parser.add_argument("--batch-size", type=int, default=d.batch_size, help="samples per update")
+    parser.add_argument("--reuse", type=float, default=d.reuse,
+                        help="average number of updates each recorded decision takes part in")
     parser.add_argument("--epsilon", type=float, default=d.epsilon, help="exploration probability")
     parser.add_argument("--pool-prob", type=float, default=d.pool_prob,
                         help="probability a self-play deal is played against a past snapshot")
@@ -88,7 +90,7 @@ def config_from_args(args) -> TrainConfig:
         actors=args.actors, device=args.device, seed=args.seed, logdir=args.logdir, resume=args.resume,
         eval_every=args.eval_every, eval_deals=args.eval_deals,
         eval_opponents=tuple(s for s in args.eval_opponents.split(",") if s),
-        checkpoint_every=args.checkpoint_every, lr=args.lr, batch_size=args.batch_size,
+        checkpoint_every=args.checkpoint_every, lr=args.lr, batch_size=args.batch_size, reuse=args.reuse,
         epsilon=args.epsilon, pool_prob=args.pool_prob, games_per_actor=args.games_per_actor,
         progress=not args.no_progress)
 

@@ -1,0 +1,145 @@
+"""`twilight train`: tiny runs finish, log to TensorBoard, checkpoint, resume, and are deterministic."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from training.checkpoint import CHECKPOINT_NAME, load_checkpoint
+from training.config import TrainConfig
+from training.networks import NetConfig, QNetwork
+from training.selfplay import SelfPlay, duplicate_eval, eval_deals
+from training.train import check_device, train
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _cli(*args, timeout=120):
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    return subprocess.run([sys.executable, "-m", "twilight_env.cli", "train", *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def _run_dirs(logdir):
+    return sorted(p for p in Path(logdir).iterdir() if p.is_dir())
+
+
+def _scalars(run_dir):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    acc = EventAccumulator(str(run_dir), size_guidance={"scalars": 0, "tensors": 0})
+    acc.Reload()
+    return acc
+
+
+def test_tiny_run_subprocess_then_resume(tmp_path):
+    """A tiny run writes an event file and a checkpoint; --resume continues the step counts
+    and the optimizer state."""
+    r = _cli("--players", "4", "--decisions", "3000", "--actors", "0", "--logdir", str(tmp_path),
+             "--exp", "tiny", "--seed", "3", "--eval-every", "0", "--eval-deals", "4",
+             "--eval-opponents", "random", "--no-progress", "--games-per-actor", "16",
+             "--batch-size", "256")
+    assert r.returncode == 0, r.stderr
+    assert "decisions/s" in r.stdout
+    (run,) = _run_dirs(tmp_path)
+    assert run.name.startswith("tiny__3__")
+    assert list(run.glob("events.out.tfevents.*"))
+    ck1 = load_checkpoint(run / CHECKPOINT_NAME, 4)
+    assert 3000 <= ck1["decisions"] < 3000 + 4096 and ck1["updates"] > 0
+    assert ck1["optimizer"]["state"], "optimizer state saved"
+    step1 = int(ck1["optimizer"]["state"][0]["step"])
+    assert step1 == ck1["updates"]
+    acc = _scalars(run)
+    tags = acc.Tags()["scalars"]
+    for tag in ("losses/mse", "charts/decisions_per_s", "charts/episode_return", "eval/points_vs_random",
+                "eval/win_rate_vs_random"):
+        assert tag in tags, tag
+    text = acc.Tags()["tensors"]
+    assert "config/text_summary" in text
+    cfg_text = acc.Tensors("config/text_summary")[0].tensor_proto.string_val[0].decode()
+    assert '"players": 4' in cfg_text and "git:" in cfg_text
+
+    r = _cli("--resume", str(run), "--decisions", "6000", "--actors", "0", "--eval-deals", "0", "--no-progress")
+    assert r.returncode == 0, r.stderr
+    assert _run_dirs(tmp_path) == [run]
+    ck2 = load_checkpoint(run / CHECKPOINT_NAME, 4)
+    assert ck2["decisions"] >= 6000 and ck2["updates"] > ck1["updates"]
+    assert int(ck2["optimizer"]["state"][0]["step"]) == ck2["updates"]
+    assert ck2["config"]["seed"] == 3 and ck2["resumes"] == 1
+
+
+def test_actor_process_run(tmp_path):
+    """--actors 1: self-play in a separate process, 3 players."""
+    r = _cli("--players", "3", "--decisions", "4000", "--actors", "1", "--logdir", str(tmp_path),
+             "--eval-deals", "0", "--no-progress", "--games-per-actor", "16", "--batch-size", "256")
+    assert r.returncode == 0, r.stderr
+    (run,) = _run_dirs(tmp_path)
+    ck = load_checkpoint(run / CHECKPOINT_NAME, 3)
+    assert ck["decisions"] >= 4000 and ck["num_players"] == 3
+
+
+def _tiny(tmp_path, seed, name):
+    cfg = TrainConfig(exp=name, players=3, decisions=2500, actors=0, seed=seed, logdir=str(tmp_path),
+                      eval_every=0, eval_deals=0, games_per_actor=32, batch_size=256, chunk=1000,
+                      trunk=(32,), head=(16,), progress=False, pool_prob=0.5, snapshot_every=800)
+    out = train(cfg)
+    return load_checkpoint(Path(out["run_dir"]) / CHECKPOINT_NAME)["model"]
+
+
+def test_deterministic_on_cpu_with_seed(tmp_path):
+    """actors=0: two runs with the same seed give identical weights; another seed does not."""
+    a = _tiny(tmp_path, 7, "a")
+    b = _tiny(tmp_path, 7, "b")
+    c = _tiny(tmp_path, 8, "c")
+    assert a.keys() == b.keys()
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    assert not all(torch.equal(a[k], c[k]) for k in a)
+
+
+def test_cuda_unavailable_is_a_clear_error():
+    if torch.cuda.is_available():
+        assert check_device("cuda").type == "cuda"
+        return
+    with pytest.raises(ValueError, match="--device cuda.*no usable CUDA"):
+        check_device("cuda")
+
+
+def test_config_errors():
+    with pytest.raises(ValueError, match="budget"):
+        TrainConfig().validate()
+    with pytest.raises(ValueError, match="players must be 3 or 4"):
+        TrainConfig(players=5, decisions=10).validate()
+    with pytest.raises(ValueError, match="epsilon"):
+        TrainConfig(decisions=10, epsilon=2.0).validate()
+    d = TrainConfig(decisions=10).to_dict()
+    assert TrainConfig.from_dict(d) == TrainConfig(decisions=10)
+
+
+def test_cli_bad_device_exits_2(tmp_path, capsys):
+    from twilight_env.cli import main
+    rc = main(["train", "--decisions", "10", "--device", "tpu", "--logdir", str(tmp_path), "--no-progress"])
+    assert rc == 2 and "device must be 'cpu' or 'cuda'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("num_players", [4, 3])
+def test_selfplay_targets_are_final_returns(num_players):
+    """Every recorded sample's target is (own side − other side) / 360 of a finished deal (R5):
+    within [-1, 1], and deals' side-0 points are antisymmetric sums of the same scale."""
+    model = QNetwork(NetConfig(num_roles=1 if num_players == 4 else 4, trunk=(16,), head=(8,)))
+    sp = SelfPlay(num_players, model, np.random.default_rng(0), num_games=16, epsilon=0.1)
+    batch, stats = sp.collect(3000)
+    assert stats.episodes > 0 and len(batch) == stats.recorded > 0
+    assert np.all(np.abs(batch.targets) <= 1.0)
+    assert set(np.unique(batch.roles)) <= ({0} if num_players == 4 else {0, 1, 2, 3})
+    assert all(abs(p) <= 360 for p in stats.side0_points)
+
+
+def test_duplicate_eval_counts_pairs():
+    model = QNetwork(NetConfig(trunk=(16,), head=(8,)))
+    deals = eval_deals(4, 6, seed=0)
+    assert deals == eval_deals(4, 6, seed=0)
+    res = duplicate_eval(model, 4, "random", deals)
+    assert res.deals == 6 and 0.0 <= res.win_rate <= 1.0 and abs(res.points) <= 360
