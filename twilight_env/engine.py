@@ -170,15 +170,14 @@ class State:
                  "initial_hands", "first_leader", "held")
 
     def __init__(self, hands: Sequence[int], leader: int = 0, num_players: int = 4):
-        if num_players != 4 and num_players != 3 or isinstance(num_players, bool):
-            raise ValueError(f"num_players must be 3 or 4, got {num_players!r}")
-        if isinstance(leader, bool) or not isinstance(leader, (int, np.integer)) or not 0 <= leader < 4:
-            raise ValueError(f"leader must be a seat 0..3, got {leader!r}")
-        leader = int(leader)
-        self.num_players = int(num_players)
+        if num_players.__class__ is not int or (num_players != 4 and num_players != 3):
+            num_players = _check_players(num_players)
+        if leader.__class__ is not int or not 0 <= leader <= 3:
+            leader = _check_leader(leader)
+        self.num_players = num_players
         self.seat_cult = SEAT_CULT_4 if num_players == 4 else SEAT_CULT_3
-        self.hands = list(hands)
-        self.held = held_mask(self.hands)
+        self.hands = hands = list(hands)
+        self.held = held_mask(hands)
         self.initial_hands = tuple(hands)
         self.leader = leader
         self.first_leader = leader
@@ -312,13 +311,14 @@ class State:
         # turns a NumPy integer into a plain int, and sorts cards (< 28) from requests.
         if action.__class__ is not int and (isinstance(action, bool) or not isinstance(action, np.integer)):
             raise ValueError(self._illegal(action))  # 1.0 or True would pass the lookup below
-        c = (self.leader + self.place) & 3
+        p = self.place
+        c = (self.leader + p) & 3
         cult = self.seat_cult[c]
         try:
             card = _ACTION_OF[cult][action]
         except KeyError:
             raise ValueError(self._illegal(action)) from None
-        if card < NUM_CARDS:
+        if card < 28:  # a card of the chooser's cult
             h = self.holder
             if h < 0:
                 h = c
@@ -333,7 +333,6 @@ class State:
                 if h != c:
                     self.phase = CHOOSE
                     self.holder = -1
-                p = self.place
                 self.cards[p] = card
                 self.holders[p] = h
                 self.history.append((c, h, card))
@@ -343,7 +342,7 @@ class State:
                     self._resolve()
                 return
         elif self.holder < 0:
-            h = (c + card - NUM_CARDS) & 3  # card = 28 + offset for a request
+            h = (c + card - 28) & 3  # card = 28 + offset for a request
             if self.hands[h] & CULT_MASK[cult]:  # R3.5
                 self.phase = HOLD
                 self.holder = h
@@ -371,8 +370,10 @@ class State:
         self._resolve()
 
     def _resolve(self) -> None:
+        """Settle the full trick in ``cards`` (R4.1-R4.4) and start the next one."""
         cards = self.cards
-        tmask = (1 << cards[0]) | (1 << cards[1]) | (1 << cards[2]) | (1 << cards[3])
+        c0, c1, c2, c3 = cards
+        tmask = (1 << c0) | (1 << c1) | (1 << c2) | (1 << c3)
         leader = self.leader
         if tmask & PURGATORY_MASK:
             # R4.3: the trick goes pending; the seat of the first Purgatory leads next.
@@ -386,14 +387,20 @@ class State:
                 self.neutral |= self.pending
                 self.pending = 0
         else:
-            # R4.1: highest strength wins, ties to the earliest place.
+            # R4.1: highest strength wins, ties to the earliest place (strictly greater).
+            st = STRENGTH
             w = 0
-            best = STRENGTH[cards[0]]
-            for i in (1, 2, 3):
-                s = STRENGTH[cards[i]]
-                if s > best:
-                    best = s
-                    w = i
+            best = st[c0]
+            s = st[c1]
+            if s > best:
+                best = s
+                w = 1
+            s = st[c2]
+            if s > best:
+                best = s
+                w = 2
+            if st[c3] > best:
+                w = 3
             taker = (leader + w) & 3
             self.captured[taker] |= tmask | self.pending
             self.pending = 0
@@ -496,13 +503,23 @@ def random_hands(rng: np.random.Generator) -> tuple[int, int, int, int]:
 
 def held_mask(hands: Sequence[int]) -> int:
     """8-bit mask, bit ``4 * cult + seat`` set when ``hands[seat]`` holds a card of ``cult``."""
-    held = 0
-    for seat in range(NUM_SEATS):
-        if hands[seat] & SUN_MASK:
-            held |= 1 << seat
-        if hands[seat] & CULT_MASK[MOON]:
-            held |= 16 << seat
-    return held
+    h0, h1, h2, h3 = hands
+    return ((h0 & SUN_MASK != 0) | (h1 & SUN_MASK != 0) << 1 | (h2 & SUN_MASK != 0) << 2
+            | (h3 & SUN_MASK != 0) << 3 | (h0 >> 14 != 0) << 4 | (h1 >> 14 != 0) << 5
+            | (h2 >> 14 != 0) << 6 | (h3 >> 14 != 0) << 7)
+
+
+def _check_players(num_players) -> int:
+    if isinstance(num_players, bool) or not isinstance(num_players, (int, np.integer)) \
+            or num_players not in (3, 4):
+        raise ValueError(f"num_players must be 3 or 4, got {num_players!r}")
+    return int(num_players)
+
+
+def _check_leader(leader) -> int:
+    if isinstance(leader, bool) or not isinstance(leader, (int, np.integer)) or not 0 <= leader < 4:
+        raise ValueError(f"leader must be a seat 0..3, got {leader!r}")
+    return int(leader)
 
 
 def hands_to_codes(hands: Sequence[int]) -> list[list[str]]:
