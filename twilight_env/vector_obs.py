@@ -98,6 +98,11 @@ class _Slots:
             runs.append((j, 1, w, d))
         self.runs = tuple(runs)
         self.fields = tuple((j, d, w) for j, (_, d, w) in enumerate(fields))
+        # source of flag k in the slots' bits: slot * 64 + bit (for a one-gather expansion)
+        src = np.zeros(E.NUM_BITS, dtype=np.int64)
+        for j, d, w in self.fields:
+            src[d:d + w] = j * 64 + np.arange(w)
+        self.src = src
 
 
 _SLOTS = _Slots()
