@@ -106,7 +106,10 @@ def format_deal(match: Match, seed: int | None = None) -> str:
         head += f", dealer seat {match.dealer}, seat {st.first_leader} leads"
     else:
         head += f", solo p{match.solo} (seat 0), the solo leads"
-    lines += [head, "", "Hands as dealt"]
+    lines += [head]
+    if n == 3:
+        lines.append("The new moon's hand is open; the solo makes every decision for it (R7.1, R7.3).")
+    lines += ["", "Hands as dealt"]
     lines.append(f"  {'seat':<{width}}  {'side':<6}  {'role':<15}  hand")
     for s in range(4):
         side = f"side {s & 1}"

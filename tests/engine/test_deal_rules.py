@@ -145,7 +145,7 @@ def test_r3_2_partner_may_be_requested():
 
 def test_r3_3_card_counts_as_the_choosers():
     st = State.from_deal(R3_DEAL, leader=ANTON)
-    # Anton requests Doris's Purgatory... Doris holds MP: a Moon Purgatory for Anton
+    # Anton requests Doris, who plays her Moon Purgatory: it counts as Anton's card
     play(st, "0:MP", "S5", "MC5", "SC1")
     assert st.trick == 1 and st.leader == ANTON  # the Purgatory was played for Anton (R4.3)
     st2 = State.from_deal(R3_DEAL, leader=ANTON)
