@@ -87,6 +87,7 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils.env_logger import EnvLogger
 from pettingzoo.utils.wrappers import OrderEnforcingWrapper
+from pettingzoo.utils.wrappers.order_enforcing import AECOrderEnforcingIterable, AECOrderEnforcingIterator
 
 from .encoding import OBS_SIZE, TOTALS, TOTALS_CAP, observation_and_mask
 from .engine import HOLD, NUM_ACTIONS, PHASE_NAMES, Config, Match
@@ -241,6 +242,7 @@ class raw_env(AECEnv):
         self.infos = {a: {"seat": -1, "phase": "choose", "deal_points": dict(zeros),
                           "totals": self._totals_dict(), "deals_played": 0} for a in self.agents}
         self._rewards_dirty = False
+        self._phase_name = "choose"
         self._steps = 0
         self._obs_cache_key = None
         self._skip_agent_selection = None
@@ -291,8 +293,10 @@ class raw_env(AECEnv):
             infos[prev]["seat"] = -1
         infos[agent]["seat"] = seat
         phase = PHASE_NAMES[st.phase]
-        for a in self.agents:
-            infos[a]["phase"] = phase
+        if phase != self._phase_name:  # the same str for every agent; rewrite only on change
+            for a in self.agents:
+                infos[a]["phase"] = phase
+            self._phase_name = phase
         self._acting_agent = agent
         self.agent_selection = agent
 
@@ -307,6 +311,12 @@ class raw_env(AECEnv):
         self._obs_cache_key = key
         self._obs_cache = obs
         return obs
+
+    def last(self, observe: bool = True):
+        """``(observation, cumulative reward, terminated, truncated, info)`` of ``agent_selection``."""
+        agent = self.agent_selection
+        return (self.observe(agent) if observe else None, self._cumulative_rewards[agent],
+                self.terminations[agent], self.truncations[agent], self.infos[agent])
 
     def infoset(self, agent) -> InfoSet:
         """What ``agent`` knows now, as a :class:`~twilight_env.infoset.InfoSet` (own seat;
@@ -409,6 +419,7 @@ class raw_env(AECEnv):
             self.terminations[a] = True
             self.infos[a]["seat"] = -1
             self.infos[a]["phase"] = PHASE_NAMES[self._state.phase]
+        self._phase_name = PHASE_NAMES[self._state.phase]
         self._rewards_dirty = True
         self._acting_agent = None
         self._deads_step_first()
@@ -503,6 +514,11 @@ class TwilightOrderEnforcingWrapper(OrderEnforcingWrapper):
     def __str__(self) -> str:
         return str(self.env)
 
+    def agent_iter(self, max_iter: int = 2**63):
+        if not self._has_reset:
+            EnvLogger.error_agent_iter_before_reset()
+        return _OrderEnforcingIterable(self, max_iter)
+
     def step(self, action) -> None:
         if not self._has_reset:
             EnvLogger.error_step_before_reset()
@@ -512,6 +528,25 @@ class TwilightOrderEnforcingWrapper(OrderEnforcingWrapper):
         else:
             self._has_updated = True
             self.env.step(action)
+
+
+class _OrderEnforcingIterable(AECOrderEnforcingIterable):
+    def __iter__(self):
+        return _OrderEnforcingIterator(self.env, self.max_iter)
+
+
+class _OrderEnforcingIterator(AECOrderEnforcingIterator):
+    """``AECOrderEnforcingIterator`` with its checks done in one call."""
+
+    def __next__(self):
+        wrapper = self.env
+        raw = wrapper.env
+        if not raw.agents or self.iters_til_term <= 0:
+            raise StopIteration
+        self.iters_til_term -= 1
+        assert wrapper._has_updated, "need to call step() or reset() in a loop over `agent_iter`"
+        wrapper._has_updated = False
+        return raw.agent_selection
 
 
 def env(**config) -> AECEnv:

@@ -24,9 +24,9 @@ match context given by the caller.
 Layout
 ------
 The first ``NUM_BITS`` entries are 0/1 flags, the last ``NUM_SCALARS`` are scalars in
-``[0, 1]`` (match totals in ``[0, 4]``). Card blocks are indexed by card id 0..27
-(``twilight_env.cards.CARDS``); ``[rel, card]`` blocks hold 28 entries per relative
-seat, relative seat 0 first.
+``[0, 1]`` (match totals in ``[0, 4]``). Card fields are indexed by card id 0..27
+(``twilight_env.cards.CARDS``). ``SEATS`` holds one record of ``SEAT_SIZE`` flags per
+relative seat, relative seat 0 first: record ``rel`` starts at ``SEATS + SEAT_SIZE * rel``.
 
 | range | name | size | meaning |
 |-------|------|------|---------|
@@ -40,9 +40,12 @@ divided by the target and capped at 4; ``TARGET`` is target / 1000, capped at 4.
 
 Speed
 -----
-All flags are first assembled as one Python int (card masks are the engine's 28-bit
-ints, shifted into place) and expanded with a single ``numpy.unpackbits``; the cost is
-a few microseconds per observation (see ``benchmarks/env_speed.py``).
+All flags are assembled as one Python int (card masks are the engine's 28-bit ints,
+shifted into place; the seat records in absolute seat order are rotated by the ego
+seat with one shift) and expanded with a single ``numpy.unpackbits``, which also
+expands the action mask for the env. The played-for / held-by / trick masks of a deal's
+history are extended incrementally as the history grows. See
+``benchmarks/env_speed.py`` for the cost.
 """
 
 from __future__ import annotations
@@ -61,17 +64,21 @@ NUM_REL = 4          # relative seats 0..3
 NC = NUM_CARDS       # 28 cards
 COUNT_SLOTS = 8      # one-hot of a card count 0..7
 
-KNOWN = 0                                  # [rel, card] cards seen in that seat's hand (own hand, open hand)
-COUNTS = KNOWN + NUM_REL * NC              # [rel, cult, n] one-hot: that seat holds n Sun / n Moon cards (R2.5)
-TRICK = COUNTS + NUM_REL * 2 * COUNT_SLOTS  # [place, 36]: card (28), chooser rel (4), holder rel (4) of the current trick
+# one record per relative seat: offsets inside the record
+HAND = 0                                   # [card] cards the viewer sees in that hand (own hand, open hand)
+PLAYED_FOR = HAND + NC                     # [card] played for that seat as chooser (R3.3)
+HELD_BY = PLAYED_FOR + NC                  # [card] came from that seat's hand (own play or as holder, R3.2)
+TAKEN = HELD_BY + NC                       # [card] taken by that seat (R4.2)
+COUNTS = TAKEN + NC                        # [cult, n] one-hot: that seat holds n (0..7) Sun / Moon cards (R2.5)
+SEAT_SIZE = COUNTS + 2 * COUNT_SLOTS       # 128 flags per seat record
+
+SEATS = 0                                  # [rel, SEAT_SIZE] the seat records, relative seat 0 first
+TRICK = SEATS + NUM_REL * SEAT_SIZE        # [place, 36]: card (28), chooser rel (4), holder rel (4) of the current trick
 TRICK_PLACE_SIZE = NC + 2 * NUM_REL        # 36 flags per place of the current trick
 GONE = TRICK + 4 * TRICK_PLACE_SIZE        # [card] played already (this trick included)
-PLAYED_FOR = GONE + NC                     # [rel, card] card played for that seat as chooser (R3.3)
-HELD_BY = PLAYED_FOR + NUM_REL * NC        # [rel, card] card came from that seat's hand (holder, R3.2)
-TRICK_OF = HELD_BY + NUM_REL * NC          # [trick, card] card was played in trick 0..6
-PENDING = TRICK_OF + NUM_TRICKS * NC       # [card] in the pending Purgatory pile (R4.3)
-TAKEN = PENDING + NC                       # [rel, card] taken by that seat (R4.2)
-PHASE = TAKEN + NUM_REL * NC               # [3] choose, hold, deal over
+PENDING = GONE + NC                        # [card] in the pending Purgatory pile (R4.3)
+TRICK_OF = PENDING + NC                    # [trick, card] card was played in trick 0..6
+PHASE = TRICK_OF + NUM_TRICKS * NC         # [3] choose, hold, deal over
 TO_ACT = PHASE + 3                         # [1] the viewer decides the pending action
 ACTING = TO_ACT + 1                        # [rel] seat the pending action is about (chooser or holder); 0s when over
 CHOOSER = ACTING + NUM_REL                 # [rel] chooser of the current place (R3.1); 0s when over
@@ -97,17 +104,21 @@ NUM_SCALARS = OBS_SIZE - NUM_BITS
 TOTALS_CAP = 4.0
 """Upper bound of the TOTALS and TARGET scalars."""
 
-# (name, start, size, meaning) in index order; the module docstring table is built from it.
+SEAT_LAYOUT: tuple[tuple[str, int, int, str], ...] = (
+    ("HAND", HAND, NC, "[card] cards the viewer sees in that seat's hand: its own; 3p the new moon's open hand (R7.1)"),
+    ("PLAYED_FOR", PLAYED_FOR, NC, "[card] played for that seat as chooser (R3.3)"),
+    ("HELD_BY", HELD_BY, NC, "[card] came from that seat's hand (own play, or as requested holder, R3.2)"),
+    ("TAKEN", TAKEN, NC, "[card] taken by that seat (R4.2)"),
+    ("COUNTS", COUNTS, 2 * COUNT_SLOTS, "[cult, n] one-hot: that seat holds n (0..7) Sun, then n Moon cards (R2.5)"),
+)
+"""Fields of one seat record: (name, offset in the record, size, meaning)."""
+
 LAYOUT: tuple[tuple[str, int, int, str], ...] = (
-    ("KNOWN", KNOWN, NUM_REL * NC, "[rel, card] cards the viewer sees in that seat's hand: its own hand; 3p the new moon's open hand (R7.1)"),
-    ("COUNTS", COUNTS, NUM_REL * 2 * COUNT_SLOTS, "[rel, cult, n] one-hot: that seat holds n (0..7) Sun / Moon cards (R2.5)"),
+    ("SEATS", SEATS, NUM_REL * SEAT_SIZE, f"[rel, {SEAT_SIZE}] one record per relative seat (fields below)"),
     ("TRICK", TRICK, 4 * TRICK_PLACE_SIZE, "[place, 36] current trick per place 0..3: card (28), chooser rel (4), holder rel (4) (R3.1-R3.3)"),
     ("GONE", GONE, NC, "[card] already played (current trick included)"),
-    ("PLAYED_FOR", PLAYED_FOR, NUM_REL * NC, "[rel, card] played for that seat as chooser (R3.3)"),
-    ("HELD_BY", HELD_BY, NUM_REL * NC, "[rel, card] came from that seat's hand (own play or as requested holder, R3.2)"),
-    ("TRICK_OF", TRICK_OF, NUM_TRICKS * NC, "[trick, card] played in trick 0..6"),
     ("PENDING", PENDING, NC, "[card] in the pending Purgatory pile (R4.3)"),
-    ("TAKEN", TAKEN, NUM_REL * NC, "[rel, card] taken by that seat (R4.2)"),
+    ("TRICK_OF", TRICK_OF, NUM_TRICKS * NC, "[trick, card] played in trick 0..6"),
     ("PHASE", PHASE, 3, "one-hot: choose, hold, deal over"),
     ("TO_ACT", TO_ACT, 1, "the viewer decides the pending action"),
     ("ACTING", ACTING, NUM_REL, "[rel] seat whose choice or card is pending (chooser, or holder); 0s when over"),
@@ -125,14 +136,20 @@ LAYOUT: tuple[tuple[str, int, int, str], ...] = (
     ("TOTALS", TOTALS, NUM_REL, "[rel] match total of that seat's score line / target, capped at 4 (R6, R7.5)"),
     ("TARGET", TARGET, 1, "match target / 1000, capped at 4 (R6.1, R8)"),
 )
+"""Top-level blocks: (name, start index, size, meaning), in index order."""
 
 
 def layout_table() -> str:
     """The observation layout as a Markdown table (range, name, size, meaning)."""
+    def rng(start, size):
+        return f"{start}" if size == 1 else f"{start}..{start + size - 1}"
+
     rows = ["| range | name | size | meaning |", "|-------|------|------|---------|"]
     for name, start, size, meaning in LAYOUT:
-        rng = f"{start}" if size == 1 else f"{start}..{start + size - 1}"
-        rows.append(f"| {rng} | `{name}` | {size} | {meaning} |")
+        rows.append(f"| {rng(start, size)} | `{name}` | {size} | {meaning} |")
+        if name == "SEATS":
+            for fname, off, fsize, fmeaning in SEAT_LAYOUT:
+                rows.append(f"| {SEAT_SIZE}·rel + {rng(off, fsize)} | `SEATS.{fname}` | {fsize} | {fmeaning} |")
     rows.append(f"| | total `OBS_SIZE` | {OBS_SIZE} | {NUM_BITS} flags + {NUM_SCALARS} scalars |")
     return "\n".join(rows)
 
@@ -144,7 +161,17 @@ __doc__ = __doc__.replace("| range | name | size | meaning |\n|-------|------|--
 # Tables
 # ---------------------------------------------------------------------------------
 _POP14 = tuple(bin(m).count("1") for m in range(1 << 14))
-_ONEHOT_POP14 = tuple(1 << p for p in _POP14)
+_SUN_COUNT = tuple(1 << (COUNTS + p) for p in _POP14)                 # Sun half of a hand -> COUNTS flag
+_MOON_COUNT = tuple(1 << (COUNTS + COUNT_SLOTS + p) for p in _POP14)  # Moon half of a hand -> COUNTS flag
+_REC = tuple(SEAT_SIZE * s for s in range(4))                          # absolute seat -> its record's bit offset
+_ALL_SEATS = (1 << (NUM_REL * SEAT_SIZE)) - 1
+_ROTATE = tuple(SEAT_SIZE * e for e in range(4))
+_PF_BIT = tuple(tuple(1 << (SEAT_SIZE * s + PLAYED_FOR + x) for x in range(NC)) for s in range(4))
+_HB_BIT = tuple(tuple(1 << (SEAT_SIZE * s + HELD_BY + x) for x in range(NC)) for s in range(4))
+_TM_BIT = tuple(tuple(1 << (NC * t + x) for x in range(NC)) for t in range(NUM_TRICKS))
+# current trick: _TRICK_BIT[place][card][chooser rel * 4 + holder rel]
+_TRICK_BIT = tuple(tuple(tuple(((1 << x) | (1 << (NC + cr)) | (1 << (NC + 4 + hr))) << (TRICK + TRICK_PLACE_SIZE * p)
+                                for cr in range(4) for hr in range(4)) for x in range(NC)) for p in range(4))
 _ROLE_4P = (0, 1, 0, 1)          # 4p: seat -> role bit (Sun side 0, Moon side 1)
 _ROLE_3P = (2, 3, -1, 4)         # 3p: solo 2, left Sun 3, right Sun 4 (seat 2 is never a viewer)
 _MOON_4P = 0b1010                # seats 1, 3 are Moon (R2.1)
@@ -160,7 +187,7 @@ _MISC_CACHE: dict[tuple, int] = {}
 
 
 def _misc_bits(key) -> int:
-    """Flags PHASE..MATCH as an int (bit 0 = index PHASE), memoized in ``_MISC_CACHE``.
+    """Flags PHASE..MATCH, shifted into place, memoized in ``_MISC_CACHE``.
 
     ``key = (seat, num_players, done, phase, acting, ego, to_act, leader, trick, place,
     holder, match)``; the key space is small (a few thousand values in practice).
@@ -190,85 +217,91 @@ def _misc_bits(key) -> int:
             misc |= 1 << (NEW_MOON_DECISION - PHASE)
     if match:
         misc |= 1 << (MATCH - PHASE)
+    misc <<= PHASE
     if len(_MISC_CACHE) > 200_000:
         _MISC_CACHE.clear()
     _MISC_CACHE[key] = misc
     return misc
 
 
-_SCALAR_CACHE: dict[tuple, np.ndarray] = {}
+_SIDE_CACHE: dict[tuple, np.ndarray] = {}
 
 
-def _scalars(key) -> np.ndarray:
-    """The NUM_SCALARS scalars as a float32 array, memoized in ``_SCALAR_CACHE``.
-
-    ``key = (own_taken, other_taken, own_cult, ego, totals, target)`` (R5: souls,
-    own-cult multiplier, denied multiplier, score so far; match totals by relative seat).
-    """
-    a, b, cult, ego, totals, target = key
+def _side_scalars(key) -> np.ndarray:
+    """SIDE scalars, float32 (8,), for ``key = (own_taken, other_taken, own_cult)`` (masks of
+    the cards each side took): souls/60, own-cult multiplier/6, denied multiplier/6,
+    score/360, own side first (R5). Memoized in ``_SIDE_CACHE``."""
+    a, b, cult = key
     sa, sb = souls_of(a), souls_of(b)
     ma, mb = multiplier_of(a, cult), multiplier_of(b, 1 - cult)
     da, db = multiplier_of(a, 1 - cult), multiplier_of(b, cult)
-    v = [sa / 60.0, ma / 6.0, da / 6.0, sa * ma / 360.0, sb / 60.0, mb / 6.0, db / 6.0, sb * mb / 360.0]
-    if totals is None:
-        v += [0.0] * 5
-    else:
-        v += [min(totals[(ego + r) & 3] / target, TOTALS_CAP) for r in range(4)]
-        v.append(min(target / 1000.0, TOTALS_CAP))
-    arr = np.array(v, dtype=np.float32)
-    if len(_SCALAR_CACHE) > 100_000:
-        _SCALAR_CACHE.clear()
-    _SCALAR_CACHE[key] = arr
+    arr = np.array([sa / 60.0, ma / 6.0, da / 6.0, sa * ma / 360.0, sb / 60.0, mb / 6.0, db / 6.0, sb * mb / 360.0],
+                   dtype=np.float32)
+    if len(_SIDE_CACHE) > 100_000:
+        _SIDE_CACHE.clear()
+    _SIDE_CACHE[key] = arr
     return arr
 
 
-class _HistoryMasks:
-    """Played-for, held-by and per-trick masks of one history list, extended as it grows."""
+_MATCH_CACHE: dict[tuple, np.ndarray] = {}
 
-    __slots__ = ("history", "n", "last", "pf", "hb", "tm")
+
+def _match_scalars(key) -> np.ndarray:
+    """TOTALS and TARGET scalars, float32 (5,), for ``key = (ego, seat_totals, target)``."""
+    ego, totals, target = key
+    arr = np.array([min(totals[(ego + r) & 3] / target, TOTALS_CAP) for r in range(4)]
+                   + [min(target / 1000.0, TOTALS_CAP)], dtype=np.float32)
+    if len(_MATCH_CACHE) > 10_000:
+        _MATCH_CACHE.clear()
+    _MATCH_CACHE[key] = arr
+    return arr
+
+
+class _HistoryBits:
+    """PLAYED_FOR / HELD_BY flags (absolute seat records) and TRICK_OF flags of one history list."""
+
+    __slots__ = ("history", "n", "last", "seats", "tricks")
 
     def __init__(self, history):
         self.history = history
         self.n = 0
         self.last = None
-        self.pf = [0, 0, 0, 0]
-        self.hb = [0, 0, 0, 0]
-        self.tm = [0, 0, 0, 0, 0, 0, 0]
+        self.seats = 0
+        self.tricks = 0
 
 
-_HIST_CACHE: dict[int, _HistoryMasks] = {}
+_HIST_CACHE: dict[int, _HistoryBits] = {}
 
 
-def _history_masks(history) -> _HistoryMasks:
-    """Masks of a history of ``(chooser, holder, card)`` plays (R3.3).
+def _history_bits(history) -> _HistoryBits:
+    """Flags of a history of ``(chooser, holder, card)`` plays (R3.3), extended incrementally.
 
-    The engine only appends to a deal's history list, so the masks of a list seen
-    before are extended with the new plays only. A list that shrank, or whose last
-    seen entry is no longer the same object, is scanned afresh.
+    The engine only appends to a deal's history list, so the flags of a list seen before
+    are extended with the new plays only. A list that shrank, or whose last seen entry
+    is no longer the same object, is scanned afresh.
     """
-    hm = _HIST_CACHE.get(id(history))
+    hb = _HIST_CACHE.get(id(history))
     n = len(history)
-    if hm is None or hm.history is not history or n < hm.n or (hm.n and history[hm.n - 1] is not hm.last):
+    if hb is None or hb.history is not history or n < hb.n or (hb.n and history[hb.n - 1] is not hb.last):
         if len(_HIST_CACHE) >= 64:
             _HIST_CACHE.clear()
-        hm = _HistoryMasks(history)
-        _HIST_CACHE[id(history)] = hm
-    i = hm.n
+        hb = _HistoryBits(history)
+        _HIST_CACHE[id(history)] = hb
+    i = hb.n
     if i < n:
-        pf, hb, tm = hm.pf, hm.hb, hm.tm
+        seats, tricks = hb.seats, hb.tricks
         for k in range(i, n):
             c, h, x = history[k]
-            b = 1 << x
-            pf[c] |= b
-            hb[h] |= b
-            tm[k >> 2] |= b
-        hm.n = n
-        hm.last = history[n - 1]
-    return hm
+            seats |= _PF_BIT[c][x] | _HB_BIT[h][x]
+            tricks |= _TM_BIT[k >> 2][x]
+        hb.seats, hb.tricks = seats, tricks
+        hb.n = n
+        hb.last = history[n - 1]
+    return hb
 
 
-_MASK_SLOTS = 32                                  # action-mask bits placed above the flags
-_NBYTES = (NUM_BITS + _MASK_SLOTS + 7) // 8
+_MASK_SLOTS = 32                                  # action-mask bits placed above the whole vector
+_NBYTES = (OBS_SIZE + _MASK_SLOTS + 7) // 8          # so the scalar slots unpack as zeros
 _PAD_BITS = 8 * _NBYTES
 _ACTION_BIT = tuple(1 << (_PAD_BITS - 1 - a) for a in range(NUM_ACTIONS))  # action a -> bits[a]
 _frombuffer = np.frombuffer
@@ -276,17 +309,15 @@ _unpackbits = np.unpackbits
 _uint8 = np.uint8
 _int8 = np.int8
 _float32 = np.float32
-_empty = np.empty
 
 
 def _encode(out, seat, num_players, done, phase, acting, deciding, leader, trick, place, holder,
-            known, count16, history, t_cards, t_holders, pending, captured, gone, totals, target,
-            legal=None):
+            seat_bits, history, t_cards, t_holders, pending, captured, gone, totals, target, legal):
     """Shared core of :func:`encode_observation` and :func:`encode_infoset` (same inputs, same bytes).
 
-    ``count16[s]`` is seat s's COUNTS field: bit n = n Sun cards, bit 8 + n = n Moon cards.
-    With ``legal`` (a sequence of actions) also returns the int8 action mask, expanded
-    by the same ``unpackbits`` call.
+    ``seat_bits``: the HAND and COUNTS flags of the 4 seat records in absolute seat order
+    (record of seat s at bit ``SEAT_SIZE * s``). With ``legal`` (a sequence of actions,
+    possibly empty) also returns the int8 action mask, expanded by the same call.
     """
     if not done and deciding == seat:
         ego = acting
@@ -294,41 +325,33 @@ def _encode(out, seat, num_players, done, phase, acting, deciding, leader, trick
     else:
         ego = seat
         to_act = False
-    e1 = (ego + 1) & 3
-    e2 = (ego + 2) & 3
-    e3 = (ego + 3) & 3
 
-    hm = _history_masks(history)
-    pf, hb, tm = hm.pf, hm.hb, hm.tm
+    hb = _history_bits(history)
+    c0, c1, c2, c3 = captured
+    s = (seat_bits | hb.seats | c0 << (TAKEN) | c1 << (SEAT_SIZE + TAKEN) | c2 << (2 * SEAT_SIZE + TAKEN)
+         | c3 << (3 * SEAT_SIZE + TAKEN))
+    big = ((s | s << (NUM_REL * SEAT_SIZE)) >> _ROTATE[ego]) & _ALL_SEATS  # relative seat 0 first
 
-    trick_bits = 0
     x = t_cards[0]
     if x >= 0:
         lr = leader - ego
-        trick_bits = (1 << x) | (1 << (28 + (lr & 3))) | (1 << (32 + ((t_holders[0] - ego) & 3)))
-        for p in (1, 2, 3):
-            x = t_cards[p]
-            if x < 0:
-                break
-            trick_bits |= ((1 << x) | (1 << (28 + ((lr + p) & 3)))
-                           | (1 << (32 + ((t_holders[p] - ego) & 3)))) << (36 * p)
+        tb = _TRICK_BIT
+        big |= tb[0][x][((lr & 3) << 2) | ((t_holders[0] - ego) & 3)]
+        x = t_cards[1]
+        if x >= 0:
+            big |= tb[1][x][(((lr + 1) & 3) << 2) | ((t_holders[1] - ego) & 3)]
+            x = t_cards[2]
+            if x >= 0:
+                big |= tb[2][x][(((lr + 2) & 3) << 2) | ((t_holders[2] - ego) & 3)]
+                x = t_cards[3]
+                if x >= 0:
+                    big |= tb[3][x][(((lr + 3) & 3) << 2) | ((t_holders[3] - ego) & 3)]
 
     key = (seat, num_players, done, phase, acting, ego, to_act, leader, trick, place, holder, totals is not None)
     misc = _MISC_CACHE.get(key)
     if misc is None:
         misc = _misc_bits(key)
-
-    big = ((known[ego] | known[e1] << 28 | known[e2] << 56 | known[e3] << 84)
-           | (count16[ego] | count16[e1] << 16 | count16[e2] << 32 | count16[e3] << 48) << COUNTS
-           | trick_bits << TRICK
-           | gone << GONE
-           | (pf[ego] | pf[e1] << 28 | pf[e2] << 56 | pf[e3] << 84) << PLAYED_FOR
-           | (hb[ego] | hb[e1] << 28 | hb[e2] << 56 | hb[e3] << 84) << HELD_BY
-           | (tm[0] | tm[1] << 28 | tm[2] << 56 | tm[3] << 84 | tm[4] << 112 | tm[5] << 140
-              | tm[6] << 168) << TRICK_OF
-           | pending << PENDING
-           | (captured[ego] | captured[e1] << 28 | captured[e2] << 56 | captured[e3] << 84) << TAKEN
-           | misc << PHASE)
+    big |= (gone | pending << NC | hb.tricks << (2 * NC)) << GONE | misc
     if legal is not None:
         ab = _ACTION_BIT
         for a in legal:
@@ -336,17 +359,25 @@ def _encode(out, seat, num_players, done, phase, acting, deciding, leader, trick
     # big-endian bytes, MSB-first bits: flag k lands at index _PAD_BITS - 1 - k, action a at index a
     bits = _unpackbits(_frombuffer(big.to_bytes(_NBYTES, "big"), _uint8))
     if out is None:
-        out = _empty(OBS_SIZE, _float32)
-    out[:NUM_BITS] = bits[_PAD_BITS - 1:_PAD_BITS - 1 - NUM_BITS:-1]
+        out = bits[_PAD_BITS - 1:_PAD_BITS - 1 - OBS_SIZE:-1].astype(_float32)  # scalars 0 for now
+    else:
+        out[:] = bits[_PAD_BITS - 1:_PAD_BITS - 1 - OBS_SIZE:-1]
 
     # scalars (R5): own side first; ego's cult: 4p seats 1, 3 Moon; 3p seats 0, 2 Moon
-    own = ego & 1
-    key = (captured[own] | captured[own + 2], captured[1 - own] | captured[3 - own],
-           (ego if num_players == 4 else ego + 1) & 1, ego, totals, target)
-    sc = _SCALAR_CACHE.get(key)
+    if ego & 1:
+        key = (c1 | c3, c0 | c2, (ego if num_players == 4 else ego + 1) & 1)
+    else:
+        key = (c0 | c2, c1 | c3, (ego if num_players == 4 else ego + 1) & 1)
+    sc = _SIDE_CACHE.get(key)
     if sc is None:
-        sc = _scalars(key)
-    out[NUM_BITS:] = sc
+        sc = _side_scalars(key)
+    out[SIDE:TOTALS] = sc
+    if totals is not None:
+        key = (ego, totals, target)
+        sc = _MATCH_CACHE.get(key)
+        if sc is None:
+            sc = _match_scalars(key)
+        out[TOTALS:] = sc
     if legal is None:
         return out
     return out, bits[:NUM_ACTIONS].view(_int8)
@@ -362,7 +393,7 @@ def seat_totals(totals: Sequence[int] | None, num_players: int) -> tuple[int, in
         num_players: 3 or 4.
 
     Returns:
-        4 ints by seat, or None.
+        4 numbers by seat, or None.
 
     Raises:
         ValueError: on another length, or a value that is not a non-negative number.
@@ -435,17 +466,16 @@ def _encode_state(state, seat, totals, target, out, want_mask):
     np_ = state.num_players
     if seat not in (0, 1, 2, 3) or (np_ == 3 and seat == NEW_MOON):
         raise ValueError(f"seat must be 0..3 (not the new moon 2 in 3 players), got {seat!r}")
-    t = seat_totals(totals, np_) if totals is not None else None
-    tg = _check_target(target, t)
-    hands = state.hands
-    known = [0, 0, 0, 0]
-    known[seat] = hands[seat]
+    if totals is not None:
+        totals = seat_totals(totals, np_)
+        target = _check_target(target, totals)
+    h0, h1, h2, h3 = state.hands
+    q, sc, mc = SUN_MASK, _SUN_COUNT, _MOON_COUNT
+    seat_bits = ((sc[h0 & q] | mc[h0 >> 14]) | (sc[h1 & q] | mc[h1 >> 14]) << SEAT_SIZE
+                 | (sc[h2 & q] | mc[h2 >> 14]) << (2 * SEAT_SIZE) | (sc[h3 & q] | mc[h3 >> 14]) << (3 * SEAT_SIZE)
+                 | state.hands[seat] << _REC[seat])
     if np_ == 3:
-        known[NEW_MOON] = hands[NEW_MOON]
-    p, q = _ONEHOT_POP14, SUN_MASK
-    h0, h1, h2, h3 = hands
-    c16 = (p[h0 & q] | p[h0 >> 14] << 8, p[h1 & q] | p[h1 >> 14] << 8,
-           p[h2 & q] | p[h2 >> 14] << 8, p[h3 & q] | p[h3 >> 14] << 8)
+        seat_bits |= h2 << (2 * SEAT_SIZE)  # the open hand (R7.1)
     done = state.trick == NUM_TRICKS
     phase = state.phase
     acting = state.holder if phase == HOLD else (state.leader + state.place) & 3
@@ -454,8 +484,8 @@ def _encode_state(state, seat, totals, target, out, want_mask):
     if want_mask:
         legal = state.legal_actions() if (not done and deciding == seat) else ()
     return _encode(out, seat, np_, done, phase, acting, deciding, state.leader, state.trick, state.place,
-                   state.holder, known, c16, state.history, state.cards, state.holders, state.pending,
-                   state.captured, ALL_MASK ^ (h0 | h1 | h2 | h3), t, tg, legal)
+                   state.holder, seat_bits, state.history, state.cards, state.holders, state.pending,
+                   state.captured, ALL_MASK ^ (h0 | h1 | h2 | h3), totals, target, legal)
 
 
 def encode_infoset(infoset) -> np.ndarray:
@@ -466,15 +496,19 @@ def encode_infoset(infoset) -> np.ndarray:
     match target.
     """
     inf = infoset
-    t = seat_totals(inf.totals, inf.num_players) if inf.totals is not None else None
-    tg = _check_target(inf.target, t)
+    totals, target = inf.totals, inf.target
+    if totals is not None:
+        totals = seat_totals(totals, inf.num_players)
+        target = _check_target(target, totals)
+    seat_bits = 0
+    for s in range(4):
+        sun, moon = inf.hand_counts[s]
+        seat_bits |= (inf.known_masks[s] | 1 << (COUNTS + sun) | 1 << (COUNTS + COUNT_SLOTS + moon)) << _REC[s]
     done = inf.trick == NUM_TRICKS
     phase = HOLD if inf.phase == "hold" else 0
     return _encode(None, inf.seat, inf.num_players, done, phase, inf.acting_seat, inf.deciding_seat,
-                   inf.leader, inf.trick, inf.place, inf.holder, inf.known_masks,
-                   [(1 << sun) | (1 << (8 + moon)) for sun, moon in inf.hand_counts],
-                   inf.history, inf.trick_cards, inf.trick_holders, inf.pending, inf.captured,
-                   inf.played, t, tg)
+                   inf.leader, inf.trick, inf.place, inf.holder, seat_bits, inf.history, inf.trick_cards,
+                   inf.trick_holders, inf.pending, inf.captured, inf.played, totals, target, None)
 
 
 _MASK_BYTES = (NUM_ACTIONS + 7) // 8
@@ -516,12 +550,12 @@ def decode_observation(vec) -> dict:
     Seats are relative (0 = ego seat); cards are codes in id order.
 
     Returns:
-        dict with keys ``known`` (4 lists of codes), ``counts`` (4 ``(sun, moon)``),
-        ``trick`` (list of ``(code, chooser_rel, holder_rel)`` for the filled places),
-        ``gone``, ``played_for`` (4 lists), ``held_by`` (4 lists), ``trick_of`` (7 lists),
-        ``pending``, ``taken`` (4 lists), ``phase`` (``"choose"``, ``"hold"``, ``"over"``),
-        ``to_act`` (bool), ``acting``, ``chooser``, ``holder``, ``leader`` (rel seat or
-        -1), ``trick`` count as ``tricks_finished``, ``place``, ``role`` (str),
+        dict with keys ``known`` (4 lists of codes: the HAND fields), ``counts`` (4
+        ``(sun, moon)``), ``trick`` (list of ``(code, chooser_rel, holder_rel)`` for the
+        filled places), ``gone``, ``played_for`` (4 lists), ``held_by`` (4 lists),
+        ``trick_of`` (7 lists), ``pending``, ``taken`` (4 lists), ``phase`` (``"choose"``,
+        ``"hold"``, ``"over"``), ``to_act`` (bool), ``acting``, ``chooser``, ``holder``,
+        ``leader`` (rel seat or -1), ``tricks_finished``, ``place``, ``role`` (str),
         ``new_moon_decision`` (bool), ``new_moon_at`` (rel or -1), ``moon_seats`` (list of
         rel seats), ``match`` (bool), ``souls``, ``multiplier``, ``denied``, ``score``
         (each ``(own side, other side)`` in souls / multiplier / deal points),
@@ -542,13 +576,11 @@ def decode_observation(vec) -> dict:
     def block(start, n):
         return f[start:start + n]
 
-    def rel_cards(start):
-        return [_codes(block(start + NC * r, NC)) for r in range(NUM_REL)]
+    def seat_field(offset, n=NC):
+        return [block(SEATS + SEAT_SIZE * r + offset, n) for r in range(NUM_REL)]
 
-    counts = []
-    for r in range(NUM_REL):
-        base = COUNTS + 2 * COUNT_SLOTS * r
-        counts.append((_onehot(block(base, 8), "COUNTS", False), _onehot(block(base + 8, 8), "COUNTS", False)))
+    counts = [(_onehot(c[:COUNT_SLOTS], "COUNTS", False), _onehot(c[COUNT_SLOTS:], "COUNTS", False))
+              for c in seat_field(COUNTS, 2 * COUNT_SLOTS)]
     trick = []
     for p in range(4):
         base = TRICK + TRICK_PLACE_SIZE * p
@@ -558,17 +590,16 @@ def decode_observation(vec) -> dict:
         trick.append((CARDS[card], _onehot(block(base + NC, 4), "TRICK chooser", False),
                       _onehot(block(base + NC + 4, 4), "TRICK holder", False)))
     s = v[NUM_BITS:].astype(np.float64)
-    target = float(round(s[TARGET - NUM_BITS] * 1000.0))
     return {
-        "known": rel_cards(KNOWN),
+        "known": [_codes(b) for b in seat_field(HAND)],
         "counts": counts,
         "trick": trick,
         "gone": _codes(block(GONE, NC)),
-        "played_for": rel_cards(PLAYED_FOR),
-        "held_by": rel_cards(HELD_BY),
+        "played_for": [_codes(b) for b in seat_field(PLAYED_FOR)],
+        "held_by": [_codes(b) for b in seat_field(HELD_BY)],
         "trick_of": [_codes(block(TRICK_OF + NC * t, NC)) for t in range(NUM_TRICKS)],
         "pending": _codes(block(PENDING, NC)),
-        "taken": rel_cards(TAKEN),
+        "taken": [_codes(b) for b in seat_field(TAKEN)],
         "phase": _PHASE_NAMES[_onehot(block(PHASE, 3), "PHASE", False)],
         "to_act": bool(f[TO_ACT]),
         "acting": _onehot(block(ACTING, 4), "ACTING"),
@@ -587,10 +618,9 @@ def decode_observation(vec) -> dict:
         "denied": (int(round(s[2] * 6)), int(round(s[6] * 6))),
         "score": (int(round(s[3] * 360)), int(round(s[7] * 360))),
         "totals": [float(x) for x in s[TOTALS - NUM_BITS:TOTALS - NUM_BITS + 4]],
-        "target": target,
+        "target": float(round(s[TARGET - NUM_BITS] * 1000.0)),
     }
 
 
-__all__ = ["OBS_SIZE", "NUM_BITS", "NUM_SCALARS", "LAYOUT", "layout_table", "encode_observation",
-           "observation_and_mask",
-           "encode_infoset", "decode_observation", "action_mask", "seat_totals"]
+__all__ = ["OBS_SIZE", "NUM_BITS", "NUM_SCALARS", "LAYOUT", "SEAT_LAYOUT", "layout_table", "encode_observation",
+           "observation_and_mask", "encode_infoset", "decode_observation", "action_mask", "seat_totals"]

@@ -22,6 +22,11 @@ def test_layout_ranges_tile_the_vector():
         assert getattr(E, name) == start
         pos += size
     assert pos == E.OBS_SIZE
+    pos = 0
+    for name, off, size, _ in E.SEAT_LAYOUT:
+        assert off == pos and getattr(E, name) == off
+        pos += size
+    assert pos == E.SEAT_SIZE
     assert E.NUM_BITS == E.SIDE
     assert E.NUM_BITS + E.NUM_SCALARS == E.OBS_SIZE
 
@@ -108,7 +113,7 @@ def expected_fields(st: State, seat: int, totals=None, target=None) -> dict:
 def test_decode_round_trip_on_real_states(num_players, match):
     rng = np.random.default_rng(11 + num_players + 7 * match)
     checked = 0
-    for st in random_points(rng, num_players, deals=12):
+    for st in random_points(rng, num_players, deals=6, every=2):
         totals = tuple(int(x) for x in rng.integers(0, 1200, 4)) if match else None
         target = int(rng.integers(100, 2000)) if match else None
         for seat in viewer_seats(num_players):
@@ -119,7 +124,7 @@ def test_decode_round_trip_on_real_states(num_players, match):
             got["totals"] = [float(np.float32(t)) for t in got["totals"]]
             assert got == exp, f"seat {seat}: {st!r}"
             checked += 1
-    assert checked > 500
+    assert checked > 200
 
 
 def test_acting_seat_is_relative_zero_and_new_moon_decision():
