@@ -174,8 +174,10 @@ class raw_env(AECEnv):
             self._line_keys = [f"player_{i}" for i in range(3)]
             if self.config.three_player_scoring == "individual":
                 self._line_keys.append("new_moon")
-        self._obs_cache_key = None
+        self._obs_agent = None
+        self._obs_step = -1
         self._obs_cache = None
+        self._over = False
         self.agents = []
 
     # -- spaces ---------------------------------------------------------------------
@@ -244,7 +246,8 @@ class raw_env(AECEnv):
         self._rewards_dirty = False
         self._phase_name = "choose"
         self._steps = 0
-        self._obs_cache_key = None
+        self._obs_agent = None
+        self._over = False
         self._skip_agent_selection = None
         self._new_deal()
 
@@ -303,12 +306,12 @@ class raw_env(AECEnv):
     # -- observation ----------------------------------------------------------------
     def observe(self, agent):
         """``{"observation", "action_mask"}`` of ``agent`` now (cached until the next step)."""
-        key = (agent, self._steps)
-        if key == self._obs_cache_key:
+        if agent == self._obs_agent and self._steps == self._obs_step:
             return self._obs_cache
         vec, mask = observation_and_mask(self._state, self._seat_of_agent[agent], self._seat_totals, self._target)
         obs = {"observation": vec, "action_mask": mask}
-        self._obs_cache_key = key
+        self._obs_agent = agent
+        self._obs_step = self._steps
         self._obs_cache = obs
         return obs
 
@@ -422,6 +425,8 @@ class raw_env(AECEnv):
         self._phase_name = PHASE_NAMES[self._state.phase]
         self._rewards_dirty = True
         self._acting_agent = None
+        self._over = True
+        self._steps += 1  # the observations change (masks turn to zeros)
         self._deads_step_first()
 
     # -- rendering ------------------------------------------------------------------

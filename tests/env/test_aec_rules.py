@@ -340,3 +340,23 @@ def test_human_render_prints(capsys):
     env.reset(seed=0)
     assert env.render() is None
     assert "Sun side" in capsys.readouterr().out
+
+
+def test_terminate_illegal_wrapper_handles_illegal_moves_the_pettingzoo_way():
+    from pettingzoo.utils.wrappers import OrderEnforcingWrapper, TerminateIllegalWrapper
+
+    env = OrderEnforcingWrapper(TerminateIllegalWrapper(twilight_env.raw_env(num_players=4), illegal_reward=-1))
+    env.reset(seed=0)
+    seen = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for agent in env.agent_iter():
+            obs, reward, term, trunc, _ = env.last()
+            seen.append((agent, reward, term or trunc))
+            if term or trunc:
+                env.step(None)
+            else:
+                env.step(int(np.flatnonzero(obs["action_mask"] == 0)[0]))
+    first = seen[0][0]
+    assert (first, -1.0, True) in seen and env.agents == []
+    assert sorted(a for a, _, done in seen if done) == sorted(env.unwrapped.possible_agents)
