@@ -2,15 +2,23 @@
 
 Runs the standard AEC loop (``agent_iter``, ``last()``, a random action from the
 ``action_mask``, ``step``) on ``twilight_env.env()`` for 4 and 3 players and on
-``pettingzoo.classic.texas_holdem_v4.env()``, in the same process, and prints steps/s
-and the ratio. Dead steps (``step(None)`` after the end) count as steps for every env.
+PettingZoo's ``texas_holdem_v4`` (``pettingzoo.make("aec", "classic/texas_holdem-v4")``,
+the wrapped classic env), in the same process, and prints steps/s and the ratio. Dead
+steps (``step(None)`` after the end) count as steps for every env.
+
 Also times one observation (:func:`twilight_env.encoding.encode_observation`) against
-OpenSpiel's ``oh_hell`` ``information_state_tensor()`` when ``pyspiel`` is installed.
+OpenSpiel's ``oh_hell`` ``information_state_tensor()`` (when ``pyspiel`` is installed):
+"cold" encodes independent random states (no history cached), "along deals" encodes
+each decision of deals as they are played (as the env does).
+
+Times are process CPU time (``time.process_time``), so other processes on a shared
+machine slow every env alike rather than whichever happened to run at a busy moment;
+each figure is the best of ``--repeats`` interleaved runs.
 
 Usage::
 
-    python benchmarks/env_speed.py            # about 20 s
-    python benchmarks/env_speed.py --steps 20000 --repeats 3
+    python benchmarks/env_speed.py            # about a minute
+    python benchmarks/env_speed.py --steps 3000 --repeats 2 --obs-states 500   # quick
 """
 
 from __future__ import annotations
@@ -45,9 +53,10 @@ def aec_loop(env, steps: int, seed: int) -> float:
     return done / (time.process_time() - t0)
 
 
-def observation_cost(num_states: int, repeats: int, seed: int) -> tuple[float, float | None]:
-    """Microseconds per observation: ours (random decision points, 4p and 3p) and
-    OpenSpiel oh_hell's ``information_state_tensor`` (None without pyspiel)."""
+def observation_cost(num_states: int, repeats: int, seed: int) -> tuple[float, float, float | None]:
+    """Microseconds per observation: ours cold (independent random decision points, 4p
+    and 3p), ours along deals, and OpenSpiel oh_hell's ``information_state_tensor``
+    (None without pyspiel)."""
     from twilight_env.encoding import OBS_SIZE, encode_observation
     from twilight_env.engine import State
     rng = np.random.default_rng(seed)
@@ -59,16 +68,29 @@ def observation_cost(num_states: int, repeats: int, seed: int) -> tuple[float, f
             st.apply(la[int(rng.integers(len(la)))])
         states.append((st, st.deciding_seat))
     out = np.empty(OBS_SIZE, np.float32)
-    ours = []
-    for _ in range(repeats):
+    ours, along = [], []
+    for r in range(repeats):
         t0 = time.process_time()
         for st, seat in states:
             encode_observation(st, seat, out=out)
         ours.append((time.process_time() - t0) / len(states) * 1e6)
+        # along deals: time only the encoding of each decision of played deals
+        drng = np.random.default_rng(seed + r)
+        spent, n = 0.0, 0
+        for k in range(num_states // 28):
+            st = State.random(drng, 0, 4 if k % 2 else 3)
+            while not st.done:
+                t0 = time.process_time()
+                encode_observation(st, st.deciding_seat, out=out)
+                spent += time.process_time() - t0
+                n += 1
+                la = st.legal_actions()
+                st.apply(la[int(drng.integers(len(la)))])
+        along.append(spent / n * 1e6)
     try:
         import pyspiel
     except ImportError:
-        return min(ours), None
+        return min(ours), min(along), None
     game = pyspiel.load_game("oh_hell")
     sp = []
     while len(sp) < num_states:
@@ -90,13 +112,14 @@ def observation_cost(num_states: int, repeats: int, seed: int) -> tuple[float, f
         for s in sp:
             s.information_state_tensor(s.current_player())
         theirs.append((time.process_time() - t0) / len(sp) * 1e6)
-    return min(ours), min(theirs)
+    return min(ours), min(along), min(theirs)
 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--steps", type=int, default=10000, help="AEC steps per measurement")
-    p.add_argument("--repeats", type=int, default=3, help="measurements per env (best is reported)")
+    p.add_argument("--repeats", type=int, default=5, help="measurements per env (best is reported)")
+    p.add_argument("--obs-states", type=int, default=2000, help="states for the observation timing")
     p.add_argument("--seed", type=int, default=0)
     a = p.parse_args(argv)
 
@@ -115,18 +138,23 @@ def main(argv=None) -> int:
         for name, e in envs.items():
             best[name] = max(best[name], aec_loop(e, a.steps, a.seed + r))
     ref = best["texas_holdem_v4"]
-    print(f"AEC loop (agent_iter, last, random masked action, step), {a.steps} steps, best of {a.repeats}")
+    print(f"AEC loop (agent_iter, last, random masked action, step), {a.steps} steps, "
+          f"best of {a.repeats}, CPU time")
     print(f"{'env':<18}{'steps/s':>10}{'us/step':>10}{'x texas_holdem_v4':>20}")
     for name, sps in best.items():
         print(f"{name:<18}{sps:>10.0f}{1e6 / sps:>10.1f}{sps / ref:>20.2f}")
 
-    ours, theirs = observation_cost(400, a.repeats, a.seed)
+    ours, along, theirs = observation_cost(a.obs_states, a.repeats, a.seed)
     print()
-    print(f"one observation: twilight encode_observation {ours:.1f} us", end="")
+    print(f"one observation ({a.obs_states} states, best of {a.repeats}):")
+    print(f"  twilight encode_observation, cold        {ours:6.1f} us", end="")
+    print("" if theirs is None else f"   oh_hell / ours = {theirs / ours:.2f}")
+    print(f"  twilight encode_observation, along deals {along:6.1f} us", end="")
+    print("" if theirs is None else f"   oh_hell / ours = {theirs / along:.2f}")
     if theirs is None:
-        print(" (pyspiel not installed: no oh_hell reference)")
+        print("  (pyspiel not installed: no OpenSpiel oh_hell reference)")
     else:
-        print(f", OpenSpiel oh_hell information_state_tensor {theirs:.1f} us, ratio {theirs / ours:.2f}x")
+        print(f"  OpenSpiel oh_hell information_state_tensor {theirs:6.1f} us")
     return 0
 
 

@@ -40,9 +40,12 @@ Observation
 ``observe(agent)`` is the vector of :func:`twilight_env.encoding.encode_observation` for
 that agent's own seat: the information set only (R2.5, R7.1), laid out from the acting
 seat's point of view when it is that agent's decision (the solo deciding for the new
-moon sees seat 2 as relative seat 0), else from its own seat. The layout table is in
-:mod:`twilight_env.encoding`. ``action_mask`` is the engine's legal actions for the
-agent to act, all zeros for the others and after the end. An illegal action raises
+moon sees seat 2 as relative seat 0), else from its own seat. ``action_mask`` is the
+engine's legal actions for the agent to act, all zeros for the others and after the
+end. The observation layout (``twilight_env.encoding``; ``rel`` = relative seat):
+
+OBSERVATION_LAYOUT
+ An illegal action raises
 ``ValueError`` and changes nothing; wrap ``raw_env`` in PettingZoo's
 ``TerminateIllegalWrapper`` to end the game on it instead.
 
@@ -89,10 +92,12 @@ from pettingzoo.utils.env_logger import EnvLogger
 from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 from pettingzoo.utils.wrappers.order_enforcing import AECOrderEnforcingIterable, AECOrderEnforcingIterator
 
-from .encoding import OBS_SIZE, TOTALS, TOTALS_CAP, observation_and_mask
+from .encoding import OBS_SIZE, TOTALS, TOTALS_CAP, layout_table, observation_and_mask
 from .engine import HOLD, NUM_ACTIONS, PHASE_NAMES, Config, Match
 from .infoset import InfoSet
 from .render import render_deal
+
+__doc__ = __doc__.replace("OBSERVATION_LAYOUT", layout_table())
 
 ENV_ID = "twilight/Twilight-v0"
 """PettingZoo registry id."""
@@ -357,8 +362,8 @@ class raw_env(AECEnv):
             self._was_dead_step(action)
             return
         if type(action) is not int:
-            if isinstance(action, (np.integer, np.ndarray)) and not isinstance(action, np.bool_) and np.ndim(action) == 0 \
-                    and np.issubdtype(np.asarray(action).dtype, np.integer):
+            if isinstance(action, np.integer) or (
+                    isinstance(action, np.ndarray) and action.shape == () and action.dtype.kind in "iu"):
                 action = int(action)
             else:
                 self._illegal(action, "an action is an int 0..30")

@@ -80,7 +80,8 @@ class SingleAgentEnv(gym.Env):
         self._raw = raw_env(**config)
         self.render_mode = self._raw.render_mode
         names = self._raw.possible_agents
-        if isinstance(learner, (int, np.integer)) and not isinstance(learner, bool) and 0 <= learner < len(names):
+        if (isinstance(learner, (int, np.integer)) and not isinstance(learner, bool)
+                and 0 <= learner < len(names)):
             learner = names[int(learner)]
         if learner not in names:
             raise ValueError(f"learner must be one of {names} or an index 0..{len(names) - 1}, got {learner!r}")
