@@ -312,7 +312,10 @@ class _TorchOps:
         return not x.dtype.is_floating_point and not x.dtype.is_complex and x.dtype != self.torch.bool
 
     def uniform(self, rng, n):
-        # draws come from the numpy Generator so both backends replay the same games
+        # a numpy Generator gives the same draws as the numpy backend (same games); a
+        # torch.Generator on the device avoids the transfer
+        if isinstance(rng, self.torch.Generator):
+            return self.torch.rand(n, generator=rng, device=self.device, dtype=self.torch.float64)
         return self.asarray(rng.random(n))
 
     def unpack_bits(self, x, nbits):
@@ -648,7 +651,8 @@ class VectorEngine:
         """A uniformly random legal action for every row (R3.2), for rollouts and benchmarks.
 
         Args:
-            rng: ``numpy.random.Generator`` giving one uniform draw per row.
+            rng: ``numpy.random.Generator`` giving one uniform draw per row (torch
+                backend: also a ``torch.Generator`` on the engine's device).
             bits: the :meth:`legal_bits` of the current state, if already computed.
 
         Returns:
@@ -1018,6 +1022,24 @@ class TwilightVectorEnv:
         Raises:
             ValueError: naming the rows with an illegal action; nothing changes then.
         """
+        reward, done, deal_points = self._advance(actions)
+        obs, mask, info = self._outputs(deal_points)
+        return obs, mask, reward, done, info
+
+    def step_packed(self, actions):
+        """As :meth:`step`, but the observations come in the compact form of
+        :meth:`VectorEngine.observe_packed` (NumPy backend): ``((flags, scalars), mask,
+        reward, done, info)``; expand them with ``vector_obs.unpack_observation`` (on the
+        device that trains on them)."""
+        reward, done, deal_points = self._advance(actions)
+        e = self.engine
+        packed = e.observe_packed()
+        mask = e.legal_mask().view(np.int8)
+        info = {"seat": e.deciding_seat, "acting_seat": e.acting_seat, "deal_points": deal_points}
+        return packed, mask, reward, done, info
+
+    def _advance(self, actions):
+        """Apply ``actions``, score and re-deal finished rows; (reward, done, deal_points)."""
         e = self.engine
         o = e.ops
         e.apply(actions)
@@ -1035,8 +1057,7 @@ class TwilightVectorEnv:
             idx = np.flatnonzero(o.to_numpy(done))
             lead = ((o.to_numpy(e.first_leader)[idx] + 1) % 4) if self.rotate_leader else 0
             e.reset(idx, rng=self.rng, leaders=lead)
-        obs, mask, info = self._outputs(deal_points)
-        return obs, mask, reward, done, info
+        return reward, done, deal_points
 
     def random_actions(self):
         """(B,) uniformly random legal actions, drawn from the env's generator."""
