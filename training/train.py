@@ -454,6 +454,8 @@ def train(cfg: TrainConfig) -> dict:
                 if p.is_alive():
                     p.terminate()
         bar.close()
+    if cfg.eval_deals > 0:
+        opponents, missing = available_opponents(cfg.eval_opponents)
     if opponents and (not last_eval or
                       max(v["at_decisions"] for v in last_eval.values()) < counters["decisions"]):
         evaluate()
