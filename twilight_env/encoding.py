@@ -166,9 +166,12 @@ _MOON_COUNT = tuple(1 << (COUNTS + COUNT_SLOTS + p) for p in _POP14)  # Moon hal
 _REC = tuple(SEAT_SIZE * s for s in range(4))                          # absolute seat -> its record's bit offset
 _ALL_SEATS = (1 << (NUM_REL * SEAT_SIZE)) - 1
 _ROTATE = tuple(SEAT_SIZE * e for e in range(4))
-_PF_BIT = tuple(tuple(1 << (SEAT_SIZE * s + PLAYED_FOR + x) for x in range(NC)) for s in range(4))
-_HB_BIT = tuple(tuple(1 << (SEAT_SIZE * s + HELD_BY + x) for x in range(NC)) for s in range(4))
-_TM_BIT = tuple(tuple(1 << (NC * t + x) for x in range(NC)) for t in range(NUM_TRICKS))
+_SEATS_BITS = NUM_REL * SEAT_SIZE
+# one play (chooser c, holder h, trick t, card x): PLAYED_FOR of c, HELD_BY of h (absolute seat
+# records), and TRICK_OF above the seat records: _PLAY_BIT[c][h][t][x]
+_PLAY_BIT = tuple(tuple(tuple(tuple(
+    1 << (SEAT_SIZE * c + PLAYED_FOR + x) | 1 << (SEAT_SIZE * h + HELD_BY + x) | 1 << (_SEATS_BITS + NC * t + x)
+    for x in range(NC)) for t in range(NUM_TRICKS)) for h in range(4)) for c in range(4))
 # current trick: _TRICK_BIT[place][card][chooser rel * 4 + holder rel]
 _TRICK_BIT = tuple(tuple(tuple(((1 << x) | (1 << (NC + cr)) | (1 << (NC + 4 + hr))) << (TRICK + TRICK_PLACE_SIZE * p)
                                 for cr in range(4) for hr in range(4)) for x in range(NC)) for p in range(4))
@@ -257,47 +260,37 @@ def _match_scalars(key) -> np.ndarray:
     return arr
 
 
-class _HistoryBits:
-    """PLAYED_FOR / HELD_BY flags (absolute seat records) and TRICK_OF flags of one history list."""
-
-    __slots__ = ("history", "n", "last", "seats", "tricks")
-
-    def __init__(self, history):
-        self.history = history
-        self.n = 0
-        self.last = None
-        self.seats = 0
-        self.tricks = 0
+_HIST_CACHE: dict[int, list] = {}
+"""id(history list) -> [history, plays seen, last play seen, flags]."""
 
 
-_HIST_CACHE: dict[int, _HistoryBits] = {}
-
-
-def _history_bits(history) -> _HistoryBits:
+def _history_bits(history) -> int:
     """Flags of a history of ``(chooser, holder, card)`` plays (R3.3), extended incrementally.
 
+    Returns one int: bits ``0 .. 4 * SEAT_SIZE - 1`` hold the PLAYED_FOR / HELD_BY flags
+    of the seat records in absolute seat order, the bits above them the TRICK_OF flags.
     The engine only appends to a deal's history list, so the flags of a list seen before
-    are extended with the new plays only. A list that shrank, or whose last seen entry
-    is no longer the same object, is scanned afresh.
+    are extended with the new plays only; a list that shrank, or whose last seen entry is
+    no longer the same object, is scanned afresh.
     """
-    hb = _HIST_CACHE.get(id(history))
+    entry = _HIST_CACHE.get(id(history))
     n = len(history)
-    if hb is None or hb.history is not history or n < hb.n or (hb.n and history[hb.n - 1] is not hb.last):
+    if entry is None or entry[0] is not history or n < entry[1] or (entry[1] and history[entry[1] - 1] is not entry[2]):
         if len(_HIST_CACHE) >= 64:
             _HIST_CACHE.clear()
-        hb = _HistoryBits(history)
-        _HIST_CACHE[id(history)] = hb
-    i = hb.n
+        entry = [history, 0, None, 0]
+        _HIST_CACHE[id(history)] = entry
+    i = entry[1]
+    bits = entry[3]
     if i < n:
-        seats, tricks = hb.seats, hb.tricks
+        pb = _PLAY_BIT
         for k in range(i, n):
             c, h, x = history[k]
-            seats |= _PF_BIT[c][x] | _HB_BIT[h][x]
-            tricks |= _TM_BIT[k >> 2][x]
-        hb.seats, hb.tricks = seats, tricks
-        hb.n = n
-        hb.last = history[n - 1]
-    return hb
+            bits |= pb[c][h][k >> 2][x]
+        entry[1] = n
+        entry[2] = history[n - 1]
+        entry[3] = bits
+    return bits
 
 
 _MASK_SLOTS = 32                                  # action-mask bits placed above the whole vector
@@ -326,9 +319,14 @@ def _encode(out, seat, num_players, done, phase, acting, deciding, leader, trick
         ego = seat
         to_act = False
 
-    hb = _history_bits(history)
+    entry = _HIST_CACHE.get(id(history))
+    if (entry is not None and entry[0] is history and entry[1] == len(history)
+            and (not entry[1] or history[-1] is entry[2])):
+        hbits = entry[3]  # nothing played since the last call
+    else:
+        hbits = _history_bits(history)
     c0, c1, c2, c3 = captured
-    s = (seat_bits | hb.seats | c0 << (TAKEN) | c1 << (SEAT_SIZE + TAKEN) | c2 << (2 * SEAT_SIZE + TAKEN)
+    s = (seat_bits | (hbits & _ALL_SEATS) | c0 << (TAKEN) | c1 << (SEAT_SIZE + TAKEN) | c2 << (2 * SEAT_SIZE + TAKEN)
          | c3 << (3 * SEAT_SIZE + TAKEN))
     big = ((s | s << (NUM_REL * SEAT_SIZE)) >> _ROTATE[ego]) & _ALL_SEATS  # relative seat 0 first
 
@@ -351,7 +349,7 @@ def _encode(out, seat, num_players, done, phase, acting, deciding, leader, trick
     misc = _MISC_CACHE.get(key)
     if misc is None:
         misc = _misc_bits(key)
-    big |= (gone | pending << NC | hb.tricks << (2 * NC)) << GONE | misc
+    big |= (gone | pending << NC | (hbits >> _SEATS_BITS) << (2 * NC)) << GONE | misc
     if legal is not None:
         ab = _ACTION_BIT
         for a in legal:
