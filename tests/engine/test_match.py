@@ -131,3 +131,25 @@ def test_r6_match_validates_its_arguments():
 def test_r8_config_rejects_bad_values(field, value, message):
     with pytest.raises(ValueError, match=message):
         Config(**{field: value})
+
+
+def test_r9_choices_where_the_sources_are_silent():
+    """R9: Sun seats, dealer passing left, ties playing on (above), perfect recall."""
+    from twilight_env.infoset import InfoSet
+    rng = np.random.default_rng(9)
+    assert Config(num_players=4).seat_cult == (0, 1, 0, 1)  # seats 0, 2 are Sun
+    m3 = Match(Config(num_players=3), rng, solo=1)
+    # in 3 players the two non-solo players sit at the Sun seats 1 and 3
+    assert [m3.state.seat_cult[m3.seat_of_player(p)] for p in range(3)] == [0, 1, 0]
+    m = Match(Config(), rng, dealer=2)
+    random_play(m.state, rng)
+    m.finish_deal()
+    m.next_deal(rng)
+    assert m.dealer == 3  # the dealer passes to the left
+    # every card played stays public history for every seat (perfect recall)
+    st = m.state
+    while st.trick < 5:
+        legal = st.legal_actions()
+        st.apply(legal[int(rng.integers(len(legal)))])
+    for seat in range(4):
+        assert InfoSet(st, seat).history == st.history and len(st.history) >= 20
