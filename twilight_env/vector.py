@@ -38,7 +38,7 @@ State arrays (``B`` = ``num_envs``; masks are 28-bit ints, bit ``i`` = card id `
 | ``trick_of`` | (B, 7) int64 | cards played in each trick 0..6 (the current one included) |
 | ``history`` | (B, 28) int8 | card ids in play order, -1 after the last play |
 
-About 370 bytes per deal (:meth:`VectorEngine.nbytes_per_deal`); ``history`` carries one
+About 310 bytes per deal (:meth:`VectorEngine.nbytes_per_deal`); ``history`` carries one
 extra column (index 28) that absorbs the writes of rows that played no card.
 
 Action encoding (INTERFACE.md): ``0..27`` play that card id from the acting hand,

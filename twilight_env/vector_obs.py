@@ -8,13 +8,16 @@ element, so a change of the layout there shows up as a failing test, not a silen
 
 How it works, per batch (no Python loop over rows):
 
-1. For each field of 0/1 flags, compute one (B,) int64 value per row: a 28-bit card mask
-   (hands, played-for, held-by, taken, trick-of, pending, gone), or a small one-hot
-   (counts, seats relative to the ego seat, phase, trick number, ...).
-2. OR each value into 32-bit words at the field's bit offset (``_Words``); a field that
-   crosses a word boundary is split into two.
-3. Expand the words into the flag block of the output in one call (``numpy.unpackbits``
-   on the NumPy backend, shifts on torch) and write the side scalars (R5) after it.
+1. ``_build``: for each field of 0/1 flags compute one (B,) int64 value per row, held in
+   a 64-bit slot: a 28-bit card mask (hand, played-for, held-by, taken per relative seat;
+   trick-of, pending, gone), a one-hot (card counts), a current-trick place (card, chooser,
+   holder), or all the small one-hots from ``PHASE`` to ``MATCH`` in one slot.
+2. NumPy: shift the slots into little-endian 64-bit words of the flag layout
+   (``pack_slots``), then turn every byte into 8 float32 with one table lookup written
+   straight into the output (``unpack_slots``); torch: expand the slots' bits and move
+   them into place with one ``index_select``.
+3. Write the SIDE scalars (R5), computed in float64 and rounded to float32 like the
+   scalar encoder does.
 
 The ego seat follows ``encoding``: the acting seat when the viewer decides the pending
 action (3 players: the solo deciding for the new moon sees seat 2 as relative seat 0,
@@ -52,13 +55,19 @@ def _seat_field(name: str, rel: int) -> int:
 
 
 class _Slots:
-    """Where each flag field goes: 64-bit slots, one field per slot, and the copies that
-    move the unpacked slot bits into the output.
+    """Where each flag field goes: 64-bit slots, one field per slot.
 
-    Slot ``j`` holds a field of ``width[j]`` bits (<= 63) destined for flag offset
-    ``dest[j]``. Runs of slots with the same width whose destinations follow each other
-    (KNOWN's 4 seats, GONE .. TAKEN's 21 card masks, ...) are copied as one
-    ``(B, n, width)`` block.
+    Attributes:
+        fields: ``(slot, dest, width)`` per slot: the low ``width`` (<= 63) bits of slot
+            ``slot`` are flags ``dest .. dest + width - 1``; the fields tile all flags.
+        first: name -> first slot of that field (seat fields: 4 consecutive slots, by
+            relative seat; TRICK: 4 by place; TRICK_OF: 7 by trick).
+        src: (NUM_BITS,) int64, flag ``k`` comes from bit ``src[k]`` of the slots
+            flattened as ``slot * 64 + bit``.
+
+    Raises:
+        ImportError: if ``encoding``'s layout no longer fits this scheme (so the mismatch
+            shows at import, not as wrong observations).
     """
 
     def __init__(self):
@@ -87,16 +96,6 @@ class _Slots:
             pos = d + w
         if pos != E.NUM_BITS:
             raise ImportError("observation layout changed: the batch encoder does not cover all flags")
-        # runs: (first slot, count, width, dest)
-        runs = []
-        for j, (_, d, w) in enumerate(fields):
-            if runs:
-                j0, n, w0, d0 = runs[-1]
-                if w == w0 and d == d0 + n * w0 and j == j0 + n:
-                    runs[-1] = (j0, n + 1, w0, d0)
-                    continue
-            runs.append((j, 1, w, d))
-        self.runs = tuple(runs)
         self.fields = tuple((j, d, w) for j, (_, d, w) in enumerate(fields))
         # source of flag k in the slots' bits: slot * 64 + bit (for a one-gather expansion)
         src = np.zeros(E.NUM_BITS, dtype=np.int64)
