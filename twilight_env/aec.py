@@ -93,7 +93,7 @@ from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 from pettingzoo.utils.wrappers.order_enforcing import AECOrderEnforcingIterable, AECOrderEnforcingIterator
 
 from .encoding import OBS_SIZE, TOTALS, TOTALS_CAP, layout_table, observation_and_mask
-from .engine import HOLD, NUM_ACTIONS, PHASE_NAMES, Config, Match
+from .engine import HOLD, NUM_ACTIONS, PHASE_NAMES, Config, Match, validate_deal
 from .infoset import InfoSet
 from .render import render_deal
 
@@ -182,7 +182,6 @@ class raw_env(AECEnv):
         self._obs_agent = None
         self._obs_step = -1
         self._obs_cache = None
-        self._over = False
         self.agents = []
 
     # -- spaces ---------------------------------------------------------------------
@@ -199,8 +198,6 @@ class raw_env(AECEnv):
         Raises:
             ValueError: on a malformed option (the env is then left as it was).
         """
-        if seed is not None:
-            self._rng = np.random.default_rng(seed)
         opts = {} if options is None else options
         if not isinstance(opts, dict):
             raise ValueError(f"options must be a dict with keys {', '.join(RESET_OPTIONS)}, got {options!r}")
@@ -208,22 +205,24 @@ class raw_env(AECEnv):
         if extra:
             warnings.warn(f"ignoring unknown reset option(s) {', '.join(map(repr, extra))}; "
                           f"known: {', '.join(RESET_OPTIONS)}", stacklevel=2)
+        # check every option before drawing anything, so a bad one leaves the env as it was
         n = self.num_players
-        dealer, solo = opts.get("dealer"), opts.get("solo")
+        dealer, solo, deal = opts.get("dealer"), opts.get("solo"), opts.get("deal")
         if n == 4:
             if "solo" in opts:
                 raise ValueError("option 'solo' is for 3 players; in 4 players give 'dealer' (a seat 0..3)")
-            if dealer is None:
-                dealer = int(self._rng.integers(4))
-            elif not _is_int(dealer) or not 0 <= dealer < 4:
+            if dealer is not None and (not _is_int(dealer) or not 0 <= dealer < 4):
                 raise ValueError(f"option 'dealer' must be a seat 0..3, got {dealer!r}")
         else:
             if "dealer" in opts:
                 raise ValueError("option 'dealer' is for 4 players; in 3 players give 'solo' (a player 0..2)")
-            if solo is None:
-                solo = int(self._rng.integers(3))
-            elif not _is_int(solo) or not 0 <= solo < 3:
+            if solo is not None and (not _is_int(solo) or not 0 <= solo < 3):
                 raise ValueError(f"option 'solo' must be a player 0..2, got {solo!r}")
+        if deal is not None:
+            try:
+                validate_deal(deal)
+            except ValueError as e:
+                raise ValueError(f"option 'deal': {e}") from None
         scores = opts.get("scores")
         if scores is not None:
             if self.episode != "match":
@@ -234,8 +233,14 @@ class raw_env(AECEnv):
                 raise ValueError(f"option 'scores' must be {nl} non-negative ints "
                                  f"({', '.join(self._line_keys)}), got {scores!r}")
             scores = [int(x) for x in scores]
+        if seed is not None:
+            self._rng = np.random.default_rng(seed)
+        if n == 4 and dealer is None:
+            dealer = int(self._rng.integers(4))
+        if n == 3 and solo is None:
+            solo = int(self._rng.integers(3))
         try:
-            match = Match(self.config, self._rng, deal=opts.get("deal"), dealer=dealer if n == 4 else None,
+            match = Match(self.config, self._rng, deal=deal, dealer=dealer if n == 4 else None,
                           solo=solo if n == 3 else None, scores=scores)
         except ValueError as e:
             raise ValueError(f"bad reset options: {e}") from None
@@ -252,7 +257,6 @@ class raw_env(AECEnv):
         self._phase_name = "choose"
         self._steps = 0
         self._obs_agent = None
-        self._over = False
         self._skip_agent_selection = None
         self._new_deal()
 
@@ -430,7 +434,6 @@ class raw_env(AECEnv):
         self._phase_name = PHASE_NAMES[self._state.phase]
         self._rewards_dirty = True
         self._acting_agent = None
-        self._over = True
         self._steps += 1  # the observations change (masks turn to zeros)
         self._deads_step_first()
 

@@ -360,3 +360,19 @@ def test_terminate_illegal_wrapper_handles_illegal_moves_the_pettingzoo_way():
     first = seen[0][0]
     assert (first, -1.0, True) in seen and env.agents == []
     assert sorted(a for a, _, done in seen if done) == sorted(env.unwrapped.possible_agents)
+
+
+def test_failed_reset_leaves_the_env_as_it_was():
+    env = twilight_env.env(num_players=4)
+    env.reset(seed=3)
+    obs, *_ = env.last()
+    env.step(int(np.flatnonzero(obs["action_mask"])[0]))
+    raw = env.unwrapped
+    before = (list(raw._state.hands), list(raw._state.history), env.agent_selection, raw._rng.bit_generator.state)
+    bad = _deal_codes(0)
+    bad[0][0] = bad[1][0]
+    for options in ({"deal": bad}, {"dealer": 9}, {"solo": 1}):
+        with pytest.raises(ValueError):
+            env.reset(seed=99, options=options)
+        assert (list(raw._state.hands), list(raw._state.history), env.agent_selection,
+                raw._rng.bit_generator.state) == before
