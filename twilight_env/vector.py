@@ -43,6 +43,47 @@ extra column (index 28) that absorbs the writes of rows that played no card.
 
 Action encoding (INTERFACE.md): ``0..27`` play that card id from the acting hand,
 ``28 + o - 1`` request the seat at offset ``o`` (1..3) from the chooser (R3.2).
+
+Usage
+-----
+The RL view (deal episodes, auto-reset; see :class:`TwilightVectorEnv` for the reward
+convention)::
+
+    env = TwilightVectorEnv(num_envs=1024, num_players=4, seed=0)
+    obs, mask, info = env.reset()          # (B, OBS_SIZE) float32, (B, 31) int8
+    for _ in range(1000):
+        actions = policy(obs, mask)        # (B,) ints, legal where mask == 1
+        obs, mask, reward, done, info = env.step(actions)   # reward (B, 4) per seat
+
+The engine view, for rollouts and evaluation: ``VectorEngine.reset`` (random or given
+deals), ``legal_bits`` / ``legal_mask``, ``random_actions``, ``apply`` (optionally on a
+subset of rows), ``observe`` (any viewer seats), ``side_scores`` / ``seat_scores`` /
+``returns``, and ``to_state`` / ``set_states`` to move rows to and from the scalar engine.
+
+Choices
+-------
+- Finished rows stay finished in :class:`VectorEngine` (an action there is an error)
+  until ``reset``; :class:`TwilightVectorEnv` re-deals them in the step that ends them.
+- The first leader of a new deal (4 players) passes to the next seat in each row
+  (the dealer passes left, R2.4); in 3 players the solo, seat 0, always leads (R7.2).
+- Randomness: deals and the env's random actions come from one
+  ``numpy.random.Generator``; the torch backend draws from the same generator (so both
+  backends play the same games from the same seed) unless given a ``torch.Generator``.
+
+Speed
+-----
+``benchmarks/batch_speed.py`` (one CPU thread, CPU seconds, best of 3 rounds) measured on
+a 2-core machine shared with other jobs, so the figures moved by tens of percent between
+runs. Without observations the batch engine plays about 1.7M decisions/s at B = 1024
+and 3.2M at B = 8192 (8x and 15x OpenSpiel's oh_hell random play, 2.3x and 6.6x our
+scalar engine). With the full float32 observation of every deciding player (968 floats,
+3.9 KB written per decision) it plays 0.28M-0.47M decisions/s (1.3x-2.2x OpenSpiel's
+plain random play, 13x-22x OpenSpiel with ``information_state_tensor``, 5x-9x our
+scalar engine with ``encode_observation``); the packed form (``observe_packed``) reaches
+0.78M at B = 8192. Per step, writing the float32 observations and building them
+dominate (about 0.5 and 0.6 microseconds per row at B = 1024, against 0.2 for
+``apply``). Small batches pay NumPy's per-call overhead (about 300 calls per env step):
+B = 1 is far slower than the scalar engine; B >= 1024 is where the batch engine pays.
 """
 
 from __future__ import annotations
@@ -1050,7 +1091,7 @@ class TwilightVectorEnv:
             scores = e.side_scores()
             d = scores[:, 0] - scores[:, 1]
             d = d * done
-            reward[:] = o.cast(o.stack([d, -d, d, -d], 1), o.float32) / 360.0
+            reward[:] = o.cast(o.cast(o.stack([d, -d, d, -d], 1), o.float64) / 360.0, o.float32)
             deal_points = scores * done[:, None]
             n = int(done.sum())
             self.deals_finished += n

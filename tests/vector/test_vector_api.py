@@ -221,8 +221,8 @@ def test_env_auto_reset_rewards_and_infos(num_players):
         for i, st in enumerate(states):
             assert bool(done[i]) == st.done
             if st.done:
-                ret = np.array(st.returns()) / 360.0
-                np.testing.assert_allclose(reward[i], ret.astype(np.float32))
+                ret = np.array(st.returns()) / 360.0  # INTERFACE.md: deal points difference / 360
+                np.testing.assert_array_equal(reward[i], ret.astype(np.float32))
                 assert reward[i, 0] == reward[i, 2] and reward[i, 0] == -reward[i, 1]
                 assert tuple(info["deal_points"][i]) == st.side_scores()
                 # the row already holds a fresh deal
