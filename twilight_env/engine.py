@@ -82,6 +82,9 @@ _REQUESTS = ((), (28,), (29,), (28, 29), (30,), (28, 30), (29, 30), (28, 29, 30)
 """Request actions by a 3-bit mask of the seats at offsets +1, +2, +3 that may be requested."""
 _SHIFT = (0, 14)
 """Bit offset of each cult's 14 cards in a hand mask."""
+_BIT = tuple(1 << i for i in range(NUM_CARDS))
+"""``_BIT[card] == 1 << card`` (a tuple lookup; CPython 3.11 specializes it, not ``<<``)."""
+_DECK = tuple(range(NUM_CARDS))
 _ACTION_OF: tuple[dict, dict] = tuple(
     {**{i: i for i in range(14 * cult, 14 * cult + 14)}, 28: 29, 29: 30, 30: 31} for cult in (0, 1))
 """Per chooser cult: action -> plain int; a card id of that cult maps to itself, a request
@@ -324,9 +327,9 @@ class State:
                 h = c
             hands = self.hands
             hand = hands[h]
-            bit = 1 << card
+            bit = _BIT[card]
             if hand & bit:
-                hand ^= bit
+                hand -= bit  # the bit is set: ``-`` is ``^`` here, and cheaper in CPython
                 hands[h] = hand
                 if not hand & CULT_MASK[cult]:
                     self._held()
@@ -373,7 +376,7 @@ class State:
         """Settle the full trick in ``cards`` (R4.1-R4.4) and start the next one."""
         cards = self.cards
         c0, c1, c2, c3 = cards
-        tmask = (1 << c0) | (1 << c1) | (1 << c2) | (1 << c3)
+        tmask = _BIT[c0] + _BIT[c1] + _BIT[c2] + _BIT[c3]  # distinct cards: + is |
         leader = self.leader
         if tmask & PURGATORY_MASK:
             # R4.3: the trick goes pending; the seat of the first Purgatory leads next.
@@ -494,11 +497,15 @@ def _check_id(c) -> int:
 
 def random_hands(rng: np.random.Generator) -> tuple[int, int, int, int]:
     """Four 7-card hand masks of a uniformly shuffled deck (R2.3)."""
-    p = rng.permutation(NUM_CARDS).tolist()
-    return ((1 << p[0]) | (1 << p[1]) | (1 << p[2]) | (1 << p[3]) | (1 << p[4]) | (1 << p[5]) | (1 << p[6]),
-            (1 << p[7]) | (1 << p[8]) | (1 << p[9]) | (1 << p[10]) | (1 << p[11]) | (1 << p[12]) | (1 << p[13]),
-            (1 << p[14]) | (1 << p[15]) | (1 << p[16]) | (1 << p[17]) | (1 << p[18]) | (1 << p[19]) | (1 << p[20]),
-            (1 << p[21]) | (1 << p[22]) | (1 << p[23]) | (1 << p[24]) | (1 << p[25]) | (1 << p[26]) | (1 << p[27]))
+    # ``rng.shuffle`` of a list draws exactly as ``rng.permutation(28)`` does (the same
+    # Fisher-Yates steps), so a seed gives the same deal either way; it skips the array.
+    p = list(_DECK)
+    rng.shuffle(p)
+    b = _BIT  # distinct cards: + is |
+    return (b[p[0]] + b[p[1]] + b[p[2]] + b[p[3]] + b[p[4]] + b[p[5]] + b[p[6]],
+            b[p[7]] + b[p[8]] + b[p[9]] + b[p[10]] + b[p[11]] + b[p[12]] + b[p[13]],
+            b[p[14]] + b[p[15]] + b[p[16]] + b[p[17]] + b[p[18]] + b[p[19]] + b[p[20]],
+            b[p[21]] + b[p[22]] + b[p[23]] + b[p[24]] + b[p[25]] + b[p[26]] + b[p[27]])
 
 
 def held_mask(hands: Sequence[int]) -> int:

@@ -60,6 +60,19 @@ def test_r2_3_seeded_deal_is_reproducible():
     assert a.hands == b.hands and a.hands != c.hands
 
 
+def test_r2_3_seeded_deal_is_the_permutation_of_the_seed():
+    """A seed deals the cards of ``rng.permutation(28)`` in order, 7 per seat (the
+    engine shuffles a list, which draws the same numbers)."""
+    for seed in range(200):
+        perm = np.random.default_rng(seed).permutation(28).tolist()
+        expected = tuple(sum(1 << c for c in perm[7 * s: 7 * s + 7]) for s in range(4))
+        rng = np.random.default_rng(seed)
+        assert random_hands(rng) == expected
+        ref = np.random.default_rng(seed)
+        ref.permutation(28)
+        assert rng.random() == ref.random()  # the generator is left in the same state too
+
+
 def test_r2_4_dealer_rotation():
     """The seat after the dealer leads; the dealer passes left after each deal."""
     rng = np.random.default_rng(3)
