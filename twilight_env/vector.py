@@ -133,13 +133,11 @@ HALF_MULT = HALF_BITS.astype(np.int64) @ np.array(MULTIPLIER[:HALF], dtype=np.in
 """(16384,) int64: sum of sanctuary multipliers (R5.2) of a 14-bit half mask."""
 HALF_COUNT = HALF_BITS.sum(axis=1).astype(np.int64)
 """(16384,) int64: number of cards in a 14-bit half mask."""
-HALF_SELECT = np.zeros((1 << HALF, HALF), dtype=np.int64)
-"""(16384, 14) int64: ``HALF_SELECT[m, k]`` = position of the k-th set bit of ``m`` (0 if none)."""
-for _m in range(1 << HALF):
-    _pos = [b for b in range(HALF) if _m >> b & 1]
-    HALF_SELECT[_m, :len(_pos)] = _pos
-del _m, _pos
+HALF_SELECT = np.argsort(~HALF_BITS, axis=1, kind="stable").astype(np.int64)
+HALF_SELECT[np.arange(HALF)[None, :] >= HALF_COUNT[:, None]] = 0
 HALF_SELECT = HALF_SELECT.reshape(-1)
+"""(16384 * 14,) int64: ``HALF_SELECT[m * 14 + k]`` = position of the k-th set bit of the
+14-bit mask ``m`` (0 past its last set bit)."""
 STRENGTH_X = np.array(list(STRENGTH) + [-1] * 4, dtype=np.int64)
 """(32,) int64: trick strength (R1, R4.1) by card id; 28..31 (no card) -1."""
 POW2_X = np.array([1 << i for i in range(NUM_CARDS)] + [0] * 4, dtype=np.int64)
