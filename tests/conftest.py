@@ -19,7 +19,7 @@ try:
 except ImportError:  # hypothesis is in the `test` extra; the property tests skip without it
     pass
 else:
-    settings.register_profile("default", deadline=None, max_examples=60, derandomize=True,
+    settings.register_profile("default", deadline=None, max_examples=100, derandomize=True,
                               suppress_health_check=[HealthCheck.too_slow])
     settings.register_profile("thorough", deadline=None, max_examples=2000,
                               suppress_health_check=[HealthCheck.too_slow])
