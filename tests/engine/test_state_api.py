@@ -154,3 +154,19 @@ def test_state_built_field_by_field_computes_held():
 def test_repr_shows_hands():
     st = State.from_deal(SWEEP_DEAL, leader=0)
     assert "SP SC1" in repr(st) and "trick=0" in repr(st)
+
+
+def test_engine_is_pure_stdlib_and_numpy():
+    """cards, scoring, engine, infoset and the deal log import neither PettingZoo,
+    Gymnasium, torch, numba nor scipy (STYLE.md: the engine is pure)."""
+    import os
+    import subprocess
+    import sys
+    code = ("import sys; import twilight_env.cards, twilight_env.scoring, twilight_env.engine, "
+            "twilight_env.infoset, twilight_env.deal_log; "
+            "print(sorted({m.split('.')[0] for m in sys.modules}))")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True).stdout
+    loaded = set(eval(out))
+    assert not loaded & {"pettingzoo", "gymnasium", "torch", "numba", "scipy"}, loaded
+    assert "numpy" in loaded
