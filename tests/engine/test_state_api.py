@@ -159,6 +159,7 @@ def test_repr_shows_hands():
 def test_engine_is_pure_stdlib_and_numpy():
     """cards, scoring, engine, infoset and the deal log import neither PettingZoo,
     Gymnasium, torch, numba nor scipy (STYLE.md: the engine is pure)."""
+    import ast
     import os
     import subprocess
     import sys
@@ -167,6 +168,6 @@ def test_engine_is_pure_stdlib_and_numpy():
             "print(sorted({m.split('.')[0] for m in sys.modules}))")
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True).stdout
-    loaded = set(eval(out))
+    loaded = set(ast.literal_eval(out))
     assert not loaded & {"pettingzoo", "gymnasium", "torch", "numba", "scipy"}, loaded
     assert "numpy" in loaded
