@@ -6,7 +6,7 @@ import pytest
 from twilight_env.cards import CARDS, card_id
 from twilight_env.engine import CHOOSE, HOLD, Config, Match, State, random_hands
 
-from engine_helpers import (SWEEP_DEAL, SWEEP_TRICKS, codes, ids, play, play_tricks,
+from engine_helpers import (NEUTRAL_END_TRICKS, SWEEP_DEAL, SWEEP_TRICKS, codes, ids, play, play_tricks,
                             random_play, request_action)
 
 # The publisher's worked example (R3): Doris 0 (Sun, dealer), Anton 1 (Moon),
@@ -278,15 +278,7 @@ def test_r4_3_purgatory_in_two_consecutive_tricks_pile_accumulates():
 def test_r4_4_purgatory_in_last_trick_leaves_pile_neutral():
     st = sweep_state()
     # trick 6 goes pending, and trick 7 holds a Purgatory: both tricks stay neutral
-    order = [
-        ["SC1", "MC1", "S3", "MA"],
-        ["SC2", "MC2", "S5", "MT"],
-        ["SC3", "MC3", "S7", "MO"],
-        ["SC4", "MC4", "SA", "M3"],
-        ["SC5", "MC5", "ST", "M4"],
-        ["S4", "MP", "SO", "M5"],   # pending; seat 1 leads the last trick
-        ["M6", "S6", "M7", "SP"],   # Purgatory in the 7th trick
-    ]
+    order = NEUTRAL_END_TRICKS
     play_tricks(st, order)
     assert st.done
     assert codes(st.neutral) == {"S4", "MP", "SO", "M5", "M6", "S6", "M7", "SP"}
@@ -295,7 +287,8 @@ def test_r4_4_purgatory_in_last_trick_leaves_pile_neutral():
     taken = st.captured[0] | st.captured[1] | st.captured[2] | st.captured[3]
     assert souls_of(taken) + souls_of(st.neutral) == 60
     # the Obelisk is neutral: Sun keeps only Altar and Temple
-    assert st.side_scores() == (souls_of(st.captured[0] | st.captured[2]) * 3, 0)
+    assert souls_of(st.captured[0] | st.captured[2]) == 32
+    assert st.side_scores() == (32 * 3, 0)
 
 
 def test_r4_4_single_purgatory_in_last_trick():
