@@ -15,7 +15,7 @@ A world's value is the deciding side's final deal score minus the other side's (
 points, R5). The action with the best mean over the worlds is played (ties to the lowest
 action id). The same worlds are used for every action (common random numbers).
 
-Spec: ``pimc:worlds=32,solver_tricks=2,rollouts=1,rollout=heuristic,epsilon=0``.
+Spec: ``pimc:worlds=32,solver_tricks=2,rollouts=1,rollout=heuristic,epsilon=0,backend=python``.
 The default ``solver_tricks=2`` comes from ``benchmarks/agent_speed.py``: the solver
 values all actions of a 2-trick endgame in about a millisecond, a 3-trick one in about
 a tenth of a second, too slow for 32 worlds within the 0.5 s per-decision target.
@@ -80,30 +80,42 @@ class PIMCAgent:
         rollouts: playouts per world and action when the solver is not used (>= 1).
         rollout: ``"heuristic"`` or ``"random"`` playout policy.
         epsilon: random-action chance inside heuristic playouts (0..1).
+        backend: solver backend, ``"python"`` or ``"numba"`` (compiles for about a minute
+            once per process, then solves about 20x faster: worth it with
+            ``solver_tricks=3`` over many decisions).
 
     Raises:
         ValueError: on a bad option value (names it and the allowed values).
     """
 
     def __init__(self, worlds: int = 32, solver_tricks: int = 2, rollouts: int = 1,
-                 rollout: str = "heuristic", epsilon: float = 0.0):
+                 rollout: str = "heuristic", epsilon: float = 0.0, backend: str = "python"):
         _positive_int("worlds", worlds)
         _positive_int("rollouts", rollouts)
         if isinstance(solver_tricks, bool) or not isinstance(solver_tricks, int) or not 0 <= solver_tricks <= 7:
             raise ValueError(f"solver_tricks must be an int in 0..7, got {solver_tricks!r}")
         _check_rollout_options(rollout, epsilon)
+        if backend not in ("python", "numba"):
+            raise ValueError(f"backend must be 'python' or 'numba', got {backend!r}")
+        self.backend = backend
         self.worlds = worlds
         self.solver_tricks = solver_tricks
         self.rollouts = rollouts
         self.rollout = rollout
         self.epsilon = float(epsilon)
         self.name = f"pimc:worlds={worlds}"
-        self._solvers = {3: Solver(3), 4: Solver(4)}
+        self._solvers: dict[int, Solver] = {}
 
     def reset(self) -> None:
         """Forget the solver's transposition tables."""
         for s in self._solvers.values():
             s.clear()
+
+    def _solver(self, num_players: int) -> Solver:
+        s = self._solvers.get(num_players)
+        if s is None:
+            s = self._solvers[num_players] = Solver(num_players, self.backend)
+        return s
 
     def action_means(self, infoset, legal_actions, rng: np.random.Generator) -> dict[int, float]:
         """Mean value over the sampled worlds of each legal action, for the deciding side
@@ -113,7 +125,7 @@ class PIMCAgent:
         side = infoset.deciding_seat & 1
         sign = 1 if side == 0 else -1
         use_solver = NUM_TRICKS - infoset.trick <= self.solver_tricks
-        solver = self._solvers[infoset.num_players]
+        solver = self._solver(infoset.num_players) if use_solver else None
         for _ in range(self.worlds):
             world = infoset.sample_state(rng)
             if use_solver:

@@ -15,7 +15,12 @@ Positions come from random deals played forward with random legal actions, so th
 reproducible with ``--seed``. Usage::
 
     python benchmarks/agent_speed.py            # full run (a few minutes)
-    python benchmarks/agent_speed.py --quick    # fewer positions, skips 4-trick solves beyond 3
+    python benchmarks/agent_speed.py --quick    # fewer positions, 3 four-trick solves
+    python benchmarks/agent_speed.py --duplicate heuristic random --deals 300 --players 4
+
+``--duplicate A B`` plays a quick duplicate strength check instead (each deal twice,
+the cards staying on their seats and the agents swapping sides) and prints A's mean
+paired margin in deal points per deal with a 95% confidence interval.
 """
 
 from __future__ import annotations
@@ -117,11 +122,44 @@ def bench_heuristic(rng, n: int) -> None:
     row(f"heuristic per decision, from a State (n={n})", 1e6 * (time.perf_counter() - t) / (reps * n), "us", 50.0)
 
 
+def duplicate(spec_a: str, spec_b: str, deals: int, num_players: int, seed: int) -> tuple[float, float, float]:
+    """Duplicate match: every deal twice, ``spec_a`` on side 0's seats then on side 1's.
+
+    Returns:
+        (mean, 95% CI half-width, seconds): mean over deals of the paired difference
+        (``spec_a``'s side deal score minus the other side's, averaged over both plays),
+        in deal points per deal.
+    """
+    from agents.base import play_deal
+    rng = np.random.default_rng(seed)
+    a, b = make_agent(spec_a), make_agent(spec_b)
+    diffs = []
+    t = time.perf_counter()
+    for i in range(deals):
+        hands = State.random(rng, 0, num_players).hands
+        leader = i % 4 if num_players == 4 else 0
+        x = play_deal(State(hands, leader, num_players), [a, b, a, b], rng).returns()[0]
+        y = play_deal(State(hands, leader, num_players), [b, a, b, a], rng).returns()[1]
+        diffs.append((x + y) / 2)
+    d = np.asarray(diffs, dtype=float)
+    half = 1.96 * d.std(ddof=1) / np.sqrt(len(d)) if len(d) > 1 else float("nan")
+    return float(d.mean()), float(half), time.perf_counter() - t
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--quick", action="store_true", help="fewer positions; 4-trick solves n=3")
+    p.add_argument("--duplicate", nargs=2, metavar=("SPEC_A", "SPEC_B"),
+                   help="instead of timing, play SPEC_A against SPEC_B in duplicate deals")
+    p.add_argument("--deals", type=int, default=100, help="deals for --duplicate (each played twice)")
+    p.add_argument("--players", type=int, choices=(3, 4), default=4, help="players for --duplicate")
     args = p.parse_args(argv)
+    if args.duplicate:
+        mean, half, secs = duplicate(args.duplicate[0], args.duplicate[1], args.deals, args.players, args.seed)
+        print(f"{args.duplicate[0]} vs {args.duplicate[1]}, {args.players} players, {args.deals} duplicate deals: "
+              f"{mean:+.1f} +- {half:.1f} deal points per deal (95% CI), {secs:.0f} s")
+        return 0
     rng = np.random.default_rng(args.seed)
     print(f"{'measure':<48} {'measured':>10} {'unit':<4} {'target':>10} {'ratio':>8}")
     bench_heuristic(rng, 400 if args.quick else 2000)

@@ -111,7 +111,7 @@ def test_spec_errors_are_clear():
         make_agent("nosuchagent")
     assert {"heuristic", "pimc", "ismcts", "random"} <= set(available_agents())
     for bad, word in [("pimc:worlds=0", "worlds"), ("pimc:solver_tricks=9", "solver_tricks"),
-                      ("pimc:rollout=magic", "rollout"), ("pimc:epsilon=2", "epsilon"),
+                      ("pimc:rollout=magic", "rollout"), ("pimc:epsilon=2", "epsilon"), ("pimc:backend=gpu", "backend"),
                       ("ismcts:iterations=-1", "iterations"), ("ismcts:c=-1", "c must"),
                       ("ismcts:rollout=x", "rollout"), ("pimc:bogus=1", "options")]:
         with pytest.raises(ValueError, match=word):

@@ -8,6 +8,11 @@ import pytest
 from conftest import endgame
 from twilight_env.engine import CHOOSE, State
 from agents.solver import Solver, action_values, best_action, brute_force_value, solve
+from agents import solver as solver_module
+
+BACKENDS = ["python"]
+"""Backends checked by the default run; the numba backend compiles for about a minute,
+so its checks are marked slow."""
 
 
 def _brute_action_values(state: State) -> dict[int, int]:
@@ -19,11 +24,12 @@ def _brute_action_values(state: State) -> dict[int, int]:
     return out
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("num_players", [4, 3])
 @pytest.mark.parametrize("tricks_left,count", [(1, 60), (2, 40)])
-def test_solver_matches_brute_force(num_players, tricks_left, count):
+def test_solver_matches_brute_force(num_players, tricks_left, count, backend):
     rng = np.random.default_rng(100 * num_players + tricks_left)
-    solver = Solver(num_players)
+    solver = Solver(num_players, backend)
     for _ in range(count):
         st = endgame(rng, num_players, tricks_left)
         before = repr(st), st.history[:]
@@ -31,17 +37,20 @@ def test_solver_matches_brute_force(num_players, tricks_left, count):
         assert repr(st) == before[0] and st.history == before[1]  # the state is not changed
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("num_players", [4, 3])
-def test_solver_action_values_match_brute_force(num_players):
+def test_solver_action_values_match_brute_force(num_players, backend):
     """Every action's value, including requests (partner: best card, opponent: worst)."""
     rng = np.random.default_rng(7 + num_players)
+    solver = Solver(num_players, backend)
     for _ in range(25):
         st = endgame(rng, num_players, 2)
-        assert Solver(num_players).action_values(st) == _brute_action_values(st), st
+        assert solver.action_values(st) == _brute_action_values(st), st
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("num_players", [4, 3])
-def test_solver_three_tricks_matches_brute_force(num_players):
+def test_solver_three_tricks_matches_brute_force(num_players, backend):
     """A few 3-trick endgames late in their first trick (the brute force is slow)."""
     rng = np.random.default_rng(31 + num_players)
     done = 0
@@ -49,8 +58,26 @@ def test_solver_three_tricks_matches_brute_force(num_players):
         st = endgame(rng, num_players, 3)
         if st.place < 2:
             continue
-        assert solve(st) == brute_force_value(st), st
+        assert Solver(num_players, backend).solve(st) == brute_force_value(st), st
         done += 1
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not solver_module.HAVE_NUMBA, reason="numba is not installed")
+@pytest.mark.parametrize("num_players", [4, 3])
+def test_numba_backend_exact(num_players):
+    """The compiled search equals brute force (1-2 tricks) and the pure-Python search
+    (3 tricks), action by action."""
+    rng = np.random.default_rng(55 + num_players)
+    py, nb = Solver(num_players, "python"), Solver(num_players, "numba")
+    for tricks_left in (1, 2):
+        for _ in range(30):
+            st = endgame(rng, num_players, tricks_left)
+            assert nb.solve(st) == brute_force_value(st), st
+            assert nb.action_values(st) == _brute_action_values(st), st
+    for _ in range(6):
+        st = endgame(rng, num_players, 3)
+        assert py.action_values(st) == nb.action_values(st), st
 
 
 @pytest.mark.slow
@@ -113,6 +140,8 @@ def test_solver_rejects_bad_input():
         solve(st)
     with pytest.raises(ValueError, match="3 or 4"):
         Solver(5)
+    with pytest.raises(ValueError, match="backend"):
+        Solver(4, "fortran")
     with pytest.raises(ValueError, match="players"):
         Solver(3).solve(State.random(np.random.default_rng(0), 0, 4))
 
