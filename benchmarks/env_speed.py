@@ -13,18 +13,21 @@ each decision of deals as they are played (as the env does).
 
 Times are process CPU time (``time.process_time``), so other processes on a shared
 machine slow every env alike rather than whichever happened to run at a busy moment;
-each figure is the best of ``--repeats`` interleaved runs.
+the envs take turns in ``--rounds`` rounds; the table gives each env's best and median
+round and the ratio to texas_holdem_v4, both of the bests and as the median over rounds
+of the ratio within a round (the steadiest figure on a busy machine).
 
 Usage::
 
     python benchmarks/env_speed.py            # about a minute
-    python benchmarks/env_speed.py --steps 3000 --repeats 2 --obs-states 500   # quick
+    python benchmarks/env_speed.py --steps 1000 --rounds 3 --obs-states 300   # quick
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import sys
 import time
 
@@ -53,10 +56,11 @@ def aec_loop(env, steps: int, seed: int) -> float:
     return done / (time.process_time() - t0)
 
 
-def observation_cost(num_states: int, repeats: int, seed: int) -> tuple[float, float, float | None]:
-    """Microseconds per observation: ours cold (independent random decision points, 4p
-    and 3p), ours along deals, and OpenSpiel oh_hell's ``information_state_tensor``
-    (None without pyspiel)."""
+def observation_rounds(num_states: int, rounds: int, seed: int) -> dict[str, list[float]]:
+    """Microseconds per observation in each round: ``"cold"`` (ours, independent random
+    decision points, 4p and 3p, no history cached), ``"along"`` (ours, each decision of
+    deals as they are played) and ``"oh_hell"`` (OpenSpiel's ``information_state_tensor``;
+    missing without pyspiel)."""
     from twilight_env.encoding import OBS_SIZE, encode_observation
     from twilight_env.engine import State
     rng = np.random.default_rng(seed)
@@ -67,17 +71,36 @@ def observation_cost(num_states: int, repeats: int, seed: int) -> tuple[float, f
             la = st.legal_actions()
             st.apply(la[int(rng.integers(len(la)))])
         states.append((st, st.deciding_seat))
+    try:
+        import pyspiel
+    except ImportError:
+        pyspiel = None
+    sp = []
+    if pyspiel is not None:
+        game = pyspiel.load_game("oh_hell")
+        while len(sp) < num_states:
+            s = game.new_initial_state()
+            for _ in range(int(rng.integers(0, 60))):
+                if s.is_terminal():
+                    break
+                if s.is_chance_node():
+                    outcomes = s.chance_outcomes()
+                    s.apply_action(outcomes[int(rng.integers(len(outcomes)))][0])
+                else:
+                    la = s.legal_actions()
+                    s.apply_action(la[int(rng.integers(len(la)))])
+            if not s.is_chance_node() and not s.is_terminal():
+                sp.append(s)
     out = np.empty(OBS_SIZE, np.float32)
-    ours, along = [], []
-    for r in range(repeats):
+    res: dict[str, list[float]] = {"cold": [], "along": []}
+    for r in range(rounds):  # interleaved rounds: a busy moment hits all three alike
         t0 = time.process_time()
         for st, seat in states:
             encode_observation(st, seat, out=out)
-        ours.append((time.process_time() - t0) / len(states) * 1e6)
-        # along deals: time only the encoding of each decision of played deals
+        res["cold"].append((time.process_time() - t0) / len(states) * 1e6)
         drng = np.random.default_rng(seed + r)
         spent, n = 0.0, 0
-        for k in range(num_states // 28):
+        for k in range(max(1, num_states // 28)):
             st = State.random(drng, 0, 4 if k % 2 else 3)
             while not st.done:
                 t0 = time.process_time()
@@ -86,40 +109,20 @@ def observation_cost(num_states: int, repeats: int, seed: int) -> tuple[float, f
                 n += 1
                 la = st.legal_actions()
                 st.apply(la[int(drng.integers(len(la)))])
-        along.append(spent / n * 1e6)
-    try:
-        import pyspiel
-    except ImportError:
-        return min(ours), min(along), None
-    game = pyspiel.load_game("oh_hell")
-    sp = []
-    while len(sp) < num_states:
-        s = game.new_initial_state()
-        for _ in range(int(rng.integers(0, 60))):
-            if s.is_terminal():
-                break
-            if s.is_chance_node():
-                outcomes = s.chance_outcomes()
-                s.apply_action(outcomes[int(rng.integers(len(outcomes)))][0])
-            else:
-                la = s.legal_actions()
-                s.apply_action(la[int(rng.integers(len(la)))])
-        if not s.is_chance_node() and not s.is_terminal():
-            sp.append(s)
-    theirs = []
-    for _ in range(repeats):
-        t0 = time.process_time()
-        for s in sp:
-            s.information_state_tensor(s.current_player())
-        theirs.append((time.process_time() - t0) / len(sp) * 1e6)
-    return min(ours), min(along), min(theirs)
+        res["along"].append(spent / n * 1e6)
+        if sp:
+            t0 = time.process_time()
+            for s in sp:
+                s.information_state_tensor(s.current_player())
+            res.setdefault("oh_hell", []).append((time.process_time() - t0) / len(sp) * 1e6)
+    return res
 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--steps", type=int, default=10000, help="AEC steps per measurement")
-    p.add_argument("--repeats", type=int, default=5, help="measurements per env (best is reported)")
-    p.add_argument("--obs-states", type=int, default=2000, help="states for the observation timing")
+    p.add_argument("--steps", type=int, default=3000, help="AEC steps per env per round")
+    p.add_argument("--rounds", type=int, default=12, help="interleaved measurement rounds")
+    p.add_argument("--obs-states", type=int, default=1000, help="states for the observation timing")
     p.add_argument("--seed", type=int, default=0)
     a = p.parse_args(argv)
 
@@ -132,29 +135,38 @@ def main(argv=None) -> int:
         "twilight 3p": lambda: twilight_env.env(num_players=3),
         "texas_holdem_v4": lambda: pettingzoo.make("aec", "classic/texas_holdem-v4"),
     }
-    best = {name: 0.0 for name in makers}
     envs = {name: make() for name, make in makers.items()}
-    for r in range(a.repeats):  # interleaved, so load changes hit every env alike
+    us: dict[str, list[float]] = {name: [] for name in makers}
+    for r in range(a.rounds):  # interleaved rounds, so load changes hit every env alike
         for name, e in envs.items():
-            best[name] = max(best[name], aec_loop(e, a.steps, a.seed + r))
-    ref = best["texas_holdem_v4"]
-    print(f"AEC loop (agent_iter, last, random masked action, step), {a.steps} steps, "
-          f"best of {a.repeats}, CPU time")
-    print(f"{'env':<18}{'steps/s':>10}{'us/step':>10}{'x texas_holdem_v4':>20}")
-    for name, sps in best.items():
-        print(f"{name:<18}{sps:>10.0f}{1e6 / sps:>10.1f}{sps / ref:>20.2f}")
+            us[name].append(1e6 / aec_loop(e, a.steps, a.seed + r))
+    ref = us["texas_holdem_v4"]
+    print(f"AEC loop (agent_iter, last, random masked action, step): {a.rounds} rounds of {a.steps} steps "
+          f"per env, CPU time")
+    print(f"{'env':<18}{'best us/step':>13}{'steps/s':>10}{'median us/step':>16}"
+          f"{'x texas (best)':>16}{'x texas (median of rounds)':>28}")
+    for name, v in us.items():
+        paired = statistics.median(t / o for t, o in zip(ref, v))
+        print(f"{name:<18}{min(v):>13.1f}{1e6 / min(v):>10.0f}{statistics.median(v):>16.1f}"
+              f"{min(ref) / min(v):>16.2f}{paired:>28.2f}")
 
-    ours, along, theirs = observation_cost(a.obs_states, a.repeats, a.seed)
+    res = observation_rounds(a.obs_states, a.rounds, a.seed)
     print()
-    print(f"one observation ({a.obs_states} states, best of {a.repeats}):")
-    print(f"  twilight encode_observation, cold        {ours:6.1f} us", end="")
-    print("" if theirs is None else f"   oh_hell / ours = {theirs / ours:.2f}")
-    print(f"  twilight encode_observation, along deals {along:6.1f} us", end="")
-    print("" if theirs is None else f"   oh_hell / ours = {theirs / along:.2f}")
-    if theirs is None:
-        print("  (pyspiel not installed: no OpenSpiel oh_hell reference)")
+    print(f"one observation: {a.obs_states} states, {a.rounds} rounds, CPU time")
+    theirs = res.get("oh_hell")
+    for key, label in (("cold", "twilight encode_observation, cold"),
+                       ("along", "twilight encode_observation, along deals")):
+        v = res[key]
+        line = f"  {label:<44}best {min(v):6.1f} us  median {statistics.median(v):6.1f} us"
+        if theirs:
+            paired = statistics.median(t / o for t, o in zip(theirs, v))
+            line += f"   oh_hell/ours: best {min(theirs) / min(v):.2f}, median of rounds {paired:.2f}"
+        print(line)
+    if theirs:
+        print(f"  {'OpenSpiel oh_hell information_state_tensor':<44}best {min(theirs):6.1f} us  "
+              f"median {statistics.median(theirs):6.1f} us")
     else:
-        print(f"  OpenSpiel oh_hell information_state_tensor {theirs:6.1f} us")
+        print("  (pyspiel not installed: no OpenSpiel oh_hell reference)")
     return 0
 
 
