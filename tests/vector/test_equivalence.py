@@ -136,10 +136,10 @@ def play_side_by_side(num_players, num_rows, num_deals, seed, backend="numpy",
 
 @pytest.mark.parametrize("num_players", [4, 3])
 def test_random_deals_match_scalar_engine(num_players):
-    """800 random deals per player count, action by action (R3-R5, R7.3)."""
-    stats = play_side_by_side(num_players, num_rows=200, num_deals=800, seed=10 + num_players,
+    """600 random deals per player count, action by action (R3-R5, R7.3)."""
+    stats = play_side_by_side(num_players, num_rows=200, num_deals=600, seed=10 + num_players,
                               check_every_field=False)
-    assert stats["deals"] >= 800
+    assert stats["deals"] >= 600
     # the rare rules were reached, so the comparison covered them
     assert stats["pending"] > 0, "no Purgatory pending pile was ever formed (R4.3)"
     assert stats["neutral"] > 0, "no last-trick Purgatory left a neutral pile (R4.4)"
