@@ -994,8 +994,8 @@ class TwilightVectorEnv:
         backend, device: as for :class:`VectorEngine`; on torch every array returned is a
             tensor on ``device``.
         rotate_leader: 4 players: rotate the first leader per row from deal to deal.
-        copy: return new arrays each step (default). ``False`` reuses the ``obs`` and
-            ``mask`` buffers: faster, but the previous step's arrays are overwritten.
+        copy: return a new ``obs`` array each step (default). ``False`` reuses one
+            buffer: faster, but the previous step's ``obs`` is overwritten.
 
     Raises:
         ValueError: on a bad argument; :meth:`step` on an illegal action (nothing changes).
