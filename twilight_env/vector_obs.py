@@ -96,6 +96,8 @@ class _Slots:
             pos = d + w
         if pos != E.NUM_BITS:
             raise ImportError("observation layout changed: the batch encoder does not cover all flags")
+        if E.SIDE != E.NUM_BITS or E.OBS_SIZE - E.NUM_BITS < 2 * E.SIDE_FIELDS:
+            raise ImportError("observation layout changed: the SIDE scalars no longer follow the flags")
         self.fields = tuple((j, d, w) for j, (_, d, w) in enumerate(fields))
         # source of flag k in the slots' bits: slot * 64 + bit (for a one-gather expansion)
         src = np.zeros(E.NUM_BITS, dtype=np.int64)
