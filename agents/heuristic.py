@@ -63,7 +63,6 @@ from __future__ import annotations
 from math import comb
 
 from twilight_env.cards import (
-    ALL_MASK,
     CULT,
     CULT_MASK,
     HALF_IDS,
@@ -158,26 +157,21 @@ def decide(num_players: int, seat_cult, decider: int, leader: int, place: int, p
     k = chooser & 1                      # side of the chooser
     cult = seat_cult[chooser]
     shift = 14 * cult
-    my_side = decider & 1
     last_trick = trick == NUM_TRICKS - 1
     keep_scale = 0.0 if last_trick else (1.0 if trick < NUM_TRICKS - 2 else 0.5)
 
     # --- the trick so far --------------------------------------------------------
-    bstr, bplace = -1, 0
-    tsouls = 0
-    tm = [0, 0]          # own-cult multiplier of trick + pending cards for side 0 / 1
+    bstr, bplace = -1, 0   # strongest card so far and its place (ties: the earlier, R4.1)
+    tp = pending           # cards the taker of this trick gets: the trick and the pending pile
     cult0, cult1 = seat_cult[0], seat_cult[1]
     for p in range(place):
         x = cards[p]
+        tp |= 1 << x
         s = STRENGTH[x]
         if s > bstr:
             bstr, bplace = s, p
-    tp = pending
-    for p in range(place):
-        tp |= 1 << cards[p]
     tsouls = souls_of(tp)
-    tm[0] = multiplier_of(tp, cult0)
-    tm[1] = multiplier_of(tp, cult1)
+    tm = (multiplier_of(tp, cult0), multiplier_of(tp, cult1))  # own-cult multiplier for side 0 / 1
     # weights: a soul is worth the multiplier, a multiplier point the souls (R5.3)
     cap0 = captured[0] | captured[2]
     cap1 = captured[1] | captured[3]
