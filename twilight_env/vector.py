@@ -72,17 +72,18 @@ Choices
 
 Speed
 -----
-``benchmarks/batch_speed.py`` (one CPU thread, CPU seconds, best of 3 rounds) measured on
-a 2-core machine shared with other jobs, so the figures moved by tens of percent between
-runs. Without observations the batch engine plays about 1.7M decisions/s at B = 1024
-and 3.2M at B = 8192 (8x and 15x OpenSpiel's oh_hell random play, 2.3x and 6.6x our
-scalar engine). With the full float32 observation of every deciding player (968 floats,
-3.9 KB written per decision) it plays 0.28M-0.47M decisions/s (1.3x-2.2x OpenSpiel's
-plain random play, 13x-22x OpenSpiel with ``information_state_tensor``, 5x-9x our
-scalar engine with ``encode_observation``); the packed form (``observe_packed``) reaches
-0.78M at B = 8192. Per step, writing the float32 observations and building them
-dominate (about 0.5 and 0.6 microseconds per row at B = 1024, against 0.2 for
-``apply``). Small batches pay NumPy's per-call overhead (about 300 calls per env step):
+``benchmarks/batch_speed.py`` (one CPU thread, CPU seconds, best of 3 rounds) on a 2-core
+machine shared with other jobs, so figures moved by tens of percent between runs; in
+the same runs OpenSpiel's oh_hell random play made 0.2M decisions/s. Without
+observations the batch engine plays 1.5M-1.7M decisions/s at B = 1024 and 3.2M-4.9M at
+B = 8192 (8x and 15x-25x OpenSpiel, 3.6x and 7x-12x our scalar engine). With the full
+float32 observation of every deciding player (968 floats, 3.9 KB written per decision)
+it plays 0.28M-0.47M decisions/s at B >= 1024: 1.3x-2.2x OpenSpiel's plain random play
+(short of the 20x target), 13x-25x OpenSpiel with ``information_state_tensor``, 5x-9x our
+scalar engine with ``encode_observation``. The packed form (``observe_packed``, 173 bytes
+per decision) reaches 0.6M-0.78M (3x-4x OpenSpiel). Per row and step at B = 1024,
+writing the float32 observation costs about 0.5 microseconds, building it about 0.6-0.8,
+``apply`` 0.2. Small batches pay NumPy's per-call overhead (about 300 calls per env step):
 B = 1 is far slower than the scalar engine; B >= 1024 is where the batch engine pays.
 """
 
