@@ -293,10 +293,9 @@ def _history_bits(history) -> int:
     return bits
 
 
-_MASK_SLOTS = 32                                  # action-mask bits placed above the whole vector
-_NBYTES = (OBS_SIZE + _MASK_SLOTS + 7) // 8          # so the scalar slots unpack as zeros
-_PAD_BITS = 8 * _NBYTES
-_ACTION_BIT = tuple(1 << (_PAD_BITS - 1 - a) for a in range(NUM_ACTIONS))  # action a -> bits[a]
+_NBYTES = (OBS_SIZE + NUM_ACTIONS + 7) // 8       # flags, zero scalar slots, then the action mask
+_ACTION_BIT = tuple(1 << (OBS_SIZE + a) for a in range(NUM_ACTIONS))  # action a -> bits[OBS_SIZE + a]
+_WITH_MASK = OBS_SIZE + NUM_ACTIONS
 _frombuffer = np.frombuffer
 _unpackbits = np.unpackbits
 _uint8 = np.uint8
@@ -354,12 +353,19 @@ def _encode(out, seat, num_players, done, phase, acting, deciding, leader, trick
         ab = _ACTION_BIT
         for a in legal:
             big |= ab[a]
-    # big-endian bytes, MSB-first bits: flag k lands at index _PAD_BITS - 1 - k, action a at index a
-    bits = _unpackbits(_frombuffer(big.to_bytes(_NBYTES, "big"), _uint8))
-    if out is None:
-        out = bits[_PAD_BITS - 1:_PAD_BITS - 1 - OBS_SIZE:-1].astype(_float32)  # scalars 0 for now
+    # little-endian bytes, LSB-first bits: flag k lands at index k, action a at OBS_SIZE + a
+    if legal is None:
+        bits = _unpackbits(_frombuffer(big.to_bytes(_NBYTES, "little"), _uint8), count=OBS_SIZE, bitorder="little")
+        if out is None:
+            out = bits.astype(_float32)  # the scalar slots are 0 for now
+        else:
+            out[:] = bits
     else:
-        out[:] = bits[_PAD_BITS - 1:_PAD_BITS - 1 - OBS_SIZE:-1]
+        bits = _unpackbits(_frombuffer(big.to_bytes(_NBYTES, "little"), _uint8), count=_WITH_MASK, bitorder="little")
+        if out is None:
+            out = bits[:OBS_SIZE].astype(_float32)
+        else:
+            out[:] = bits[:OBS_SIZE]
 
     # scalars (R5): own side first; ego's cult: 4p seats 1, 3 Moon; 3p seats 0, 2 Moon
     if ego & 1:
@@ -378,7 +384,7 @@ def _encode(out, seat, num_players, done, phase, acting, deciding, leader, trick
         out[TOTALS:] = sc
     if legal is None:
         return out
-    return out, bits[:NUM_ACTIONS].view(_int8)
+    return out, bits[OBS_SIZE:].view(_int8)
 
 
 def seat_totals(totals: Sequence[int] | None, num_players: int) -> tuple[int, int, int, int] | None:
