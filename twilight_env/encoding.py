@@ -44,8 +44,9 @@ All flags are assembled as one Python int (card masks are the engine's 28-bit in
 shifted into place; the seat records in absolute seat order are rotated by the ego
 seat with one shift) and expanded with a single ``numpy.unpackbits``, which also
 expands the action mask for the env. The played-for / held-by / trick masks of a deal's
-history are extended incrementally as the history grows. See
-``benchmarks/env_speed.py`` for the cost.
+history are extended incrementally as the history grows; the phase / role flags and
+the side scalars are memoized (small key spaces). See ``benchmarks/env_speed.py`` for
+the cost.
 """
 
 from __future__ import annotations
