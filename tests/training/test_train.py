@@ -18,7 +18,7 @@ from training.train import check_device, train
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _cli(*args, timeout=120):
+def _cli(*args, timeout=600):
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     return subprocess.run([sys.executable, "-m", "twilight_env.cli", "train", *args], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=timeout)
