@@ -18,14 +18,20 @@ def _act(st: State) -> int:
     return HeuristicAgent().act(info, info.legal_actions, np.random.default_rng(0))
 
 
-def test_leads_a_sure_winner():
-    """Seat 0 holds SC1 and the two strongest Moon cards (MP, MC1); only SP (seat 1)
-    could beat SC1, and seat 1 plays Moon: SC1 takes the trick surely, so it leads it."""
-    deal = [["SC1", "S3", "SA", "MP", "MC1", "M3", "MA"],
-            ["SP", "SC2", "S4", "MC2", "M4", "M5", "MT"],
-            ["SC3", "S5", "ST", "MC3", "M6", "M7", "MO"],
-            ["SC4", "SC5", "S6", "S7", "SO", "MC4", "MC5"]]
-    assert _act(State.from_deal(deal, 0, 4)) == card_id("SC1")
+def test_leads_a_sure_winner_to_take_the_pending_pile():
+    """Last trick, a pending pile with souls and a Sun sanctuary (R4.3): Sun seat 0 leads
+    SC1, which nothing left can beat (both Purgatories are gone), rather than S3, which
+    the Moon side's MC5 could beat."""
+    from twilight_env.cards import ALL_MASK, ids_of, mask_of
+    hands = [mask_of(["SC1", "S3"]), mask_of(["MC5"]), 0, mask_of(["M4"])]
+    pending = mask_of(["S6", "ST", "M7", "M5"])
+    st = State(hands, 0, 4)
+    st.trick = 6
+    rest = ALL_MASK & ~(hands[0] | hands[1] | hands[3] | pending)
+    st.pending = pending
+    st.captured = [0, rest, 0, 0]
+    st.history = [(1, 1, c) for c in ids_of(rest | pending)]  # only the played set matters here
+    assert _act(st) == card_id("SC1")
 
 
 def test_publishers_tip_partner_plays_last():
