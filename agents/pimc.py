@@ -16,9 +16,11 @@ points, R5). The action with the best mean over the worlds is played (ties to th
 action id). The same worlds are used for every action (common random numbers).
 
 Spec: ``pimc:worlds=32,solver_tricks=2,rollouts=1,rollout=heuristic,epsilon=0,backend=python``.
-The default ``solver_tricks=2`` comes from ``benchmarks/agent_speed.py``: the solver
-values all actions of a 2-trick endgame in about a millisecond, a 3-trick one in about
-a tenth of a second, too slow for 32 worlds within the 0.5 s per-decision target.
+The default ``solver_tricks=2`` comes from measurement (``benchmarks/agent_speed.py``,
+one idle core): the solver values all actions of a 2-trick endgame in about 0.5 ms, so
+32 worlds cost little; with ``solver_tricks=3`` a decision with 3 tricks left takes
+0.14 s median but up to 1.7 s, over the 0.5 s per-decision target, and a 4-trick
+solve takes seconds.
 Known weakness of PIMC (strategy fusion, non-locality): it assumes it will know the
 hidden cards after this decision.
 """

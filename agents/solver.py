@@ -35,8 +35,9 @@ Backends: the default is pure Python (``Solver(backend="python")``). An optional
 compiled backend (``backend="numba"``) runs the same search on int64 values with the
 table in fixed arrays; it needs numba, compiles once per process (about a minute of
 CPU, since numba cannot cache recursive functions) and then searches about 10-20 times
-faster. Speed (``benchmarks/agent_speed.py``): Python solves 2 tricks left in well
-under a millisecond, 3 tricks in about 0.1 s and 4 tricks in seconds; the 10 ms
+faster. Speed (``benchmarks/agent_speed.py``, medians on one idle core): the Python
+search solves 2 tricks left in about 0.2 ms, 3 tricks in about 15 ms and 4 tricks in
+about 2 s (1-3 million nodes: alpha-beta is close to its minimal tree there); the 10 ms
 target for 4 tricks is not met by either backend.
 """
 
