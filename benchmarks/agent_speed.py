@@ -16,6 +16,7 @@ reproducible with ``--seed``. Usage::
 
     python benchmarks/agent_speed.py            # full run (a few minutes)
     python benchmarks/agent_speed.py --quick    # fewer positions, 3 four-trick solves
+    python benchmarks/agent_speed.py --numba    # also the solver's compiled backend
     python benchmarks/agent_speed.py --duplicate heuristic random --deals 300 --players 4
 
 ``--duplicate A B`` plays a quick duplicate strength check instead (each deal twice,
@@ -61,22 +62,29 @@ def position(rng: np.random.Generator, num_players: int, tricks_left: int, extra
 
 def row(label: str, value: float, unit: str, target: float | None) -> None:
     if target is None:
-        print(f"{label:<48} {value:>10.3f} {unit:<4} {'-':>10} {'-':>8}")
+        print(f"{label:<56} {value:>10.3f} {unit:<4} {'-':>10} {'-':>8}")
     else:
-        print(f"{label:<48} {value:>10.3f} {unit:<4} {target:>10.3f} {value / target:>8.2f}")
+        print(f"{label:<56} {value:>10.3f} {unit:<4} {target:>10.3f} {value / target:>8.2f}")
 
 
-def bench_solver(rng, counts: dict[int, int]) -> None:
+def bench_solver(rng, counts: dict[int, int], backend: str = "python") -> None:
+    if backend == "numba":
+        t = time.perf_counter()
+        Solver(4, "numba")
+        row("solver numba backend: compile", time.perf_counter() - t, "s", None)
     for left, n in counts.items():
         times = []
         for i in range(n):
             num_players = 4 if i % 2 == 0 else 3
             st = position(rng, num_players, left, int(rng.integers(0, 4)))
-            solver = Solver(num_players)
+            solver = Solver(num_players, backend)
             t = time.perf_counter()
             solver.solve(st)
             times.append(time.perf_counter() - t)
-        row(f"solver solve, {left} trick(s) left, median (n={n})", 1e3 * statistics.median(times), "ms", 10.0)
+        row(f"solver ({backend}) solve, {left} trick(s) left, median (n={n})", 1e3 * statistics.median(times),
+            "ms", 10.0)
+    if backend != "python":
+        return
     times = []
     for i in range(40):
         num_players = 4 if i % 2 == 0 else 3
@@ -150,6 +158,8 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--quick", action="store_true", help="fewer positions; 4-trick solves n=3")
+    p.add_argument("--numba", action="store_true",
+                   help="also time the solver's numba backend (compiles for about a minute first)")
     p.add_argument("--duplicate", nargs=2, metavar=("SPEC_A", "SPEC_B"),
                    help="instead of timing, play SPEC_A against SPEC_B in duplicate deals")
     p.add_argument("--deals", type=int, default=100, help="deals for --duplicate (each played twice)")
@@ -161,10 +171,12 @@ def main(argv=None) -> int:
               f"{mean:+.1f} +- {half:.1f} deal points per deal (95% CI), {secs:.0f} s")
         return 0
     rng = np.random.default_rng(args.seed)
-    print(f"{'measure':<48} {'measured':>10} {'unit':<4} {'target':>10} {'ratio':>8}")
+    print(f"{'measure':<56} {'measured':>10} {'unit':<4} {'target':>10} {'ratio':>8}")
     bench_heuristic(rng, 400 if args.quick else 2000)
     counts = {1: 40, 2: 40, 3: 10, 4: 3} if args.quick else {1: 100, 2: 100, 3: 30, 4: 9}
     bench_solver(rng, counts)
+    if args.numba:
+        bench_solver(np.random.default_rng(args.seed), counts, "numba")
     bench_search_agent(rng, "pimc:worlds=32", 6 if args.quick else 20, 0.5, "pimc:worlds=32 per decision, tricks 2-4")
     bench_search_agent(rng, "ismcts", 3 if args.quick else 8, None, "ismcts (1000 iterations) per decision")
     return 0
