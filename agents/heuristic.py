@@ -26,10 +26,10 @@ Every candidate card ``y`` for the chooser ``c`` at the current place gets an es
    taken so far`` and ``wm_j = 10 + souls taken so far`` (the deal score is souls ×
    multiplier, R5.3: a soul is worth the multiplier, a sanctuary the souls); taking a
    sanctuary of the *other* cult also earns ``DENY · wm_other`` per multiplier point,
-   which the other side loses for good (R5.2). The trick's
-   cards, the pending pile and ``y`` count, plus a small allowance for the cards the
-   later places add (a partner adds a good card to a trick its side takes, an opponent
-   dumps a low one). ``E = P_k · value_k − (1 − P_k) · value_other``.
+   which the other side loses for good (R5.2). The trick's cards, the pending pile and
+   ``y`` count, plus a small allowance for the cards the later places add (a partner
+   adds a good card to a trick its side takes, an opponent dumps a low one).
+   ``E = P_k · value_k − (1 − P_k) · value_other``.
 4. *Keeping strength*: playing one of the side's own strong cards (Purgatory, clerics)
    costs ``KEEP_BY_STRENGTH[strength]``, half of it in the second-to-last trick and
    nothing in the last. The constants were set by duplicate matches of the heuristic
