@@ -13,6 +13,7 @@ A checkpoint is a plain dict readable with ``torch.load(path, weights_only=True)
 | ``decisions``, ``updates``, ``episodes`` | counters (decisions seen, gradient updates, deals) |
 | ``config`` | ``TrainConfig.to_dict()`` |
 | ``rng`` | NumPy bit-generator states and the torch CPU RNG state |
+| ``buffer`` | the learner's replay buffer (rows int32, roles/actions int8, targets float32, ring position), so a resumed run does not restart from an empty buffer (absent in shipped weights) |
 | ``git`` | git hash of the code that trained it |
 """
 
@@ -91,8 +92,8 @@ def model_from_checkpoint(ckpt: dict, path: str = "checkpoint") -> QNetwork:
     except (KeyError, TypeError, RuntimeError, AttributeError) as e:
         raise ValueError(f"checkpoint {path!r} has weights that do not fit its network: "
                          f"{type(e).__name__}: {str(e)[:200]}") from None
-    expected_roles = 1 if ckpt["num_players"] == 4 else 4
-    if net.num_roles != expected_roles:
+    expected_roles = (1,) if ckpt["num_players"] == 4 else (1, 4)
+    if net.num_roles not in expected_roles:
         raise ValueError(f"checkpoint {path!r}: {net.num_roles} heads for {ckpt['num_players']} players "
                          f"(expected {expected_roles})")
     return model.eval()

@@ -66,6 +66,8 @@ class TrainConfig:
     """Hidden widths of the shared state trunk (units)."""
     head: tuple = (128,)
     """Hidden widths of each role head (units)."""
+    shared_head: bool = False
+    """3 players: one head for every role instead of four (an ablation; the role is also in the features) (flag)."""
     threads: int = 1
     """torch intra-op threads per process (threads)."""
     progress: bool = True

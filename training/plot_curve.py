@@ -23,8 +23,13 @@ def read_scalars(run_dir: str) -> dict[str, list[tuple[int, float]]]:
     return {tag: [(e.step, e.value) for e in acc.Scalars(tag)] for tag in acc.Tags()["scalars"]}
 
 
-def plot(run_dirs: list[str], out: str, titles: list[str] | None = None) -> None:
-    """Write the PNG (see the module docstring)."""
+def plot(run_dirs: list[str], out: str, titles: list[str] | None = None,
+         marks: list[tuple[int, int, str]] | None = None) -> None:
+    """Write the PNG (see the module docstring).
+
+    Args:
+        marks: ``(panel, step, label)``: a dashed vertical line with a label in that panel.
+    """
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -43,6 +48,10 @@ def plot(run_dirs: list[str], out: str, titles: list[str] | None = None) -> None
                 hi = [v + ci.get(s, 0.0) for s, v in zip(steps, vals)]
                 ax.fill_between(steps, lo, hi, alpha=0.2)
         ax.axhline(0.0, color="grey", lw=0.8)
+        for panel, step, label in marks or []:
+            if panel == i:
+                ax.axvline(step, color="black", ls="--", lw=0.8)
+                ax.annotate(label, (step, ax.get_ylim()[1]), fontsize=7, ha="right", va="top", rotation=90)
         ax.set_xlabel("self-play decisions seen")
         ax.set_ylabel("deal points per deal (duplicate, 95% CI)")
         ax.set_title(titles[i] if titles else Path(run).name)
@@ -57,8 +66,14 @@ def main(argv=None) -> int:
     p.add_argument("runs", nargs="+")
     p.add_argument("--out", required=True)
     p.add_argument("--titles", nargs="*", default=None)
+    p.add_argument("--mark", action="append", default=[], metavar="PANEL:STEP:LABEL",
+                   help="dashed vertical line with a label, e.g. 0:3637248:resumed")
     args = p.parse_args(argv)
-    plot(args.runs, args.out, args.titles)
+    marks = []
+    for m in args.mark:
+        panel, step, label = m.split(":", 2)
+        marks.append((int(panel), int(step), label))
+    plot(args.runs, args.out, args.titles, marks)
     print(f"wrote {args.out}")
     return 0
 

@@ -80,6 +80,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--pool-prob", type=float, default=d.pool_prob,
                         help="probability a self-play deal is played against a past snapshot")
     parser.add_argument("--games-per-actor", type=int, default=d.games_per_actor, help="deals batched per actor")
+    parser.add_argument("--shared-head", action="store_true",
+                        help="3 players: one head for all roles (ablation)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
@@ -92,7 +94,7 @@ def config_from_args(args) -> TrainConfig:
         eval_opponents=tuple(s for s in args.eval_opponents.split(",") if s),
         checkpoint_every=args.checkpoint_every, lr=args.lr, batch_size=args.batch_size, reuse=args.reuse,
         epsilon=args.epsilon, pool_prob=args.pool_prob, games_per_actor=args.games_per_actor,
-        progress=not args.no_progress)
+        shared_head=args.shared_head, progress=not args.no_progress)
 
 
 def run(args) -> int:
@@ -170,6 +172,24 @@ class ReplayBuffer:
         self.targets[idx] = torch.from_numpy(batch.targets).to(dev)
         self.pos = (self.pos + n) % self.capacity
         self.size = min(self.capacity, self.size + n)
+
+    def state_dict(self) -> dict:
+        """The filled part as CPU tensors (rows as int32: entries are < 2**28) for checkpoints."""
+        n = self.size
+        return {"rows": self.rows[:n].to(torch.int32).cpu(), "roles": self.roles[:n].to(torch.int8).cpu(),
+                "actions": self.actions[:n].to(torch.int8).cpu(), "targets": self.targets[:n].cpu(),
+                "pos": self.pos}
+
+    def load_state_dict(self, d: dict) -> None:
+        """Restore :meth:`state_dict` (keeps the most recent ``capacity`` samples if it shrank)."""
+        n = min(int(d["targets"].shape[0]), self.capacity)
+        dev = self.rows.device
+        self.rows[:n] = d["rows"][:n].to(dev, torch.int64)
+        self.roles[:n] = d["roles"][:n].to(dev, torch.int64)
+        self.actions[:n] = d["actions"][:n].to(dev, torch.int64)
+        self.targets[:n] = d["targets"][:n].to(dev)
+        self.size = n
+        self.pos = int(d["pos"]) % self.capacity if n == self.capacity else n % self.capacity
 
 
 def available_opponents(specs) -> tuple[list[str], list[str]]:
@@ -254,7 +274,8 @@ def train(cfg: TrainConfig) -> dict:
         run_dir.mkdir(parents=True, exist_ok=False)
 
     torch.manual_seed(cfg.seed)
-    net_cfg = NetConfig(num_roles=num_roles(cfg.players), trunk=tuple(cfg.trunk), head=tuple(cfg.head))
+    net_cfg = NetConfig(num_roles=1 if cfg.shared_head else num_roles(cfg.players), trunk=tuple(cfg.trunk),
+                        head=tuple(cfg.head))
     model = QNetwork(net_cfg).to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=cfg.lr)
     learner_rng = np.random.default_rng([cfg.seed, 1_000])
@@ -290,6 +311,8 @@ def train(cfg: TrainConfig) -> dict:
         print(f"evaluation: skipping unavailable opponents {missing}")
     deals = eval_deals(cfg.players, cfg.eval_deals, seed=cfg.seed + 12345) if cfg.eval_deals else []
     buffer = ReplayBuffer(cfg.buffer_size, device)
+    if ckpt is not None and "buffer" in ckpt:
+        buffer.load_state_dict(ckpt["buffer"])
     last_eval: dict = {}
 
     def evaluate():
@@ -322,6 +345,7 @@ def train(cfg: TrainConfig) -> dict:
             "optimizer": _to_cpu(optimizer.state_dict()),
             **counters, "config": cfg.to_dict(), "git": ghash,
             "rng": {"learner": _rng_state(learner_rng), "selfplay": sp_state, "torch": torch.get_rng_state()},
+            "buffer": buffer.state_dict(), "update_credit": update_credit,
         }, run_dir / CHECKPOINT_NAME)
 
     # self-play machinery
@@ -354,7 +378,7 @@ def train(cfg: TrainConfig) -> dict:
                disable=not cfg.progress, dynamic_ncols=True, mininterval=1.0)
     next_eval = ((counters["decisions"] // cfg.eval_every) + 1) * cfg.eval_every if cfg.eval_every else math.inf
     last_ckpt = time.perf_counter()
-    update_credit = 0.0
+    update_credit = float(ckpt.get("update_credit", 0.0)) if ckpt is not None else 0.0
     gen_decisions, gen_seconds = 0, 0.0
     t_loop = time.perf_counter()
     if ckpt is None and opponents and cfg.eval_every:

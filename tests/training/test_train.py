@@ -51,6 +51,8 @@ def test_tiny_run_subprocess_then_resume(tmp_path):
     assert 3000 <= ck1["decisions"] < 3000 + 4096 and ck1["updates"] > 0
     assert ck1["optimizer"]["state"], "optimizer state saved"
     step1 = int(ck1["optimizer"]["state"][0]["step"])
+    n_buf = ck1["buffer"]["targets"].shape[0]
+    assert n_buf > 0 and ck1["buffer"]["rows"].shape == (n_buf, 25)
     assert step1 == ck1["updates"]
     acc = _scalars(run)
     tags = acc.Tags()["scalars"]
@@ -69,6 +71,9 @@ def test_tiny_run_subprocess_then_resume(tmp_path):
     assert ck2["decisions"] >= 6000 and ck2["updates"] > ck1["updates"]
     assert int(ck2["optimizer"]["state"][0]["step"]) == ck2["updates"]
     assert ck2["config"]["seed"] == 3 and ck2["resumes"] == 1
+    # the replay buffer was restored, then grew (capacity 200,000 is not reached here)
+    assert ck2["buffer"]["targets"].shape[0] > n_buf
+    assert torch.equal(ck2["buffer"]["targets"][:n_buf], ck1["buffer"]["targets"])
 
 
 def test_actor_process_run(tmp_path):
