@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conftest import positions, random_position
+from agent_positions import positions, random_position
 from twilight_env.engine import HOLD, NEW_MOON, State
 from twilight_env.infoset import InfoSet
 from agents.base import available_agents, make_agent, play_deal

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conftest import positions
+from agent_positions import positions
 from twilight_env.cards import MULTIPLIER, card_id
 from twilight_env.engine import HOLD, State
 from twilight_env.infoset import InfoSet

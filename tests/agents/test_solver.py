@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conftest import endgame
+from agent_positions import endgame
 from twilight_env.engine import CHOOSE, State
 from agents.solver import Solver, action_values, best_action, brute_force_value, solve
 from agents import solver as solver_module

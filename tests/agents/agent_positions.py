@@ -2,16 +2,9 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[2]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from twilight_env.engine import HOLD, NEW_MOON, State  # noqa: E402
+from twilight_env.engine import HOLD, NEW_MOON, State
 
 
 def random_position(rng: np.random.Generator, num_players: int, steps: int | None = None) -> State:
