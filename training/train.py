@@ -451,12 +451,9 @@ def train(cfg: TrainConfig) -> dict:
                 writer.add_scalar("charts/episode_return", float(np.mean(ep_points)) / 360.0, step)
             writer.add_scalar("charts/episodes", counters["episodes"], step)
             writer.add_scalar("charts/updates", counters["updates"], step)
-            if target:
-                bar.update(sum(c[2].decisions for c in chunks))
-            else:
-                bar.update(0)
             bar.set_postfix(dec=step, dps=f"{dps:.0f}", loss=f"{np.mean(losses):.4f}" if losses else "-",
                             refresh=False)
+            bar.update(sum(c[2].decisions for c in chunks))  # no total with --minutes only: a counter
             # 4. evaluate, checkpoint
             if step >= next_eval:
                 evaluate()
