@@ -64,8 +64,9 @@ def load_checkpoint(path: str | os.PathLike, num_players: int | None = None) -> 
     try:
         ckpt = torch.load(p, map_location="cpu", weights_only=True)
     except Exception as e:  # torch raises many kinds on a damaged file
-        raise ValueError(f"cannot read neural checkpoint {str(p)!r}: corrupt or not a torch file "
-                         f"({type(e).__name__}: {str(e)[:200]})") from None
+        raise ValueError(f"cannot read neural checkpoint {str(p)!r}: the file is corrupt, truncated or not a "
+                         f"checkpoint written by `twilight train` ({type(e).__name__} while loading); give a "
+                         f"checkpoint file, a run directory, or 'default'") from None
     if not isinstance(ckpt, dict) or ckpt.get("format") != FORMAT:
         raise ValueError(f"{str(p)!r} is not a twilight-dmc checkpoint (expected a dict with format={FORMAT!r})")
     if ckpt.get("version") != VERSION:

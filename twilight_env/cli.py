@@ -14,6 +14,9 @@ import sys
 from . import __version__
 
 # subcommand -> (module, one-line help)
+# subcommand -> the extra whose packages it needs beyond the core install
+EXTRAS: dict[str, str] = {"arena": "study", "edge": "study", "play": "study", "train": "train"}
+
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "deal": ("twilight_env.deal_log", "play one random deal and print it trick by trick"),
     "arena": ("experiments.arena", "duplicate-deal round robin between agent specs"),
@@ -43,8 +46,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             module = importlib.import_module(SUBCOMMANDS[command][0])
         except ImportError as e:
-            parser.error(f"'{command}' needs an optional dependency that is missing: {e}. "
-                         f"Install it with: pip install 'twilight-env[all]'")
+            parser.error(_missing(command, e))
         module.add_arguments(subparsers[command])
     args = parser.parse_args(argv)
     if args.command is None:
@@ -52,9 +54,19 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     try:
         return int(module.run(args) or 0)
-    except ValueError as e:
+    except ModuleNotFoundError as e:  # an optional dependency imported on first use
+        print(f"twilight {args.command}: error: {_missing(args.command, e)}", file=sys.stderr)
+        return 2
+    except (ValueError, OSError) as e:
         print(f"twilight {args.command}: error: {e}", file=sys.stderr)
         return 2
+
+
+def _missing(command: str, error: ImportError) -> str:
+    extra = EXTRAS.get(command, "study")
+    hint = f'pip install -e ".[{extra}]"' if extra != "train" else 'pip install torch==2.13.0 && pip install -e ".[train]"'
+    return (f"'{command}' needs an optional dependency that is missing ({error}); "
+            f"install the '{extra}' extra, from the repository root: {hint}")
 
 
 if __name__ == "__main__":
