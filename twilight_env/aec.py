@@ -375,7 +375,8 @@ class raw_env(AECEnv):
         try:
             st.apply(action)  # validates first; on an illegal action nothing changes
         except ValueError:
-            self._illegal(action, "not legal here (R3.2, R3.5)")
+            self._illegal(action, "not legal here (R3.2, R3.5)" if 0 <= action <= 30
+                          else "out of range: actions are ints 0..30")
         self._steps += 1
         # the acting agent collected its cumulative reward in last(); start it over
         self._cumulative_rewards[agent] = 0.0

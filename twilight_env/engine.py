@@ -358,6 +358,9 @@ class State:
     def _illegal(self, action) -> str:
         if self.trick == NUM_TRICKS:
             return f"the deal is over: no action is legal (got {action!r})"
+        if not isinstance(action, (int, np.integer)) or isinstance(action, bool) or not 0 <= action < NUM_ACTIONS:
+            return (f"illegal action {action!r}: actions are ints 0..30; legal now: "
+                    f"{list(self.legal_actions())}")
         return (f"illegal action {action!r} for seat {self.acting_seat} in phase "
                 f"{PHASE_NAMES[self.phase]}; legal actions: {list(self.legal_actions())}")
 

@@ -171,3 +171,10 @@ def test_engine_is_pure_stdlib_and_numpy():
     loaded = set(ast.literal_eval(out))
     assert not loaded & {"pettingzoo", "gymnasium", "torch", "numba", "scipy"}, loaded
     assert "numpy" in loaded
+
+
+def test_out_of_range_action_message_names_the_range():
+    st = State.random(np.random.default_rng(3))
+    for bad in (31, -1, 99):
+        with pytest.raises(ValueError, match="0..30"):
+            st.apply(bad)
