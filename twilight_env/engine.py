@@ -17,7 +17,9 @@ We chose a mutable state over a frozen dataclass for speed: a random-play step t
 allocates only the history record, and searches clone (about 1.5 µs) only where they
 branch; building a frozen dataclass per step runs ``object.__setattr__`` for every
 field. ``benchmarks/engine_speed.py`` measures random play and clone cost against
-OpenSpiel.
+OpenSpiel, and the design choice itself: the allocation one frozen-dataclass step
+cannot avoid (``dataclasses.replace``) cost 6.2 µs there, 4.8 times our whole in-place
+``apply`` (1.3 µs).
 
 Action encoding (INTERFACE.md)
 ------------------------------
