@@ -56,8 +56,9 @@ import numpy as np  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from twilight_env.encoding import OBS_SIZE, encode_observation  # noqa: E402
-from twilight_env.engine import State  # noqa: E402
 from twilight_env.vector import TwilightVectorEnv, VectorEngine  # noqa: E402
+
+import engine_speed  # noqa: E402  (benchmarks/ is this script's folder)
 
 OH_HELL = "oh_hell(players=4,num_suits=4,num_cards_per_suit=8,num_tricks_fixed=7)"
 BATCH_SIZES = (1, 64, 1024, 8192)
@@ -69,41 +70,18 @@ _clock = time.process_time
 # references
 # ------------------------------------------------------------------------------------
 def openspiel_play(game, deals: int, seed: int, with_tensor: bool):
-    """Random oh_hell games; returns (player decisions, CPU seconds)."""
+    """Random oh_hell games (``engine_speed``'s loops); returns (player decisions, CPU seconds)."""
     u = np.random.default_rng(seed).random(deals * 80).tolist()
-    k = dec = 0
-    t0 = _clock()
-    for _ in range(deals):
-        st = game.new_initial_state()
-        while not st.is_terminal():
-            if st.is_chance_node():
-                outcomes = st.chance_outcomes()
-                st.apply_action(outcomes[int(u[k] * len(outcomes))][0])
-            else:
-                if with_tensor:
-                    st.information_state_tensor()
-                legal = st.legal_actions()
-                st.apply_action(legal[int(u[k] * len(legal))])
-                dec += 1
-            k += 1
-    return dec, _clock() - t0
+    return (engine_speed.os_obs if with_tensor else engine_speed.os_plain)(game, deals, u)
 
 
 def scalar_play(deals: int, seed: int, with_obs: bool):
-    """Random deals on the scalar engine (4 players); returns (decisions, CPU seconds)."""
-    rng = np.random.default_rng(seed)
-    u = rng.random(deals * 60).tolist()
-    k = 0
-    t0 = _clock()
-    for _ in range(deals):
-        st = State.random(rng)
-        while not st.done:
-            if with_obs:
-                encode_observation(st, st.deciding_seat)
-            legal = st.legal_actions()
-            st.apply(legal[int(u[k] * len(legal))])
-            k += 1
-    return k, _clock() - t0
+    """Random deals on the scalar engine, 4 players (``engine_speed``'s loops); returns
+    (decisions, CPU seconds)."""
+    u = np.random.default_rng(seed).random(deals * 60).tolist()
+    if with_obs:
+        return engine_speed.ours_obs(deals, 4, u, seed, encode_observation)
+    return engine_speed.ours_plain(deals, 4, u, seed)
 
 
 # ------------------------------------------------------------------------------------
