@@ -52,8 +52,11 @@ class TrainConfig:
     """Gradient clipping norm (L2 norm of all gradients)."""
     epsilon: float = 0.05
     """Exploration: probability of a uniformly random legal action in self-play (probability)."""
-    games_per_actor: int = 256
+    games_per_actor: int = 1024
     """Deals each actor plays side by side, batched through one forward pass (deals)."""
+    selfplay_engine: str = "vector"
+    """Self-play generator: ``vector`` (the batch engine, ``training.vec_selfplay``) or
+    ``scalar`` (one engine ``State`` per deal, ``training.selfplay``); same samples, different speed (name)."""
     chunk: int = 8192
     """Self-play decisions an actor generates between weight refreshes (decisions)."""
     pool_prob: float = 0.2
@@ -89,6 +92,8 @@ class TrainConfig:
             raise ValueError(f"decisions must be >= 1, got {self.decisions!r}")
         if self.actors < 0:
             raise ValueError(f"actors must be >= 0 (0 = in-process), got {self.actors!r}")
+        if self.selfplay_engine not in ("vector", "scalar"):
+            raise ValueError(f"selfplay_engine must be 'vector' or 'scalar', got {self.selfplay_engine!r}")
         if self.device not in ("cpu", "cuda"):
             raise ValueError(f"device must be 'cpu' or 'cuda', got {self.device!r}")
         for name in ("eval_every", "eval_deals", "buffer_size", "snapshot_every"):

@@ -7,6 +7,9 @@ decision so all legal actions of a decision are scored in one pass):
     for each action row n of decision owner[n]:
         [h[owner[n]], ACTION_FEATURES[action[n]]] --head[role[owner[n]]] MLP--> q[n]
 
+(the head's first layer is evaluated in two parts, state columns once per decision and
+action columns once per action id; see ``QNetwork._head``)
+
 One trunk is shared; roles that differ get their own head (``num_roles``: 1 in 4
 players, 4 in 3 players: solo for itself, Sun left, solo for the new moon, Sun right).
 The output is in units of deal points / 360 (the return the trainer regresses on).
@@ -95,18 +98,42 @@ class QNetwork(nn.Module):
             ``(N,)`` float32 Q-values in deal points / 360.
         """
         h = self.trunk_forward(rows)
-        if owner is not None:
-            h = h.index_select(0, owner)
-            roles = roles.index_select(0, owner)
-        x = torch.cat([h, self.action_table.index_select(0, actions)], dim=1)
+        T = h.shape[1]
+        n_dec = h.shape[0]
+        if owner is None:
+            owner = torch.arange(n_dec, device=h.device)
         if len(self.heads) == 1:
-            return self.heads[0](x).squeeze(1)
-        out = torch.empty(x.shape[0], dtype=x.dtype, device=x.device)
+            return self._head(self.heads[0], h, owner, actions, T)
+        out = torch.empty(actions.shape[0], dtype=h.dtype, device=h.device)
+        pair_roles = roles.index_select(0, owner)
         for r, head in enumerate(self.heads):
-            idx = (roles == r).nonzero(as_tuple=True)[0]
-            if idx.numel():
-                out[idx] = head(x.index_select(0, idx)).squeeze(1)
+            dsel = (roles == r).nonzero(as_tuple=True)[0]
+            if not dsel.numel():
+                continue
+            pos = torch.full((n_dec,), -1, dtype=torch.int64, device=h.device)
+            pos[dsel] = torch.arange(dsel.numel(), device=h.device)
+            idx = (pair_roles == r).nonzero(as_tuple=True)[0]
+            out[idx] = self._head(head, h.index_select(0, dsel), pos.index_select(0, owner.index_select(0, idx)),
+                                  actions.index_select(0, idx), T)
         return out
+
+    def _head(self, head: nn.Sequential, h: torch.Tensor, owner: torch.Tensor, actions: torch.Tensor,
+              T: int) -> torch.Tensor:
+        """One head on (decision, action) pairs: ``head([h[owner], action_features])``.
+
+        The head's first ``Linear`` is split into its state and action columns, so the state
+        part is computed once per decision (not once per legal action) and the action part
+        once per action id: the same function and parameters, and the main cost of scoring
+        every legal action in self-play (several actions per decision) is paid once.
+        """
+        first = head[0]
+        w = first.weight
+        hd = nn.functional.linear(h, w[:, :T], first.bias)
+        ta = nn.functional.linear(self.action_table, w[:, T:])
+        x = hd.index_select(0, owner) + ta.index_select(0, actions)
+        for layer in list(head)[1:]:
+            x = layer(x)
+        return x.squeeze(1)
 
 
 __all__ = ["NetConfig", "QNetwork"]

@@ -44,6 +44,7 @@ from .config import TrainConfig
 from .features import NUM_MASKS, num_roles
 from .networks import NetConfig, QNetwork
 from .selfplay import SelfPlay, duplicate_eval, eval_deals
+from .vec_selfplay import VecSelfPlay
 
 
 # ---------------------------------------------------------------------------------
@@ -80,6 +81,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--pool-prob", type=float, default=d.pool_prob,
                         help="probability a self-play deal is played against a past snapshot")
     parser.add_argument("--games-per-actor", type=int, default=d.games_per_actor, help="deals batched per actor")
+    parser.add_argument("--selfplay-engine", choices=("vector", "scalar"), default=d.selfplay_engine,
+                        help="self-play generator: the batch engine (vector) or one State per deal (scalar)")
     parser.add_argument("--shared-head", action="store_true",
                         help="3 players: one head for all roles (ablation)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -94,7 +97,7 @@ def config_from_args(args) -> TrainConfig:
         eval_opponents=tuple(s for s in args.eval_opponents.split(",") if s),
         checkpoint_every=args.checkpoint_every, lr=args.lr, batch_size=args.batch_size, reuse=args.reuse,
         epsilon=args.epsilon, pool_prob=args.pool_prob, games_per_actor=args.games_per_actor,
-        shared_head=args.shared_head, progress=not args.no_progress)
+        selfplay_engine=args.selfplay_engine, shared_head=args.shared_head, progress=not args.no_progress)
 
 
 def run(args) -> int:
@@ -217,6 +220,13 @@ def _set_rng_state(rng: np.random.Generator, state: dict) -> None:
 # actor processes
 # ---------------------------------------------------------------------------------
 
+def make_selfplay(cfg: TrainConfig, model, rng: np.random.Generator):
+    """The self-play generator ``cfg.selfplay_engine`` names, on CPU (actors always run there)."""
+    cls = VecSelfPlay if cfg.selfplay_engine == "vector" else SelfPlay
+    return cls(cfg.players, model, rng, num_games=cfg.games_per_actor, epsilon=cfg.epsilon,
+               pool_prob=cfg.pool_prob, pool_size=cfg.pool_size, snapshot_every=cfg.snapshot_every)
+
+
 def _actor_main(actor_id: int, cfg_dict: dict, net_dict: dict, shared_model, lock, out_queue, stop,
                 seed_seq: list) -> None:
     """Actor process: play self-play chunks with a local copy of the shared weights."""
@@ -226,8 +236,7 @@ def _actor_main(actor_id: int, cfg_dict: dict, net_dict: dict, shared_model, loc
     rng = np.random.default_rng(seed_seq)
     with lock:
         model.load_state_dict(shared_model.state_dict())
-    sp = SelfPlay(cfg.players, model, rng, num_games=cfg.games_per_actor, epsilon=cfg.epsilon,
-                  pool_prob=cfg.pool_prob, pool_size=cfg.pool_size, snapshot_every=cfg.snapshot_every)
+    sp = make_selfplay(cfg, model, rng)
     try:
         while not stop.is_set():
             batch, stats = sp.collect(cfg.chunk)
@@ -262,6 +271,10 @@ def train(cfg: TrainConfig) -> dict:
         for name in ("minutes", "decisions", "actors", "device", "progress", "resume", "eval_deals",
                      "eval_every", "checkpoint_every"):
             setattr(saved, name, getattr(cfg, name))
+        # self-play machinery: a value other than the default replaces the run's own
+        for name in ("selfplay_engine", "games_per_actor"):
+            if getattr(cfg, name) != getattr(TrainConfig, name):
+                setattr(saved, name, getattr(cfg, name))
         cfg = saved
         run_dir = Path(cfg.resume)
         if run_dir.is_file():
@@ -353,9 +366,7 @@ def train(cfg: TrainConfig) -> dict:
     procs = []
     if cfg.actors == 0:
         actor_model = model if device.type == "cpu" else _cpu_copy(model, net_cfg)
-        sp = SelfPlay(cfg.players, actor_model, selfplay_rng, num_games=cfg.games_per_actor,
-                      epsilon=cfg.epsilon, pool_prob=cfg.pool_prob, pool_size=cfg.pool_size,
-                      snapshot_every=cfg.snapshot_every)
+        sp = make_selfplay(cfg, actor_model, selfplay_rng)
     else:
         import torch.multiprocessing as mp
         ctx = mp.get_context("spawn")
