@@ -2,12 +2,15 @@
 
 Usage::
 
-    python -m training.bench [--players 4 3] [--decisions 30000] [--games 256] [--checkpoint PATH]
+    python -m training.bench [--players 4 3] [--decisions 200000] [--checkpoint PATH]
 
-Plays self-play deals with :class:`~training.selfplay.SelfPlay` in this process (one
-torch thread, as an actor runs) and prints decisions/s (every applied action, forced
-ones included) and recorded decisions/s (those with a choice, which are trained on),
-next to the 5,000 decisions/s target and the ratio. The network is the default shape
+Plays self-play deals in this process (one torch thread, as an actor runs) with both
+generators in the same run: :class:`~training.vec_selfplay.VecSelfPlay` on the batch
+engine (``--vector-games`` deals, default 1024) and :class:`~training.selfplay.SelfPlay`
+with one engine ``State`` per deal (``--games`` deals, default 256). Prints decisions/s
+(every applied action, forced ones included) and recorded decisions/s (those with a
+choice, which are trained on), the ratio to the 5,000 decisions/s target, and the
+batch engine's speed-up over the scalar generator. The network is the default shape
 with random weights unless ``--checkpoint`` is given (speed does not depend on the
 weights' values, only on how long the deals are).
 """
@@ -25,21 +28,25 @@ from .checkpoint import load_checkpoint, model_from_checkpoint
 from .features import num_roles
 from .networks import NetConfig, QNetwork
 from .selfplay import SelfPlay
+from .vec_selfplay import VecSelfPlay
 
 TARGET = 5000.0
 """Target self-play speed on the 2-core development machine (decisions/s)."""
 
 
-def measure(num_players: int, decisions: int, games: int, checkpoint: str | None = None, seed: int = 0) -> dict:
-    """Decisions/s of one actor for one variant (warm-up excluded)."""
+def measure(num_players: int, decisions: int, games: int, checkpoint: str | None = None, seed: int = 0,
+            engine: str = "scalar") -> dict:
+    """Decisions/s of one actor for one variant (warm-up excluded); ``engine`` is
+    ``"scalar"`` (:class:`SelfPlay`) or ``"vector"`` (:class:`VecSelfPlay`)."""
     torch.set_num_threads(1)
     if checkpoint:
         model = model_from_checkpoint(load_checkpoint(checkpoint, num_players), checkpoint)
     else:
         torch.manual_seed(seed)
         model = QNetwork(NetConfig(num_roles=num_roles(num_players))).eval()
-    sp = SelfPlay(num_players, model, np.random.default_rng(seed), num_games=games, epsilon=0.05, pool_prob=0.0)
-    sp.collect(min(decisions // 5, 5000))  # warm-up
+    cls = VecSelfPlay if engine == "vector" else SelfPlay
+    sp = cls(num_players, model, np.random.default_rng(seed), num_games=games, epsilon=0.05, pool_prob=0.0)
+    sp.collect(max(decisions // 5, 50 * games if engine == "vector" else 5000))  # warm-up: deals under way
     t0 = time.perf_counter()
     _, stats = sp.collect(decisions)
     dt = time.perf_counter() - t0
@@ -50,8 +57,9 @@ def measure(num_players: int, decisions: int, games: int, checkpoint: str | None
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m training.bench", description=__doc__.splitlines()[0])
     p.add_argument("--players", type=int, nargs="+", default=[4, 3], choices=(3, 4))
-    p.add_argument("--decisions", type=int, default=30000)
-    p.add_argument("--games", type=int, default=256)
+    p.add_argument("--decisions", type=int, default=200000, help="measured decisions per generator")
+    p.add_argument("--games", type=int, default=256, help="deals side by side, scalar generator")
+    p.add_argument("--vector-games", type=int, default=1024, help="deals side by side, batch-engine generator")
     p.add_argument("--checkpoint", default=None)
     args = p.parse_args(argv)
     try:
@@ -59,11 +67,14 @@ def main(argv=None) -> int:
     except OSError:
         load = float("nan")
     print(f"cores: {os.cpu_count()}, load average (1 min): {load:.2f}")
-    print(f"{'players':>7} {'decisions/s':>12} {'recorded/s':>11} {'target':>7} {'ratio':>6}")
+    print(f"{'players':>7} {'generator':>22} {'decisions/s':>12} {'recorded/s':>11} {'vs target':>9} {'speed-up':>8}")
     for npl in args.players:
-        r = measure(npl, args.decisions, args.games, args.checkpoint)
-        print(f"{npl:>7} {r['decisions_per_s']:>12.0f} {r['recorded_per_s']:>11.0f} {TARGET:>7.0f} "
-              f"{r['decisions_per_s'] / TARGET:>6.2f}")
+        vec = measure(npl, args.decisions, args.vector_games, args.checkpoint, engine="vector")
+        sca = measure(npl, args.decisions, args.games, args.checkpoint, engine="scalar")
+        for name, r in ((f"batch engine B={args.vector_games}", vec), (f"scalar B={args.games}", sca)):
+            up = r["decisions_per_s"] / sca["decisions_per_s"]
+            print(f"{npl:>7} {name:>22} {r['decisions_per_s']:>12.0f} {r['recorded_per_s']:>11.0f} "
+                  f"{r['decisions_per_s'] / TARGET:>8.2f}x {up:>7.2f}x")
     return 0
 
 

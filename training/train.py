@@ -80,9 +80,11 @@ def add_arguments(parser) -> None:
     parser.add_argument("--epsilon", type=float, default=d.epsilon, help="exploration probability")
     parser.add_argument("--pool-prob", type=float, default=d.pool_prob,
                         help="probability a self-play deal is played against a past snapshot")
-    parser.add_argument("--games-per-actor", type=int, default=d.games_per_actor, help="deals batched per actor")
-    parser.add_argument("--selfplay-engine", choices=("vector", "scalar"), default=d.selfplay_engine,
-                        help="self-play generator: the batch engine (vector) or one State per deal (scalar)")
+    parser.add_argument("--games-per-actor", type=int, default=None,
+                        help=f"deals batched per actor (default {d.games_per_actor}; a resumed run keeps its own)")
+    parser.add_argument("--selfplay-engine", choices=("vector", "scalar"), default=None,
+                        help=f"self-play generator: the batch engine (vector) or one State per deal (scalar) "
+                             f"(default {d.selfplay_engine}; a resumed run keeps its own)")
     parser.add_argument("--shared-head", action="store_true",
                         help="3 players: one head for all roles (ablation)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -90,14 +92,15 @@ def add_arguments(parser) -> None:
 
 def config_from_args(args) -> TrainConfig:
     """A validated :class:`TrainConfig` from parsed flags (without resume merging)."""
+    d = TrainConfig()
     return TrainConfig(
         exp=args.exp, players=args.players or 4, minutes=args.minutes, decisions=args.decisions,
         actors=args.actors, device=args.device, seed=args.seed, logdir=args.logdir, resume=args.resume,
         eval_every=args.eval_every, eval_deals=args.eval_deals,
         eval_opponents=tuple(s for s in args.eval_opponents.split(",") if s),
         checkpoint_every=args.checkpoint_every, lr=args.lr, batch_size=args.batch_size, reuse=args.reuse,
-        epsilon=args.epsilon, pool_prob=args.pool_prob, games_per_actor=args.games_per_actor,
-        selfplay_engine=args.selfplay_engine, shared_head=args.shared_head, progress=not args.no_progress)
+        epsilon=args.epsilon, pool_prob=args.pool_prob, games_per_actor=args.games_per_actor or d.games_per_actor,
+        selfplay_engine=args.selfplay_engine or d.selfplay_engine, shared_head=args.shared_head, progress=not args.no_progress)
 
 
 def run(args) -> int:
@@ -108,7 +111,8 @@ def run(args) -> int:
         if saved["num_players"] != args.players:
             raise ValueError(f"--players {args.players} but the run {args.resume!r} trains "
                              f"{saved['num_players']} players")
-    summary = train(cfg)
+    summary = train(cfg, override={name for name in ("selfplay_engine", "games_per_actor")
+                                   if getattr(args, name) is not None})
     print(json.dumps(summary, indent=1))
     return 0
 
@@ -256,8 +260,13 @@ def _actor_main(actor_id: int, cfg_dict: dict, net_dict: dict, shared_model, loc
 # the learner
 # ---------------------------------------------------------------------------------
 
-def train(cfg: TrainConfig) -> dict:
+def train(cfg: TrainConfig, override: set | None = None) -> dict:
     """Run (or resume) a training run; return a summary dict (run_dir, decisions, speeds, last eval).
+
+    When resuming, the run's saved settings are kept except the budget and machinery
+    (minutes, decisions, actors, device, evaluation and checkpoint intervals) and the
+    self-play machinery fields named in ``override`` (``selfplay_engine``,
+    ``games_per_actor``; by default those that differ from the ``TrainConfig`` defaults).
 
     Raises:
         ValueError: on a bad config, ``cuda`` without a GPU, or an unreadable resume checkpoint.
@@ -271,10 +280,10 @@ def train(cfg: TrainConfig) -> dict:
         for name in ("minutes", "decisions", "actors", "device", "progress", "resume", "eval_deals",
                      "eval_every", "checkpoint_every"):
             setattr(saved, name, getattr(cfg, name))
-        # self-play machinery: a value other than the default replaces the run's own
-        for name in ("selfplay_engine", "games_per_actor"):
-            if getattr(cfg, name) != getattr(TrainConfig, name):
-                setattr(saved, name, getattr(cfg, name))
+        if override is None:
+            override = {n for n in ("selfplay_engine", "games_per_actor") if getattr(cfg, n) != getattr(TrainConfig, n)}
+        for name in override:
+            setattr(saved, name, getattr(cfg, name))
         cfg = saved
         run_dir = Path(cfg.resume)
         if run_dir.is_file():
