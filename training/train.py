@@ -73,7 +73,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--eval-opponents", default=",".join(d.eval_opponents),
                         help="comma-separated opponent agent specs for evaluation")
     parser.add_argument("--checkpoint-every", type=float, default=d.checkpoint_every, help="minutes between checkpoints")
-    parser.add_argument("--lr", type=float, default=d.lr, help="Adam learning rate")
+    parser.add_argument("--lr", type=float, default=None,
+                        help=f"Adam learning rate (default {d.lr}; on --resume, given = continue with this rate)")
     parser.add_argument("--batch-size", type=int, default=d.batch_size, help="samples per update")
     parser.add_argument("--reuse", type=float, default=d.reuse,
                         help="average number of updates each recorded decision takes part in")
@@ -98,7 +99,7 @@ def config_from_args(args) -> TrainConfig:
         actors=args.actors, device=args.device, seed=args.seed, logdir=args.logdir, resume=args.resume,
         eval_every=args.eval_every, eval_deals=args.eval_deals,
         eval_opponents=tuple(s for s in args.eval_opponents.split(",") if s),
-        checkpoint_every=args.checkpoint_every, lr=args.lr, batch_size=args.batch_size, reuse=args.reuse,
+        checkpoint_every=args.checkpoint_every, lr=args.lr if args.lr is not None else d.lr, batch_size=args.batch_size, reuse=args.reuse,
         epsilon=args.epsilon, pool_prob=args.pool_prob, games_per_actor=args.games_per_actor or d.games_per_actor,
         selfplay_engine=args.selfplay_engine or d.selfplay_engine, shared_head=args.shared_head, progress=not args.no_progress)
 
@@ -111,7 +112,7 @@ def run(args) -> int:
         if saved["num_players"] != args.players:
             raise ValueError(f"--players {args.players} but the run {args.resume!r} trains "
                              f"{saved['num_players']} players")
-    summary = train(cfg, override={name for name in ("selfplay_engine", "games_per_actor")
+    summary = train(cfg, override={name for name in ("selfplay_engine", "games_per_actor", "lr")
                                    if getattr(args, name) is not None})
     print(json.dumps(summary, indent=1))
     return 0
@@ -265,8 +266,9 @@ def train(cfg: TrainConfig, override: set | None = None) -> dict:
 
     When resuming, the run's saved settings are kept except the budget and machinery
     (minutes, decisions, actors, device, evaluation and checkpoint intervals) and the
-    self-play machinery fields named in ``override`` (``selfplay_engine``,
-    ``games_per_actor``; by default those that differ from the ``TrainConfig`` defaults).
+    fields named in ``override`` (``selfplay_engine``, ``games_per_actor``, ``lr``; by
+    default those that differ from the ``TrainConfig`` defaults). A new ``lr`` replaces the
+    rate in the restored optimizer state (a learning-rate drop for the rest of a run).
 
     Raises:
         ValueError: on a bad config, ``cuda`` without a GPU, or an unreadable resume checkpoint.
@@ -281,7 +283,8 @@ def train(cfg: TrainConfig, override: set | None = None) -> dict:
                      "eval_every", "checkpoint_every"):
             setattr(saved, name, getattr(cfg, name))
         if override is None:
-            override = {n for n in ("selfplay_engine", "games_per_actor") if getattr(cfg, n) != getattr(TrainConfig, n)}
+            override = {n for n in ("selfplay_engine", "games_per_actor", "lr")
+                        if getattr(cfg, n) != getattr(TrainConfig, n)}
         for name in override:
             setattr(saved, name, getattr(cfg, name))
         cfg = saved
@@ -307,6 +310,8 @@ def train(cfg: TrainConfig, override: set | None = None) -> dict:
         model.load_state_dict(model_from_checkpoint(ckpt, str(cfg.resume)).state_dict())
         if "optimizer" in ckpt:
             optimizer.load_state_dict(ckpt["optimizer"])
+            for group in optimizer.param_groups:
+                group["lr"] = cfg.lr
         for k in counters:
             counters[k] = int(ckpt.get(k, 0))
         counters["resumes"] += 1

@@ -148,3 +148,21 @@ def test_duplicate_eval_counts_pairs():
     assert deals == eval_deals(4, 6, seed=0)
     res = duplicate_eval(model, 4, "random", deals)
     assert res.deals == 6 and 0.0 <= res.win_rate <= 1.0 and abs(res.points) <= 360
+
+
+def test_resume_with_new_learning_rate_and_generator(tmp_path):
+    """--resume keeps the run's settings but a given lr / self-play engine replaces the saved one."""
+    cfg = TrainConfig(exp="lr", players=4, decisions=2000, actors=0, seed=3, logdir=str(tmp_path),
+                      eval_every=0, eval_deals=0, games_per_actor=16, batch_size=128, chunk=1000,
+                      trunk=(32,), head=(16,), progress=False, selfplay_engine="scalar")
+    run = Path(train(cfg)["run_dir"])
+    ck1 = load_checkpoint(run / CHECKPOINT_NAME)
+    assert ck1["config"]["lr"] == 1e-3 and ck1["config"]["selfplay_engine"] == "scalar"
+    again = TrainConfig(decisions=4000, actors=0, resume=str(run), progress=False, eval_every=0, eval_deals=0,
+                        lr=2e-4, selfplay_engine="vector", games_per_actor=16)
+    train(again, override={"lr", "selfplay_engine"})
+    ck2 = load_checkpoint(run / CHECKPOINT_NAME)
+    assert ck2["config"]["lr"] == 2e-4 and ck2["config"]["selfplay_engine"] == "vector"
+    assert ck2["config"]["batch_size"] == 128 and ck2["config"]["trunk"] == [32]
+    assert all(g["lr"] == 2e-4 for g in ck2["optimizer"]["param_groups"])
+    assert ck2["updates"] > ck1["updates"]
