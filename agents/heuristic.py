@@ -337,6 +337,10 @@ class HeuristicAgent:
         ValueError: from :meth:`act` if ``legal_actions`` is empty.
     """
 
+    stateless = True
+    """Decisions depend only on (information set, legal actions, rng): one instance may
+    play many deals at once (``experiments.common.play_lockstep``)."""
+
     def __init__(self):
         self.name = "heuristic"
 

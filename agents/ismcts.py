@@ -64,6 +64,10 @@ class ISMCTSAgent:
         ValueError: on a bad option value (names it and the allowed values).
     """
 
+    stateless = True
+    """Decisions depend only on (information set, legal actions, rng): one instance may
+    play many deals at once (``experiments.common.play_lockstep``)."""
+
     def __init__(self, iterations: int = 1000, c: float = 0.7, rollout: str = "heuristic", epsilon: float = 0.0):
         _positive_int("iterations", iterations)
         if isinstance(c, bool) or not isinstance(c, (int, float)) or c < 0:

@@ -72,6 +72,10 @@ class NeuralAgent:
             players (for ``default``: when the first decision of that variant is made).
     """
 
+    stateless = True
+    """Decisions depend only on (information set, legal actions, rng): one instance may
+    play many deals at once (``experiments.common.play_lockstep``)."""
+
     def __init__(self, path: str = "default", threads: int | None = 1):
         if not isinstance(path, str) or not path:
             raise ValueError(f"neural: path must be 'default' or a checkpoint path, got {path!r}")

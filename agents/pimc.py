@@ -90,6 +90,10 @@ class PIMCAgent:
         ValueError: on a bad option value (names it and the allowed values).
     """
 
+    stateless = True
+    """Decisions depend only on (information set, legal actions, rng): one instance may
+    play many deals at once (``experiments.common.play_lockstep``)."""
+
     def __init__(self, worlds: int = 32, solver_tricks: int = 2, rollouts: int = 1,
                  rollout: str = "heuristic", epsilon: float = 0.0, backend: str = "python"):
         _positive_int("worlds", worlds)

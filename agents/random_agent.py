@@ -11,6 +11,10 @@ from .base import register
 class RandomAgent:
     """Picks one of the legal actions uniformly at random with the given ``rng``."""
 
+    stateless = True
+    """Decisions depend only on (information set, legal actions, rng): one instance may
+    play many deals at once (``experiments.common.play_lockstep``)."""
+
     def __init__(self):
         self.name = "random"
 

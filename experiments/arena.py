@@ -34,8 +34,8 @@ import numpy as np
 
 from twilight_env.engine import State
 
-from .common import (check_specs, check_workers, default_workers, fmt_ci, git_hash, mean_ci, out_dir,
-                     play_seeded, run_tasks, text_table)
+from .common import (check_specs, check_workers, default_workers, fmt_ci, git_hash, lockstep_ok, mean_ci,
+                     out_dir, play_lockstep, play_seeded, run_tasks, text_table)
 from .dealsets import deal_set
 
 
@@ -52,6 +52,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--deals-file", default=None, help="play the deals of this JSON deal file")
     p.add_argument("--save-deals", default=None, help="write the deals used to this JSON deal file")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--no-lockstep", action="store_true",
+                   help="play deal by deal even with a batched agent (neural); same results, slower")
 
 
 def duplicate_seats(a: str, b: str, num_players: int, play: int) -> list[str]:
@@ -69,20 +71,49 @@ def a_side(play: int) -> int:
     return play
 
 
-def _play_pair(task) -> dict:
-    """Worker: one deal, both plays, for one pairing. Returns A's points per play."""
-    deal_index, deal, a, b, num_players, seed, pairing = task
+def _result(deal_index: int, pairing: int, states: list) -> dict:
+    """A's points and both sides' scores in the two plays of one deal."""
     pts, sides = [], []
-    for play in (0, 1):
-        state = State.from_deal(deal, 0, num_players)
-        # the pairing enters the seat index so two pairings with the same spec differ
-        specs = duplicate_seats(a, b, num_players, play)
-        state = play_seeded(state, specs, seed, deal_index, 2 * pairing + play)
+    for play, state in enumerate(states):
         s = state.side_scores()
         mine = a_side(play)
         pts.append(s[mine] - s[1 - mine])
         sides.append(list(s))
     return {"deal": deal_index, "pairing": pairing, "points": pts, "side_scores": sides}
+
+
+def _play_pair(task) -> list[dict]:
+    """Worker: one deal, both plays, for one pairing. Returns A's points per play."""
+    deal_index, deal, a, b, num_players, seed, pairing = task
+    states = []
+    for play in (0, 1):
+        state = State.from_deal(deal, 0, num_players)
+        # the pairing enters the seat index so two pairings with the same spec differ
+        specs = duplicate_seats(a, b, num_players, play)
+        states.append(play_seeded(state, specs, seed, deal_index, 2 * pairing + play))
+    return [_result(deal_index, pairing, states)]
+
+
+def _play_pair_lockstep(task) -> list[dict]:
+    """Worker: a block of deals of one pairing, both plays each, all played side by side
+    (:func:`~experiments.common.play_lockstep`: batched agents decide for every deal of
+    the block in one call). Same results as :func:`_play_pair` on each deal."""
+    deal_indices, deals, a, b, num_players, seed, pairing = task
+    games = [(State.from_deal(deal, 0, num_players), duplicate_seats(a, b, num_players, play), seed, d,
+              2 * pairing + play)
+             for d, deal in zip(deal_indices, deals) for play in (0, 1)]
+    states = play_lockstep(games)
+    return [_result(d, pairing, states[2 * k:2 * k + 2]) for k, d in enumerate(deal_indices)]
+
+
+def _play_task(task) -> list[dict]:
+    kind, body = task
+    return _play_pair_lockstep(body) if kind == "block" else _play_pair(body)
+
+
+LOCKSTEP_BLOCK = 100
+"""Deals per worker task for pairings with a batched agent (``neural``): 200 games whose
+decisions are scored together."""
 
 
 def labels_of(specs: list[str]) -> list[str]:
@@ -95,7 +126,7 @@ def labels_of(specs: list[str]) -> list[str]:
 
 
 def play_arena(specs: list[str], deals: list, num_players: int, seed: int, workers: int,
-               progress: bool = True) -> dict:
+               progress: bool = True, lockstep: bool = True) -> dict:
     """Play the round robin and compute all figures.
 
     Args:
@@ -104,6 +135,9 @@ def play_arena(specs: list[str], deals: list, num_players: int, seed: int, worke
         num_players: 4 or 3.
         seed: agents' streams.
         workers: worker processes (1: in this process).
+        lockstep: play the deals of a pairing that involves a batched agent (``neural``)
+            side by side in blocks, scoring their decisions together
+            (:func:`~experiments.common.play_lockstep`); the results are the same either way.
 
     Returns:
         dict with ``"pairings"`` (figures per pairing), ``"ratings"`` and per-pair data.
@@ -112,12 +146,21 @@ def play_arena(specs: list[str], deals: list, num_players: int, seed: int, worke
 
     labels = labels_of(specs)
     pairs = list(itertools.combinations(range(len(specs)), 2))
-    tasks = [(d, deals[d], specs[i], specs[j], num_players, seed, k)
-             for d in range(len(deals)) for k, (i, j) in enumerate(pairs)]
-    results = run_tasks(_play_pair, tasks, workers, desc="arena", progress=progress)
+    tasks = []
+    for k, (i, j) in enumerate(pairs):
+        if lockstep and lockstep_ok([specs[i], specs[j]]):
+            # blocks small enough that every worker gets some
+            size = max(1, min(LOCKSTEP_BLOCK, -(-len(deals) // max(1, workers))))
+            for start in range(0, len(deals), size):
+                idx = list(range(start, min(len(deals), start + size)))
+                tasks.append(("block", (idx, [deals[d] for d in idx], specs[i], specs[j], num_players, seed, k)))
+        else:
+            tasks.extend(("deal", (d, deals[d], specs[i], specs[j], num_players, seed, k)) for d in range(len(deals)))
+    results = run_tasks(_play_task, tasks, workers, desc="arena", progress=progress)
     by_pair: dict[int, list[dict]] = {k: [] for k in range(len(pairs))}
-    for r in results:
-        by_pair[r["pairing"]].append(r)
+    for block in results:
+        for r in block:
+            by_pair[r["pairing"]].append(r)
 
     pairings = []
     for k, (i, j) in enumerate(pairs):
@@ -184,7 +227,8 @@ def run(args) -> int:
         raise ValueError(f"--deals must be a positive integer, got {n}")
     deals, meta = deal_set(n, args.seed, args.players, args.deals_file, args.save_deals)
     t0 = time.time()
-    res = play_arena(specs, deals, args.players, args.seed, workers, progress=not args.quiet)
+    res = play_arena(specs, deals, args.players, args.seed, workers, progress=not args.quiet,
+                     lockstep=not args.no_lockstep)
     elapsed = time.time() - t0
     folder = out_dir(args.out, "arena", args.seed)
     doc = {

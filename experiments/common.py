@@ -118,6 +118,71 @@ def play_seeded(state, specs_by_seat: Sequence[str], seed: int, deal_index: int,
     return play_deal(state, agents, agents[0].rng)
 
 
+def lockstep_ok(specs: Sequence[str]) -> bool:
+    """True when some agent among ``specs`` scores decisions in batches (``act_batch``) and
+    every one is ``stateless`` (so one instance may play many deals at once)."""
+    agents = [seat_agent(s, 0) for s in specs]
+    return (any(hasattr(a, "act_batch") for a in agents)
+            and all(getattr(a, "stateless", False) for a in agents))
+
+
+def play_lockstep(games: Sequence[tuple]) -> list:
+    """Play many deals side by side; batched agents decide for all deals at once.
+
+    Each round, every unfinished deal contributes its next decision. Agents with
+    ``act_batch(infosets, legal_actions_list)`` (the ``neural`` agent: one forward pass
+    for all of them) get all their pending decisions in one call; the other agents act
+    one decision at a time. Every seat of every deal keeps its own stream
+    (:func:`agent_rng`) and batched agents are deterministic, so the result is the same
+    as :func:`play_seeded` on each deal (``tests/experiments`` checks it).
+
+    Args:
+        games: ``(state, specs_by_seat, seed, deal_index, play)`` per deal, as for
+            :func:`play_seeded`; the states are played forward in place. The agents must
+            be ``stateless`` (:func:`lockstep_ok`).
+
+    Returns:
+        the finished states, in order.
+
+    Raises:
+        ValueError: if an agent returns an illegal action (the message names it).
+    """
+    from twilight_env.infoset import InfoSet
+
+    entries = []
+    for state, specs, seed, deal_index, play in games:
+        agents = [SeededAgent(seat_agent(specs[s], s), agent_rng(seed, deal_index, play, s)) for s in range(4)]
+        for a in agents:
+            a.reset()
+        entries.append((state, agents))
+    active = [g for g in range(len(entries)) if not entries[g][0].done]
+    while active:
+        batched: dict[int, tuple] = {}
+        for g in active:
+            state, agents = entries[g]
+            seat = state.deciding_seat
+            info = InfoSet(state, seat)
+            legal = info.legal_actions
+            agent = agents[seat].agent
+            if hasattr(agent, "act_batch"):
+                batched.setdefault(id(agent), (agent, []))[1].append((g, info, legal))
+                continue
+            _apply_checked(state, agents[seat].act(info, legal, None), legal, agent, seat)
+        for agent, items in batched.values():
+            acts = agent.act_batch([it[1] for it in items], [it[2] for it in items])
+            for (g, info, legal), a in zip(items, acts):
+                _apply_checked(entries[g][0], a, legal, agent, info.seat)
+        active = [g for g in active if not entries[g][0].done]
+    return [e[0] for e in entries]
+
+
+def _apply_checked(state, action, legal, agent, seat) -> None:
+    if action not in legal:
+        raise ValueError(f"agent {getattr(agent, 'name', agent)!r} at seat {seat} chose illegal action "
+                         f"{action!r}; legal: {list(legal)}")
+    state.apply(int(action))
+
+
 # ---------------------------------------------------------------------------------
 # workers
 # ---------------------------------------------------------------------------------
