@@ -53,6 +53,7 @@ import json
 import math
 import os
 import time
+import zlib
 
 import numpy as np
 
@@ -262,7 +263,8 @@ def match_figures(moon: np.ndarray, sun: np.ndarray, seed: int, config: int, tar
 
     Args:
         moon, sun: ``(N, 3)`` deal points per deal and play.
-        seed, config: identify the random stream (reproducible).
+        seed, config: identify the random stream (reproducible); ``config`` is
+            :func:`config_key` of the configuration.
         target: match target; boot: resamples of the N deals; matches: simulated per pool.
 
     Returns:
@@ -405,6 +407,13 @@ def configurations(specs: list[str], solo: str | None, sun: str | None) -> list[
     return configs
 
 
+def config_key(solo: str, sun: str) -> int:
+    """Stream key of a configuration, from its two specs (CRC-32 of ``solo``, NUL, ``sun``):
+    a configuration's agents and bootstrap draw the same numbers whatever other
+    configurations are listed with it, and in whatever order."""
+    return zlib.crc32(f"{solo}\x00{sun}".encode())
+
+
 def study(configs: list[tuple[str, str]], deals, seed: int, workers: int, target: int = 1000,
           boot: int = 200, matches: int = 1000, progress: bool = True) -> list[dict]:
     """Play and analyse every configuration; returns one result dict per configuration.
@@ -414,12 +423,13 @@ def study(configs: list[tuple[str, str]], deals, seed: int, workers: int, target
     ``sun_points`` (N × 3 lists, deal points by deal and play), ``play_seconds``.
     """
     results = []
-    for c, (solo, sun) in enumerate(configs):
+    for solo, sun in configs:
         t0 = time.time()
-        moon, sunp = play_config(deals, solo, sun, seed, c, workers, progress)
+        key = config_key(solo, sun)
+        moon, sunp = play_config(deals, solo, sun, seed, key, workers, progress)
         secs = time.time() - t0
         fig = deal_figures(moon, sunp)
-        fig["matches"] = match_figures(moon, sunp, seed, c, target, boot, matches)
+        fig["matches"] = match_figures(moon, sunp, seed, key, target, boot, matches)
         label = solo if solo == sun else f"{solo} / {sun}"
         results.append({"label": label, "solo_spec": solo, "sun_spec": sun, "deals": len(deals),
                         "figures": fig, "answer": verdict(fig, label, len(deals)),

@@ -125,3 +125,14 @@ def test_notebook_executes_on_an_edge_output(tmp_path, monkeypatch):
                             resources={"metadata": {"path": os.path.dirname(path)}}).execute()
     printed = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs)
     assert str(out) in printed and "N = 3 deals" in printed
+
+
+def test_configuration_results_do_not_depend_on_the_other_configurations():
+    """A configuration's agents and bootstrap use streams keyed by its specs, not its list position."""
+    deals = generate_deals(3, seed=8)
+    alone = edge.study([("random", "random")], deals, seed=4, workers=1, boot=20, matches=20, progress=False)
+    listed = edge.study([("random:", "random:"), ("random", "random")], deals, seed=4, workers=1, boot=20,
+                        matches=20, progress=False)
+    assert alone[0]["moon_points"] == listed[1]["moon_points"]
+    assert alone[0]["figures"]["matches"] == listed[1]["figures"]["matches"]
+    assert edge.config_key("random", "heuristic") != edge.config_key("heuristic", "random")
