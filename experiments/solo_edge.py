@@ -367,9 +367,13 @@ def plot(results: list[dict], path: str) -> None:
     import matplotlib.pyplot as plt
 
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2), gridspec_kw={"width_ratios": [3, 2]})
-    for r in results:
-        diff = (np.array(r["moon_points"]) - np.array(r["sun_points"])).mean(axis=1)
-        ax1.hist(diff, bins=40, histtype="step", linewidth=1.5, label=f"{r['label']} (N={len(diff)})")
+    diffs = [(np.array(r["moon_points"]) - np.array(r["sun_points"])).mean(axis=1) for r in results]
+    # one set of 10-point bins for every configuration: equal widths, comparable histograms
+    # (per-deal values are thirds of integers, so each bin holds the same count of them)
+    both = np.concatenate(diffs)
+    edges = np.arange(np.floor(both.min() / 10) * 10, np.ceil(both.max() / 10) * 10 + 10.001, 10.0)
+    for r, diff in zip(results, diffs):
+        ax1.hist(diff, bins=edges, histtype="step", linewidth=1.5, label=f"{r['label']} (N={len(diff)})")
     ax1.axvline(0, color="grey", linewidth=0.8)
     ax1.set_xlabel("Moon − Sun deal points per deal (mean of the 3 plays)")
     ax1.set_ylabel("deals")
