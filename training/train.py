@@ -100,7 +100,7 @@ def config_from_args(args) -> TrainConfig:
         eval_every=args.eval_every, eval_deals=args.eval_deals,
         eval_opponents=tuple(s for s in args.eval_opponents.split(",") if s),
         checkpoint_every=args.checkpoint_every, lr=args.lr if args.lr is not None else d.lr, batch_size=args.batch_size, reuse=args.reuse,
-        epsilon=args.epsilon, pool_prob=args.pool_prob, games_per_actor=args.games_per_actor or d.games_per_actor,
+        epsilon=args.epsilon, pool_prob=args.pool_prob, games_per_actor=d.games_per_actor if args.games_per_actor is None else args.games_per_actor,
         selfplay_engine=args.selfplay_engine or d.selfplay_engine, shared_head=args.shared_head, progress=not args.no_progress)
 
 
