@@ -147,12 +147,21 @@ def play_deal(state: State, agents: Sequence[Agent], rng: np.random.Generator,
         seat = state.deciding_seat
         info = InfoSet(state, seat, totals, target)
         legal = info.legal_actions
-        action = agents[seat].act(info, legal, rng)
-        if action not in legal:
-            raise ValueError(f"agent {agents[seat].name!r} at seat {seat} chose illegal action {action!r}; "
-                             f"legal: {list(legal)}")
-        state.apply(int(action))
+        apply_checked(state, agents[seat].act(info, legal, rng), legal, agents[seat], seat)
     return state
 
 
-__all__ = ["Agent", "register", "make_agent", "parse_spec", "available_agents", "play_deal", "NEW_MOON"]
+def apply_checked(state: State, action, legal, agent, seat: int) -> None:
+    """Apply an agent's ``action`` to ``state`` if it is in ``legal``.
+
+    Raises:
+        ValueError: naming the agent, its seat, the action and the legal actions.
+    """
+    if action not in legal:
+        raise ValueError(f"agent {getattr(agent, 'name', agent)!r} at seat {seat} chose illegal action "
+                         f"{action!r}; legal: {list(legal)}")
+    state.apply(int(action))
+
+
+__all__ = ["Agent", "register", "make_agent", "parse_spec", "available_agents", "play_deal", "apply_checked",
+           "NEW_MOON"]

@@ -147,6 +147,7 @@ def play_lockstep(games: Sequence[tuple]) -> list:
     Raises:
         ValueError: if an agent returns an illegal action (the message names it).
     """
+    from agents.base import apply_checked
     from twilight_env.infoset import InfoSet
 
     entries = []
@@ -167,20 +168,13 @@ def play_lockstep(games: Sequence[tuple]) -> list:
             if hasattr(agent, "act_batch"):
                 batched.setdefault(id(agent), (agent, []))[1].append((g, info, legal))
                 continue
-            _apply_checked(state, agents[seat].act(info, legal, None), legal, agent, seat)
+            apply_checked(state, agents[seat].act(info, legal, None), legal, agent, seat)
         for agent, items in batched.values():
             acts = agent.act_batch([it[1] for it in items], [it[2] for it in items])
             for (g, info, legal), a in zip(items, acts):
-                _apply_checked(entries[g][0], a, legal, agent, info.seat)
+                apply_checked(entries[g][0], a, legal, agent, info.seat)
         active = [g for g in active if not entries[g][0].done]
     return [e[0] for e in entries]
-
-
-def _apply_checked(state, action, legal, agent, seat) -> None:
-    if action not in legal:
-        raise ValueError(f"agent {getattr(agent, 'name', agent)!r} at seat {seat} chose illegal action "
-                         f"{action!r}; legal: {list(legal)}")
-    state.apply(int(action))
 
 
 # ---------------------------------------------------------------------------------
