@@ -31,7 +31,7 @@ from twilight_env.vector import ALL_CARDS, HALF, HALF_COUNT, HALF_MASK, VectorEn
 from .features import NUM_MASKS
 from .selfplay import Batch, CollectStats
 
-_POW2_8 = np.int64(1) << np.arange(40, dtype=np.int64)
+_POW2 = np.int64(1) << np.arange(40, dtype=np.int64)
 
 
 def vector_rows(eng: VectorEngine, viewer: np.ndarray | None = None) -> np.ndarray:
@@ -84,26 +84,26 @@ def vector_rows(eng: VectorEngine, viewer: np.ndarray | None = None) -> np.ndarr
         out[:, 8 + r] = hbf.take(s)
     cards = eng.cards
     filled = np.arange(4)[None, :] < place[:, None]
-    out[:, 12:16] = np.where(filled, _POW2_8[np.maximum(cards, 0)], 0)
+    out[:, 12:16] = np.where(filled, _POW2[np.maximum(cards, 0)], 0)
     out[:, 16] = eng.pending
     cf = eng.captured.ravel()
     side = v & 1
     out[:, 17] = cf.take(r4 + side) | cf.take(r4 + side + 2)
     out[:, 18] = cf.take(r4 + 1 - side) | cf.take(r4 + 3 - side)
-    cnt = (_POW2_8[HALF_COUNT[H & HALF_MASK]] | _POW2_8[8 + HALF_COUNT[H >> HALF]]).ravel()
+    cnt = (_POW2[HALF_COUNT[H & HALF_MASK]] | _POW2[8 + HALF_COUNT[H >> HALF]]).ravel()
     for r in range(4):
         out[:, 19 + r] = cnt.take(r4 + ((v + r) & 3))
     trick = eng.trick
     moon_viewer = ((v & 1) == 0) == three
-    out[:, 23] = (np.where(trick < 7, _POW2_8[np.minimum(trick, 7)], 0) | _POW2_8[7 + place]
-                  | (phase << 11) | _POW2_8[12 + ((chooser - v) & 3)] | _POW2_8[16 + ((acting - v) & 3)]
-                  | _POW2_8[20 + ((leader - v) & 3)] | (np.int64(three) << 24)
+    out[:, 23] = (np.where(trick < 7, _POW2[np.minimum(trick, 7)], 0) | _POW2[7 + place]
+                  | (phase << 11) | _POW2[12 + ((chooser - v) & 3)] | _POW2[16 + ((acting - v) & 3)]
+                  | _POW2[20 + ((leader - v) & 3)] | (np.int64(three) << 24)
                   | (moon_viewer.astype(np.int64) << 25)
                   | ((three & (acting == NEW_MOON)).astype(np.int64) << 26))
     best = eng.best
     some = best >= 0
-    lead_bits = (_POW2_8[4 + ((leader + eng.best_place - v) & 3)] | _POW2_8[8 + np.maximum(best, 0)]) * some
-    out[:, 24] = (_POW2_8[v] | lead_bits | (((eng.trick_mask & PURGATORY_MASK) != 0).astype(np.int64) << 16)
+    lead_bits = (_POW2[4 + ((leader + eng.best_place - v) & 3)] | _POW2[8 + np.maximum(best, 0)]) * some
+    out[:, 24] = (_POW2[v] | lead_bits | (((eng.trick_mask & PURGATORY_MASK) != 0).astype(np.int64) << 16)
                   | ((eng.pending != 0).astype(np.int64) << 17))
     return out
 
@@ -224,7 +224,7 @@ class VecSelfPlay:
             if idx.size:
                 rows = vector_rows(eng, v)[idx]
                 roles = (eng.acting_seat[idx] if three else np.zeros(idx.size, dtype=np.int64))
-                nets = self.pool_net[idx] * ~mine[idx] + (-1) * mine[idx]
+                nets = np.where(mine[idx], -1, self.pool_net[idx])   # -1: the current network
                 for net in np.unique(nets):
                     sel = nets == net
                     model = self.model if net < 0 else self.pool[int(net)]
