@@ -10,7 +10,9 @@ engine (``--vector-games`` deals, default 1024) and :class:`~training.selfplay.S
 with one engine ``State`` per deal (``--games`` deals, default 256). Prints decisions/s
 (every applied action, forced ones included) and recorded decisions/s (those with a
 choice, which are trained on), the ratio to the 5,000 decisions/s target, and the
-batch engine's speed-up over the scalar generator. The network is the default shape
+batch engine's speed-up over the scalar generator. The batch engine is measured over at
+least 100 × ``--vector-games`` decisions (the "measured" column): its samples are
+counted when deals finish, and a batch's deals finish in waves. The network is the default shape
 with random weights unless ``--checkpoint`` is given (speed does not depend on the
 weights' values, only on how long the deals are).
 """
@@ -45,6 +47,10 @@ def measure(num_players: int, decisions: int, games: int, checkpoint: str | None
         torch.manual_seed(seed)
         model = QNetwork(NetConfig(num_roles=num_roles(num_players))).eval()
     cls = VecSelfPlay if engine == "vector" else SelfPlay
+    if engine == "vector":
+        # samples are counted when deals finish; the batch's deals finish in waves about
+        # 40 steps apart, so measure over many waves or recorded/s is meaningless
+        decisions = max(decisions, 100 * games)
     sp = cls(num_players, model, np.random.default_rng(seed), num_games=games, epsilon=0.05, pool_prob=0.0)
     sp.collect(max(decisions // 5, 50 * games if engine == "vector" else 5000))  # warm-up: deals under way
     t0 = time.perf_counter()
@@ -67,13 +73,14 @@ def main(argv=None) -> int:
     except OSError:
         load = float("nan")
     print(f"cores: {os.cpu_count()}, load average (1 min): {load:.2f}")
-    print(f"{'players':>7} {'generator':>22} {'decisions/s':>12} {'recorded/s':>11} {'vs target':>9} {'speed-up':>8}")
+    print(f"{'players':>7} {'generator':>22} {'measured':>9} {'decisions/s':>12} {'recorded/s':>11} "
+          f"{'vs target':>9} {'speed-up':>8}")
     for npl in args.players:
         vec = measure(npl, args.decisions, args.vector_games, args.checkpoint, engine="vector")
         sca = measure(npl, args.decisions, args.games, args.checkpoint, engine="scalar")
         for name, r in ((f"batch engine B={args.vector_games}", vec), (f"scalar B={args.games}", sca)):
             up = r["decisions_per_s"] / sca["decisions_per_s"]
-            print(f"{npl:>7} {name:>22} {r['decisions_per_s']:>12.0f} {r['recorded_per_s']:>11.0f} "
+            print(f"{npl:>7} {name:>22} {r['decisions']:>9} {r['decisions_per_s']:>12.0f} {r['recorded_per_s']:>11.0f} "
                   f"{r['decisions_per_s'] / TARGET:>8.2f}x {up:>7.2f}x")
     return 0
 

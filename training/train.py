@@ -399,7 +399,7 @@ def train(cfg: TrainConfig, override: set | None = None) -> dict:
     from tqdm import tqdm
     budget_s = cfg.minutes * 60 if cfg.minutes is not None else math.inf
     target = cfg.decisions if cfg.decisions is not None else None
-    bar = tqdm(total=target, initial=counters["decisions"] if target else 0, unit="dec",
+    bar = tqdm(total=target, initial=counters["decisions"], unit="dec",
                disable=not cfg.progress, dynamic_ncols=True, mininterval=1.0)
     next_eval = ((counters["decisions"] // cfg.eval_every) + 1) * cfg.eval_every if cfg.eval_every else math.inf
     last_ckpt = time.perf_counter()
@@ -476,7 +476,7 @@ def train(cfg: TrainConfig, override: set | None = None) -> dict:
                 writer.add_scalar("charts/episode_return", float(np.mean(ep_points)) / 360.0, step)
             writer.add_scalar("charts/episodes", counters["episodes"], step)
             writer.add_scalar("charts/updates", counters["updates"], step)
-            bar.set_postfix(dec=step, dps=f"{dps:.0f}", loss=f"{np.mean(losses):.4f}" if losses else "-",
+            bar.set_postfix(dec=f"{step:,}", dps=f"{dps:.0f}", loss=f"{np.mean(losses):.4f}" if losses else "-",
                             refresh=False)
             bar.update(sum(c[2].decisions for c in chunks))  # no total with --minutes only: a counter
             # 4. evaluate, checkpoint
@@ -515,8 +515,9 @@ def train(cfg: TrainConfig, override: set | None = None) -> dict:
                "actor_decisions_per_s": round(gen_decisions / gen_seconds, 1) if gen_seconds > 0 else None,
                "wall_seconds": round(time.perf_counter() - t_start, 1), "eval": last_eval,
                "skipped_opponents": missing}
+    who = "per actor process" if cfg.actors else "in the learner process"
     print(f"self-play: {summary['selfplay_decisions_per_s']} decisions/s overall "
-          f"({summary['actor_decisions_per_s']} decisions/s per actor while playing)")
+          f"({summary['actor_decisions_per_s']} decisions/s {who} while generating)")
     return summary
 
 
