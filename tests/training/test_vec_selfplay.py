@@ -122,3 +122,23 @@ def test_pool_decisions_are_not_recorded():
     eps = np.concatenate([r[0] for r in recs])
     assert len(seats) > 100
     assert all((s & 1) != side_of_episode[e] for s, e in zip(seats.tolist(), eps.tolist()))
+
+
+@pytest.mark.parametrize("num_roles", [1, 4])
+def test_split_head_equals_concatenated_head(num_roles):
+    """QNetwork evaluates each head's first layer in a state part and an action part; the
+    result equals the head applied to [trunk output, action features] pair by pair."""
+    torch.manual_seed(0)
+    m = QNetwork(NetConfig(num_roles=num_roles)).eval()
+    rows = torch.randint(0, 1 << 28, (40, 25))
+    roles = torch.randint(0, num_roles, (40,))
+    owner = torch.randint(0, 40, (200,))
+    acts = torch.randint(0, 31, (200,))
+    with torch.no_grad():
+        h = m.trunk(m.expand(rows))
+        for o, a in ((owner, acts), (None, acts[:40])):
+            q = m(rows, roles, a, o)
+            own = torch.arange(40) if o is None else o
+            x = torch.cat([h[own], m.action_table[a]], 1)
+            ref = torch.stack([m.heads[int(roles[i])](x[k:k + 1]).squeeze() for k, i in enumerate(own.tolist())])
+            assert torch.allclose(q, ref, atol=1e-5)
