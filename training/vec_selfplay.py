@@ -18,7 +18,6 @@ others, the rows of the deciding seats are scored in one forward pass over every
 
 from __future__ import annotations
 
-import copy
 import time
 
 import numpy as np
@@ -29,7 +28,7 @@ from twilight_env.engine import NEW_MOON
 from twilight_env.vector import ALL_CARDS, HALF, HALF_COUNT, HALF_MASK, VectorEngine
 
 from .features import NUM_MASKS
-from .selfplay import Batch, CollectStats
+from .selfplay import Batch, CollectStats, SelfPlay
 
 _POW2 = np.int64(1) << np.arange(40, dtype=np.int64)
 
@@ -191,16 +190,8 @@ class VecSelfPlay:
             self._returns = np.concatenate([self._returns, np.zeros(grow, dtype=np.int64)])
             self._finished = np.concatenate([self._finished, np.zeros(grow, dtype=bool)])
 
-    def add_snapshot(self) -> None:
-        """Put a frozen copy of the current network into the opponent pool."""
-        snap = copy.deepcopy(self.model).eval()
-        for p in snap.parameters():
-            p.requires_grad_(False)
-        self.pool.append(snap)
-        if len(self.pool) > self.pool_size:
-            self.pool.pop(0)
-            # deals playing the dropped snapshot move to the next-oldest one
-            self.pool_net[self.pool_net >= 0] = np.maximum(self.pool_net[self.pool_net >= 0] - 1, 0)
+    add_snapshot = SelfPlay.add_snapshot
+    """Put a frozen copy of the current network into the opponent pool (as ``SelfPlay``)."""
 
     def collect(self, min_decisions: int) -> tuple[Batch, CollectStats]:
         """Play until at least ``min_decisions`` decisions (forced ones included) are applied.
