@@ -83,205 +83,11 @@ def _check_state(state) -> None:
         raise ValueError("the deal is over: there is nothing to solve (state.done is True)")
 
 
-# ---------------------------------------------------------------------------------
-# Compiled backend (numba): the same search on plain int64 values, with the
-# transposition table in fixed arrays (open addressing by one probe, always replace,
-# entries of an older generation ignored). Opt-in: Solver(backend="numba").
-# ---------------------------------------------------------------------------------
-
 import importlib.util as _importlib_util
 
-import numpy as _np
-
-_numba = None
 HAVE_NUMBA = _importlib_util.find_spec("numba") is not None
-"""Whether the optional ``numba`` backend can be used (numba is imported only then)."""
-
-_TT_BITS = 19
-"""log2 of the compiled transposition table's entries (16 MiB)."""
-
-
-def _nb_constants(seat_cult, mult0, mult1):
-    """The compiled search's constant table, int64 (9, 16384), by row: strength, souls,
-    multiplier for side 0, for side 1 (card ids in columns 0..27); a choosing side's and
-    an opponent holder's card order (cult 0 in columns 0..13, cult 1 in 14..27); souls and multiplier
-    of a 14-bit half mask; the seat cults (columns 0..3)."""
-    k = _np.zeros((9, 1 << 14), dtype=_np.int64)
-    k[0, :28] = STRENGTH
-    k[1, :28] = SOULS
-    k[2, :28] = mult0
-    k[3, :28] = mult1
-    for cult in (0, 1):
-        ids = sorted(range(14 * cult, 14 * cult + 14), key=lambda i: _ORDER_KEY[i])  # strongest first
-        k[4, 14 * cult:14 * cult + 14] = ids[::-1]  # a choosing side: weakest first
-        k[5, 14 * cult:14 * cult + 14] = ids        # an opponent holder: strongest first
-    k[6] = _HALF_SOULS
-    k[7] = _HALF_MULT
-    k[8, :4] = seat_cult
-    return k
-
-
-def _compiled_search():
-    """The numba-compiled :func:`_nb_search` (compiled once per process, ~1 min of CPU;
-    numba cannot cache recursive functions)."""
-    global _nb_search, _NB_COMPILED, _numba
-    if not _NB_COMPILED:
-        import numba as _numba
-        i, a1, a2 = _numba.int64, _numba.int64[::1], _numba.int64[:, ::1]
-        sig = i(a1, i, i, i, i, i, i, i, i, i, i, i, i, i, i, i, i, i, i, i, a2, a2, a2)
-        _nb_search = _numba.njit(sig)(_nb_search)  # the body's recursive calls resolve to this
-        _NB_COMPILED = True
-    return _nb_search
-
-
-_NB_COMPILED = False
-
-
-def _nb_search(hands, leader, place, hold, bstr, bplace, ts, tm0, tm1, ps, pm0, pm1,
-               s0, m0, s1, m1, left, alpha, beta, gen, K, T, W):
-    """Value for side 0; ``hold`` >= 0: that opponent holder's side picks the card.
-    K: constants (:func:`_nb_constants`); T: table rows (key1, key2, value,
-    flag | generation << 2); W: per-depth child lists, W[0, 16] counts nodes."""
-    if place == 4:
-        if bstr == 7:  # R4.3 pending; R4.4 neutral in the last trick
-            if left == 1:
-                return s0 * m0 - s1 * m1
-            ps += ts
-            pm0 += tm0
-            pm1 += tm1
-            leader = (leader + bplace) & 3
-        else:  # R4.1, R4.2
-            leader = (leader + bplace) & 3
-            if leader & 1:
-                s1 += ts + ps
-                m1 += tm1 + pm1
-            else:
-                s0 += ts + ps
-                m0 += tm0 + pm0
-            ps = 0
-            pm0 = 0
-            pm1 = 0
-        left -= 1
-        if left == 0:
-            return s0 * m0 - s1 * m1
-        rem = hands[0] | hands[1] | hands[2] | hands[3]
-        rs = K[6, rem & 16383] + K[6, rem >> 14] + ps
-        r0 = K[7, (rem >> (14 * K[8, 0])) & 16383] + pm0
-        r1 = K[7, (rem >> (14 * K[8, 1])) & 16383] + pm1
-        hi = (s0 + rs) * (m0 + r0) - s1 * m1
-        if hi <= alpha:
-            return hi
-        lo = s0 * m0 - (s1 + rs) * (m1 + r1)
-        if lo >= beta:
-            return lo
-        k1 = 0
-        for s in range(4):
-            hs = hands[s]
-            b = 0
-            while hs:
-                if hs & 1:
-                    k1 |= s << (2 * b)
-                hs >>= 1
-                b += 1
-        k2 = (rem | (leader << 28) | (ps << 30) | (pm0 << 36) | (pm1 << 39) | (s0 << 42)
-              | (m0 << 48) | (s1 << 51) | (m1 << 57))
-        hsh = k1 * 6364136223846793005 + k2 * 1442695040888963407
-        idx = (hsh >> 17) & (T.shape[0] - 1)
-        meta = T[idx, 3]
-        if (meta >> 2) == gen and T[idx, 0] == k1 and T[idx, 1] == k2:
-            v = T[idx, 2]
-            f = meta & 3
-            if f == 0:
-                return v
-            if f == 1:
-                if v >= beta:
-                    return v
-                if v > alpha:
-                    alpha = v
-            else:
-                if v <= alpha:
-                    return v
-                if v < beta:
-                    beta = v
-        a0 = alpha
-        v = _nb_search(hands, leader, 0, -1, -1, 0, 0, 0, 0, ps, pm0, pm1, s0, m0, s1, m1, left,
-                       alpha, beta, gen, K, T, W)
-        T[idx, 0] = k1
-        T[idx, 1] = k2
-        T[idx, 2] = v
-        if v <= a0:
-            T[idx, 3] = 2 | (gen << 2)
-        elif v >= beta:
-            T[idx, 3] = 1 | (gen << 2)
-        else:
-            T[idx, 3] = gen << 2
-        return v
-    W[0, 16] += 1
-    c = (leader + place) & 3
-    cult = K[8, c]
-    shift = 14 * cult
-    off = 14 * cult
-    row = left * 10 + place * 2
-    # children: seat * 32 + card + 1 for plays, seat * 32 for a request of that opponent
-    n = 0
-    if hold >= 0:
-        row += 1
-        maximize = (hold & 1) == 0
-        hand = hands[hold]
-        for i in range(14):
-            x = K[5, off + i]
-            if (hand >> x) & 1:
-                W[row, n] = hold * 32 + x + 1
-                n += 1
-    else:
-        maximize = (c & 1) == 0
-        for j in range(2):  # requests of an opponent first, as in the Python search
-            h = c ^ 1 if j == 0 else c ^ 3
-            if (hands[h] >> shift) & 16383:
-                W[row, n] = h * 32
-                n += 1
-        for j in range(2):
-            h = c if j == 0 else c ^ 2
-            hand = hands[h]
-            if (hand >> shift) & 16383:
-                for i in range(14):
-                    x = K[4, off + i]
-                    if (hand >> x) & 1:
-                        W[row, n] = h * 32 + x + 1
-                        n += 1
-    best = -1000000 if maximize else 1000000
-    for i in range(n):
-        code = W[row, i]
-        h = code >> 5
-        x = (code & 31) - 1
-        if x >= 0:
-            hand = hands[h]
-            hands[h] = hand ^ (1 << x)
-            st = K[0, x]
-            nb = bstr
-            nbp = bplace
-            if st > bstr:
-                nb = st
-                nbp = place
-            v = _nb_search(hands, leader, place + 1, -1, nb, nbp, ts + K[1, x], tm0 + K[2, x],
-                           tm1 + K[3, x], ps, pm0, pm1, s0, m0, s1, m1, left, alpha, beta, gen, K, T, W)
-            hands[h] = hand
-        else:
-            v = _nb_search(hands, leader, place, h, bstr, bplace, ts, tm0, tm1, ps, pm0, pm1,
-                           s0, m0, s1, m1, left, alpha, beta, gen, K, T, W)
-        if maximize:
-            if v > best:
-                best = v
-                if v > alpha:
-                    alpha = v
-        else:
-            if v < best:
-                best = v
-                if v < beta:
-                    beta = v
-        if alpha >= beta:
-            return best
-    return best
+"""Whether the optional ``numba`` backend can be used (``pip install twilight-env[fast]``;
+numba is imported only when that backend is asked for)."""
 
 
 class Solver:
@@ -319,10 +125,10 @@ class Solver:
                       tuple(MULTIPLIER[i] if CULT[i] == sc[1] else 0 for i in range(28)))
         self._nb = None
         if backend == "numba":
-            _compiled_search()
-            self._nb = _nb_constants(sc, self._mult[0], self._mult[1])
-            self._tt = _np.zeros((1 << _TT_BITS, 4), dtype=_np.int64)
-            self._work = _np.zeros((80, 17), dtype=_np.int64)
+            from agents import _solver_nb
+            self._nb = _solver_nb.search
+            self._var = 0 if num_players == 4 else 1
+            self._tt = _solver_nb.new_table()
             self._gen = 1
 
     def clear(self) -> None:
@@ -339,10 +145,10 @@ class Solver:
         """Value for side 0 of a choose node (``hold`` -1) or of the opponent holder
         ``hold`` picking the card at this place; ``hands`` is a list of 4 masks (restored)."""
         if self._nb is not None:
-            arr = _np.array(hands, dtype=_np.int64)
-            v = _compiled_search()(arr, leader, place, hold, bstr, bplace, ts, tm0, tm1, ps, pm0, pm1, s0, m0, s1, m1,
-                           left, alpha, beta, self._gen, self._nb, self._tt, self._work)
-            self.nodes = int(self._work[0, 16])
+            tt = self._tt
+            v = self._nb(hands[0], hands[1], hands[2], hands[3], leader, place, hold, bstr, bplace, ts, tm0, tm1,
+                         ps, pm0, pm1, s0, m0, s1, m1, left, alpha, beta, self._var, self._gen, tt)
+            self.nodes = int(tt[-1, 0])
             return int(v)
         if hold >= 0:
             cult = self.seat_cult[(leader + place) & 3]
