@@ -16,8 +16,9 @@ value:
   generation << 2; one probe, always replace, rows of an older generation ignored);
   its last row holds the node counter.
 
-Compiled functions are cached on disk (``cache=True``), so only the first process on a
-machine pays the compile time.
+The search is iterative (an explicit stack of frames, no recursion), so numba caches
+the compiled code on disk (``cache=True``) and only the first process on a machine pays
+the compile time (about 10 s).
 """
 
 from __future__ import annotations
@@ -145,176 +146,280 @@ def _last_trick(h0, h1, h2, h3, leader, ps, pm0, pm1, s0, m0, s1, m1, var):  # p
     return best0
 
 
+_MAX_DEPTH = 80
+"""Frames on the explicit stack: at most 2 per place (a choose node and a hold node)."""
+# frame fields
+_H0, _LEADER, _PLACE, _HOLD, _BSTR, _BPLACE, _TS, _TM0, _TM1 = 0, 4, 5, 6, 7, 8, 9, 10, 11
+_PS, _PM0, _PM1, _S0, _M0, _S1, _M1, _LEFT = 12, 13, 14, 15, 16, 17, 18, 19
+_ALPHA, _BETA, _BEST, _STAGE, _I, _TTI, _A0, _B0, _K1, _K2 = 20, 21, 22, 23, 24, 25, 26, 27, 28, 29
+_NFIELDS = 30
+_END = 5
+
+
 @numba.njit(_i8(_i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8,
                 _i8, _i8, _i8, _i8, _i8, _i8[:, ::1]), cache=True)
 def search(h0, h1, h2, h3, leader, place, hold, bstr, bplace, ts, tm0, tm1, ps, pm0, pm1,
            s0, m0, s1, m1, left, alpha, beta, var, gen, T):  # pragma: no cover - compiled
-    """Minimax value for side 0 (deal points): a choose node at ``place`` (``hold`` -1),
-    the opponent holder ``hold`` picking the card there, or a finished trick (place 4).
-    ``var``: 0 = 4 players, 1 = 3 players. ``T``: the table (last row: node counter)."""
-    if place == 4:
-        if bstr == 7:  # R4.3 pending; R4.4 neutral in the last trick
-            if left == 1:
-                return s0 * m0 - s1 * m1
-            ps += ts
-            pm0 += tm0
-            pm1 += tm1
-            leader = (leader + bplace) & 3
-        else:  # R4.1, R4.2
-            leader = (leader + bplace) & 3
-            if leader & 1:
-                s1 += ts + ps
-                m1 += tm1 + pm1
+    """Minimax value for side 0 (deal points) of a choose node at ``place`` (``hold``
+    -1), of the opponent holder ``hold`` picking the card there, or of a finished trick
+    (``place`` 4), searched with the window (``alpha``, ``beta``); fail-soft.
+
+    ``var``: 0 = 4 players, 1 = 3 players. ``T``: the table (:func:`new_table`); its
+    last row's first column counts nodes. The search is iterative (an explicit stack of
+    frames) so that numba can cache it.
+    """
+    F = np.empty((_MAX_DEPTH, _NFIELDS), dtype=np.int64)
+    n_tt = T.shape[0] - 1
+    nodes = 0
+    sp = -1
+    val = 0
+    # the child about to be entered starts as the root
+    c0 = h0
+    c1 = h1
+    c2 = h2
+    c3 = h3
+    while True:
+        # ---- enter the child: a value at once, or a new frame -------------------------
+        have_val = False
+        tti = -1
+        a0 = 0
+        b0 = 0
+        k1 = 0
+        k2 = 0
+        if place == 4:
+            if bstr == 7 and left == 1:  # R4.4: Purgatory in the last trick, neutral
+                val = s0 * m0 - s1 * m1
+                have_val = True
             else:
-                s0 += ts + ps
-                m0 += tm0 + pm0
-            ps = 0
-            pm0 = 0
-            pm1 = 0
-        left -= 1
-        if left == 0:
-            return s0 * m0 - s1 * m1
-        rem = h0 | h1 | h2 | h3
-        # exact bounds (R5.3 is monotone in souls and multipliers)
-        rs = _HSOULS[rem & 16383] + _HSOULS[rem >> 14] + ps
-        r0 = _HMULT[(rem >> (14 * _SEAT_CULT[var, 0])) & 16383] + pm0
-        r1 = _HMULT[(rem >> (14 * _SEAT_CULT[var, 1])) & 16383] + pm1
-        hi = (s0 + rs) * (m0 + r0) - s1 * m1
-        if hi <= alpha:
-            return hi
-        lo = s0 * m0 - (s1 + rs) * (m1 + r1)
-        if lo >= beta:
-            return lo
-        if left == 1:
-            T[T.shape[0] - 1, 0] += 1
-            return _last_trick(h0, h1, h2, h3, leader, ps, pm0, pm1, s0, m0, s1, m1, var)
-        # the table, keyed at trick starts
-        # owner planes (odd seat, seat >= 2) plus the remaining cards identify every hand
-        k1 = (h1 | h3) | ((h2 | h3) << 28)
-        k2 = (rem | (leader << 28) | (ps << 30) | (pm0 << 36) | (pm1 << 39) | (s0 << 42)
-              | (m0 << 48) | (s1 << 51) | (m1 << 57))
-        hsh = k1 * 6364136223846793005 + k2 * 1442695040888963407
-        n = T.shape[0] - 1
-        idx = (hsh >> 17) & (n - 1)
-        meta = T[idx, 3]
-        if (meta >> 2) == gen and T[idx, 0] == k1 and T[idx, 1] == k2:
-            v = T[idx, 2]
-            f = meta & 3
-            if f == 0:
-                return v
-            if f == 1:
-                if v >= beta:
-                    return v
-                if v > alpha:
-                    alpha = v
-            else:
-                if v <= alpha:
-                    return v
-                if v < beta:
-                    beta = v
-        a0 = alpha
-        v = search(h0, h1, h2, h3, leader, 0, -1, -1, 0, 0, 0, 0, ps, pm0, pm1, s0, m0, s1, m1, left,
-                   alpha, beta, var, gen, T)
-        T[idx, 0] = k1
-        T[idx, 1] = k2
-        T[idx, 2] = v
-        if v <= a0:
-            T[idx, 3] = 2 | (gen << 2)
-        elif v >= beta:
-            T[idx, 3] = 1 | (gen << 2)
-        else:
-            T[idx, 3] = gen << 2
-        return v
-    T[T.shape[0] - 1, 0] += 1
-    c = (leader + place) & 3
-    cult = _SEAT_CULT[var, c]
-    off = 14 * cult
-    if hold >= 0:
-        maximize = (hold & 1) == 0
-        hand = h0 if hold == 0 else h1 if hold == 1 else h2 if hold == 2 else h3
-        best = -1000000 if maximize else 1000000
-        for i in range(14):
-            x = _HOLD_ORDER[off + i]
-            bit = 1 << x
-            if hand & bit:
-                st = _STR[x]
-                nb = bstr
-                nbp = bplace
-                if st > bstr:
-                    nb = st
-                    nbp = place
-                v = search(h0 ^ bit if hold == 0 else h0, h1 ^ bit if hold == 1 else h1,
-                           h2 ^ bit if hold == 2 else h2, h3 ^ bit if hold == 3 else h3,
-                           leader, place + 1, -1, nb, nbp, ts + _SOUL[x], tm0 + _MULT[var, 0, x],
-                           tm1 + _MULT[var, 1, x], ps, pm0, pm1, s0, m0, s1, m1, left, alpha, beta, var, gen, T)
-                if maximize:
-                    if v > best:
-                        best = v
-                        if v > alpha:
-                            alpha = v
+                if bstr == 7:  # R4.3: the trick joins the pending pile
+                    ps += ts
+                    pm0 += tm0
+                    pm1 += tm1
+                    leader = (leader + bplace) & 3
+                else:  # R4.1, R4.2: the taker's side gets the trick and the pile
+                    leader = (leader + bplace) & 3
+                    if leader & 1:
+                        s1 += ts + ps
+                        m1 += tm1 + pm1
+                    else:
+                        s0 += ts + ps
+                        m0 += tm0 + pm0
+                    ps = 0
+                    pm0 = 0
+                    pm1 = 0
+                left -= 1
+                place = 0
+                hold = -1
+                bstr = -1
+                bplace = 0
+                ts = 0
+                tm0 = 0
+                tm1 = 0
+                if left == 0:
+                    val = s0 * m0 - s1 * m1
+                    have_val = True
                 else:
-                    if v < best:
-                        best = v
-                        if v < beta:
-                            beta = v
-                if alpha >= beta:
-                    return best
-        return best
-    maximize = (c & 1) == 0
-    best = -1000000 if maximize else 1000000
-    cmask = 16383 << off
-    # requests of an opponent first (R3.2, R3.5): the holder's side picks the card
-    for j in range(2):
-        h = c ^ 1 if j == 0 else c ^ 3
-        hand = h0 if h == 0 else h1 if h == 1 else h2 if h == 2 else h3
-        if hand & cmask:
-            v = search(h0, h1, h2, h3, leader, place, h, bstr, bplace, ts, tm0, tm1, ps, pm0, pm1,
-                       s0, m0, s1, m1, left, alpha, beta, var, gen, T)
-            if maximize:
-                if v > best:
-                    best = v
-                    if v > alpha:
-                        alpha = v
+                    rem = c0 | c1 | c2 | c3
+                    # exact bounds (R5.3 is monotone in souls and multipliers)
+                    rs = _HSOULS[rem & 16383] + _HSOULS[rem >> 14] + ps
+                    r0 = _HMULT[(rem >> (14 * _SEAT_CULT[var, 0])) & 16383] + pm0
+                    r1 = _HMULT[(rem >> (14 * _SEAT_CULT[var, 1])) & 16383] + pm1
+                    hi = (s0 + rs) * (m0 + r0) - s1 * m1
+                    lo = s0 * m0 - (s1 + rs) * (m1 + r1)
+                    if hi <= alpha:
+                        val = hi
+                        have_val = True
+                    elif lo >= beta:
+                        val = lo
+                        have_val = True
+                    elif left == 1:
+                        nodes += 1
+                        val = _last_trick(c0, c1, c2, c3, leader, ps, pm0, pm1, s0, m0, s1, m1, var)
+                        have_val = True
+                    else:
+                        # the table, keyed at trick starts: owner planes (odd seat, seat >= 2)
+                        # plus the remaining cards identify every hand
+                        k1 = (c1 | c3) | ((c2 | c3) << 28)
+                        k2 = (rem | (leader << 28) | (ps << 30) | (pm0 << 36) | (pm1 << 39) | (s0 << 42)
+                              | (m0 << 48) | (s1 << 51) | (m1 << 57))
+                        hsh = k1 * 6364136223846793005 + k2 * 1442695040888963407
+                        tti = (hsh >> 17) & (n_tt - 1)
+                        meta = T[tti, 3]
+                        if (meta >> 2) == gen and T[tti, 0] == k1 and T[tti, 1] == k2:
+                            v = T[tti, 2]
+                            f = meta & 3
+                            if f == 0:
+                                val = v
+                                have_val = True
+                            elif f == 1:
+                                if v >= beta:
+                                    val = v
+                                    have_val = True
+                                elif v > alpha:
+                                    alpha = v
+                            else:
+                                if v <= alpha:
+                                    val = v
+                                    have_val = True
+                                elif v < beta:
+                                    beta = v
+                        a0 = alpha
+                        b0 = beta
+        if not have_val:
+            sp += 1
+            nodes += 1
+            fr = F[sp]
+            fr[0] = c0
+            fr[1] = c1
+            fr[2] = c2
+            fr[3] = c3
+            fr[_LEADER] = leader
+            fr[_PLACE] = place
+            fr[_HOLD] = hold
+            fr[_BSTR] = bstr
+            fr[_BPLACE] = bplace
+            fr[_TS] = ts
+            fr[_TM0] = tm0
+            fr[_TM1] = tm1
+            fr[_PS] = ps
+            fr[_PM0] = pm0
+            fr[_PM1] = pm1
+            fr[_S0] = s0
+            fr[_M0] = m0
+            fr[_S1] = s1
+            fr[_M1] = m1
+            fr[_LEFT] = left
+            fr[_ALPHA] = alpha
+            fr[_BETA] = beta
+            if hold >= 0:
+                fr[_BEST] = -1000000 if (hold & 1) == 0 else 1000000
+                fr[_STAGE] = 4
             else:
-                if v < best:
-                    best = v
-                    if v < beta:
-                        beta = v
-            if alpha >= beta:
-                return best
-    # own side: the chooser's hand, then the partner's (a request of the partner)
-    for j in range(2):
-        h = c if j == 0 else c ^ 2
-        hand = h0 if h == 0 else h1 if h == 1 else h2 if h == 2 else h3
-        if not hand & cmask:
-            continue
-        for i in range(14):
-            x = _OWN_ORDER[off + i]
-            bit = 1 << x
-            if hand & bit:
-                st = _STR[x]
-                nb = bstr
-                nbp = bplace
-                if st > bstr:
-                    nb = st
-                    nbp = place
-                v = search(h0 ^ bit if h == 0 else h0, h1 ^ bit if h == 1 else h1,
-                           h2 ^ bit if h == 2 else h2, h3 ^ bit if h == 3 else h3,
-                           leader, place + 1, -1, nb, nbp, ts + _SOUL[x], tm0 + _MULT[var, 0, x],
-                           tm1 + _MULT[var, 1, x], ps, pm0, pm1, s0, m0, s1, m1, left, alpha, beta, var, gen, T)
-                if maximize:
-                    if v > best:
-                        best = v
-                        if v > alpha:
-                            alpha = v
+                fr[_BEST] = -1000000 if (((leader + place) & 3) & 1) == 0 else 1000000
+                fr[_STAGE] = 0
+            fr[_I] = 0
+            fr[_TTI] = tti
+            fr[_A0] = a0
+            fr[_B0] = b0
+            fr[_K1] = k1
+            fr[_K2] = k2
+        # ---- back up values and pick the next child ------------------------------------
+        while True:
+            if have_val:
+                if sp < 0:
+                    T[n_tt, 0] += nodes
+                    return val
+                fr = F[sp]
+                c = (fr[_LEADER] + fr[_PLACE]) & 3
+                side = fr[_HOLD] & 1 if fr[_HOLD] >= 0 else c & 1
+                if side == 0:
+                    if val > fr[_BEST]:
+                        fr[_BEST] = val
+                        if val > fr[_ALPHA]:
+                            fr[_ALPHA] = val
                 else:
-                    if v < best:
-                        best = v
-                        if v < beta:
-                            beta = v
-                if alpha >= beta:
-                    return best
-    return best
+                    if val < fr[_BEST]:
+                        fr[_BEST] = val
+                        if val < fr[_BETA]:
+                            fr[_BETA] = val
+                if fr[_ALPHA] >= fr[_BETA]:
+                    fr[_STAGE] = _END
+                have_val = False
+            fr = F[sp]
+            stage = fr[_STAGE]
+            found = False
+            cplace = fr[_PLACE]
+            c = (fr[_LEADER] + cplace) & 3
+            off = 14 * _SEAT_CULT[var, c]
+            cmask = 16383 << off
+            while stage < _END and not found:
+                if stage < 2:  # requests of an opponent (R3.2, R3.5): its side picks the card
+                    h = c ^ 1 if stage == 0 else c ^ 3
+                    stage += 1
+                    if fr[h] & cmask:
+                        found = True
+                        c0 = fr[0]
+                        c1 = fr[1]
+                        c2 = fr[2]
+                        c3 = fr[3]
+                        place = cplace
+                        hold = h
+                        bstr = fr[_BSTR]
+                        bplace = fr[_BPLACE]
+                        ts = fr[_TS]
+                        tm0 = fr[_TM0]
+                        tm1 = fr[_TM1]
+                else:
+                    # 2: the chooser's own cards, 3: the partner's (a request of the partner),
+                    # 4: a requested opponent holder's cards
+                    if stage == 2:
+                        h = c
+                        order_own = True
+                    elif stage == 3:
+                        h = c ^ 2
+                        order_own = True
+                    else:
+                        h = fr[_HOLD]
+                        order_own = False
+                    hand = fr[h]
+                    i = fr[_I]
+                    while i < 14:
+                        x = _OWN_ORDER[off + i] if order_own else _HOLD_ORDER[off + i]
+                        i += 1
+                        bit = 1 << x
+                        if hand & bit:
+                            found = True
+                            c0 = fr[0] ^ bit if h == 0 else fr[0]
+                            c1 = fr[1] ^ bit if h == 1 else fr[1]
+                            c2 = fr[2] ^ bit if h == 2 else fr[2]
+                            c3 = fr[3] ^ bit if h == 3 else fr[3]
+                            place = cplace + 1
+                            hold = -1
+                            st = _STR[x]
+                            if st > fr[_BSTR]:
+                                bstr = st
+                                bplace = cplace
+                            else:
+                                bstr = fr[_BSTR]
+                                bplace = fr[_BPLACE]
+                            ts = fr[_TS] + _SOUL[x]
+                            tm0 = fr[_TM0] + _MULT[var, 0, x]
+                            tm1 = fr[_TM1] + _MULT[var, 1, x]
+                            break
+                    if found:
+                        fr[_I] = i
+                    else:
+                        fr[_I] = 0
+                        stage = _END if stage == 3 or stage == 4 else stage + 1
+            fr[_STAGE] = stage
+            if found:
+                leader = fr[_LEADER]
+                ps = fr[_PS]
+                pm0 = fr[_PM0]
+                pm1 = fr[_PM1]
+                s0 = fr[_S0]
+                m0 = fr[_M0]
+                s1 = fr[_S1]
+                m1 = fr[_M1]
+                left = fr[_LEFT]
+                alpha = fr[_ALPHA]
+                beta = fr[_BETA]
+                break
+            # every child searched (or a cut-off): the frame's value goes to its parent
+            val = fr[_BEST]
+            t = fr[_TTI]
+            if t >= 0:
+                T[t, 0] = fr[_K1]
+                T[t, 1] = fr[_K2]
+                T[t, 2] = val
+                if val <= fr[_A0]:
+                    T[t, 3] = 2 | (gen << 2)
+                elif val >= fr[_B0]:
+                    T[t, 3] = 1 | (gen << 2)
+                else:
+                    T[t, 3] = gen << 2
+            sp -= 1
+            have_val = True
 
 
 def new_table() -> np.ndarray:
