@@ -28,7 +28,7 @@ import numpy as np
 
 from twilight_env.cards import MULTIPLIER, SOULS, STRENGTH
 
-TT_BITS = 19
+TT_BITS = 18
 """log2 of the table rows (16 MiB of int64)."""
 
 _STR = np.array(STRENGTH, dtype=np.int64)
@@ -51,7 +51,16 @@ for _c in (0, 1):
     _ids = sorted(range(14 * _c, 14 * _c + 14), key=lambda i: _KEY[i])
     _HOLD_ORDER[14 * _c:14 * _c + 14] = _ids
     _OWN_ORDER[14 * _c:14 * _c + 14] = _ids[::-1]
+_OWN_BEAT = np.zeros(28, dtype=np.int64)
+"""[14 * cult + strength]: the first position in the own order (cult c) of a card
+stronger than ``strength``, 0 if none (order starts there when the other side is winning)."""
+for _c in (0, 1):
+    for _b in range(8):
+        _pos = [k for k in range(14) if STRENGTH[_OWN_ORDER[14 * _c + k]] > _b]
+        _OWN_BEAT[14 * _c + _b] = _pos[0] if _pos else 0
 _HSOULS = np.array([sum(SOULS[b] for b in range(14) if m >> b & 1) for m in range(1 << 14)], dtype=np.int64)
+_LOWBIT = np.array([(m & -m).bit_length() - 1 for m in range(1 << 14)], dtype=np.int64)
+"""Index of the lowest set bit of a 14-bit mask (-1 for 0)."""
 _HMULT = np.array([sum(MULTIPLIER[b] for b in range(14) if m >> b & 1) for m in range(1 << 14)], dtype=np.int64)
 
 _i8 = numba.int64
@@ -268,87 +277,90 @@ def search(h0, h1, h2, h3, leader, place, hold, bstr, bplace, ts, tm0, tm1, ps, 
         if not have_val:
             sp += 1
             nodes += 1
-            fr = F[sp]
-            fr[0] = c0
-            fr[1] = c1
-            fr[2] = c2
-            fr[3] = c3
-            fr[_LEADER] = leader
-            fr[_PLACE] = place
-            fr[_HOLD] = hold
-            fr[_BSTR] = bstr
-            fr[_BPLACE] = bplace
-            fr[_TS] = ts
-            fr[_TM0] = tm0
-            fr[_TM1] = tm1
-            fr[_PS] = ps
-            fr[_PM0] = pm0
-            fr[_PM1] = pm1
-            fr[_S0] = s0
-            fr[_M0] = m0
-            fr[_S1] = s1
-            fr[_M1] = m1
-            fr[_LEFT] = left
-            fr[_ALPHA] = alpha
-            fr[_BETA] = beta
+            F[sp, 0] = c0
+            F[sp, 1] = c1
+            F[sp, 2] = c2
+            F[sp, 3] = c3
+            F[sp, _LEADER] = leader
+            F[sp, _PLACE] = place
+            F[sp, _HOLD] = hold
+            F[sp, _BSTR] = bstr
+            F[sp, _BPLACE] = bplace
+            F[sp, _TS] = ts
+            F[sp, _TM0] = tm0
+            F[sp, _TM1] = tm1
+            F[sp, _PS] = ps
+            F[sp, _PM0] = pm0
+            F[sp, _PM1] = pm1
+            F[sp, _S0] = s0
+            F[sp, _M0] = m0
+            F[sp, _S1] = s1
+            F[sp, _M1] = m1
+            F[sp, _LEFT] = left
+            F[sp, _ALPHA] = alpha
+            F[sp, _BETA] = beta
             if hold >= 0:
-                fr[_BEST] = -1000000 if (hold & 1) == 0 else 1000000
-                fr[_STAGE] = 4
+                F[sp, _BEST] = -1000000 if (hold & 1) == 0 else 1000000
+                F[sp, _STAGE] = 4
             else:
-                fr[_BEST] = -1000000 if (((leader + place) & 3) & 1) == 0 else 1000000
-                fr[_STAGE] = 0
-            fr[_I] = 0
-            fr[_TTI] = tti
-            fr[_A0] = a0
-            fr[_B0] = b0
-            fr[_K1] = k1
-            fr[_K2] = k2
+                F[sp, _BEST] = -1000000 if (((leader + place) & 3) & 1) == 0 else 1000000
+                F[sp, _STAGE] = 0
+            F[sp, _I] = 0
+            F[sp, _TTI] = tti
+            F[sp, _A0] = a0
+            F[sp, _B0] = b0
+            F[sp, _K1] = k1
+            F[sp, _K2] = k2
         # ---- back up values and pick the next child ------------------------------------
         while True:
             if have_val:
                 if sp < 0:
                     T[n_tt, 0] += nodes
                     return val
-                fr = F[sp]
-                c = (fr[_LEADER] + fr[_PLACE]) & 3
-                side = fr[_HOLD] & 1 if fr[_HOLD] >= 0 else c & 1
+                c = (F[sp, _LEADER] + F[sp, _PLACE]) & 3
+                side = F[sp, _HOLD] & 1 if F[sp, _HOLD] >= 0 else c & 1
                 if side == 0:
-                    if val > fr[_BEST]:
-                        fr[_BEST] = val
-                        if val > fr[_ALPHA]:
-                            fr[_ALPHA] = val
+                    if val > F[sp, _BEST]:
+                        F[sp, _BEST] = val
+                        if val > F[sp, _ALPHA]:
+                            F[sp, _ALPHA] = val
                 else:
-                    if val < fr[_BEST]:
-                        fr[_BEST] = val
-                        if val < fr[_BETA]:
-                            fr[_BETA] = val
-                if fr[_ALPHA] >= fr[_BETA]:
-                    fr[_STAGE] = _END
+                    if val < F[sp, _BEST]:
+                        F[sp, _BEST] = val
+                        if val < F[sp, _BETA]:
+                            F[sp, _BETA] = val
+                if F[sp, _ALPHA] >= F[sp, _BETA]:
+                    F[sp, _STAGE] = _END
                 have_val = False
-            fr = F[sp]
-            stage = fr[_STAGE]
+            stage = F[sp, _STAGE]
             found = False
-            cplace = fr[_PLACE]
-            c = (fr[_LEADER] + cplace) & 3
+            cplace = F[sp, _PLACE]
+            c = (F[sp, _LEADER] + cplace) & 3
             off = 14 * _SEAT_CULT[var, c]
             cmask = 16383 << off
+            x = -1
+            h = 0
             while stage < _END and not found:
                 if stage < 2:  # requests of an opponent (R3.2, R3.5): its side picks the card
                     h = c ^ 1 if stage == 0 else c ^ 3
                     stage += 1
-                    if fr[h] & cmask:
+                    m = (F[sp, h] >> off) & 16383
+                    if m:
                         found = True
-                        c0 = fr[0]
-                        c1 = fr[1]
-                        c2 = fr[2]
-                        c3 = fr[3]
-                        place = cplace
-                        hold = h
-                        bstr = fr[_BSTR]
-                        bplace = fr[_BPLACE]
-                        ts = fr[_TS]
-                        tm0 = fr[_TM0]
-                        tm1 = fr[_TM1]
+                        if m & (m - 1) == 0:  # a single card of the cult: no choice to make
+                            x = off + _LOWBIT[m]
+                        else:
+                            c0 = F[sp, 0]
+                            c1 = F[sp, 1]
+                            c2 = F[sp, 2]
+                            c3 = F[sp, 3]
+                            place = cplace
+                            hold = h
+                            bstr = F[sp, _BSTR]
+                            bplace = F[sp, _BPLACE]
+                            ts = F[sp, _TS]
+                            tm0 = F[sp, _TM0]
+                            tm1 = F[sp, _TM1]
                 else:
                     # 2: the chooser's own cards, 3: the partner's (a request of the partner),
                     # 4: a requested opponent holder's cards
@@ -359,62 +371,71 @@ def search(h0, h1, h2, h3, leader, place, hold, bstr, bplace, ts, tm0, tm1, ps, 
                         h = c ^ 2
                         order_own = True
                     else:
-                        h = fr[_HOLD]
+                        h = F[sp, _HOLD]
                         order_own = False
-                    hand = fr[h]
-                    i = fr[_I]
+                    hand = F[sp, h]
+                    i = F[sp, _I]
+                    start = 0
+                    b = F[sp, _BSTR]
+                    if order_own and b >= 0 and ((F[sp, _LEADER] + F[sp, _BPLACE]) & 1) != (c & 1):
+                        start = _OWN_BEAT[off + b]  # the other side is winning: cheapest winner first
                     while i < 14:
-                        x = _OWN_ORDER[off + i] if order_own else _HOLD_ORDER[off + i]
+                        k = start + i
+                        if k >= 14:
+                            k -= 14
+                        y = _OWN_ORDER[off + k] if order_own else _HOLD_ORDER[off + k]
                         i += 1
-                        bit = 1 << x
-                        if hand & bit:
+                        if (hand >> y) & 1:
                             found = True
-                            c0 = fr[0] ^ bit if h == 0 else fr[0]
-                            c1 = fr[1] ^ bit if h == 1 else fr[1]
-                            c2 = fr[2] ^ bit if h == 2 else fr[2]
-                            c3 = fr[3] ^ bit if h == 3 else fr[3]
-                            place = cplace + 1
-                            hold = -1
-                            st = _STR[x]
-                            if st > fr[_BSTR]:
-                                bstr = st
-                                bplace = cplace
-                            else:
-                                bstr = fr[_BSTR]
-                                bplace = fr[_BPLACE]
-                            ts = fr[_TS] + _SOUL[x]
-                            tm0 = fr[_TM0] + _MULT[var, 0, x]
-                            tm1 = fr[_TM1] + _MULT[var, 1, x]
+                            x = y
                             break
                     if found:
-                        fr[_I] = i
+                        F[sp, _I] = i
                     else:
-                        fr[_I] = 0
+                        F[sp, _I] = 0
                         stage = _END if stage == 3 or stage == 4 else stage + 1
-            fr[_STAGE] = stage
+            if x >= 0:  # play card x from seat h
+                bit = 1 << x
+                c0 = F[sp, 0] ^ bit if h == 0 else F[sp, 0]
+                c1 = F[sp, 1] ^ bit if h == 1 else F[sp, 1]
+                c2 = F[sp, 2] ^ bit if h == 2 else F[sp, 2]
+                c3 = F[sp, 3] ^ bit if h == 3 else F[sp, 3]
+                place = cplace + 1
+                hold = -1
+                st = _STR[x]
+                if st > F[sp, _BSTR]:
+                    bstr = st
+                    bplace = cplace
+                else:
+                    bstr = F[sp, _BSTR]
+                    bplace = F[sp, _BPLACE]
+                ts = F[sp, _TS] + _SOUL[x]
+                tm0 = F[sp, _TM0] + _MULT[var, 0, x]
+                tm1 = F[sp, _TM1] + _MULT[var, 1, x]
+            F[sp, _STAGE] = stage
             if found:
-                leader = fr[_LEADER]
-                ps = fr[_PS]
-                pm0 = fr[_PM0]
-                pm1 = fr[_PM1]
-                s0 = fr[_S0]
-                m0 = fr[_M0]
-                s1 = fr[_S1]
-                m1 = fr[_M1]
-                left = fr[_LEFT]
-                alpha = fr[_ALPHA]
-                beta = fr[_BETA]
+                leader = F[sp, _LEADER]
+                ps = F[sp, _PS]
+                pm0 = F[sp, _PM0]
+                pm1 = F[sp, _PM1]
+                s0 = F[sp, _S0]
+                m0 = F[sp, _M0]
+                s1 = F[sp, _S1]
+                m1 = F[sp, _M1]
+                left = F[sp, _LEFT]
+                alpha = F[sp, _ALPHA]
+                beta = F[sp, _BETA]
                 break
             # every child searched (or a cut-off): the frame's value goes to its parent
-            val = fr[_BEST]
-            t = fr[_TTI]
+            val = F[sp, _BEST]
+            t = F[sp, _TTI]
             if t >= 0:
-                T[t, 0] = fr[_K1]
-                T[t, 1] = fr[_K2]
+                T[t, 0] = F[sp, _K1]
+                T[t, 1] = F[sp, _K2]
                 T[t, 2] = val
-                if val <= fr[_A0]:
+                if val <= F[sp, _A0]:
                     T[t, 3] = 2 | (gen << 2)
-                elif val >= fr[_B0]:
+                elif val >= F[sp, _B0]:
                     T[t, 3] = 1 | (gen << 2)
                 else:
                     T[t, 3] = gen << 2
@@ -425,3 +446,27 @@ def search(h0, h1, h2, h3, leader, place, hold, bstr, bplace, ts, tm0, tm1, ps, 
 def new_table() -> np.ndarray:
     """A zeroed table: ``2**TT_BITS`` rows of 4 int64, plus the node-counter row."""
     return np.zeros(((1 << TT_BITS) + 1, 4), dtype=np.int64)
+
+
+_TABLE: np.ndarray | None = None
+_GENERATION = 0
+
+
+def shared_table() -> np.ndarray:
+    """The process's table, shared by every numba-backed Solver (one search runs at a
+    time; a Solver only reads rows of its own generation)."""
+    global _TABLE
+    if _TABLE is None:
+        _TABLE = new_table()
+    return _TABLE
+
+
+def new_generation() -> int:
+    """A generation number no Solver of this process has used: rows written under any
+    other generation are ignored, so taking one empties the table for its Solver."""
+    global _GENERATION
+    _GENERATION += 1
+    if _GENERATION >= 1 << 40:  # the 64-bit row metadata holds 61 bits of generation
+        shared_table()[:] = 0
+        _GENERATION = 1
+    return _GENERATION

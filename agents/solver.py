@@ -128,17 +128,15 @@ class Solver:
             from agents import _solver_nb
             self._nb = _solver_nb.search
             self._var = 0 if num_players == 4 else 1
-            self._tt = _solver_nb.new_table()
-            self._gen = 1
+            self._tt = _solver_nb.shared_table()
+            self._gen = _solver_nb.new_generation()
 
     def clear(self) -> None:
         """Empty the transposition table."""
         self.table.clear()
         if self._nb is not None:
-            self._gen += 1
-            if self._gen >= 1 << 40:
-                self._tt[:] = 0
-                self._gen = 1
+            from agents import _solver_nb
+            self._gen = _solver_nb.new_generation()
 
     def _node(self, hands, leader, place, hold, bstr, bplace, ts, tm0, tm1, ps, pm0, pm1,
               s0, m0, s1, m1, left, alpha, beta) -> int:
