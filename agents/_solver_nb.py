@@ -161,7 +161,8 @@ _MAX_DEPTH = 80
 _H0, _LEADER, _PLACE, _HOLD, _BSTR, _BPLACE, _TS, _TM0, _TM1 = 0, 4, 5, 6, 7, 8, 9, 10, 11
 _PS, _PM0, _PM1, _S0, _M0, _S1, _M1, _LEFT = 12, 13, 14, 15, 16, 17, 18, 19
 _ALPHA, _BETA, _BEST, _STAGE, _I, _TTI, _A0, _B0, _K1, _K2 = 20, 21, 22, 23, 24, 25, 26, 27, 28, 29
-_NFIELDS = 30
+_FIRST, _CUR, _BCODE = 30, 31, 32
+_NFIELDS = 33
 _END = 5
 
 
@@ -193,6 +194,7 @@ def search(h0, h1, h2, h3, leader, place, hold, bstr, bplace, ts, tm0, tm1, ps, 
         tti = -1
         a0 = 0
         b0 = 0
+        tmove = -1
         k1 = 0
         k2 = 0
         if place == 4:
@@ -254,7 +256,8 @@ def search(h0, h1, h2, h3, leader, place, hold, bstr, bplace, ts, tm0, tm1, ps, 
                         hsh = k1 * 6364136223846793005 + k2 * 1442695040888963407
                         tti = (hsh >> 17) & (n_tt - 1)
                         meta = T[tti, 3]
-                        if (meta >> 2) == gen and T[tti, 0] == k1 and T[tti, 1] == k2:
+                        if (meta >> 10) == gen and T[tti, 0] == k1 and T[tti, 1] == k2:
+                            tmove = ((meta >> 2) & 255) - 1
                             v = T[tti, 2]
                             f = meta & 3
                             if f == 0:
@@ -304,7 +307,9 @@ def search(h0, h1, h2, h3, leader, place, hold, bstr, bplace, ts, tm0, tm1, ps, 
                 F[sp, _STAGE] = 4
             else:
                 F[sp, _BEST] = -1000000 if (((leader + place) & 3) & 1) == 0 else 1000000
-                F[sp, _STAGE] = 0
+                F[sp, _STAGE] = 0 if tmove < 0 else -1
+            F[sp, _FIRST] = tmove
+            F[sp, _BCODE] = -1
             F[sp, _I] = 0
             F[sp, _TTI] = tti
             F[sp, _A0] = a0
@@ -322,11 +327,13 @@ def search(h0, h1, h2, h3, leader, place, hold, bstr, bplace, ts, tm0, tm1, ps, 
                 if side == 0:
                     if val > F[sp, _BEST]:
                         F[sp, _BEST] = val
+                        F[sp, _BCODE] = F[sp, _CUR]
                         if val > F[sp, _ALPHA]:
                             F[sp, _ALPHA] = val
                 else:
                     if val < F[sp, _BEST]:
                         F[sp, _BEST] = val
+                        F[sp, _BCODE] = F[sp, _CUR]
                         if val < F[sp, _BETA]:
                             F[sp, _BETA] = val
                 if F[sp, _ALPHA] >= F[sp, _BETA]:
@@ -339,28 +346,28 @@ def search(h0, h1, h2, h3, leader, place, hold, bstr, bplace, ts, tm0, tm1, ps, 
             off = 14 * _SEAT_CULT[var, c]
             cmask = 16383 << off
             x = -1
+            rh = -1
             h = 0
+            first = F[sp, _FIRST]
+            code = -1
             while stage < _END and not found:
-                if stage < 2:  # requests of an opponent (R3.2, R3.5): its side picks the card
+                if stage == -1:  # the table's best move for this trick start, first
+                    stage = 0
+                    code = first
+                    st = code >> 4
+                    if st < 2:
+                        rh = c ^ 1 if st == 0 else c ^ 3
+                    else:
+                        h = c if st == 2 else c ^ 2
+                        x = _OWN_ORDER[off + (code & 15)]
+                    found = True
+                elif stage < 2:  # requests of an opponent (R3.2, R3.5): its side picks the card
+                    code = stage << 4
                     h = c ^ 1 if stage == 0 else c ^ 3
                     stage += 1
-                    m = (F[sp, h] >> off) & 16383
-                    if m:
+                    if (F[sp, h] & cmask) and code != first:
+                        rh = h
                         found = True
-                        if m & (m - 1) == 0:  # a single card of the cult: no choice to make
-                            x = off + _LOWBIT[m]
-                        else:
-                            c0 = F[sp, 0]
-                            c1 = F[sp, 1]
-                            c2 = F[sp, 2]
-                            c3 = F[sp, 3]
-                            place = cplace
-                            hold = h
-                            bstr = F[sp, _BSTR]
-                            bplace = F[sp, _BPLACE]
-                            ts = F[sp, _TS]
-                            tm0 = F[sp, _TM0]
-                            tm1 = F[sp, _TM1]
                 else:
                     # 2: the chooser's own cards, 3: the partner's (a request of the partner),
                     # 4: a requested opponent holder's cards
@@ -386,14 +393,34 @@ def search(h0, h1, h2, h3, leader, place, hold, bstr, bplace, ts, tm0, tm1, ps, 
                         y = _OWN_ORDER[off + k] if order_own else _HOLD_ORDER[off + k]
                         i += 1
                         if (hand >> y) & 1:
-                            found = True
-                            x = y
-                            break
+                            code = (stage << 4) | k
+                            if code != first:
+                                found = True
+                                x = y
+                                break
                     if found:
                         F[sp, _I] = i
                     else:
                         F[sp, _I] = 0
                         stage = _END if stage == 3 or stage == 4 else stage + 1
+            if rh >= 0:
+                m = (F[sp, rh] >> off) & 16383
+                if m & (m - 1) == 0:  # a single card of the cult: no choice to make
+                    x = off + _LOWBIT[m]
+                    h = rh
+                else:
+                    c0 = F[sp, 0]
+                    c1 = F[sp, 1]
+                    c2 = F[sp, 2]
+                    c3 = F[sp, 3]
+                    place = cplace
+                    hold = rh
+                    bstr = F[sp, _BSTR]
+                    bplace = F[sp, _BPLACE]
+                    ts = F[sp, _TS]
+                    tm0 = F[sp, _TM0]
+                    tm1 = F[sp, _TM1]
+            F[sp, _CUR] = code
             if x >= 0:  # play card x from seat h
                 bit = 1 << x
                 c0 = F[sp, 0] ^ bit if h == 0 else F[sp, 0]
@@ -433,12 +460,13 @@ def search(h0, h1, h2, h3, leader, place, hold, bstr, bplace, ts, tm0, tm1, ps, 
                 T[t, 0] = F[sp, _K1]
                 T[t, 1] = F[sp, _K2]
                 T[t, 2] = val
+                meta = ((F[sp, _BCODE] + 1) << 2) | (gen << 10)
                 if val <= F[sp, _A0]:
-                    T[t, 3] = 2 | (gen << 2)
+                    T[t, 3] = 2 | meta
                 elif val >= F[sp, _B0]:
-                    T[t, 3] = 1 | (gen << 2)
+                    T[t, 3] = 1 | meta
                 else:
-                    T[t, 3] = gen << 2
+                    T[t, 3] = meta
             sp -= 1
             have_val = True
 

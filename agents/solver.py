@@ -144,9 +144,37 @@ class Solver:
         ``hold`` picking the card at this place; ``hands`` is a list of 4 masks (restored)."""
         if self._nb is not None:
             tt = self._tt
-            v = self._nb(hands[0], hands[1], hands[2], hands[3], leader, place, hold, bstr, bplace, ts, tm0, tm1,
-                         ps, pm0, pm1, s0, m0, s1, m1, left, alpha, beta, self._var, self._gen, tt)
-            self.nodes = int(tt[-1, 0])
+            n0 = int(tt[-1, 0])
+            args = (hands[0], hands[1], hands[2], hands[3], leader, place, hold, bstr, bplace, ts, tm0, tm1,
+                    ps, pm0, pm1, s0, m0, s1, m1, left)
+            if alpha <= -INF and beta >= INF:
+                # MTD(f) (Plaat et al. 1996): null-window searches from the guess 0 until
+                # the bounds meet; the table carries the bounds between passes
+                import os
+                mode = os.environ.get("SM", "bisect")
+                lo, hi, b, step = -INF, INF, 1, 8
+                while True:
+                    g = int(self._nb(*args, b - 1, b, self._var, self._gen, tt))
+                    if g < b:
+                        hi = g
+                    else:
+                        lo = g
+                    if lo >= hi:
+                        break
+                    if mode == "mtdf":
+                        b = g + 1 if g == lo else g
+                    elif hi >= INF:
+                        b = lo + step
+                        step *= 2
+                    elif lo <= -INF:
+                        b = hi - step + 1
+                        step *= 2
+                    else:
+                        b = lo + (hi - lo + 1) // 2
+                v = lo
+            else:
+                v = self._nb(*args, alpha, beta, self._var, self._gen, tt)
+            self.nodes += int(tt[-1, 0]) - n0
             return int(v)
         if hold >= 0:
             cult = self.seat_cult[(leader + place) & 3]
