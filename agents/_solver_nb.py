@@ -28,7 +28,7 @@ import numpy as np
 
 from twilight_env.cards import MULTIPLIER, SOULS, STRENGTH
 
-TT_BITS = 18
+TT_BITS = 20
 """log2 of the table rows (16 MiB of int64)."""
 
 _STR = np.array(STRENGTH, dtype=np.int64)
@@ -161,8 +161,8 @@ _MAX_DEPTH = 80
 _H0, _LEADER, _PLACE, _HOLD, _BSTR, _BPLACE, _TS, _TM0, _TM1 = 0, 4, 5, 6, 7, 8, 9, 10, 11
 _PS, _PM0, _PM1, _S0, _M0, _S1, _M1, _LEFT = 12, 13, 14, 15, 16, 17, 18, 19
 _ALPHA, _BETA, _BEST, _STAGE, _I, _TTI, _A0, _B0, _K1, _K2 = 20, 21, 22, 23, 24, 25, 26, 27, 28, 29
-_FIRST, _CUR, _BCODE = 30, 31, 32
-_NFIELDS = 33
+_FIRST, _CUR, _BCODE, _K3 = 30, 31, 32, 33
+_NFIELDS = 34
 _END = 5
 
 
@@ -178,6 +178,7 @@ def search(h0, h1, h2, h3, leader, place, hold, bstr, bplace, ts, tm0, tm1, ps, 
     last row's first column counts nodes. The search is iterative (an explicit stack of
     frames) so that numba can cache it.
     """
+    vv = var & 1
     F = np.empty((_MAX_DEPTH, _NFIELDS), dtype=np.int64)
     n_tt = T.shape[0] - 1
     nodes = 0
@@ -197,6 +198,7 @@ def search(h0, h1, h2, h3, leader, place, hold, bstr, bplace, ts, tm0, tm1, ps, 
         tmove = -1
         k1 = 0
         k2 = 0
+        k3 = 0
         if place == 4:
             if bstr == 7 and left == 1:  # R4.4: Purgatory in the last trick, neutral
                 val = s0 * m0 - s1 * m1
@@ -233,8 +235,8 @@ def search(h0, h1, h2, h3, leader, place, hold, bstr, bplace, ts, tm0, tm1, ps, 
                     rem = c0 | c1 | c2 | c3
                     # exact bounds (R5.3 is monotone in souls and multipliers)
                     rs = _HSOULS[rem & 16383] + _HSOULS[rem >> 14] + ps
-                    r0 = _HMULT[(rem >> (14 * _SEAT_CULT[var, 0])) & 16383] + pm0
-                    r1 = _HMULT[(rem >> (14 * _SEAT_CULT[var, 1])) & 16383] + pm1
+                    r0 = _HMULT[(rem >> (14 * _SEAT_CULT[vv, 0])) & 16383] + pm0
+                    r1 = _HMULT[(rem >> (14 * _SEAT_CULT[vv, 1])) & 16383] + pm1
                     hi = (s0 + rs) * (m0 + r0) - s1 * m1
                     lo = s0 * m0 - (s1 + rs) * (m1 + r1)
                     if hi <= alpha:
@@ -245,38 +247,42 @@ def search(h0, h1, h2, h3, leader, place, hold, bstr, bplace, ts, tm0, tm1, ps, 
                         have_val = True
                     elif left == 1:
                         nodes += 1
-                        val = _last_trick(c0, c1, c2, c3, leader, ps, pm0, pm1, s0, m0, s1, m1, var)
+                        T[n_tt, 1] += 1
+                        val = _last_trick(c0, c1, c2, c3, leader, ps, pm0, pm1, s0, m0, s1, m1, vv)
                         have_val = True
-                    else:
-                        # the table, keyed at trick starts: owner planes (odd seat, seat >= 2)
-                        # plus the remaining cards identify every hand
-                        k1 = (c1 | c3) | ((c2 | c3) << 28)
-                        k2 = (rem | (leader << 28) | (ps << 30) | (pm0 << 36) | (pm1 << 39) | (s0 << 42)
-                              | (m0 << 48) | (s1 << 51) | (m1 << 57))
-                        hsh = k1 * 6364136223846793005 + k2 * 1442695040888963407
-                        tti = (hsh >> 17) & (n_tt - 1)
-                        meta = T[tti, 3]
-                        if (meta >> 10) == gen and T[tti, 0] == k1 and T[tti, 1] == k2:
-                            tmove = ((meta >> 2) & 255) - 1
-                            v = T[tti, 2]
-                            f = meta & 3
-                            if f == 0:
-                                val = v
-                                have_val = True
-                            elif f == 1:
-                                if v >= beta:
-                                    val = v
-                                    have_val = True
-                                elif v > alpha:
-                                    alpha = v
-                            else:
-                                if v <= alpha:
-                                    val = v
-                                    have_val = True
-                                elif v < beta:
-                                    beta = v
-                        a0 = alpha
-                        b0 = beta
+        if not have_val and left >= 2 and place == 0:
+            # the table: owner planes (odd seat, seat >= 2) plus the remaining cards
+            # identify every hand; the trick so far matters only through k3
+            rem = c0 | c1 | c2 | c3
+            k1 = (c1 | c3) | ((c2 | c3) << 28) | (place << 56) | ((hold + 1) << 58)
+            k2 = (rem | (leader << 28) | (ps << 30) | (pm0 << 36) | (pm1 << 39) | (s0 << 42)
+                  | (m0 << 48) | (s1 << 51) | (m1 << 57))
+            k3 = (bstr + 1) | (bplace << 4) | (ts << 6) | (tm0 << 12) | (tm1 << 16)
+            hsh = k1 * 6364136223846793005 + k2 * 1442695040888963407 + k3 * 2862933555777941757
+            tti = (hsh >> 17) & (n_tt - 1)
+            meta = T[tti, 4]
+            T[n_tt, 2] += 1
+            if (meta >> 10) == gen and T[tti, 0] == k1 and T[tti, 1] == k2 and T[tti, 2] == k3:
+                tmove = ((meta >> 2) & 255) - 1
+                v = T[tti, 3]
+                f = meta & 3
+                if f == 0:
+                    val = v
+                    have_val = True
+                elif f == 1:
+                    if v >= beta:
+                        val = v
+                        have_val = True
+                    elif v > alpha:
+                        alpha = v
+                else:
+                    if v <= alpha:
+                        val = v
+                        have_val = True
+                    elif v < beta:
+                        beta = v
+            a0 = alpha
+            b0 = beta
         if not have_val:
             sp += 1
             nodes += 1
@@ -304,7 +310,7 @@ def search(h0, h1, h2, h3, leader, place, hold, bstr, bplace, ts, tm0, tm1, ps, 
             F[sp, _BETA] = beta
             if hold >= 0:
                 F[sp, _BEST] = -1000000 if (hold & 1) == 0 else 1000000
-                F[sp, _STAGE] = 4
+                F[sp, _STAGE] = 4 if tmove < 0 else -1
             else:
                 F[sp, _BEST] = -1000000 if (((leader + place) & 3) & 1) == 0 else 1000000
                 F[sp, _STAGE] = 0 if tmove < 0 else -1
@@ -316,6 +322,7 @@ def search(h0, h1, h2, h3, leader, place, hold, bstr, bplace, ts, tm0, tm1, ps, 
             F[sp, _B0] = b0
             F[sp, _K1] = k1
             F[sp, _K2] = k2
+            F[sp, _K3] = k3
         # ---- back up values and pick the next child ------------------------------------
         while True:
             if have_val:
@@ -343,7 +350,7 @@ def search(h0, h1, h2, h3, leader, place, hold, bstr, bplace, ts, tm0, tm1, ps, 
             found = False
             cplace = F[sp, _PLACE]
             c = (F[sp, _LEADER] + cplace) & 3
-            off = 14 * _SEAT_CULT[var, c]
+            off = 14 * _SEAT_CULT[vv, c]
             cmask = 16383 << off
             x = -1
             rh = -1
@@ -351,12 +358,15 @@ def search(h0, h1, h2, h3, leader, place, hold, bstr, bplace, ts, tm0, tm1, ps, 
             first = F[sp, _FIRST]
             code = -1
             while stage < _END and not found:
-                if stage == -1:  # the table's best move for this trick start, first
-                    stage = 0
+                if stage == -1:  # the table's best move for this node, first
+                    stage = 4 if F[sp, _HOLD] >= 0 else 0
                     code = first
                     st = code >> 4
                     if st < 2:
                         rh = c ^ 1 if st == 0 else c ^ 3
+                    elif st == 4:
+                        h = F[sp, _HOLD]
+                        x = _HOLD_ORDER[off + (code & 15)]
                     else:
                         h = c if st == 2 else c ^ 2
                         x = _OWN_ORDER[off + (code & 15)]
@@ -437,8 +447,8 @@ def search(h0, h1, h2, h3, leader, place, hold, bstr, bplace, ts, tm0, tm1, ps, 
                     bstr = F[sp, _BSTR]
                     bplace = F[sp, _BPLACE]
                 ts = F[sp, _TS] + _SOUL[x]
-                tm0 = F[sp, _TM0] + _MULT[var, 0, x]
-                tm1 = F[sp, _TM1] + _MULT[var, 1, x]
+                tm0 = F[sp, _TM0] + _MULT[vv, 0, x]
+                tm1 = F[sp, _TM1] + _MULT[vv, 1, x]
             F[sp, _STAGE] = stage
             if found:
                 leader = F[sp, _LEADER]
@@ -459,21 +469,22 @@ def search(h0, h1, h2, h3, leader, place, hold, bstr, bplace, ts, tm0, tm1, ps, 
             if t >= 0:
                 T[t, 0] = F[sp, _K1]
                 T[t, 1] = F[sp, _K2]
-                T[t, 2] = val
+                T[t, 2] = F[sp, _K3]
+                T[t, 3] = val
                 meta = ((F[sp, _BCODE] + 1) << 2) | (gen << 10)
                 if val <= F[sp, _A0]:
-                    T[t, 3] = 2 | meta
+                    T[t, 4] = 2 | meta
                 elif val >= F[sp, _B0]:
-                    T[t, 3] = 1 | meta
+                    T[t, 4] = 1 | meta
                 else:
-                    T[t, 3] = meta
+                    T[t, 4] = meta
             sp -= 1
             have_val = True
 
 
 def new_table() -> np.ndarray:
     """A zeroed table: ``2**TT_BITS`` rows of 4 int64, plus the node-counter row."""
-    return np.zeros(((1 << TT_BITS) + 1, 4), dtype=np.int64)
+    return np.zeros(((1 << TT_BITS) + 1, 5), dtype=np.int64)
 
 
 _TABLE: np.ndarray | None = None
