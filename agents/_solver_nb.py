@@ -58,6 +58,16 @@ for _c in (0, 1):
     for _b in range(8):
         _pos = [k for k in range(14) if STRENGTH[_OWN_ORDER[14 * _c + k]] > _b]
         _OWN_BEAT[14 * _c + _b] = _pos[0] if _pos else 0
+_RANK_OWN = np.zeros(2 << 14, dtype=np.int64)
+"""[cult << 14 | half mask]: bit k set when the card at position k of the own order is in
+the half mask (so set bits are visited in that order)."""
+_RANK_HOLD = np.zeros(2 << 14, dtype=np.int64)
+"""The same for the holder order."""
+_m = np.arange(1 << 14, dtype=np.int64)
+for _c in (0, 1):
+    for _k in range(14):
+        _RANK_OWN[_c << 14:(_c + 1) << 14] |= ((_m >> (int(_OWN_ORDER[14 * _c + _k]) - 14 * _c)) & 1) << _k
+        _RANK_HOLD[_c << 14:(_c + 1) << 14] |= ((_m >> (int(_HOLD_ORDER[14 * _c + _k]) - 14 * _c)) & 1) << _k
 _HSOULS = np.array([sum(SOULS[b] for b in range(14) if m >> b & 1) for m in range(1 << 14)], dtype=np.int64)
 _LOWBIT = np.array([(m & -m).bit_length() - 1 for m in range(1 << 14)], dtype=np.int64)
 """Index of the lowest set bit of a 14-bit mask (-1 for 0)."""
@@ -316,7 +326,7 @@ def search(h0, h1, h2, h3, leader, place, hold, bstr, bplace, ts, tm0, tm1, ps, 
                 F[sp, _STAGE] = 0 if tmove < 0 else -1
             F[sp, _FIRST] = tmove
             F[sp, _BCODE] = -1
-            F[sp, _I] = 0
+            F[sp, _I] = -1
             F[sp, _TTI] = tti
             F[sp, _A0] = a0
             F[sp, _B0] = b0
@@ -390,28 +400,34 @@ def search(h0, h1, h2, h3, leader, place, hold, bstr, bplace, ts, tm0, tm1, ps, 
                     else:
                         h = F[sp, _HOLD]
                         order_own = False
-                    hand = F[sp, h]
-                    i = F[sp, _I]
+                    rm = F[sp, _I]  # positions (rotated by start) of the cards still to try
                     start = 0
-                    b = F[sp, _BSTR]
-                    if order_own and b >= 0 and ((F[sp, _LEADER] + F[sp, _BPLACE]) & 1) != (c & 1):
-                        start = _OWN_BEAT[off + b]  # the other side is winning: cheapest winner first
-                    while i < 14:
-                        k = start + i
+                    if order_own:
+                        b = F[sp, _BSTR]
+                        if b >= 0 and ((F[sp, _LEADER] + F[sp, _BPLACE]) & 1) != (c & 1):
+                            start = _OWN_BEAT[off + b]  # the other side is winning: cheapest winner first
+                    if rm < 0:
+                        hm = (F[sp, h] >> off) & 16383
+                        if order_own:
+                            rm = _RANK_OWN[(off // 14 << 14) | hm]
+                            if start:
+                                rm = ((rm >> start) | (rm << (14 - start))) & 16383
+                        else:
+                            rm = _RANK_HOLD[(off // 14 << 14) | hm]
+                    while rm:
+                        k = _LOWBIT[rm] + start
+                        rm &= rm - 1
                         if k >= 14:
                             k -= 14
-                        y = _OWN_ORDER[off + k] if order_own else _HOLD_ORDER[off + k]
-                        i += 1
-                        if (hand >> y) & 1:
-                            code = (stage << 4) | k
-                            if code != first:
-                                found = True
-                                x = y
-                                break
+                        code = (stage << 4) | k
+                        if code != first:
+                            found = True
+                            x = _OWN_ORDER[off + k] if order_own else _HOLD_ORDER[off + k]
+                            break
                     if found:
-                        F[sp, _I] = i
+                        F[sp, _I] = rm
                     else:
-                        F[sp, _I] = 0
+                        F[sp, _I] = -1
                         stage = _END if stage == 3 or stage == 4 else stage + 1
             if rh >= 0:
                 m = (F[sp, rh] >> off) & 16383
