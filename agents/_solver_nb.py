@@ -257,7 +257,6 @@ def search(h0, h1, h2, h3, leader, place, hold, bstr, bplace, ts, tm0, tm1, ps, 
                         have_val = True
                     elif left == 1:
                         nodes += 1
-                        T[n_tt, 1] += 1
                         val = _last_trick(c0, c1, c2, c3, leader, ps, pm0, pm1, s0, m0, s1, m1, vv)
                         have_val = True
         if not have_val and left >= 2 and place == 0:
@@ -271,7 +270,6 @@ def search(h0, h1, h2, h3, leader, place, hold, bstr, bplace, ts, tm0, tm1, ps, 
             hsh = k1 * 6364136223846793005 + k2 * 1442695040888963407 + k3 * 2862933555777941757
             tti = (hsh >> 17) & (n_tt - 1)
             meta = T[tti, 4]
-            T[n_tt, 2] += 1
             if (meta >> 10) == gen and T[tti, 0] == k1 and T[tti, 1] == k2 and T[tti, 2] == k3:
                 tmove = ((meta >> 2) & 255) - 1
                 v = T[tti, 3]

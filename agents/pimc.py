@@ -15,7 +15,7 @@ A world's value is the deciding side's final deal score minus the other side's (
 points, R5). The action with the best mean over the worlds is played (ties to the lowest
 action id). The same worlds are used for every action (common random numbers).
 
-Spec: ``pimc:worlds=32,solver_tricks=2,rollouts=1,rollout=heuristic,epsilon=0,backend=python``.
+Spec: ``pimc:worlds=32,solver_tricks=2,rollouts=1,rollout=heuristic,epsilon=0,backend=auto``.
 The default ``solver_tricks=2`` comes from measurement (``benchmarks/agent_speed.py``,
 one idle core): the solver values all actions of a 2-trick endgame in about 0.5 ms, so
 32 worlds cost little; with ``solver_tricks=3`` a decision with 3 tricks left takes
@@ -82,9 +82,9 @@ class PIMCAgent:
         rollouts: playouts per world and action when the solver is not used (>= 1).
         rollout: ``"heuristic"`` or ``"random"`` playout policy.
         epsilon: random-action chance inside heuristic playouts (0..1).
-        backend: solver backend, ``"python"`` or ``"numba"`` (compiles for about a minute
-            once per process, then solves about 20x faster: worth it with
-            ``solver_tricks=3`` over many decisions).
+        backend: solver backend: ``"auto"`` (numba when installed, else Python),
+            ``"python"`` or ``"numba"`` (see :class:`agents.solver.Solver`; the same
+            values, so the same decisions, only faster).
 
     Raises:
         ValueError: on a bad option value (names it and the allowed values).
@@ -95,14 +95,14 @@ class PIMCAgent:
     play many deals at once (``experiments.common.play_lockstep``)."""
 
     def __init__(self, worlds: int = 32, solver_tricks: int = 2, rollouts: int = 1,
-                 rollout: str = "heuristic", epsilon: float = 0.0, backend: str = "python"):
+                 rollout: str = "heuristic", epsilon: float = 0.0, backend: str = "auto"):
         _positive_int("worlds", worlds)
         _positive_int("rollouts", rollouts)
         if isinstance(solver_tricks, bool) or not isinstance(solver_tricks, int) or not 0 <= solver_tricks <= 7:
             raise ValueError(f"solver_tricks must be an int in 0..7, got {solver_tricks!r}")
         _check_rollout_options(rollout, epsilon)
-        if backend not in ("python", "numba"):
-            raise ValueError(f"backend must be 'python' or 'numba', got {backend!r}")
+        if backend not in ("auto", "python", "numba"):
+            raise ValueError(f"backend must be 'auto', 'python' or 'numba', got {backend!r}")
         self.backend = backend
         self.worlds = worlds
         self.solver_tricks = solver_tricks

@@ -100,9 +100,12 @@ class Solver:
 
     Args:
         num_players: 3 or 4 (the seat cults differ, R2.1 / R7.1).
+        backend: ``"auto"`` (``"numba"`` when numba is installed, else ``"python"``),
+            ``"python"`` or ``"numba"``. Both give the same values.
 
     Raises:
-        ValueError: if ``num_players`` is not 3 or 4.
+        ValueError: if ``num_players`` is not 3 or 4, ``backend`` is not one of those
+            names, or ``"numba"`` is asked for without numba installed.
     """
 
     def __init__(self, num_players: int = 4, backend: str = "auto"):
@@ -111,9 +114,10 @@ class Solver:
         if backend not in ("auto", "python", "numba"):
             raise ValueError(f"backend must be 'auto', 'python' or 'numba', got {backend!r}")
         if backend == "numba" and not HAVE_NUMBA:
-            raise ValueError("backend 'numba' needs the numba package; install it or use backend='python'")
+            raise ValueError("backend 'numba' needs the numba package (pip install 'twilight-env[fast]'); "
+                             "install it or use backend='python'")
         if backend == "auto":
-            backend = "python"
+            backend = "numba" if HAVE_NUMBA else "python"
         self.backend = backend
         self.num_players = num_players
         self.seat_cult = (0, 1, 0, 1) if num_players == 4 else (1, 0, 1, 0)
@@ -148,10 +152,9 @@ class Solver:
             args = (hands[0], hands[1], hands[2], hands[3], leader, place, hold, bstr, bplace, ts, tm0, tm1,
                     ps, pm0, pm1, s0, m0, s1, m1, left)
             if alpha <= -INF and beta >= INF:
-                # MTD(f) (Plaat et al. 1996): null-window searches from the guess 0 until
-                # the bounds meet; the table carries the bounds between passes
-                import os
-                mode = os.environ.get("SM", "bisect")
+                # null-window searches (MTD, Plaat et al. 1996) that step the test value
+                # out from 1 by doubling steps, then bisect the bracket until the bounds
+                # meet; the table carries the bounds between passes
                 lo, hi, b, step = -INF, INF, 1, 8
                 while True:
                     g = int(self._nb(*args, b - 1, b, self._var, self._gen, tt))
@@ -161,9 +164,7 @@ class Solver:
                         lo = g
                     if lo >= hi:
                         break
-                    if mode == "mtdf":
-                        b = g + 1 if g == lo else g
-                    elif hi >= INF:
+                    if hi >= INF:
                         b = lo + step
                         step *= 2
                     elif lo <= -INF:
