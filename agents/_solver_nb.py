@@ -326,11 +326,12 @@ def search(h0, h1, h2, h3, leader, place, hold, bstr, bplace, ts, tm0, tm1, ps, 
             F[sp, _BCODE] = -1
             F[sp, _I] = -1
             F[sp, _TTI] = tti
-            F[sp, _A0] = a0
-            F[sp, _B0] = b0
-            F[sp, _K1] = k1
-            F[sp, _K2] = k2
-            F[sp, _K3] = k3
+            if tti >= 0:
+                F[sp, _A0] = a0
+                F[sp, _B0] = b0
+                F[sp, _K1] = k1
+                F[sp, _K2] = k2
+                F[sp, _K3] = k3
         # ---- back up values and pick the next child ------------------------------------
         while True:
             if have_val:
@@ -498,7 +499,9 @@ def search(h0, h1, h2, h3, leader, place, hold, bstr, bplace, ts, tm0, tm1, ps, 
 
 def new_table() -> np.ndarray:
     """A zeroed table: ``2**TT_BITS`` rows of 4 int64, plus the node-counter row."""
-    return np.zeros(((1 << TT_BITS) + 1, 5), dtype=np.int64)
+    table = np.empty(((1 << TT_BITS) + 1, 5), dtype=np.int64)
+    table.fill(0)  # touch every page now rather than inside the first searches
+    return table
 
 
 _TABLE: np.ndarray | None = None

@@ -2,10 +2,11 @@
 
 Prints, next to each target, the measured figure and the ratio measured / target:
 
-- solver: median milliseconds to solve (exact value, :func:`agents.solver.solve`)
-  random positions with 1, 2, 3 and 4 tricks left (target: <= 10 ms median for any
-  position with <= 4 tricks left), and the median of ``action_values`` at 2 tricks (what
-  ``pimc`` calls per world);
+- solver: median (and 90th percentile) milliseconds to solve (exact value,
+  :meth:`agents.solver.Solver.solve`) random positions with 1, 2, 3 and 4 tricks left
+  (target: <= 10 ms median for any position with <= 4 tricks left) with the default
+  backend (numba when installed), and the median of ``action_values`` at 2 tricks (what
+  ``pimc`` calls per world); ``--python`` adds the pure-Python backend;
 - ``pimc:worlds=32``: seconds per decision mid-deal (tricks 2-4; target <= 0.5 s);
 - ``heuristic``: microseconds per decision (target: well under 50 µs), from an
   information set and from an engine state (the rollout entry point);
@@ -15,8 +16,8 @@ Positions come from random deals played forward with random legal actions, so th
 reproducible with ``--seed``. Usage::
 
     python benchmarks/agent_speed.py            # full run (a few minutes)
-    python benchmarks/agent_speed.py --quick    # fewer positions, 3 four-trick solves
-    python benchmarks/agent_speed.py --numba    # also the solver's compiled backend
+    python benchmarks/agent_speed.py --quick    # fewer positions
+    python benchmarks/agent_speed.py --python   # also the solver's pure-Python backend
     python benchmarks/agent_speed.py --duplicate heuristic random --deals 300 --players 4
 
 ``--duplicate A B`` plays a quick duplicate strength check instead (each deal twice,
@@ -40,7 +41,7 @@ from twilight_env.engine import State  # noqa: E402
 from twilight_env.infoset import InfoSet  # noqa: E402
 from agents.base import make_agent  # noqa: E402
 from agents.heuristic import decide_infoset, decide_state  # noqa: E402
-from agents.solver import Solver  # noqa: E402
+from agents.solver import HAVE_NUMBA, Solver  # noqa: E402
 
 
 def position(rng: np.random.Generator, num_players: int, tricks_left: int, extra: int = 0) -> State:
@@ -67,11 +68,11 @@ def row(label: str, value: float, unit: str, target: float | None) -> None:
         print(f"{label:<56} {value:>10.3f} {unit:<4} {target:>10.3f} {value / target:>8.2f}")
 
 
-def bench_solver(rng, counts: dict[int, int], backend: str = "python") -> None:
+def bench_solver(rng, counts: dict[int, int], backend: str) -> None:
     if backend == "numba":
         t = time.perf_counter()
         Solver(4, "numba")
-        row("solver numba backend: compile", time.perf_counter() - t, "s", None)
+        row("solver numba backend: load (compiles on a machine's first run)", time.perf_counter() - t, "s", None)
     for left, n in counts.items():
         times = []
         for i in range(n):
@@ -83,17 +84,17 @@ def bench_solver(rng, counts: dict[int, int], backend: str = "python") -> None:
             times.append(time.perf_counter() - t)
         row(f"solver ({backend}) solve, {left} trick(s) left, median (n={n})", 1e3 * statistics.median(times),
             "ms", 10.0)
-    if backend != "python":
-        return
+        row(f"solver ({backend}) solve, {left} trick(s) left, 90th percentile", 1e3 * float(np.quantile(times, 0.9)),
+            "ms", None)
     times = []
     for i in range(40):
         num_players = 4 if i % 2 == 0 else 3
         st = position(rng, num_players, 2, int(rng.integers(0, 4)))
-        solver = Solver(num_players)
+        solver = Solver(num_players, backend)
         t = time.perf_counter()
         solver.action_values(st)
         times.append(time.perf_counter() - t)
-    row("solver action_values, 2 tricks left, median (n=40)", 1e3 * statistics.median(times), "ms", None)
+    row(f"solver ({backend}) action_values, 2 tricks left, median (n=40)", 1e3 * statistics.median(times), "ms", None)
 
 
 def bench_search_agent(rng, spec: str, n: int, target: float | None, label: str) -> None:
@@ -158,8 +159,8 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--quick", action="store_true", help="fewer positions; 4-trick solves n=3")
-    p.add_argument("--numba", action="store_true",
-                   help="also time the solver's numba backend (compiles for about a minute first)")
+    p.add_argument("--python", action="store_true",
+                   help="also time the solver's pure-Python backend (the 4-trick solves take seconds)")
     p.add_argument("--duplicate", nargs=2, metavar=("SPEC_A", "SPEC_B"),
                    help="instead of timing, play SPEC_A against SPEC_B in duplicate deals")
     p.add_argument("--deals", type=int, default=100, help="deals for --duplicate (each played twice)")
@@ -173,10 +174,14 @@ def main(argv=None) -> int:
     rng = np.random.default_rng(args.seed)
     print(f"{'measure':<56} {'measured':>10} {'unit':<4} {'target':>10} {'ratio':>8}")
     bench_heuristic(rng, 400 if args.quick else 2000)
-    counts = {1: 40, 2: 40, 3: 10, 4: 3} if args.quick else {1: 100, 2: 100, 3: 30, 4: 9}
-    bench_solver(rng, counts)
-    if args.numba:
+    if HAVE_NUMBA:
+        counts = {1: 40, 2: 40, 3: 20, 4: 15} if args.quick else {1: 100, 2: 100, 3: 60, 4: 60}
         bench_solver(np.random.default_rng(args.seed), counts, "numba")
+    else:
+        print("(numba is not installed: pip install 'twilight-env[fast]' for the compiled solver)")
+    if args.python or not HAVE_NUMBA:
+        counts = {1: 40, 2: 40, 3: 10, 4: 3} if args.quick else {1: 100, 2: 100, 3: 30, 4: 9}
+        bench_solver(np.random.default_rng(args.seed), counts, "python")
     bench_search_agent(rng, "pimc:worlds=32", 6 if args.quick else 20, 0.5, "pimc:worlds=32 per decision, tricks 2-4")
     bench_search_agent(rng, "ismcts", 3 if args.quick else 8, None, "ismcts (1000 iterations) per decision")
     return 0
