@@ -31,14 +31,13 @@ sides) holding lower/upper bounds, and an exact bound cut-off: side 0 cannot end
 below the mirror bound. None of these change the minimax value (tested against a plain
 minimax without pruning or table in ``tests/agents/test_solver.py``).
 
-Backends: the default is pure Python (``Solver(backend="python")``). An optional
-compiled backend (``backend="numba"``) runs the same search on int64 values with the
-table in fixed arrays; it needs numba, compiles once per process (about a minute of
-CPU, since numba cannot cache recursive functions) and then searches about 10-20 times
-faster. Speed (``benchmarks/agent_speed.py``, medians on one idle core): the Python
-search solves 2 tricks left in about 0.2 ms, 3 tricks in about 15 ms and 4 tricks in
-about 2 s (1-3 million nodes: alpha-beta is close to its minimal tree there); the 10 ms
-target for 4 tricks is not met by either backend.
+Backends: ``Solver(backend="auto")``, the default, is the compiled ``"numba"`` backend
+(:mod:`agents._solver_nb`) when numba is installed (``pip install 'twilight-env[fast]'``;
+the ``test`` extra installs it too) and the pure-Python search otherwise. Both return the
+same values. Speed (``python benchmarks/agent_speed.py``, medians over random positions
+on one core of the 2-core development machine): numba solves 4 tricks left in 7-9 ms
+(n=60, three runs), 3 tricks in 0.15-0.23 ms; the Python search needs about 23 ms for 3
+tricks and 2.4 s for 4 (1-3 million nodes).
 """
 
 from __future__ import annotations
