@@ -15,6 +15,7 @@ depend on the number of worker processes nor on how much randomness other agents
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import time
@@ -193,23 +194,28 @@ def check_workers(workers: int) -> int:
     return workers
 
 
-def run_tasks(fn: Callable, tasks: Sequence, workers: int, desc: str = "", progress: bool = True) -> list:
+def run_tasks(fn: Callable, tasks: Sequence, workers: int, desc: str = "", progress: bool = True,
+              on_result: Callable | None = None, done: int = 0) -> list:
     """``[fn(t) for t in tasks]``, in worker processes when ``workers > 1``, with a progress bar.
 
     Results come back in task order whatever the number of workers. ``fn`` must be a
-    module-level function (it is pickled to the workers).
+    module-level function (it is pickled to the workers). ``on_result(r)``, when given, is
+    called in this process with each result as it arrives (e.g. to checkpoint), and
+    ``done`` tasks finished earlier are counted in the bar's total.
     """
     from tqdm import tqdm
 
     tqdm.monitor_interval = 0  # no monitor thread: worker processes are forked after this
     # disable=None: no bar when stderr is not a terminal (logs, CI), so output stays readable
-    bar = tqdm(total=len(tasks), desc=desc, unit="deal", disable=None if progress else True, leave=False,
-               mininterval=0.5)
+    bar = tqdm(total=len(tasks) + done, initial=done, desc=desc, unit="deal", disable=None if progress else True,
+               leave=False, mininterval=0.5)
     try:
         if workers <= 1 or len(tasks) <= 1:
             out = []
             for t in tasks:
                 out.append(fn(t))
+                if on_result is not None:
+                    on_result(out[-1])
                 bar.update(1)
             return out
         from concurrent.futures import ProcessPoolExecutor
@@ -219,6 +225,8 @@ def run_tasks(fn: Callable, tasks: Sequence, workers: int, desc: str = "", progr
         with ProcessPoolExecutor(max_workers=min(workers, len(tasks))) as pool:
             for r in pool.map(fn, tasks, chunksize=chunk):
                 out.append(r)
+                if on_result is not None:
+                    on_result(r)
                 bar.update(1)
         return out
     finally:
@@ -318,6 +326,17 @@ def out_dir(out: str | None, exp: str, seed: int) -> str:
     path = out or os.path.join("out", f"{exp}__{seed}__{int(time.time())}")
     os.makedirs(path, exist_ok=True)
     return path
+
+
+def write_json_atomic(path: str, obj) -> None:
+    """Write ``obj`` as JSON to a temporary file beside ``path``, then ``os.replace`` it
+    onto ``path``: a reader (or a crash) sees the old file or the new one, never half."""
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "w") as f:
+        json.dump(obj, f)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
 
 
 def git_hash() -> str | None:

@@ -44,6 +44,12 @@ Figures (deal points, R5; 95% intervals)
 Output folder (default ``out/edge__{seed}__{unixtime}``): ``edge.md`` (markdown table),
 ``edge.json`` (all figures, N, seed, specs, run time, per-deal points by play),
 ``edge.png`` (per-deal Moon − Sun distribution, mean ± CI per configuration).
+
+Long runs: the folder is made first and, while deals are played, holds
+``edge.checkpoint.json`` (the settings, the deals and every finished deal's points,
+rewritten atomically every 20 s and on Ctrl-C). ``twilight edge --resume FOLDER`` plays
+only the missing deals and writes the same figures an uninterrupted run would; the
+checkpoint is removed when the run finishes.
 """
 
 from __future__ import annotations
@@ -52,6 +58,7 @@ import argparse
 import json
 import math
 import os
+import sys
 import time
 import zlib
 
@@ -60,7 +67,7 @@ import numpy as np
 from twilight_env.engine import State
 
 from .common import (check_specs, check_workers, default_workers, fmt_ci, git_hash, markdown_table, mean_ci,
-                     out_dir, play_seeded, run_tasks, text_table, wilson_ci)
+                     out_dir, play_seeded, run_tasks, text_table, wilson_ci, write_json_atomic)
 from .dealsets import deal_set
 
 DEFAULT_DEALS = 8000
@@ -82,7 +89,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help=f"agent specs; each plays all three chairs (default {DEFAULT_SPEC} unless --solo/--sun)")
     p.add_argument("--deals", type=int, default=None,
                    help=f"number of deals N, each played 3 times (default {DEFAULT_DEALS}, or all of --deals-file)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the deals, agents and bootstrap (default 0)")
+    p.add_argument("--seed", type=int, default=None, help="seed of the deals, agents and bootstrap (default 0)")
     p.add_argument("--workers", type=int, default=default_workers(),
                    help="worker processes (default: os.cpu_count(); 1 runs in this process)")
     p.add_argument("--out", default=None, help="output folder (default out/edge__{seed}__{unixtime})")
@@ -90,11 +97,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sun", default=None, metavar="SPEC", help="mixed strengths: the Sun seats' agent (1 and 3)")
     p.add_argument("--deals-file", default=None, help="play the deals of this 3-player JSON deal file")
     p.add_argument("--save-deals", default=None, help="write the deals used to this JSON deal file")
-    p.add_argument("--target", type=int, default=1000, help="match target for the simulations (R6.1, default 1000)")
-    p.add_argument("--boot", type=int, default=200, help="bootstrap resamples of the deal set (default 200)")
-    p.add_argument("--matches", type=int, default=1000,
+    p.add_argument("--target", type=int, default=None, help="match target for the simulations (R6.1, default 1000)")
+    p.add_argument("--boot", type=int, default=None, help="bootstrap resamples of the deal set (default 200)")
+    p.add_argument("--matches", type=int, default=None,
                    help="simulated matches per bootstrap resample (default 1000)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--resume", default=None, metavar="FOLDER",
+                   help="finish an interrupted run from the checkpoint in its output folder (its settings are "
+                        "kept; only --workers and --quiet may be given with it)")
 
 
 # ---------------------------------------------------------------------------------
@@ -121,18 +131,126 @@ def _play_edge_deal(task) -> tuple[int, list[int], list[int]]:
 
 
 def play_config(deals, solo: str, sun: str, seed: int, config: int, workers: int,
-                progress: bool = True) -> tuple[np.ndarray, np.ndarray]:
+                progress: bool = True, done: dict | None = None,
+                on_result=None) -> tuple[np.ndarray, np.ndarray]:
     """Play every deal three times (one per solo hand) with the given agents.
+
+    Args:
+        done: ``{deal index: (moon points, sun points)}`` of deals already played (from a
+            checkpoint); they are not played again. Each deal's plays are seeded by
+            (seed, deal index, config), so the result equals an uninterrupted run.
+        on_result: called with ``(deal index, moon points, sun points)`` of each deal
+            as it finishes.
 
     Returns:
         ``(moon, sun)``: int arrays of shape ``(N, 3)``, deal points ``[deal, play r]``.
     """
-    tasks = [(d, deals[d], solo, sun, seed, config) for d in range(len(deals))]
+    done = dict(done or {})
+    tasks = [(d, deals[d], solo, sun, seed, config) for d in range(len(deals)) if d not in done]
     label = solo if solo == sun else f"{solo} vs {sun}"
-    res = run_tasks(_play_edge_deal, tasks, workers, desc=f"edge {label}", progress=progress)
-    res.sort(key=lambda r: r[0])
-    return (np.array([r[1] for r in res], dtype=np.int64).reshape(-1, 3),
-            np.array([r[2] for r in res], dtype=np.int64).reshape(-1, 3))
+    res = run_tasks(_play_edge_deal, tasks, workers, desc=f"edge {label}", progress=progress,
+                    on_result=on_result, done=len(deals) - len(tasks))
+    for d, m, u in res:
+        done[d] = (m, u)
+    order = range(len(deals))
+    return (np.array([done[d][0] for d in order], dtype=np.int64).reshape(-1, 3),
+            np.array([done[d][1] for d in order], dtype=np.int64).reshape(-1, 3))
+
+
+# ---------------------------------------------------------------------------------
+# checkpoints
+# ---------------------------------------------------------------------------------
+
+CHECKPOINT = "edge.checkpoint.json"
+"""File name of a run's checkpoint in its output folder (removed when the run finishes)."""
+CHECKPOINT_KIND = "twilight-edge-checkpoint"
+CHECKPOINT_EVERY_S = 20.0
+"""Seconds between checkpoint writes while deals finish (and one at the end or on Ctrl-C)."""
+
+
+class Checkpoint:
+    """The finished deals of an ``edge`` run, written atomically to ``FOLDER/edge.checkpoint.json``.
+
+    The file holds the settings (configurations, seed, deals, match options), the deals
+    themselves and, per configuration key, each finished deal's Moon and Sun points by
+    play. ``twilight edge --resume FOLDER`` plays only the missing deals; since every
+    deal is seeded by (seed, deal index, configuration), the final figures equal those of
+    an uninterrupted run.
+    """
+
+    def __init__(self, folder: str, settings: dict, deals, done: dict | None = None, elapsed: float = 0.0):
+        self.path = os.path.join(folder, CHECKPOINT)
+        self.settings = settings
+        self.deals = deals
+        self.done: dict[str, dict[int, tuple[list[int], list[int]]]] = done or {}
+        self.elapsed = elapsed
+        self._since = time.time()
+        self._last_write = 0.0
+
+    def record(self, key: int, deal_index: int, moon: list[int], sun: list[int]) -> None:
+        self.done.setdefault(str(key), {})[int(deal_index)] = (list(moon), list(sun))
+        if time.time() - self._last_write >= CHECKPOINT_EVERY_S:
+            self.write()
+
+    def finished(self, key: int) -> dict:
+        return self.done.get(str(key), {})
+
+    def write(self) -> None:
+        now = time.time()
+        doc = {"kind": CHECKPOINT_KIND, "version": 1, "settings": self.settings, "deals": self.deals,
+               "elapsed_seconds": self.elapsed + now - self._since,
+               "done": {k: {str(d): [m, u] for d, (m, u) in v.items()} for k, v in self.done.items()}}
+        write_json_atomic(self.path, doc)
+        self._last_write = now
+
+    def total_seconds(self) -> float:
+        return self.elapsed + time.time() - self._since
+
+    def remove(self) -> None:
+        if os.path.exists(self.path):
+            os.remove(self.path)
+
+    @classmethod
+    def load(cls, folder: str) -> "Checkpoint":
+        """Read ``FOLDER/edge.checkpoint.json``.
+
+        Raises:
+            ValueError: no such file, unreadable JSON, or not an edge checkpoint of this
+                version (the message says which).
+        """
+        path = os.path.join(folder, CHECKPOINT)
+        if not os.path.isfile(path):
+            raise ValueError(f"no edge checkpoint in {folder!r} (expected {path}); a finished run removes it")
+        try:
+            with open(path) as f:
+                doc = json.load(f)
+        except (OSError, json.JSONDecodeError) as e:
+            raise ValueError(f"edge checkpoint {path!r} is not readable JSON: {e}") from None
+        if not isinstance(doc, dict) or doc.get("kind") != CHECKPOINT_KIND or doc.get("version") != 1:
+            raise ValueError(f"{path!r} is not a twilight edge checkpoint (version 1)")
+        try:
+            st = doc["settings"]
+            configs = [(str(a), str(b)) for a, b in st["configs"]]
+            for k in ("seed", "target", "boot", "matches"):
+                int(st[k])
+            deals = doc["deals"]
+            if not isinstance(deals, list) or len(deals) < 2:
+                raise ValueError("it holds fewer than 2 deals")
+            keys = {str(config_key(a, b)) for a, b in configs}
+            done = {}
+            for k, v in doc["done"].items():
+                if k not in keys:
+                    raise ValueError(f"results for an unknown configuration key {k}")
+                done[k] = {}
+                for d, (m, u) in v.items():
+                    if not 0 <= int(d) < len(deals) or len(m) != 3 or len(u) != 3:
+                        raise ValueError(f"a malformed result for deal {d}")
+                    done[k][int(d)] = ([int(x) for x in m], [int(x) for x in u])
+            elapsed = float(doc["elapsed_seconds"])
+        except (KeyError, TypeError, ValueError) as e:
+            raise ValueError(f"edge checkpoint {path!r} is malformed: {e}") from None
+        st["configs"] = [list(c) for c in configs]
+        return cls(folder, st, deals, done, elapsed)
 
 
 # ---------------------------------------------------------------------------------
@@ -419,8 +537,12 @@ def config_key(solo: str, sun: str) -> int:
 
 
 def study(configs: list[tuple[str, str]], deals, seed: int, workers: int, target: int = 1000,
-          boot: int = 200, matches: int = 1000, progress: bool = True) -> list[dict]:
+          boot: int = 200, matches: int = 1000, progress: bool = True,
+          checkpoint: Checkpoint | None = None) -> list[dict]:
     """Play and analyse every configuration; returns one result dict per configuration.
+
+    With a ``checkpoint``, deals it holds are not played again and each finished deal is
+    recorded in it (written every ``CHECKPOINT_EVERY_S`` seconds).
 
     Each dict: ``label``, ``solo_spec``, ``sun_spec``, ``deals`` (N), ``figures`` (deal
     figures plus ``"matches"``), ``answer`` (a sentence), ``moon_points`` and
@@ -430,7 +552,11 @@ def study(configs: list[tuple[str, str]], deals, seed: int, workers: int, target
     for solo, sun in configs:
         t0 = time.time()
         key = config_key(solo, sun)
-        moon, sunp = play_config(deals, solo, sun, seed, key, workers, progress)
+        done, record = None, None
+        if checkpoint is not None:
+            done = checkpoint.finished(key)
+            record = (lambda r, key=key: checkpoint.record(key, *r))
+        moon, sunp = play_config(deals, solo, sun, seed, key, workers, progress, done, record)
         secs = time.time() - t0
         fig = deal_figures(moon, sunp)
         fig["matches"] = match_figures(moon, sunp, seed, key, target, boot, matches)
@@ -466,38 +592,76 @@ def write_outputs(folder: str, doc: dict) -> dict[str, str]:
     return paths
 
 
-def run_study(specs: list[str] | None = None, deals: int | None = None, seed: int = 0, workers: int = 1,
+def run_study(specs: list[str] | None = None, deals: int | None = None, seed: int | None = None, workers: int = 1,
               out: str | None = None, solo: str | None = None, sun: str | None = None,
-              deals_file: str | None = None, save_deals: str | None = None, target: int = 1000,
-              boot: int = 200, matches: int = 1000, progress: bool = True, verbose: bool = True) -> str:
+              deals_file: str | None = None, save_deals: str | None = None, target: int | None = None,
+              boot: int | None = None, matches: int | None = None, progress: bool = True, verbose: bool = True,
+              resume: str | None = None) -> str:
     """Run the whole study (what ``twilight edge`` does) and return the output folder.
 
     Args: as the command-line options (module docstring); ``specs`` None or empty means
     the default agent unless ``solo``/``sun`` are given; ``deals`` None means
-    ``DEFAULT_DEALS`` or the whole deal file.
+    ``DEFAULT_DEALS`` or the whole deal file; ``seed``, ``target``, ``boot``,
+    ``matches`` None mean 0, 1000, 200, 1000. The output folder is made first and holds
+    a checkpoint (:class:`Checkpoint`) while deals are played; ``resume`` (a folder)
+    finishes such a run with the settings saved in it (only ``workers``, ``progress`` and
+    ``verbose`` may be given with it). Ctrl-C writes the checkpoint and says how to resume.
 
     Raises:
-        ValueError: bad agent spec (listing the valid agents), bad number, bad deal file.
+        ValueError: bad agent spec (listing the valid agents), bad number, bad deal file,
+            an unreadable or malformed checkpoint, or settings given with ``resume``.
     """
     t0 = time.time()
-    configs = configurations(list(specs or []), solo, sun)
-    check_specs(sorted({s for c in configs for s in c}))
     workers = check_workers(workers)
-    n = deals
-    if n is None and not deals_file:
-        n = DEFAULT_DEALS
-    if n is not None and n < 2:
-        raise ValueError(f"--deals must be at least 2 (intervals need two deals), got {n}")
-    for name, v in (("target", target), ("boot", boot), ("matches", matches)):
-        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise ValueError(f"--{name} must be a positive integer, got {v!r}")
-    deal_list, meta = deal_set(n, seed, 3, deals_file, save_deals)
-    results = study(configs, deal_list, seed, workers, target, boot, matches, progress=progress)
-    folder = out_dir(out, "edge", seed)
+    if resume is not None:
+        given = [name for name, v in (("specs", specs), ("--deals", deals), ("--seed", seed), ("--out", out),
+                                      ("--solo", solo), ("--sun", sun), ("--deals-file", deals_file),
+                                      ("--save-deals", save_deals), ("--target", target), ("--boot", boot),
+                                      ("--matches", matches)) if v not in (None, [])]
+        if given:
+            raise ValueError(f"--resume keeps the settings saved in the checkpoint; do not give {', '.join(given)} "
+                             "with it (only --workers and --quiet)")
+        ckpt = Checkpoint.load(resume)
+        st = ckpt.settings
+        configs = [tuple(c) for c in st["configs"]]
+        check_specs(sorted({x for c in configs for x in c}))
+        seed, target, boot, matches = int(st["seed"]), int(st["target"]), int(st["boot"]), int(st["matches"])
+        deal_list, meta, folder = ckpt.deals, st["deals_source"], resume
+    else:
+        seed = 0 if seed is None else seed
+        target = 1000 if target is None else target
+        boot = 200 if boot is None else boot
+        matches = 1000 if matches is None else matches
+        configs = configurations(list(specs or []), solo, sun)
+        check_specs(sorted({x for c in configs for x in c}))
+        n = deals
+        if n is None and not deals_file:
+            n = DEFAULT_DEALS
+        if n is not None and n < 2:
+            raise ValueError(f"--deals must be at least 2 (intervals need two deals), got {n}")
+        for name, v in (("target", target), ("boot", boot), ("matches", matches)):
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ValueError(f"--{name} must be a positive integer, got {v!r}")
+        deal_list, meta = deal_set(n, seed, 3, deals_file, save_deals)
+        folder = out_dir(out, "edge", seed)
+        settings = {"configs": [list(c) for c in configs], "seed": seed, "target": target, "boot": boot,
+                    "matches": matches, "deals_source": meta}
+        ckpt = Checkpoint(folder, settings, [[list(h) for h in d] for d in deal_list])
+    try:
+        results = study(configs, deal_list, seed, workers, target, boot, matches, progress=progress,
+                        checkpoint=ckpt)
+    except KeyboardInterrupt:
+        ckpt.write()
+        n_done = sum(len(v) for v in ckpt.done.values())
+        print(f"\ninterrupted: {n_done} finished deal(s) saved in {ckpt.path}; "
+              f"continue with: twilight edge --resume {folder}", file=sys.stderr)
+        raise
     doc = {"seed": seed, "deals": len(deal_list), "deals_source": meta, "target": target,
            "configs": [{"solo": s, "sun": u} for s, u in configs], "workers": workers,
-           "git": git_hash(), "run_seconds": time.time() - t0, "results": results}
+           "git": git_hash(), "run_seconds": ckpt.elapsed + time.time() - t0,
+           "resumed": resume is not None, "results": results}
     paths = write_outputs(folder, doc)
+    ckpt.remove()
     if verbose:
         header, rows = table_rows(results)
         print(text_table(header, rows))
@@ -524,7 +688,10 @@ def load_result(folder: str) -> dict:
 
 
 def run(args) -> int:
-    run_study(args.specs, args.deals, args.seed, args.workers, args.out, args.solo, args.sun,
-              args.deals_file, args.save_deals, args.target, args.boot, args.matches,
-              progress=not args.quiet)
+    try:
+        run_study(args.specs, args.deals, args.seed, args.workers, args.out, args.solo, args.sun,
+                  args.deals_file, args.save_deals, args.target, args.boot, args.matches,
+                  progress=not args.quiet, resume=args.resume)
+    except KeyboardInterrupt:
+        return 130
     return 0

@@ -1,0 +1,96 @@
+"""``twilight edge`` checkpoints: an interrupted run resumes to the figures of an
+uninterrupted one, playing only the missing deals; bad checkpoints and conflicting
+options give clear errors."""
+
+import json
+import os
+
+import pytest
+
+import experiments.solo_edge as edge
+from twilight_env.cli import main
+
+SMALL = dict(boot=20, matches=50, workers=1, progress=False, verbose=False)
+
+
+def _points(folder):
+    doc = json.loads((folder / "edge.json").read_text())
+    return [(r["label"], r["moon_points"], r["sun_points"], r["figures"]) for r in doc["results"]]
+
+
+def _counting(monkeypatch, fail_at=None, exc=KeyboardInterrupt):
+    """Wrap the deal worker: count calls, raise ``exc`` on call number ``fail_at``."""
+    real = edge._play_edge_deal
+    calls = []
+
+    def worker(task):
+        calls.append(task[0])
+        if fail_at is not None and len(calls) == fail_at:
+            raise exc("stop here")
+        return real(task)
+
+    monkeypatch.setattr(edge, "_play_edge_deal", worker)
+    return calls
+
+
+@pytest.mark.parametrize("exc,every", [(KeyboardInterrupt, 1000.0), (RuntimeError, 0.0)])
+def test_interrupted_edge_resumes_to_the_uninterrupted_figures(tmp_path, monkeypatch, exc, every):
+    """Ctrl-C writes the checkpoint at once; after a crash (no final write) the periodic
+    writes are what is left. Either way the resumed run's figures are the same."""
+    a, b = tmp_path / "a", tmp_path / "b"
+    edge.run_study(["random", "heuristic"], deals=6, seed=3, out=str(a), **SMALL)
+    monkeypatch.setattr(edge, "CHECKPOINT_EVERY_S", every)
+    _counting(monkeypatch, fail_at=8, exc=exc)  # config 1 done (6 deals), config 2 has 1
+    with pytest.raises(exc):
+        edge.run_study(["random", "heuristic"], deals=6, seed=3, out=str(b), **SMALL)
+    assert not (b / "edge.json").exists()
+    saved = edge.Checkpoint.load(str(b))
+    assert sum(len(v) for v in saved.done.values()) == 7
+    monkeypatch.setattr(edge, "CHECKPOINT_EVERY_S", 20.0)
+    calls = _counting(monkeypatch)
+    edge.run_study(resume=str(b), workers=1, progress=False, verbose=False)
+    assert len(calls) == 12 - 7  # only the missing deals were played
+    assert _points(b) == _points(a)
+    assert json.loads((b / "edge.json").read_text())["resumed"] is True
+    assert not (b / edge.CHECKPOINT).exists()  # a finished run removes its checkpoint
+    assert not [f for f in os.listdir(b) if ".tmp" in f]
+
+
+def test_resume_errors_are_clear(tmp_path, capsys):
+    SMALL = dict(workers=1, progress=False, verbose=False)
+    folder = tmp_path / "run"
+    folder.mkdir()
+    with pytest.raises(ValueError, match="no edge checkpoint"):
+        edge.run_study(resume=str(folder), **SMALL)
+    path = folder / edge.CHECKPOINT
+    path.write_text("{not json")
+    with pytest.raises(ValueError, match="not readable JSON"):
+        edge.run_study(resume=str(folder), **SMALL)
+    path.write_text(json.dumps({"kind": "something else"}))
+    with pytest.raises(ValueError, match="not a twilight edge checkpoint"):
+        edge.run_study(resume=str(folder), **SMALL)
+    path.write_text(json.dumps({"kind": edge.CHECKPOINT_KIND, "version": 1, "settings": {}}))
+    with pytest.raises(ValueError, match="malformed"):
+        edge.run_study(resume=str(folder), **SMALL)
+    with pytest.raises(ValueError, match="keeps the settings.*--seed"):
+        edge.run_study(seed=4, resume=str(folder), **SMALL)
+    assert main(["edge", "--resume", str(folder), "--deals", "5", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "--deals" in err and "Traceback" not in err
+
+
+def test_checkpoint_is_written_while_a_run_goes(tmp_path, monkeypatch):
+    """With the interval at 0 every finished deal is on disk before the next starts."""
+    monkeypatch.setattr(edge, "CHECKPOINT_EVERY_S", 0.0)
+    seen = []
+    real = edge._play_edge_deal
+
+    def worker(task):
+        path = tmp_path / "c" / edge.CHECKPOINT
+        if path.exists():
+            seen.append(sum(len(v) for v in json.loads(path.read_text())["done"].values()))
+        return real(task)
+
+    monkeypatch.setattr(edge, "_play_edge_deal", worker)
+    edge.run_study(["random"], deals=4, seed=1, out=str(tmp_path / "c"), **SMALL)
+    assert seen == [1, 2, 3]
