@@ -158,7 +158,7 @@ def duplicate(spec_a: str, spec_b: str, deals: int, num_players: int, seed: int)
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--quick", action="store_true", help="fewer positions; 4-trick solves n=3")
+    p.add_argument("--quick", action="store_true", help="fewer positions (numba: 15 four-trick solves; Python: 3)")
     p.add_argument("--python", action="store_true",
                    help="also time the solver's pure-Python backend (the 4-trick solves take seconds)")
     p.add_argument("--duplicate", nargs=2, metavar=("SPEC_A", "SPEC_B"),

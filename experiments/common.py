@@ -220,14 +220,25 @@ def run_tasks(fn: Callable, tasks: Sequence, workers: int, desc: str = "", progr
             return out
         from concurrent.futures import ProcessPoolExecutor
 
-        chunk = max(1, min(16, len(tasks) // (workers * 8)))
+        # small chunks: results (and checkpoints) arrive steadily even with slow agents
+        chunk = max(1, min(4, len(tasks) // (workers * 8)))
         out = []
-        with ProcessPoolExecutor(max_workers=min(workers, len(tasks))) as pool:
+        pool = ProcessPoolExecutor(max_workers=min(workers, len(tasks)))
+        try:
             for r in pool.map(fn, tasks, chunksize=chunk):
                 out.append(r)
                 if on_result is not None:
                     on_result(r)
                 bar.update(1)
+        except BaseException:
+            # Ctrl-C or a failed task: stop the workers now rather than wait for the
+            # deals already handed out (ProcessPoolExecutor has no public way to)
+            procs = list((getattr(pool, "_processes", None) or {}).values())
+            for proc in procs:
+                proc.terminate()
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown()
         return out
     finally:
         bar.close()
@@ -295,11 +306,13 @@ def wilson_ci(successes: int, n: int, confidence: float = 0.95) -> tuple[float, 
 # output
 # ---------------------------------------------------------------------------------
 
-def fmt_ci(mean: float, low: float, high: float, digits: int = 1) -> str:
-    """``"12.3 [10.1, 14.5]"``; ``"12.3"`` when the interval is undefined."""
+def fmt_ci(mean: float, low: float, high: float, digits: int = 1, signed: bool = False) -> str:
+    """``"12.3 [10.1, 14.5]"``; ``"12.3"`` when the interval is undefined; with ``signed``
+    every number carries its sign (``"+12.3 [+10.1, +14.5]"``), for differences."""
+    f = f"+.{digits}f" if signed else f".{digits}f"
     if math.isnan(low):
-        return f"{mean:.{digits}f}"
-    return f"{mean:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]"
+        return f"{mean:{f}}"
+    return f"{mean:{f}} [{low:{f}}, {high:{f}}]"
 
 
 def text_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:

@@ -68,7 +68,7 @@ from twilight_env.engine import State
 
 from .common import (check_specs, check_workers, default_workers, fmt_ci, git_hash, markdown_table, mean_ci,
                      out_dir, play_seeded, run_tasks, text_table, wilson_ci, write_json_atomic)
-from .dealsets import deal_set
+from .dealsets import check_deals, deal_set
 
 DEFAULT_DEALS = 8000
 """Default N. Measured at ``heuristic`` strength: 10,000 deals took 74 s of CPU time (2.4 ms
@@ -215,11 +215,15 @@ class Checkpoint:
         """Read ``FOLDER/edge.checkpoint.json``.
 
         Raises:
-            ValueError: no such file, unreadable JSON, or not an edge checkpoint of this
-                version (the message says which).
+            ValueError: no such file (or the run already finished), unreadable JSON, not
+                an edge checkpoint of this version, or malformed settings, deals or
+                results (the message says which).
         """
         path = os.path.join(folder, CHECKPOINT)
         if not os.path.isfile(path):
+            if os.path.isfile(os.path.join(folder, "edge.json")):
+                raise ValueError(f"the run in {folder!r} has already finished (its edge.json is there); "
+                                 "there is nothing to resume")
             raise ValueError(f"no edge checkpoint in {folder!r} (expected {path}); a finished run removes it")
         try:
             with open(path) as f:
@@ -230,24 +234,39 @@ class Checkpoint:
             raise ValueError(f"{path!r} is not a twilight edge checkpoint (version 1)")
         try:
             st = doc["settings"]
+            if not isinstance(st, dict):
+                raise ValueError("'settings' is not an object")
             configs = [(str(a), str(b)) for a, b in st["configs"]]
+            if not configs:
+                raise ValueError("no configurations")
             for k in ("seed", "target", "boot", "matches"):
-                int(st[k])
-            deals = doc["deals"]
-            if not isinstance(deals, list) or len(deals) < 2:
+                if isinstance(st[k], bool) or not isinstance(st[k], int):
+                    raise ValueError(f"settings {k!r} is not an integer: {st[k]!r}")
+            if not isinstance(st["deals_source"], dict):
+                raise ValueError("'deals_source' is not an object")
+            deals = check_deals(doc["deals"], "its deals")
+            if len(deals) < 2:
                 raise ValueError("it holds fewer than 2 deals")
-            keys = {str(config_key(a, b)) for a, b in configs}
+            keys = {str(config_key(a, b)): (a, b) for a, b in configs}
+            if not isinstance(doc["done"], dict):
+                raise ValueError("'done' is not an object")
             done = {}
             for k, v in doc["done"].items():
                 if k not in keys:
-                    raise ValueError(f"results for an unknown configuration key {k}")
+                    raise ValueError(f"it holds results of a configuration that its settings do not list (key {k}); "
+                                     "were the settings edited?")
+                if not isinstance(v, dict):
+                    raise ValueError(f"the results of configuration {keys[k]} are not an object")
                 done[k] = {}
-                for d, (m, u) in v.items():
+                for d, pair in v.items():
+                    m, u = pair
                     if not 0 <= int(d) < len(deals) or len(m) != 3 or len(u) != 3:
                         raise ValueError(f"a malformed result for deal {d}")
                     done[k][int(d)] = ([int(x) for x in m], [int(x) for x in u])
             elapsed = float(doc["elapsed_seconds"])
-        except (KeyError, TypeError, ValueError) as e:
+        except KeyError as e:
+            raise ValueError(f"edge checkpoint {path!r} is malformed: the key {e} is missing") from None
+        except (TypeError, ValueError) as e:
             raise ValueError(f"edge checkpoint {path!r} is malformed: {e}") from None
         st["configs"] = [list(c) for c in configs]
         return cls(folder, st, deals, done, elapsed)
@@ -468,7 +487,7 @@ def table_rows(results: list[dict]) -> tuple[list[str], list[list[str]]]:
         fx = f["matches"]["fixed_solo"]
         rot = f["matches"]["rotating"]
         rows.append([r["label"], r["deals"], fmt_ci(**_ci(f["moon"])), fmt_ci(**_ci(f["sun"])),
-                     fmt_ci(**_ci(f["diff"])), fmt_ci(pm["p"], pm["ci_low"], pm["ci_high"], 3),
+                     fmt_ci(**_ci(f["diff"]), signed=True), fmt_ci(pm["p"], pm["ci_low"], pm["ci_high"], 3),
                      fmt_ci(fx["p_solo_wins"], fx["ci_low"], fx["ci_high"], 3),
                      " / ".join(f"{p:.3f}" for p in rot["p_win"])])
     return header, rows

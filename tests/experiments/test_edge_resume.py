@@ -79,6 +79,45 @@ def test_resume_errors_are_clear(tmp_path, capsys):
     assert "--deals" in err and "Traceback" not in err
 
 
+def test_malformed_checkpoints_are_refused_before_any_play(tmp_path, monkeypatch):
+    """Hand-edited checkpoints: every kind of damage is a ValueError naming it, raised
+    when the checkpoint is read (not later from a worker), never a traceback."""
+    good = tmp_path / "good"
+    _counting(monkeypatch, fail_at=3)
+    with pytest.raises(KeyboardInterrupt):
+        edge.run_study(["random"], deals=4, seed=2, out=str(good), **SMALL)
+    doc = json.loads((good / edge.CHECKPOINT).read_text())
+    key = next(iter(doc["done"]))
+
+    def damaged(name, change):
+        d = json.loads(json.dumps(doc))
+        change(d)
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / edge.CHECKPOINT).write_text(json.dumps(d))
+        return str(folder)
+
+    cases = {
+        "done-list": (lambda d: d.update(done=[1, 2]), "'done' is not an object"),
+        "done-entry": (lambda d: d["done"].update({key: [1, 2]}), "are not an object"),
+        "no-source": (lambda d: d["settings"].pop("deals_source"), "'deals_source' is missing"),
+        "bad-seed": (lambda d: d["settings"].update(seed="x"), "'seed' is not an integer"),
+        "bad-deal": (lambda d: d["deals"].__setitem__(3, "abc"), "deal 3 is not valid"),
+        "bad-card": (lambda d: d["deals"][3][0].__setitem__(0, "XX9"), "deal 3 is not valid"),
+        "bad-result": (lambda d: d["done"][key].update({"0": [[1, 2], [3]]}), "malformed result for deal 0"),
+        "other-spec": (lambda d: d["settings"].update(configs=[["heuristic", "heuristic"]]),
+                       "settings do not list"),
+    }
+    calls = _counting(monkeypatch)
+    for name, (change, message) in cases.items():
+        with pytest.raises(ValueError, match=message):
+            edge.run_study(resume=damaged(name, change), workers=1, progress=False, verbose=False)
+    assert calls == []  # nothing was played
+    edge.run_study(resume=str(good), workers=1, progress=False, verbose=False)
+    with pytest.raises(ValueError, match="already finished"):
+        edge.run_study(resume=str(good), workers=1, progress=False, verbose=False)
+
+
 def test_checkpoint_is_written_while_a_run_goes(tmp_path, monkeypatch):
     """With the interval at 0 every finished deal is on disk before the next starts."""
     monkeypatch.setattr(edge, "CHECKPOINT_EVERY_S", 0.0)
