@@ -16,11 +16,13 @@ points, R5). The action with the best mean over the worlds is played (ties to th
 action id). The same worlds are used for every action (common random numbers).
 
 Spec: ``pimc:worlds=32,solver_tricks=2,rollouts=1,rollout=heuristic,epsilon=0,backend=auto``.
-The default ``solver_tricks=2`` comes from measurement (``benchmarks/agent_speed.py``,
-one idle core): the solver values all actions of a 2-trick endgame in about 0.5 ms, so
-32 worlds cost little; with ``solver_tricks=3`` a decision with 3 tricks left takes
-0.14 s median but up to 1.7 s, over the 0.5 s per-decision target, and a 4-trick
-solve takes seconds.
+The default ``solver_tricks=2`` comes from measurement with the pure-Python solver
+(``benchmarks/agent_speed.py``, one idle core): it values all actions of a 2-trick
+endgame in about 0.5 ms, so 32 worlds cost little; with ``solver_tricks=3`` a decision
+with 3 tricks left took 0.14 s median but up to 1.7 s, over the 0.5 s per-decision
+target. The compiled solver (``backend=auto`` with numba installed) is much faster at 3
+tricks (0.2-0.3 ms per solve), which makes ``solver_tricks=3`` affordable; the default
+stays 2 so that ``pimc`` plays the same with either backend.
 Known weakness of PIMC (strategy fusion, non-locality): it assumes it will know the
 hidden cards after this decision.
 """
