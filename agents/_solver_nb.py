@@ -103,7 +103,6 @@ def _last_trick(h0, h1, h2, h3, leader, ps, pm0, pm1, s0, m0, s1, m1, var):  # p
     docstring)."""
     rem = h0 | h1 | h2 | h3
     cx = _SEAT_CULT[var, leader]
-    cy = 1 - cx
     # the two cards of each cult
     xs0 = -1
     xs1 = -1

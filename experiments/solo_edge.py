@@ -203,9 +203,6 @@ class Checkpoint:
         write_json_atomic(self.path, doc)
         self._last_write = now
 
-    def total_seconds(self) -> float:
-        return self.elapsed + time.time() - self._since
-
     def remove(self) -> None:
         if os.path.exists(self.path):
             os.remove(self.path)
