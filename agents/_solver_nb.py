@@ -16,6 +16,9 @@ Python backend in ``tests/agents/test_solver.py``):
   resolved by R4.1/R4.2 or, with a Purgatory, left neutral (R4.4).
 - **A request of an opponent holding one card of the cult** is that card played (no
   holder node).
+- **The last place of the second-last trick** is searched in a plain loop
+  (:func:`_place3`) rather than with frames: each candidate card resolves the trick
+  and the last trick in closed form, with alpha-beta cut-offs.
 - **Move ordering**: the table keeps each trick start's best move, tried first; when
   the other side is winning the trick, the chooser's side tries its cheapest winning
   card first, then the others weakest first.
@@ -172,6 +175,108 @@ def _last_trick(h0, h1, h2, h3, leader, ps, pm0, pm1, s0, m0, s1, m1, var):  # p
     return best0
 
 
+@numba.njit(_i8(_i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8),
+            cache=True)
+def _place3(h0, h1, h2, h3, leader, bstr, bplace, ts, tm0, tm1, ps, pm0, pm1,
+            s0, m0, s1, m1, var, alpha, beta):  # pragma: no cover - compiled
+    """Fail-soft value for side 0 (window ``alpha``, ``beta``) of the choose node at place 3
+    of the second-last trick, without frames: each card the place can take is valued by
+    resolving the trick (R4.1-R4.3), the exact bounds and the last trick in closed form;
+    the chooser's side picks among its own and its partner's cards or requests an
+    opponent, whose side then picks among that hand's cards (R3.2, R3.5). Requests come
+    first, holders try their strongest cards first, the choosing side its weakest."""
+    c = (leader + 3) & 3
+    off = 14 * _SEAT_CULT[var, c]
+    k = c & 1
+    rem = h0 | h1 | h2 | h3
+    best = -1000000 if k == 0 else 1000000
+    for j in range(4):
+        h = c ^ 1 if j == 0 else c ^ 3 if j == 1 else c if j == 2 else c ^ 2
+        hand = h0 if h == 0 else h1 if h == 1 else h2 if h == 2 else h3
+        m = (hand >> off) & 16383
+        if m == 0:
+            continue
+        opp = j < 2
+        # the group's picker: the holder's side for a request of an opponent, else the chooser's
+        pmax = (k == 1) if opp else (k == 0)
+        ga = alpha
+        gb = beta
+        grp = -1000000 if pmax else 1000000
+        rm = _RANK_HOLD[((off // 14) << 14) | m] if opp else _RANK_OWN[((off // 14) << 14) | m]
+        while rm:
+            x = _HOLD_ORDER[off + _LOWBIT[rm]] if opp else _OWN_ORDER[off + _LOWBIT[rm]]
+            rm &= rm - 1
+            bit = 1 << x
+            n0 = h0 ^ bit if h == 0 else h0
+            n1 = h1 ^ bit if h == 1 else h1
+            n2 = h2 ^ bit if h == 2 else h2
+            n3 = h3 ^ bit if h == 3 else h3
+            nb = bstr
+            nbp = bplace
+            if _STR[x] > bstr:
+                nb = _STR[x]
+                nbp = 3
+            t_s = ts + _SOUL[x]
+            t_0 = tm0 + _MULT[var, 0, x]
+            t_1 = tm1 + _MULT[var, 1, x]
+            nl = (leader + nbp) & 3
+            a_s0 = s0
+            a_m0 = m0
+            a_s1 = s1
+            a_m1 = m1
+            if nb == 7:
+                a_ps = ps + t_s
+                a_p0 = pm0 + t_0
+                a_p1 = pm1 + t_1
+            else:
+                a_ps = 0
+                a_p0 = 0
+                a_p1 = 0
+                if nl & 1:
+                    a_s1 += t_s + ps
+                    a_m1 += t_1 + pm1
+                else:
+                    a_s0 += t_s + ps
+                    a_m0 += t_0 + pm0
+            r2 = rem ^ bit
+            rs = _HSOULS[r2 & 16383] + _HSOULS[r2 >> 14] + a_ps
+            r0 = _HMULT[(r2 >> (14 * _SEAT_CULT[var, 0])) & 16383] + a_p0
+            r1 = _HMULT[(r2 >> (14 * _SEAT_CULT[var, 1])) & 16383] + a_p1
+            hi = (a_s0 + rs) * (a_m0 + r0) - a_s1 * a_m1
+            lo = a_s0 * a_m0 - (a_s1 + rs) * (a_m1 + r1)
+            if hi <= ga:
+                v = hi
+            elif lo >= gb:
+                v = lo
+            else:
+                v = _last_trick(n0, n1, n2, n3, nl, a_ps, a_p0, a_p1, a_s0, a_m0, a_s1, a_m1, var)
+            if pmax:
+                if v > grp:
+                    grp = v
+                    if v > ga:
+                        ga = v
+            else:
+                if v < grp:
+                    grp = v
+                    if v < gb:
+                        gb = v
+            if ga >= gb:
+                break
+        if k == 0:
+            if grp > best:
+                best = grp
+                if grp > alpha:
+                    alpha = grp
+        else:
+            if grp < best:
+                best = grp
+                if grp < beta:
+                    beta = grp
+        if alpha >= beta:
+            return best
+    return best
+
+
 _MAX_DEPTH = 80
 """Frames on the explicit stack: at most 2 per place (a choose node and a hold node)."""
 # frame fields
@@ -266,6 +371,11 @@ def search(h0, h1, h2, h3, leader, place, hold, bstr, bplace, ts, tm0, tm1, ps, 
                         nodes += 1
                         val = _last_trick(c0, c1, c2, c3, leader, ps, pm0, pm1, s0, m0, s1, m1, vv)
                         have_val = True
+        if not have_val and left == 2 and place == 3 and hold < 0:
+            nodes += 1
+            val = _place3(c0, c1, c2, c3, leader, bstr, bplace, ts, tm0, tm1, ps, pm0, pm1,
+                          s0, m0, s1, m1, vv, alpha, beta)
+            have_val = True
         if not have_val and left >= 2 and place == 0:
             # the table: owner planes (odd seat, seat >= 2) plus the remaining cards
             # identify every hand; the trick so far matters only through k3
