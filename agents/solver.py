@@ -35,8 +35,8 @@ Backends: ``Solver(backend="auto")``, the default, is the compiled ``"numba"`` b
 (:mod:`agents._solver_nb`) when numba is installed (``pip install 'twilight-env[fast]'``;
 the ``test`` extra installs it too) and the pure-Python search otherwise. Both return the
 same values. Speed (``python benchmarks/agent_speed.py``, medians over random positions
-on one core of the 2-core development machine): numba solves 4 tricks left in 6.7-11.1 ms
-(n=60, seven runs; the machine's speed drifted between them), 3 tricks in 0.19-0.30 ms;
+on one core of the 2-core development machine): numba solves 4 tricks left in 6.9-11.2 ms
+(n=60, five runs; the machine's speed drifted between them), 3 tricks in 0.20-0.30 ms;
 the Python search needs about 23 ms for 3 tricks and 2.4 s for 4 (1-3 million nodes).
 """
 
