@@ -175,6 +175,17 @@ def _last_trick(h0, h1, h2, h3, leader, ps, pm0, pm1, s0, m0, s1, m1, var):  # p
     return best0
 
 
+@numba.njit(numba.types.UniTuple(_i8, 2)(_i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8), cache=True)
+def _bounds(rem, ps, pm0, pm1, s0, m0, s1, m1, var):  # pragma: no cover - compiled
+    """Exact bounds ``(hi, lo)`` for side 0 at a trick start, whatever is played from the
+    remaining cards ``rem``: side 0 takes every remaining soul, own sanctuary and the
+    pending pile, or side 1 does (R5.3 is monotone in souls and multipliers)."""
+    rs = _HSOULS[rem & 16383] + _HSOULS[rem >> 14] + ps
+    r0 = _HMULT[(rem >> (14 * _SEAT_CULT[var, 0])) & 16383] + pm0
+    r1 = _HMULT[(rem >> (14 * _SEAT_CULT[var, 1])) & 16383] + pm1
+    return (s0 + rs) * (m0 + r0) - s1 * m1, s0 * m0 - (s1 + rs) * (m1 + r1)
+
+
 @numba.njit(_i8(_i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8),
             cache=True)
 def _place3(h0, h1, h2, h3, leader, bstr, bplace, ts, tm0, tm1, ps, pm0, pm1,
@@ -238,12 +249,7 @@ def _place3(h0, h1, h2, h3, leader, bstr, bplace, ts, tm0, tm1, ps, pm0, pm1,
                 else:
                     a_s0 += t_s + ps
                     a_m0 += t_0 + pm0
-            r2 = rem ^ bit
-            rs = _HSOULS[r2 & 16383] + _HSOULS[r2 >> 14] + a_ps
-            r0 = _HMULT[(r2 >> (14 * _SEAT_CULT[var, 0])) & 16383] + a_p0
-            r1 = _HMULT[(r2 >> (14 * _SEAT_CULT[var, 1])) & 16383] + a_p1
-            hi = (a_s0 + rs) * (a_m0 + r0) - a_s1 * a_m1
-            lo = a_s0 * a_m0 - (a_s1 + rs) * (a_m1 + r1)
+            hi, lo = _bounds(rem ^ bit, a_ps, a_p0, a_p1, a_s0, a_m0, a_s1, a_m1, var)
             if hi <= ga:
                 v = hi
             elif lo >= gb:
@@ -354,13 +360,7 @@ def search(h0, h1, h2, h3, leader, place, hold, bstr, bplace, ts, tm0, tm1, ps, 
                     val = s0 * m0 - s1 * m1
                     have_val = True
                 else:
-                    rem = c0 | c1 | c2 | c3
-                    # exact bounds (R5.3 is monotone in souls and multipliers)
-                    rs = _HSOULS[rem & 16383] + _HSOULS[rem >> 14] + ps
-                    r0 = _HMULT[(rem >> (14 * _SEAT_CULT[vv, 0])) & 16383] + pm0
-                    r1 = _HMULT[(rem >> (14 * _SEAT_CULT[vv, 1])) & 16383] + pm1
-                    hi = (s0 + rs) * (m0 + r0) - s1 * m1
-                    lo = s0 * m0 - (s1 + rs) * (m1 + r1)
+                    hi, lo = _bounds(c0 | c1 | c2 | c3, ps, pm0, pm1, s0, m0, s1, m1, vv)
                     if hi <= alpha:
                         val = hi
                         have_val = True
