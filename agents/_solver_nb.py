@@ -175,6 +175,21 @@ def _last_trick(h0, h1, h2, h3, leader, ps, pm0, pm1, s0, m0, s1, m1, var):  # p
     return best0
 
 
+@numba.njit(numba.types.UniTuple(_i8, 8)(_i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8),
+            cache=True)
+def _resolve(leader, bstr, bplace, ts, tm0, tm1, ps, pm0, pm1, s0, m0, s1, m1):  # pragma: no cover - compiled
+    """A finished trick that is not the last one: ``(next leader, pending souls and
+    multipliers, souls and multipliers of both sides)``. With a Purgatory the trick joins
+    the pending pile and the first Purgatory's seat leads (R4.3); otherwise the taker's
+    side gets the trick and the pile, and the taker leads (R4.1, R4.2)."""
+    nl = (leader + bplace) & 3
+    if bstr == 7:
+        return nl, ps + ts, pm0 + tm0, pm1 + tm1, s0, m0, s1, m1
+    if nl & 1:
+        return nl, 0, 0, 0, s0, m0, s1 + ts + ps, m1 + tm1 + pm1
+    return nl, 0, 0, 0, s0 + ts + ps, m0 + tm0 + pm0, s1, m1
+
+
 @numba.njit(numba.types.UniTuple(_i8, 2)(_i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8), cache=True)
 def _bounds(rem, ps, pm0, pm1, s0, m0, s1, m1, var):  # pragma: no cover - compiled
     """Exact bounds ``(hi, lo)`` for side 0 at a trick start, whatever is played from the
@@ -230,25 +245,8 @@ def _place3(h0, h1, h2, h3, leader, bstr, bplace, ts, tm0, tm1, ps, pm0, pm1,
             t_s = ts + _SOUL[x]
             t_0 = tm0 + _MULT[var, 0, x]
             t_1 = tm1 + _MULT[var, 1, x]
-            nl = (leader + nbp) & 3
-            a_s0 = s0
-            a_m0 = m0
-            a_s1 = s1
-            a_m1 = m1
-            if nb == 7:
-                a_ps = ps + t_s
-                a_p0 = pm0 + t_0
-                a_p1 = pm1 + t_1
-            else:
-                a_ps = 0
-                a_p0 = 0
-                a_p1 = 0
-                if nl & 1:
-                    a_s1 += t_s + ps
-                    a_m1 += t_1 + pm1
-                else:
-                    a_s0 += t_s + ps
-                    a_m0 += t_0 + pm0
+            nl, a_ps, a_p0, a_p1, a_s0, a_m0, a_s1, a_m1 = _resolve(
+                leader, nb, nbp, t_s, t_0, t_1, ps, pm0, pm1, s0, m0, s1, m1)
             hi, lo = _bounds(rem ^ bit, a_ps, a_p0, a_p1, a_s0, a_m0, a_s1, a_m1, var)
             if hi <= ga:
                 v = hi
@@ -332,22 +330,8 @@ def search(h0, h1, h2, h3, leader, place, hold, bstr, bplace, ts, tm0, tm1, ps, 
                 val = s0 * m0 - s1 * m1
                 have_val = True
             else:
-                if bstr == 7:  # R4.3: the trick joins the pending pile
-                    ps += ts
-                    pm0 += tm0
-                    pm1 += tm1
-                    leader = (leader + bplace) & 3
-                else:  # R4.1, R4.2: the taker's side gets the trick and the pile
-                    leader = (leader + bplace) & 3
-                    if leader & 1:
-                        s1 += ts + ps
-                        m1 += tm1 + pm1
-                    else:
-                        s0 += ts + ps
-                        m0 += tm0 + pm0
-                    ps = 0
-                    pm0 = 0
-                    pm1 = 0
+                leader, ps, pm0, pm1, s0, m0, s1, m1 = _resolve(
+                    leader, bstr, bplace, ts, tm0, tm1, ps, pm0, pm1, s0, m0, s1, m1)
                 left -= 1
                 place = 0
                 hold = -1
