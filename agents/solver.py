@@ -36,7 +36,7 @@ Backends: ``Solver(backend="auto")``, the default, is the compiled ``"numba"`` b
 the ``test`` extra installs it too) and the pure-Python search otherwise. Both return the
 same values. Speed (``python benchmarks/agent_speed.py``, medians over random positions
 on one core of the 2-core development machine): numba solves 4 tricks left in 6.9-11.2 ms
-(n=60, five runs; the machine's speed drifted between them), 3 tricks in 0.20-0.30 ms;
+(n=60, eight runs; the machine's speed drifted between them), 3 tricks in 0.20-0.34 ms;
 the Python search needs about 23 ms for 3 tricks and 2.4 s for 4 (1-3 million nodes).
 """
 
