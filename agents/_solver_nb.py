@@ -37,6 +37,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from agents.solver import _HALF_MULT, _HALF_SOULS, _ORDER_KEY
 from twilight_env.cards import MULTIPLIER, SOULS, STRENGTH
 
 TT_BITS = 20
@@ -53,13 +54,12 @@ for _v in (0, 1):
         for _i in range(28):
             if _i // 14 == _SEAT_CULT[_v, _side]:
                 _MULT[_v, _side, _i] = MULTIPLIER[_i]
-_KEY = [(-STRENGTH[i], -SOULS[i], -MULTIPLIER[i], i) for i in range(28)]
 _HOLD_ORDER = np.zeros(28, dtype=np.int64)
 """Card ids strongest, most valuable first (an opponent holder's order); cult c at 14c..14c+13."""
 _OWN_ORDER = np.zeros(28, dtype=np.int64)
 """Weakest, least valuable first (a choosing side's own cards)."""
 for _c in (0, 1):
-    _ids = sorted(range(14 * _c, 14 * _c + 14), key=lambda i: _KEY[i])
+    _ids = sorted(range(14 * _c, 14 * _c + 14), key=lambda i: _ORDER_KEY[i])  # the Python search's order
     _HOLD_ORDER[14 * _c:14 * _c + 14] = _ids
     _OWN_ORDER[14 * _c:14 * _c + 14] = _ids[::-1]
 _OWN_BEAT = np.zeros(28, dtype=np.int64)
@@ -79,10 +79,10 @@ for _c in (0, 1):
     for _k in range(14):
         _RANK_OWN[_c << 14:(_c + 1) << 14] |= ((_m >> (int(_OWN_ORDER[14 * _c + _k]) - 14 * _c)) & 1) << _k
         _RANK_HOLD[_c << 14:(_c + 1) << 14] |= ((_m >> (int(_HOLD_ORDER[14 * _c + _k]) - 14 * _c)) & 1) << _k
-_HSOULS = np.array([sum(SOULS[b] for b in range(14) if m >> b & 1) for m in range(1 << 14)], dtype=np.int64)
+_HSOULS = np.array(_HALF_SOULS, dtype=np.int64)
 _LOWBIT = np.array([(m & -m).bit_length() - 1 for m in range(1 << 14)], dtype=np.int64)
 """Index of the lowest set bit of a 14-bit mask (-1 for 0)."""
-_HMULT = np.array([sum(MULTIPLIER[b] for b in range(14) if m >> b & 1) for m in range(1 << 14)], dtype=np.int64)
+_HMULT = np.array(_HALF_MULT, dtype=np.int64)
 
 _i8 = numba.int64
 
