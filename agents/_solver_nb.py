@@ -87,55 +87,39 @@ _HMULT = np.array(_HALF_MULT, dtype=np.int64)
 _i8 = numba.int64
 
 
-@numba.njit(_i8(_i8, _i8, _i8, _i8, _i8), cache=True)
-def _owner(h0, h1, h2, h3, x):  # pragma: no cover - compiled
-    """Seat holding card ``x``."""
-    bit = 1 << x
-    if h0 & bit:
-        return 0
-    if h1 & bit:
-        return 1
-    if h2 & bit:
-        return 2
-    return 3
-
-
 @numba.njit(_i8(_i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8), cache=True)
 def _last_trick(h0, h1, h2, h3, leader, ps, pm0, pm1, s0, m0, s1, m1, var):  # pragma: no cover
     """Exact value for side 0 of the last trick from its start (closed form, see the module
     docstring)."""
     rem = h0 | h1 | h2 | h3
-    cx = _SEAT_CULT[var, leader]
-    # the two cards of each cult
-    xs0 = -1
-    xs1 = -1
-    ys0 = -1
-    ys1 = -1
-    for i in range(28):
-        if (rem >> i) & 1:
-            if i // 14 == cx:
-                if xs0 < 0:
-                    xs0 = i
-                else:
-                    xs1 = i
-            else:
-                if ys0 < 0:
-                    ys0 = i
-                else:
-                    ys1 = i
+    ox = 14 * _SEAT_CULT[var, leader]
+    oy = 14 - ox
+    # the two cards of each cult, lower id first
+    hx = (rem >> ox) & 16383
+    xs0 = ox + _LOWBIT[hx]
+    xs1 = ox + _LOWBIT[hx & (hx - 1)]
+    hy = (rem >> oy) & 16383
+    ys0 = oy + _LOWBIT[hy]
+    ys1 = oy + _LOWBIT[hy & (hy - 1)]
     # who picks at places 0 and 1: the chooser's side, unless one opponent hand holds both
-    c0 = leader
-    c1 = (leader + 1) & 3
-    o0 = _owner(h0, h1, h2, h3, xs0)
-    o1 = _owner(h0, h1, h2, h3, xs1)
-    d0 = c0 & 1
-    if o0 == o1 and (o0 & 1) != d0:
-        d0 = o0 & 1
-    p0 = _owner(h0, h1, h2, h3, ys0)
-    p1 = _owner(h0, h1, h2, h3, ys1)
-    d1 = c1 & 1
-    if p0 == p1 and (p0 & 1) != d1:
-        d1 = p0 & 1
+    # (the opponents of the leader are the seats of the other parity, and the reverse)
+    d0 = leader & 1
+    if d0:
+        e0 = h0
+        e2 = h2
+        o1 = h1
+        o3 = h3
+    else:
+        e0 = h1
+        e2 = h3
+        o1 = h0
+        o3 = h2
+    # e0, e2: the leader's opponents; o1, o3: the leader and its partner (place 1's opponents)
+    if ((e0 >> ox) & 16383) == hx or ((e2 >> ox) & 16383) == hx:
+        d0 ^= 1
+    d1 = (leader + 1) & 1
+    if ((o1 >> oy) & 16383) == hy or ((o3 >> oy) & 16383) == hy:
+        d1 ^= 1
     ts = _SOUL[xs0] + _SOUL[xs1] + _SOUL[ys0] + _SOUL[ys1] + ps
     tm0 = _MULT[var, 0, xs0] + _MULT[var, 0, xs1] + _MULT[var, 0, ys0] + _MULT[var, 0, ys1] + pm0
     tm1 = _MULT[var, 1, xs0] + _MULT[var, 1, xs1] + _MULT[var, 1, ys0] + _MULT[var, 1, ys1] + pm1
