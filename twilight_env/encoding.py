@@ -42,10 +42,10 @@ Speed
 -----
 All flags are assembled as one Python int (card masks are the engine's 28-bit ints,
 shifted into place; the seat records in absolute seat order are rotated by the ego
-seat with one shift) and expanded with a single ``numpy.unpackbits``, which also
-expands the action mask for the env. The played-for / held-by / trick masks of a deal's
-history are extended incrementally as the history grows; the phase / role flags and
-the side scalars are memoized (small key spaces). See ``benchmarks/env_speed.py`` for
+seat with one shift) and expanded to float32 by one table lookup per byte (a single
+``numpy.take`` from a 256 x 8 table). The played-for / held-by / trick masks of a
+deal's history are extended incrementally as the history grows; the phase / role flags,
+the side scalars and the env's action masks are memoized (small key spaces). See ``benchmarks/env_speed.py`` for
 the cost.
 """
 
@@ -294,14 +294,25 @@ def _history_bits(history) -> int:
     return bits
 
 
-_NBYTES = (OBS_SIZE + NUM_ACTIONS + 7) // 8       # flags, zero scalar slots, then the action mask
-_ACTION_BIT = tuple(1 << (OBS_SIZE + a) for a in range(NUM_ACTIONS))  # action a -> bits[OBS_SIZE + a]
-_WITH_MASK = OBS_SIZE + NUM_ACTIONS
+_NBYTES = (OBS_SIZE + 7) // 8                     # flags, then the zero scalar slots
+_PADDED = 8 * _NBYTES
+_BYTE_FLOATS = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1, bitorder="little").astype(np.float32)
+"""[byte, 8] float32: the byte's bits, least significant first (a byte of flags -> 8 entries)."""
 _frombuffer = np.frombuffer
-_unpackbits = np.unpackbits
 _uint8 = np.uint8
-_int8 = np.int8
-_float32 = np.float32
+
+_MASK_CACHE: dict[tuple, np.ndarray] = {}
+"""legal actions (tuple) -> int8 action mask (31,), copied on use."""
+
+
+def _mask_of(legal: tuple) -> np.ndarray:
+    """A fresh int8 action mask ``(31,)`` of ``legal`` (memoized in ``_MASK_CACHE``)."""
+    m = _MASK_CACHE.get(legal)
+    if m is None:
+        if len(_MASK_CACHE) > 100_000:
+            _MASK_CACHE.clear()
+        m = _MASK_CACHE[legal] = action_mask(legal)
+    return m.copy()
 
 
 def _encode(out, seat, num_players, done, phase, acting, deciding, leader, trick, place, holder,
@@ -310,7 +321,7 @@ def _encode(out, seat, num_players, done, phase, acting, deciding, leader, trick
 
     ``seat_bits``: the HAND and COUNTS flags of the 4 seat records in absolute seat order
     (record of seat s at bit ``SEAT_SIZE * s``). With ``legal`` (a sequence of actions,
-    possibly empty) also returns the int8 action mask, expanded by the same call.
+    possibly empty, a tuple) also returns the int8 action mask of those actions.
     """
     if not done and deciding == seat:
         ego = acting
@@ -350,23 +361,13 @@ def _encode(out, seat, num_players, done, phase, acting, deciding, leader, trick
     if misc is None:
         misc = _misc_bits(key)
     big |= (gone | pending << NC | (hbits >> _SEATS_BITS) << (2 * NC)) << GONE | misc
-    if legal is not None:
-        ab = _ACTION_BIT
-        for a in legal:
-            big |= ab[a]
-    # little-endian bytes, LSB-first bits: flag k lands at index k, action a at OBS_SIZE + a
-    if legal is None:
-        bits = _unpackbits(_frombuffer(big.to_bytes(_NBYTES, "little"), _uint8), count=OBS_SIZE, bitorder="little")
-        if out is None:
-            out = bits.astype(_float32)  # the scalar slots are 0 for now
-        else:
-            out[:] = bits
+    # little-endian bytes, LSB-first bits: flag k lands at index k; each byte becomes its 8
+    # float32 entries by one table lookup (the scalar slots are 0 for now)
+    flags = _BYTE_FLOATS.take(_frombuffer(big.to_bytes(_NBYTES, "little"), _uint8), axis=0).reshape(_PADDED)
+    if out is None:
+        out = flags if _PADDED == OBS_SIZE else flags[:OBS_SIZE]
     else:
-        bits = _unpackbits(_frombuffer(big.to_bytes(_NBYTES, "little"), _uint8), count=_WITH_MASK, bitorder="little")
-        if out is None:
-            out = bits[:OBS_SIZE].astype(_float32)
-        else:
-            out[:] = bits[:OBS_SIZE]
+        out[:] = flags[:OBS_SIZE]
 
     # scalars (R5): own side first; ego's cult: 4p seats 1, 3 Moon; 3p seats 0, 2 Moon
     if ego & 1:
@@ -385,7 +386,7 @@ def _encode(out, seat, num_players, done, phase, acting, deciding, leader, trick
         out[TOTALS:] = sc
     if legal is None:
         return out
-    return out, bits[OBS_SIZE:].view(_int8)
+    return out, _mask_of(legal)
 
 
 def seat_totals(totals: Sequence[int] | None, num_players: int) -> tuple[int, int, int, int] | None:

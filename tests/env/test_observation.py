@@ -160,6 +160,26 @@ def test_encode_infoset_and_out_buffer_give_identical_bytes():
                     assert np.flatnonzero(mask).tolist() == list(legal)
 
 
+def test_returned_arrays_are_fresh_so_memoized_parts_cannot_be_corrupted():
+    # the side scalars and the action masks are memoized: writing into a returned array
+    # must not change what later calls return
+    rng = np.random.default_rng(11)
+    for n in (4, 3):
+        for st in random_points(rng, n, deals=3, every=5):
+            seat = st.deciding_seat if not st.done else 0
+            obs, mask = E.observation_and_mask(st, seat)
+            ref_obs, ref_mask = obs.copy(), mask.copy()
+            obs[:] = 9.0
+            mask[:] = 5
+            obs2, mask2 = E.observation_and_mask(st, seat)
+            assert obs2.tobytes() == ref_obs.tobytes() and mask2.tobytes() == ref_mask.tobytes()
+            assert obs2.shape == (E.OBS_SIZE,) and obs2.dtype == np.float32 and obs2.flags.c_contiguous
+            assert mask2.shape == (31,) and mask2.dtype == np.int8
+            v = E.encode_observation(st, seat)
+            v[:] = -1.0
+            assert E.encode_observation(st, seat).tobytes() == ref_obs.tobytes()
+
+
 def test_values_stay_in_bounds_and_flags_are_binary():
     rng = np.random.default_rng(8)
     for st in random_points(rng, 4, deals=5):
