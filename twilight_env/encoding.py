@@ -300,6 +300,8 @@ _BYTE_FLOATS = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1, bi
 """[byte, 8] float32: the byte's bits, least significant first (a byte of flags -> 8 entries)."""
 _frombuffer = np.frombuffer
 _uint8 = np.uint8
+_int8 = np.int8
+_zeros = np.zeros
 
 _MASK_CACHE: dict[tuple, np.ndarray] = {}
 """legal actions (tuple) -> int8 action mask (31,), copied on use."""
@@ -311,7 +313,9 @@ def _mask_of(legal: tuple) -> np.ndarray:
     if m is None:
         if len(_MASK_CACHE) > 100_000:
             _MASK_CACHE.clear()
-        m = _MASK_CACHE[legal] = action_mask(legal)
+        m = _MASK_CACHE[legal] = _zeros(NUM_ACTIONS, _int8)
+        for a in legal:
+            m[a] = 1
     return m.copy()
 
 
@@ -331,9 +335,18 @@ def _encode(out, seat, num_players, done, phase, acting, deciding, leader, trick
         to_act = False
 
     entry = _HIST_CACHE.get(id(history))
-    if (entry is not None and entry[0] is history and entry[1] == len(history)
-            and (not entry[1] or history[-1] is entry[2])):
-        hbits = entry[3]  # nothing played since the last call
+    n = len(history)
+    if entry is not None and entry[0] is history and (not entry[1] or history[entry[1] - 1] is entry[2]):
+        if entry[1] == n:
+            hbits = entry[3]  # nothing played since the last call
+        elif entry[1] == n - 1:  # one play since the last call (the env's case)
+            c, h, x = last = history[-1]
+            hbits = entry[3] | _PLAY_BIT[c][h][(n - 1) >> 2][x]
+            entry[1] = n
+            entry[2] = last
+            entry[3] = hbits
+        else:
+            hbits = _history_bits(history)
     else:
         hbits = _history_bits(history)
     c0, c1, c2, c3 = captured
