@@ -228,23 +228,22 @@ def _misc_bits(key) -> int:
     return misc
 
 
-_SIDE_CACHE: dict[tuple, np.ndarray] = {}
+_SIDE_CACHE: dict[tuple, tuple] = {}
 
 
-def _side_scalars(key) -> np.ndarray:
-    """SIDE scalars, float32 (8,), for ``key = (own_taken, other_taken, own_cult)`` (masks of
-    the cards each side took): souls/60, own-cult multiplier/6, denied multiplier/6,
-    score/360, own side first (R5). Memoized in ``_SIDE_CACHE``."""
+def _side_scalars(key) -> tuple[float, ...]:
+    """SIDE scalars, 8 floats (stored as float32), for ``key = (own_taken, other_taken,
+    own_cult)`` (masks of the cards each side took): souls/60, own-cult multiplier/6,
+    denied multiplier/6, score/360, own side first (R5). Memoized in ``_SIDE_CACHE``."""
     a, b, cult = key
     sa, sb = souls_of(a), souls_of(b)
     ma, mb = multiplier_of(a, cult), multiplier_of(b, 1 - cult)
     da, db = multiplier_of(a, 1 - cult), multiplier_of(b, cult)
-    arr = np.array([sa / 60.0, ma / 6.0, da / 6.0, sa * ma / 360.0, sb / 60.0, mb / 6.0, db / 6.0, sb * mb / 360.0],
-                   dtype=np.float32)
+    vals = (sa / 60.0, ma / 6.0, da / 6.0, sa * ma / 360.0, sb / 60.0, mb / 6.0, db / 6.0, sb * mb / 360.0)
     if len(_SIDE_CACHE) > 100_000:
         _SIDE_CACHE.clear()
-    _SIDE_CACHE[key] = arr
-    return arr
+    _SIDE_CACHE[key] = vals
+    return vals
 
 
 _MATCH_CACHE: dict[tuple, np.ndarray] = {}
@@ -301,6 +300,7 @@ _BYTE_FLOATS = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1, bi
 _frombuffer = np.frombuffer
 _uint8 = np.uint8
 _int8 = np.int8
+_S0 = SIDE
 _zeros = np.zeros
 
 _MASK_CACHE: dict[tuple, np.ndarray] = {}
@@ -390,7 +390,9 @@ def _encode(out, seat, num_players, done, phase, acting, deciding, leader, trick
     sc = _SIDE_CACHE.get(key)
     if sc is None:
         sc = _side_scalars(key)
-    out[SIDE:TOTALS] = sc
+    # eight item writes cost less than one slice write from an array (each rounds to float32)
+    (out[_S0], out[_S0 + 1], out[_S0 + 2], out[_S0 + 3], out[_S0 + 4], out[_S0 + 5], out[_S0 + 6],
+     out[_S0 + 7]) = sc
     if totals is not None:
         key = (ego, totals, target)
         sc = _MATCH_CACHE.get(key)
