@@ -313,9 +313,7 @@ def _mask_of(legal: tuple) -> np.ndarray:
     if m is None:
         if len(_MASK_CACHE) > 100_000:
             _MASK_CACHE.clear()
-        m = _MASK_CACHE[legal] = _zeros(NUM_ACTIONS, _int8)
-        for a in legal:
-            m[a] = 1
+        m = _MASK_CACHE[legal] = action_mask(legal)
     return m.copy()
 
 
@@ -532,18 +530,20 @@ def encode_infoset(infoset) -> np.ndarray:
                    inf.trick_holders, inf.pending, inf.captured, inf.played, totals, target, None)
 
 
-_MASK_BYTES = (NUM_ACTIONS + 7) // 8
-
-
 def action_mask(legal: Sequence[int], out: np.ndarray | None = None) -> np.ndarray:
-    """int8 array of shape ``(31,)``: 1 at each legal action (0..27 card ids, 28..30 requests)."""
-    m = 0
-    for a in legal:
-        m |= 1 << a
-    bits = np.unpackbits(np.frombuffer(m.to_bytes(_MASK_BYTES, "little"), dtype=np.uint8), bitorder="little")
+    """int8 array of shape ``(31,)``: 1 at each legal action (0..27 card ids, 28..30 requests).
+
+    Raises:
+        ValueError: on an action that is not an int 0..30.
+    """
     if out is None:
-        return bits[:NUM_ACTIONS].view(np.int8)
-    out[:] = bits[:NUM_ACTIONS]
+        out = _zeros(NUM_ACTIONS, _int8)
+    else:
+        out[:] = 0
+    for a in legal:
+        if not 0 <= a < NUM_ACTIONS or a.__class__ is bool:
+            raise ValueError(f"actions are ints 0..30, got {a!r} in {legal!r}")
+        out[a] = 1
     return out
 
 

@@ -102,6 +102,7 @@ from .cards import (
     STRENGTH,
     SUN_MASK,
 )
+from .encoding import _BYTE_FLOATS as _BYTE_FLOAT_ROWS
 from .engine import (
     CHOOSE,
     HOLD,
@@ -231,8 +232,7 @@ class _NumpyOps:
         return np.unpackbits(u8, axis=1, count=nbits, bitorder="little").view(np.bool_)
 
     # float32 patterns of the 8 bits of a byte (little-endian bit order), as 32-byte items
-    _BYTE_FLOATS = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1,
-                                 bitorder="little").astype(np.float32).view(np.dtype((np.void, 32))).reshape(256)
+    _BYTE_FLOATS = _BYTE_FLOAT_ROWS.view(np.dtype((np.void, 32))).reshape(256)
 
     @staticmethod
     def pack_slots(slots, layout, nwords: int):

@@ -180,6 +180,16 @@ def test_returned_arrays_are_fresh_so_memoized_parts_cannot_be_corrupted():
             assert E.encode_observation(st, seat).tobytes() == ref_obs.tobytes()
 
 
+def test_action_mask_marks_the_legal_actions_and_rejects_others():
+    m = E.action_mask((0, 13, 28, 30))
+    assert m.dtype == np.int8 and m.shape == (31,) and np.flatnonzero(m).tolist() == [0, 13, 28, 30]
+    out = np.ones(31, dtype=np.int8)
+    assert E.action_mask((), out=out) is out and not out.any()
+    for bad in ((31,), (-1,), (True,)):
+        with pytest.raises(ValueError, match="0..30"):
+            E.action_mask(bad)
+
+
 def test_values_stay_in_bounds_and_flags_are_binary():
     rng = np.random.default_rng(8)
     for st in random_points(rng, 4, deals=5):
