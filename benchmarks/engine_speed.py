@@ -319,6 +319,9 @@ def main(argv=None) -> int:
 
     print(f"engine_speed: {deals} deals per run, best of {args.rounds} interleaved runs, seed {args.seed}")
     print("(CPU time of this process; on a shared machine absolute figures vary with load, the ratios less)")
+    from twilight_env.encoding import backend
+
+    print(f"observation encoder: {backend()} (TWILIGHT_ENV_PURE_PYTHON=1 selects the pure-Python one)")
     print(f"  {'':<44} {'decisions/s':>12} {'deals/s':>10} {'dec/deal':>10}")
     o4, o3 = best(runs["ours4"]), best(runs["ours3"])
     print(row("twilight engine, 4 players", *o4, deals))

@@ -146,6 +146,9 @@ def main(argv=None) -> int:
         for name, e in envs.items():
             us[name].append(1e6 / aec_loop(e, a.steps, a.seed + r))
     ref = us["texas_holdem_v4"]
+    from twilight_env.encoding import backend
+
+    print(f"observation encoder: {backend()} (TWILIGHT_ENV_PURE_PYTHON=1 selects the pure-Python one)")
     print(f"AEC loop (agent_iter, last, random masked action, step): {a.rounds} rounds of {a.steps} steps "
           f"per env, CPU time")
     print(f"{'env':<18}{'best us/step':>13}{'steps/s':>10}{'median us/step':>16}"

@@ -40,13 +40,24 @@ divided by the target and capped at 4; ``TARGET`` is target / 1000, capped at 4.
 
 Speed
 -----
-All flags are assembled as one Python int (card masks are the engine's 28-bit ints,
-shifted into place; the seat records in absolute seat order are rotated by the ego
-seat with one shift) and expanded to float32 by one table lookup per byte (a single
-``numpy.take`` from a 256 x 8 table). The played-for / held-by / trick masks of a
-deal's history are extended incrementally as the history grows; the phase / role flags,
-the side scalars and the env's action masks are memoized (small key spaces). See ``benchmarks/env_speed.py`` for
-the cost.
+Two backends give the same bytes (:func:`backend` tells which one runs):
+
+- ``"numba"``, used when numba is installed (``pip install twilight-env[fast]``; the
+  ``study`` and ``test`` extras include it): :mod:`twilight_env._encoding_nb` writes the
+  vector in compiled code from the state's masks. It is loaded on the first call (on a
+  machine's first use it compiles, a few seconds, then it is cached) and checked there
+  against the Python encoder; if it fails or disagrees, a ``RuntimeWarning`` says so and
+  the Python encoder is used. Setting the environment variable
+  ``TWILIGHT_ENV_PURE_PYTHON`` (to anything) selects the Python encoder.
+- ``"python"``: all flags are assembled as one Python int (card masks are the engine's
+  28-bit ints, shifted into place; the seat records in absolute seat order are rotated
+  by the ego seat with one shift) and expanded to float32 by one table lookup per byte
+  (a single ``numpy.take`` from a 256 x 8 table). The phase / role flags, the side
+  scalars and the env's action masks are memoized (small key spaces).
+
+Both extend the played-for / held-by / trick masks of a deal's history incrementally as
+the history grows. :func:`encode_infoset` always runs the Python encoder. See
+``benchmarks/env_speed.py`` and ``benchmarks/engine_speed.py`` for the cost.
 """
 
 from __future__ import annotations
@@ -302,6 +313,8 @@ _uint8 = np.uint8
 _int8 = np.int8
 _S0 = SIDE
 _zeros = np.zeros
+_empty = np.empty
+_float32 = np.float32
 
 _MASK_CACHE: dict[tuple, np.ndarray] = {}
 """legal actions (tuple) -> int8 action mask (31,), copied on use."""
@@ -481,6 +494,79 @@ def observation_and_mask(state: State, seat: int, totals: Sequence[int] | None =
     return _encode_state(state, seat, totals, target, None, True)
 
 
+_NB_HIST: dict[int, list] = {}
+"""id(history list) -> [history, plays seen, last play seen, played-for masks (4), held-by
+masks (4), trick masks (7)] for the compiled encoder (same scheme as ``_HIST_CACHE``)."""
+
+
+def _history_masks(history) -> list:
+    """The compiled encoder's history entry of ``history``, extended to its current length."""
+    entry = _NB_HIST.get(id(history))
+    n = len(history)
+    if entry is None or entry[0] is not history or n < entry[1] or (entry[1] and history[entry[1] - 1] is not entry[2]):
+        if len(_NB_HIST) >= 64:
+            _NB_HIST.clear()
+        entry = [history, 0, None, [0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0, 0, 0, 0]]
+        _NB_HIST[id(history)] = entry
+    i = entry[1]
+    if i < n:
+        pf, hb, tm = entry[3], entry[4], entry[5]
+        for k in range(i, n):
+            c, h, x = history[k]
+            bit = 1 << x
+            pf[c] |= bit
+            hb[h] |= bit
+            tm[k >> 2] |= bit
+        entry[1] = n
+        entry[2] = history[n - 1]
+    return entry
+
+
+_ENCODE_INTO = None
+"""The compiled encoder (:func:`twilight_env._encoding_nb.encode_into`) once loaded, or
+False when numba is missing or ``TWILIGHT_ENV_PURE_PYTHON`` is set (see :func:`backend`)."""
+
+
+def backend() -> str:
+    """``"numba"`` when :func:`encode_observation` runs compiled (numba installed, the
+    environment variable ``TWILIGHT_ENV_PURE_PYTHON`` unset), else ``"python"``. Both
+    give the same bytes; the compiled one is loaded (and on a machine's first use
+    compiled, a few seconds, then cached) on the first call."""
+    global _ENCODE_INTO
+    if _ENCODE_INTO is None:
+        import importlib.util
+        import os
+
+        if os.environ.get("TWILIGHT_ENV_PURE_PYTHON") or importlib.util.find_spec("numba") is None:
+            _ENCODE_INTO = False
+        else:
+            try:  # load (or compile) now, on a fresh deal, and check it against the Python encoder
+                from ._encoding_nb import encode_into
+
+                st = State(list(_PROBE_HANDS), 0, 4)
+                st.apply(st.legal_actions()[-1])
+                _ENCODE_INTO = False  # the reference: the Python encoder
+                ref, ref_mask = _encode_state(st, st.deciding_seat, None, None, None, True)
+                _ENCODE_INTO = encode_into
+                got, got_mask = _encode_state_nb(st, st.deciding_seat, None, None, None, True)
+                if got.tobytes() != ref.tobytes() or got_mask.tobytes() != ref_mask.tobytes():
+                    raise RuntimeError("the compiled encoder disagrees with the Python one")
+            except Exception as e:  # a broken numba install must not break the env
+                import warnings
+
+                warnings.warn(f"twilight_env: compiled observation encoder unavailable ({e}); using the "
+                              "pure-Python one (same observations, slower)", RuntimeWarning, stacklevel=2)
+                _ENCODE_INTO = False
+    return "numba" if _ENCODE_INTO else "python"
+
+
+_PROBE_HANDS = (0x000007F, 0x0003F80, 0x01FC000, 0xFE00000)
+"""A fixed deal for the compiled encoder's start-up check (seat s holds ids 7s..7s+6)."""
+
+
+_EMPTY_MASK = np.zeros(NUM_ACTIONS, np.int8)
+
+
 def _encode_state(state, seat, totals, target, out, want_mask):
     np_ = state.num_players
     if seat not in (0, 1, 2, 3) or (np_ == 3 and seat == NEW_MOON):
@@ -488,6 +574,14 @@ def _encode_state(state, seat, totals, target, out, want_mask):
     if totals is not None:
         totals = seat_totals(totals, np_)
         target = _check_target(target, totals)
+    if out is not None and (not isinstance(out, np.ndarray) or out.shape != (OBS_SIZE,) or out.dtype != _float32
+                            or not out.flags.c_contiguous or not out.flags.writeable):
+        raise ValueError(f"out must be a writeable, contiguous float32 array of shape ({OBS_SIZE},), got "
+                         f"{getattr(out, 'dtype', type(out).__name__)} {getattr(out, 'shape', '')}")
+    if _ENCODE_INTO is None:
+        backend()
+    if _ENCODE_INTO:
+        return _encode_state_nb(state, seat, totals, target, out, want_mask)
     h0, h1, h2, h3 = state.hands
     q, sc, mc = SUN_MASK, _SUN_COUNT, _MOON_COUNT
     seat_bits = ((sc[h0 & q] | mc[h0 >> 14]) | (sc[h1 & q] | mc[h1 >> 14]) << SEAT_SIZE
@@ -505,6 +599,44 @@ def _encode_state(state, seat, totals, target, out, want_mask):
     return _encode(out, seat, np_, done, phase, acting, deciding, state.leader, state.trick, state.place,
                    state.holder, seat_bits, state.history, state.cards, state.holders, state.pending,
                    state.captured, ALL_MASK ^ (h0 | h1 | h2 | h3), totals, target, legal)
+
+
+def _encode_state_nb(state, seat, totals, target, out, want_mask):
+    """:func:`_encode_state` through the compiled encoder (same bytes)."""
+    np_ = state.num_players
+    h0, h1, h2, h3 = state.hands
+    done = state.trick == NUM_TRICKS
+    phase = state.phase
+    leader = state.leader
+    place = state.place
+    acting = state.holder if phase == HOLD else (leader + place) & 3
+    deciding = 0 if (np_ == 3 and acting == NEW_MOON) else acting
+    lb = 0
+    if want_mask and not done and deciding == seat:
+        for a in state.legal_actions():
+            lb |= 1 << a
+    entry = _history_masks(state.history)
+    pf, hb, tm = entry[3], entry[4], entry[5]
+    x0, x1, x2, x3 = state.cards
+    y0, y1, y2, y3 = state.holders
+    c0, c1, c2, c3 = state.captured
+    if out is None:
+        out = _empty(OBS_SIZE, _float32)
+    mask = _empty(NUM_ACTIONS, _int8) if want_mask else _EMPTY_MASK
+    _ENCODE_INTO(out, mask, seat, np_, done, phase, acting, deciding, leader, state.trick, place, state.holder,
+                 h0, h1, h2, h3, x0, x1, x2, x3, y0, y1, y2, y3, state.pending, c0, c1, c2, c3,
+                 pf[0], pf[1], pf[2], pf[3], hb[0], hb[1], hb[2], hb[3],
+                 tm[0], tm[1], tm[2], tm[3], tm[4], tm[5], tm[6], lb, totals is not None)
+    if totals is not None:
+        ego = acting if (not done and deciding == seat) else seat
+        key = (ego, totals, target)
+        sc = _MATCH_CACHE.get(key)
+        if sc is None:
+            sc = _match_scalars(key)
+        out[TOTALS:] = sc
+    if want_mask:
+        return out, mask
+    return out
 
 
 def encode_infoset(infoset) -> np.ndarray:
@@ -643,5 +775,5 @@ def decode_observation(vec) -> dict:
     }
 
 
-__all__ = ["OBS_SIZE", "NUM_BITS", "NUM_SCALARS", "LAYOUT", "SEAT_LAYOUT", "layout_table", "encode_observation",
+__all__ = ["OBS_SIZE", "NUM_BITS", "NUM_SCALARS", "LAYOUT", "SEAT_LAYOUT", "layout_table", "backend", "encode_observation",
            "observation_and_mask", "encode_infoset", "decode_observation", "action_mask", "seat_totals"]

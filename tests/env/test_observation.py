@@ -180,6 +180,71 @@ def test_returned_arrays_are_fresh_so_memoized_parts_cannot_be_corrupted():
             assert E.encode_observation(st, seat).tobytes() == ref_obs.tobytes()
 
 
+@pytest.mark.parametrize("num_players", [4, 3])
+def test_compiled_and_python_encoders_give_identical_bytes(num_players, monkeypatch):
+    if E.backend() != "numba":
+        pytest.skip("numba is not installed: only the Python encoder runs")
+    rng = np.random.default_rng(21 + num_players)
+    checked = 0
+    for st in random_points(rng, num_players, deals=12):
+        for seat in viewer_seats(num_players):
+            for totals, target in ((None, None), ((100, 250, 300, 0), 666)):
+                fast = E.observation_and_mask(st, seat, totals, target)
+                fast_obs = E.encode_observation(st, seat, totals, target)
+                with monkeypatch.context() as m:
+                    m.setattr(E, "_ENCODE_INTO", False)
+                    slow = E.observation_and_mask(st, seat, totals, target)
+                    slow_obs = E.encode_observation(st, seat, totals, target)
+                assert fast[0].tobytes() == slow[0].tobytes() == fast_obs.tobytes() == slow_obs.tobytes()
+                assert fast[1].tobytes() == slow[1].tobytes()
+                checked += 1
+    assert checked > 500
+
+
+def test_pure_python_encoder_is_chosen_by_the_environment_variable():
+    import os
+    import subprocess
+    import sys
+
+    code = "import twilight_env.encoding as E; print(E.backend())"
+    env = dict(os.environ, TWILIGHT_ENV_PURE_PYTHON="1")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "python"
+    env.pop("TWILIGHT_ENV_PURE_PYTHON")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    import importlib.util
+    assert out.stdout.strip() == ("numba" if importlib.util.find_spec("numba") else "python")
+
+
+def test_a_compiled_encoder_that_disagrees_is_dropped_with_a_warning(monkeypatch):
+    pytest.importorskip("numba")
+    from twilight_env import _encoding_nb
+
+    def wrong(out, mask, *args):
+        out[:] = 0.5  # not what the Python encoder writes
+        mask[:] = 0
+        return 0
+
+    monkeypatch.setattr(_encoding_nb, "encode_into", wrong)
+    monkeypatch.setattr(E, "_ENCODE_INTO", None)
+    with pytest.warns(RuntimeWarning, match="pure-Python"):
+        assert E.backend() == "python"
+    st = State.random(np.random.default_rng(2))
+    v = E.encode_observation(st, 0)
+    assert set(np.unique(v[:E.NUM_BITS])) <= {0.0, 1.0} and v.sum() > 0
+
+
+def test_a_bad_out_buffer_raises_and_is_not_written():
+    st = State.random(np.random.default_rng(5))
+    for bad in (np.zeros(E.OBS_SIZE, np.float64), np.zeros(E.OBS_SIZE - 1, np.float32),
+                np.zeros(2 * E.OBS_SIZE, np.float32)[::2], [0.0] * E.OBS_SIZE):
+        keep = bad.copy() if isinstance(bad, np.ndarray) else None
+        with pytest.raises(ValueError, match="float32 array of shape"):
+            E.encode_observation(st, 0, out=bad)
+        if keep is not None:
+            assert np.array_equal(keep, bad)
+
+
 def test_action_mask_marks_the_legal_actions_and_rejects_others():
     m = E.action_mask((0, 13, 28, 30))
     assert m.dtype == np.int8 and m.shape == (31,) and np.flatnonzero(m).tolist() == [0, 13, 28, 30]

@@ -1,0 +1,161 @@
+"""Compiled backend of :mod:`twilight_env.encoding` (numba; used when numba is installed).
+
+:func:`encode_into` writes exactly the bytes of the pure-Python encoder
+(``encoding._encode``) for a deal state: every flag of the layout, the SIDE scalars (R5)
+and the action mask. The match scalars (``TOTALS``, ``TARGET``) stay with the caller. The
+layout offsets are ``encoding``'s named constants, read here as compile-time constants,
+and ``tests/env/test_observation.py`` checks both backends byte for byte.
+
+Why: the Python encoder assembles the flags as one big int and expands it with NumPy,
+about 10 µs per observation; the compiled one does the same work in well under a
+microsecond, so a call costs mostly its argument passing.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from . import encoding as E
+from .cards import MULTIPLIER, SOULS
+
+_HSOULS = np.array([sum(SOULS[b] for b in range(14) if m >> b & 1) for m in range(1 << 14)], dtype=np.int64)
+"""Souls of a 14-bit half mask (either cult: the soul cards and clerics sit at the same ids)."""
+_HMULT = np.array([sum(MULTIPLIER[b] for b in range(14) if m >> b & 1) for m in range(1 << 14)], dtype=np.int64)
+"""Sanctuary multipliers of a 14-bit half mask."""
+_POP = np.array([bin(m).count("1") for m in range(1 << 14)], dtype=np.int64)
+
+_NC = E.NC
+_SEATS, _SEAT_SIZE = E.SEATS, E.SEAT_SIZE
+_HAND, _PLAYED_FOR, _HELD_BY, _TAKEN, _COUNTS = E.HAND, E.PLAYED_FOR, E.HELD_BY, E.TAKEN, E.COUNTS
+_COUNT_SLOTS = E.COUNT_SLOTS
+_TRICK, _TRICK_PLACE_SIZE = E.TRICK, E.TRICK_PLACE_SIZE
+_GONE, _PENDING, _TRICK_OF = E.GONE, E.PENDING, E.TRICK_OF
+_PHASE, _TO_ACT, _ACTING, _CHOOSER, _HOLDER, _LEADER = E.PHASE, E.TO_ACT, E.ACTING, E.CHOOSER, E.HOLDER, E.LEADER
+_TRICK_NO, _PLACE, _ROLE = E.TRICK_NO, E.PLACE, E.ROLE
+_NEW_MOON_DECISION, _NEW_MOON_AT, _MOON_SEAT, _MATCH = E.NEW_MOON_DECISION, E.NEW_MOON_AT, E.MOON_SEAT, E.MATCH
+_SIDE, _TOTALS = E.SIDE, E.TOTALS
+_ROLE_4P = np.array([0, 1, 0, 1], dtype=np.int64)   # encoding._ROLE_4P
+_ROLE_3P = np.array([2, 3, -1, 4], dtype=np.int64)  # encoding._ROLE_3P
+_NEW_MOON = 2
+_HOLD = 1
+
+
+@numba.njit(cache=True)
+def _put(out, off, m):  # pragma: no cover - compiled
+    """1.0 at ``out[off + i]`` for each set bit ``i`` of the 28-bit mask ``m``."""
+    while m:
+        low = m & -m
+        i = 0
+        while (low >> i) != 1:
+            i += 1
+        out[off + i] = 1.0
+        m ^= low
+
+
+@numba.njit(cache=True)
+def encode_into(out, mask, seat, num_players, done, phase, acting, deciding, leader, trick, place, holder,
+                h0, h1, h2, h3, x0, x1, x2, x3, y0, y1, y2, y3, pending, c0, c1, c2, c3,
+                pf0, pf1, pf2, pf3, hb0, hb1, hb2, hb3, t0, t1, t2, t3, t4, t5, t6,
+                legal_bits, match):  # pragma: no cover - compiled
+    """Fill ``out`` (float32, ``OBS_SIZE``) and ``mask`` (int8, 31) as ``encoding._encode``
+    does: the flags, the SIDE scalars, 0 in the match scalars. ``x0..x3`` / ``y0..y3``:
+    the current trick's cards and holders by place (-1 empty); ``pf*`` / ``hb*``: cards
+    played for / held by each seat (masks); ``t0..t6``: cards of each trick;
+    ``legal_bits``: bit ``a`` set for each legal action (the mask is all 0 for a viewer
+    that does not decide)."""
+    out[:] = 0.0
+    if not done and deciding == seat:
+        ego = acting
+        to_act = True
+    else:
+        ego = seat
+        to_act = False
+    hands = (h0, h1, h2, h3)
+    caps = (c0, c1, c2, c3)
+    pfs = (pf0, pf1, pf2, pf3)
+    hbs = (hb0, hb1, hb2, hb3)
+    for r in range(4):
+        s = (ego + r) & 3
+        base = _SEATS + _SEAT_SIZE * r
+        hs = hands[s]
+        known = 0
+        if s == seat:
+            known = hs
+        if num_players == 3 and s == _NEW_MOON:
+            known |= hs  # the open hand (R7.1)
+        _put(out, base + _HAND, known)
+        _put(out, base + _PLAYED_FOR, pfs[s])
+        _put(out, base + _HELD_BY, hbs[s])
+        _put(out, base + _TAKEN, caps[s])
+        out[base + _COUNTS + _POP[hs & 16383]] = 1.0
+        out[base + _COUNTS + _COUNT_SLOTS + _POP[hs >> 14]] = 1.0
+    xs = (x0, x1, x2, x3)
+    ys = (y0, y1, y2, y3)
+    for p in range(4):
+        x = xs[p]
+        if x < 0:
+            break
+        base = _TRICK + _TRICK_PLACE_SIZE * p
+        out[base + x] = 1.0
+        out[base + _NC + ((leader + p - ego) & 3)] = 1.0
+        out[base + _NC + 4 + ((ys[p] - ego) & 3)] = 1.0
+    _put(out, _GONE, 268435455 ^ (h0 | h1 | h2 | h3))
+    _put(out, _PENDING, pending)
+    tricks = (t0, t1, t2, t3, t4, t5, t6)
+    for t in range(7):
+        _put(out, _TRICK_OF + _NC * t, tricks[t])
+    # PHASE .. MATCH (encoding._misc_bits)
+    out[_TRICK_NO + trick] = 1.0
+    out[_LEADER + ((leader - ego) & 3)] = 1.0
+    if done:
+        out[_PHASE + 2] = 1.0
+    else:
+        out[_PHASE + phase] = 1.0
+        out[_ACTING + ((acting - ego) & 3)] = 1.0
+        out[_CHOOSER + ((leader + place - ego) & 3)] = 1.0
+        out[_PLACE + place] = 1.0
+        if phase == _HOLD:
+            out[_HOLDER + ((holder - ego) & 3)] = 1.0
+    if to_act:
+        out[_TO_ACT] = 1.0
+    if num_players == 4:
+        out[_ROLE + _ROLE_4P[seat]] = 1.0
+        moon = 10  # seats 1, 3 (R2.1)
+    else:
+        out[_ROLE + _ROLE_3P[seat]] = 1.0
+        out[_NEW_MOON_AT + ((_NEW_MOON - ego) & 3)] = 1.0
+        moon = 5  # seats 0, 2 (R7.1)
+        if to_act and ego == _NEW_MOON:
+            out[_NEW_MOON_DECISION] = 1.0
+    rot = ((moon | moon << 4) >> ego) & 15
+    for r in range(4):
+        if (rot >> r) & 1:
+            out[_MOON_SEAT + r] = 1.0
+    if match:
+        out[_MATCH] = 1.0
+    # SIDE scalars (R5), own side first, in float64 then stored as float32
+    if ego & 1:
+        a = c1 | c3
+        b = c0 | c2
+    else:
+        a = c0 | c2
+        b = c1 | c3
+    cult = (ego if num_players == 4 else ego + 1) & 1
+    sa = _HSOULS[a & 16383] + _HSOULS[a >> 14]
+    sb = _HSOULS[b & 16383] + _HSOULS[b >> 14]
+    ma = _HMULT[(a >> (14 * cult)) & 16383]
+    mb = _HMULT[(b >> (14 * (1 - cult))) & 16383]
+    da = _HMULT[(a >> (14 * (1 - cult))) & 16383]
+    db = _HMULT[(b >> (14 * cult)) & 16383]
+    out[_SIDE] = sa / 60.0
+    out[_SIDE + 1] = ma / 6.0
+    out[_SIDE + 2] = da / 6.0
+    out[_SIDE + 3] = sa * ma / 360.0
+    out[_SIDE + 4] = sb / 60.0
+    out[_SIDE + 5] = mb / 6.0
+    out[_SIDE + 6] = db / 6.0
+    out[_SIDE + 7] = sb * mb / 360.0
+    for i in range(31):
+        mask[i] = (legal_bits >> i) & 1
+    return 0
