@@ -227,6 +227,7 @@ def test_a_compiled_encoder_that_disagrees_is_dropped_with_a_warning(monkeypatch
 
     monkeypatch.setattr(_encoding_nb, "encode_into", wrong)
     monkeypatch.setattr(E, "_ENCODE_INTO", None)
+    monkeypatch.delenv("TWILIGHT_ENV_PURE_PYTHON", raising=False)
     with pytest.warns(RuntimeWarning, match="pure-Python"):
         assert E.backend() == "python"
     st = State.random(np.random.default_rng(2))
