@@ -336,8 +336,11 @@ class State:
             if hand & bit:
                 hand -= bit  # the bit is set: ``-`` is ``^`` here, and cheaper in CPython
                 hands[h] = hand
-                if not hand & CULT_MASK[cult]:
-                    self._held()
+                if not hand & CULT_MASK[cult]:  # the seat's last card of this cult: clear its ``held`` bit
+                    try:
+                        self.held &= ~(1 << (4 * cult + h))
+                    except AttributeError:  # built field by field without ``held``
+                        self._held()
                 if h != c:
                     self.phase = CHOOSE
                     self.holder = -1
