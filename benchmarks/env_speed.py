@@ -21,7 +21,7 @@ of the ratio within a round (the steadiest figure on a busy machine).
 
 Usage::
 
-    python benchmarks/env_speed.py            # about a minute
+    python benchmarks/env_speed.py            # 15-60 s, with the machine's load
     python benchmarks/env_speed.py --steps 1000 --rounds 3 --obs-states 300   # quick
 """
 

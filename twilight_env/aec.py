@@ -317,7 +317,11 @@ class raw_env(AECEnv):
         """``{"observation", "action_mask"}`` of ``agent`` now (cached until the next step)."""
         if agent == self._obs_agent and self._steps == self._obs_step:
             return self._obs_cache
-        vec, mask = observation_and_mask(self._state, self._seat_of_agent[agent], self._seat_totals, self._target)
+        try:
+            seat = self._seat_of_agent[agent]
+        except (KeyError, TypeError):
+            raise ValueError(f"unknown agent {agent!r}; agents: {', '.join(self.possible_agents)}") from None
+        vec, mask = observation_and_mask(self._state, seat, self._seat_totals, self._target)
         obs = {"observation": vec, "action_mask": mask}
         self._obs_agent = agent
         self._obs_step = self._steps
@@ -345,8 +349,15 @@ class raw_env(AECEnv):
         return InfoSet(self._state, self._seat_of_agent[agent], self._seat_totals, self._target)
 
     def seat_of(self, agent) -> int:
-        """The seat ``agent`` occupies in the current deal (3 players: the solo is 0)."""
-        return self._seat_of_agent[agent]
+        """The seat ``agent`` occupies in the current deal (3 players: the solo is 0).
+
+        Raises:
+            ValueError: if ``agent`` is not one of ``possible_agents``.
+        """
+        try:
+            return self._seat_of_agent[agent]
+        except (KeyError, TypeError):
+            raise ValueError(f"unknown agent {agent!r}; agents: {', '.join(self.possible_agents)}") from None
 
     # -- step -----------------------------------------------------------------------
     def _illegal(self, action, why: str):

@@ -48,7 +48,7 @@ Two backends give the same bytes (:func:`backend` tells which one runs):
   machine's first use it compiles, a few seconds, then it is cached) and checked there
   against the Python encoder; if it fails or disagrees, a ``RuntimeWarning`` says so and
   the Python encoder is used. Setting the environment variable
-  ``TWILIGHT_ENV_PURE_PYTHON`` (to anything) selects the Python encoder.
+  ``TWILIGHT_ENV_PURE_PYTHON=1`` selects the Python encoder (``0`` or empty does not).
 - ``"python"``: all flags are assembled as one Python int (card masks are the engine's
   28-bit ints, shifted into place; the seat records in absolute seat order are rotated
   by the ego seat with one shift) and expanded to float32 by one table lookup per byte
@@ -524,12 +524,18 @@ def _history_masks(history) -> list:
 
 _ENCODE_INTO = None
 """The compiled encoder (:func:`twilight_env._encoding_nb.encode_into`) once loaded, or
-False when numba is missing or ``TWILIGHT_ENV_PURE_PYTHON`` is set (see :func:`backend`)."""
+False when numba is missing or ``TWILIGHT_ENV_PURE_PYTHON=1`` (see :func:`backend`)."""
+
+
+def _pure_python_asked(value: str | None) -> bool:
+    """Whether ``TWILIGHT_ENV_PURE_PYTHON`` asks for the Python encoder: set and not one of
+    ``""``, ``"0"``, ``"false"``, ``"no"``, ``"off"`` (any case)."""
+    return value is not None and value.strip().lower() not in ("", "0", "false", "no", "off")
 
 
 def backend() -> str:
     """``"numba"`` when :func:`encode_observation` runs compiled (numba installed, the
-    environment variable ``TWILIGHT_ENV_PURE_PYTHON`` unset), else ``"python"``. Both
+    environment variable ``TWILIGHT_ENV_PURE_PYTHON`` unset or ``0``), else ``"python"``. Both
     give the same bytes; the compiled one is loaded (and on a machine's first use
     compiled, a few seconds, then cached) on the first call."""
     global _ENCODE_INTO
@@ -537,7 +543,8 @@ def backend() -> str:
         import importlib.util
         import os
 
-        if os.environ.get("TWILIGHT_ENV_PURE_PYTHON") or importlib.util.find_spec("numba") is None:
+        pure = _pure_python_asked(os.environ.get("TWILIGHT_ENV_PURE_PYTHON"))
+        if pure or importlib.util.find_spec("numba") is None:
             _ENCODE_INTO = False
         else:
             try:  # load (or compile) now, on a fresh deal, and check it against the Python encoder
@@ -567,6 +574,22 @@ _PROBE_HANDS = (0x000007F, 0x0003F80, 0x01FC000, 0xFE00000)
 _EMPTY_MASK = np.zeros(NUM_ACTIONS, np.int8)
 
 
+def _describe_buffer(out) -> str:
+    """What is wrong with an ``out`` buffer, for the error message."""
+    if not isinstance(out, np.ndarray):
+        return f"a {type(out).__name__}, not a numpy array"
+    wrong = []
+    if out.dtype != _float32:
+        wrong.append(f"dtype {out.dtype}")
+    if out.shape != (OBS_SIZE,):
+        wrong.append(f"shape {out.shape}")
+    if not out.flags.c_contiguous:
+        wrong.append("a non-contiguous view")
+    if not out.flags.writeable:
+        wrong.append("a read-only array")
+    return ", ".join(wrong)
+
+
 def _encode_state(state, seat, totals, target, out, want_mask):
     np_ = state.num_players
     if seat not in (0, 1, 2, 3) or (np_ == 3 and seat == NEW_MOON):
@@ -576,8 +599,8 @@ def _encode_state(state, seat, totals, target, out, want_mask):
         target = _check_target(target, totals)
     if out is not None and (not isinstance(out, np.ndarray) or out.shape != (OBS_SIZE,) or out.dtype != _float32
                             or not out.flags.c_contiguous or not out.flags.writeable):
-        raise ValueError(f"out must be a writeable, contiguous float32 array of shape ({OBS_SIZE},), got "
-                         f"{getattr(out, 'dtype', type(out).__name__)} {getattr(out, 'shape', '')}")
+        raise ValueError(f"out must be a writeable, contiguous float32 array of shape ({OBS_SIZE},); got "
+                         + _describe_buffer(out))
     if _ENCODE_INTO is None:
         backend()
     if _ENCODE_INTO:

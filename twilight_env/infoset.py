@@ -41,7 +41,8 @@ class InfoSet:
         open_hand: 3 players: the new moon's cards (codes); 4 players: ``[]``.
         known_masks: tuple of 4 masks, the cards the viewer sees in each seat's hand.
         counts: tuple of 4 ``(sun, moon)`` pairs, cards each seat holds now.
-        history: list of ``(chooser, holder, card_code)`` in play order.
+        history: list of ``(chooser, holder, card_id)`` in play order (:meth:`history_codes`
+            gives card codes).
         tricks: list of ``(leader, taker)`` per finished trick; taker None if it went pending.
         trick_cards: list of 4 card ids of the current trick by place (-1 empty).
         trick_holders: list of 4 holder seats by place (-1 empty).

@@ -117,5 +117,6 @@ def test_env_infoset_matches_observation_and_hides_the_deal(num_players):
         env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
         steps += 1
     assert steps > 28
-    with pytest.raises(ValueError, match="unknown agent"):
-        raw.infoset("player_9")
+    for call in (raw.infoset, raw.observe, raw.seat_of, env.observe):
+        with pytest.raises(ValueError, match="unknown agent"):
+            call("player_9")

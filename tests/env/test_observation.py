@@ -235,15 +235,27 @@ def test_a_compiled_encoder_that_disagrees_is_dropped_with_a_warning(monkeypatch
     assert set(np.unique(v[:E.NUM_BITS])) <= {0.0, 1.0} and v.sum() > 0
 
 
-def test_a_bad_out_buffer_raises_and_is_not_written():
+def test_a_bad_out_buffer_raises_saying_what_is_wrong_and_is_not_written():
     st = State.random(np.random.default_rng(5))
-    for bad in (np.zeros(E.OBS_SIZE, np.float64), np.zeros(E.OBS_SIZE - 1, np.float32),
-                np.zeros(2 * E.OBS_SIZE, np.float32)[::2], [0.0] * E.OBS_SIZE):
+    read_only = np.zeros(E.OBS_SIZE, np.float32)
+    read_only.flags.writeable = False
+    for bad, why in ((np.zeros(E.OBS_SIZE, np.float64), "dtype float64"),
+                     (np.zeros(E.OBS_SIZE - 1, np.float32), "shape"),
+                     (np.zeros(2 * E.OBS_SIZE, np.float32)[::2], "non-contiguous"),
+                     (read_only, "read-only"),
+                     ([0.0] * E.OBS_SIZE, "a list, not a numpy array")):
         keep = bad.copy() if isinstance(bad, np.ndarray) else None
-        with pytest.raises(ValueError, match="float32 array of shape"):
+        with pytest.raises(ValueError, match="float32 array of shape") as err:
             E.encode_observation(st, 0, out=bad)
+        assert why in str(err.value)
         if keep is not None:
             assert np.array_equal(keep, bad)
+
+
+@pytest.mark.parametrize("value, pure", [(None, False), ("", False), ("0", False), ("false", False), ("No", False),
+                                         ("1", True), ("yes", True), ("true", True)])
+def test_pure_python_switch_values(value, pure):
+    assert E._pure_python_asked(value) is pure
 
 
 def test_action_mask_marks_the_legal_actions_and_rejects_others():
