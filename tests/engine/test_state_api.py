@@ -130,6 +130,17 @@ def test_apply_action_is_functional():
     assert snapshot(st) == before
 
 
+def copy_without_held(st: State) -> State:
+    """A copy of ``st`` built field by field, as outside code may build one, without ``held``."""
+    bare = State.__new__(State)
+    for f in FIELDS:
+        if f != "held":
+            v = getattr(st, f)
+            setattr(bare, f, list(v) if isinstance(v, list) else v)
+    bare.seat_cult, bare.num_players = st.seat_cult, st.num_players
+    return bare
+
+
 def test_held_mask_tracks_hands():
     # R3.5: ``held`` (who may be requested) is kept in step by apply, bit by bit
     rng = np.random.default_rng(3)
@@ -147,12 +158,7 @@ def test_apply_on_a_state_without_held_computes_it_when_needed():
     for n in (3, 4):
         for _ in range(10):
             ref = State.random(rng, num_players=n)
-            bare = State.__new__(State)
-            for f in FIELDS:
-                if f != "held":
-                    v = getattr(ref, f)
-                    setattr(bare, f, list(v) if isinstance(v, list) else v)
-            bare.seat_cult, bare.num_players = ref.seat_cult, ref.num_players
+            bare = copy_without_held(ref)
             while not ref.done:
                 legal = ref.legal_actions()
                 a = legal[int(rng.integers(len(legal)))]
@@ -166,12 +172,7 @@ def test_apply_on_a_state_without_held_computes_it_when_needed():
 
 def test_state_built_field_by_field_computes_held():
     st = State.from_deal(SWEEP_DEAL, leader=0)
-    bare = State.__new__(State)
-    for f in FIELDS:
-        if f != "held":
-            v = getattr(st, f)
-            setattr(bare, f, list(v) if isinstance(v, list) else v)
-    bare.seat_cult, bare.num_players = st.seat_cult, st.num_players
+    bare = copy_without_held(st)
     assert bare.legal_actions() == st.legal_actions()
     play_tricks(bare, SWEEP_TRICKS)
     assert bare.side_scores() == (360, 0)
