@@ -275,6 +275,20 @@ _HIST_CACHE: dict[int, list] = {}
 """id(history list) -> [history, plays seen, last play seen, flags]."""
 
 
+def _history_entry(cache: dict, history, fresh) -> list:
+    """``cache``'s entry ``[history, plays seen, last play seen, data]`` for a history list,
+    or a new one with ``fresh()`` as data when the list is new to it, shrank, or no longer
+    holds the last play seen (the engine only appends to a deal's history, so an entry
+    that passes these checks describes a prefix of the list). At most 64 entries."""
+    entry = cache.get(id(history))
+    if (entry is None or entry[0] is not history or len(history) < entry[1]
+            or (entry[1] and history[entry[1] - 1] is not entry[2])):
+        if len(cache) >= 64:
+            cache.clear()
+        entry = cache[id(history)] = [history, 0, None, fresh()]
+    return entry
+
+
 def _history_bits(history) -> int:
     """Flags of a history of ``(chooser, holder, card)`` plays (R3.3), extended incrementally.
 
@@ -284,13 +298,8 @@ def _history_bits(history) -> int:
     are extended with the new plays only; a list that shrank, or whose last seen entry is
     no longer the same object, is scanned afresh.
     """
-    entry = _HIST_CACHE.get(id(history))
+    entry = _history_entry(_HIST_CACHE, history, int)
     n = len(history)
-    if entry is None or entry[0] is not history or n < entry[1] or (entry[1] and history[entry[1] - 1] is not entry[2]):
-        if len(_HIST_CACHE) >= 64:
-            _HIST_CACHE.clear()
-        entry = [history, 0, None, 0]
-        _HIST_CACHE[id(history)] = entry
     i = entry[1]
     bits = entry[3]
     if i < n:
@@ -495,22 +504,21 @@ def observation_and_mask(state: State, seat: int, totals: Sequence[int] | None =
 
 
 _NB_HIST: dict[int, list] = {}
-"""id(history list) -> [history, plays seen, last play seen, played-for masks (4), held-by
-masks (4), trick masks (7)] for the compiled encoder (same scheme as ``_HIST_CACHE``)."""
+"""id(history list) -> [history, plays seen, last play seen, (played-for masks (4), held-by
+masks (4), trick masks (7))] for the compiled encoder (see :func:`_history_entry`)."""
+
+
+def _no_masks() -> tuple[list, list, list]:
+    return [0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0, 0, 0, 0]
 
 
 def _history_masks(history) -> list:
     """The compiled encoder's history entry of ``history``, extended to its current length."""
-    entry = _NB_HIST.get(id(history))
+    entry = _history_entry(_NB_HIST, history, _no_masks)
     n = len(history)
-    if entry is None or entry[0] is not history or n < entry[1] or (entry[1] and history[entry[1] - 1] is not entry[2]):
-        if len(_NB_HIST) >= 64:
-            _NB_HIST.clear()
-        entry = [history, 0, None, [0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0, 0, 0, 0]]
-        _NB_HIST[id(history)] = entry
     i = entry[1]
     if i < n:
-        pf, hb, tm = entry[3], entry[4], entry[5]
+        pf, hb, tm = entry[3]
         for k in range(i, n):
             c, h, x = history[k]
             bit = 1 << x
@@ -638,8 +646,7 @@ def _encode_state_nb(state, seat, totals, target, out, want_mask):
     if want_mask and not done and deciding == seat:
         for a in state.legal_actions():
             lb |= 1 << a
-    entry = _history_masks(state.history)
-    pf, hb, tm = entry[3], entry[4], entry[5]
+    pf, hb, tm = _history_masks(state.history)[3]
     x0, x1, x2, x3 = state.cards
     y0, y1, y2, y3 = state.holders
     c0, c1, c2, c3 = state.captured
