@@ -317,11 +317,7 @@ class raw_env(AECEnv):
         """``{"observation", "action_mask"}`` of ``agent`` now (cached until the next step)."""
         if agent == self._obs_agent and self._steps == self._obs_step:
             return self._obs_cache
-        try:
-            seat = self._seat_of_agent[agent]
-        except (KeyError, TypeError):
-            raise ValueError(f"unknown agent {agent!r}; agents: {', '.join(self.possible_agents)}") from None
-        vec, mask = observation_and_mask(self._state, seat, self._seat_totals, self._target)
+        vec, mask = observation_and_mask(self._state, self.seat_of(agent), self._seat_totals, self._target)
         obs = {"observation": vec, "action_mask": mask}
         self._obs_agent = agent
         self._obs_step = self._steps
