@@ -49,9 +49,7 @@ from typing import Sequence
 import numpy as np
 
 from .cards import (
-    ALL_MASK,
     CARDS,
-    CULT,
     CULT_MASK,
     HALF_IDS,
     MOON,
