@@ -9,11 +9,14 @@ search (none of it changes the value; tested against brute force and against the
 Python backend in ``tests/agents/test_solver.py``):
 
 - **Last trick in closed form.** At the start of the last trick two cards of each cult
-  remain. At each of the first two places the chooser's side picks which of its cult's
-  two cards is played (by playing it, or by requesting the seat holding it) unless both
-  lie in one opponent hand, in which case that opponent's side picks (R3.2, R3.5); the
-  last two places are forced. So the trick is a max/min over at most 2 × 2 card orders,
-  resolved by R4.1/R4.2 or, with a Purgatory, left neutral (R4.4).
+  remain, and whoever takes the trick gets everything left, so its value is one of the
+  exact bounds (or, with a Purgatory in it, the neutral value, R4.4). The leader's cult
+  lands at places 0 and 2 (its side), the other cult at places 1 and 3. The side of the
+  stronger top card takes the trick (R4.1). With equal tops the earlier place wins: the
+  leader's side leads its top unless both its cult's cards lie in one opponent hand and
+  differ in strength (that opponent's side picks then, R3.2, R3.5); the weaker card then
+  leads, and place 1's side plays its top at place 1 unless both its cards lie in one
+  hand of the leader's side and differ in strength.
 - **A request of an opponent holding one card of the cult** is that card played (no
   holder node).
 - **The last two places of the second-last trick** are searched in plain nested loops
@@ -91,78 +94,7 @@ _LOWBIT = np.array([(m & -m).bit_length() - 1 for m in range(1 << 14)], dtype=np
 _HMULT = np.array(_HALF_MULT, dtype=np.int64)
 
 _i8 = numba.int64
-
-
-@numba.njit(_i8(_i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8), cache=True)
-def _last_trick(h0, h1, h2, h3, leader, ps, pm0, pm1, s0, m0, s1, m1, var):  # pragma: no cover
-    """Exact value for side 0 of the last trick from its start (closed form, see the module
-    docstring)."""
-    rem = h0 | h1 | h2 | h3
-    ox = 14 * _SEAT_CULT[var, leader]
-    oy = 14 - ox
-    # the two cards of each cult, lower id first
-    hx = (rem >> ox) & 16383
-    xs0 = ox + _LOWBIT[hx]
-    xs1 = ox + _LOWBIT[hx & (hx - 1)]
-    hy = (rem >> oy) & 16383
-    ys0 = oy + _LOWBIT[hy]
-    ys1 = oy + _LOWBIT[hy & (hy - 1)]
-    # who picks at places 0 and 1: the chooser's side, unless one opponent hand holds both
-    # (the opponents of the leader are the seats of the other parity, and the reverse)
-    d0 = leader & 1
-    if d0:
-        e0 = h0
-        e2 = h2
-        o1 = h1
-        o3 = h3
-    else:
-        e0 = h1
-        e2 = h3
-        o1 = h0
-        o3 = h2
-    # e0, e2: the leader's opponents; o1, o3: the leader and its partner (place 1's opponents)
-    if ((e0 >> ox) & 16383) == hx or ((e2 >> ox) & 16383) == hx:
-        d0 ^= 1
-    d1 = (leader + 1) & 1
-    if ((o1 >> oy) & 16383) == hy or ((o3 >> oy) & 16383) == hy:
-        d1 ^= 1
-    ts = _SOUL[xs0] + _SOUL[xs1] + _SOUL[ys0] + _SOUL[ys1] + ps
-    tm0 = _MULT[var, 0, xs0] + _MULT[var, 0, xs1] + _MULT[var, 0, ys0] + _MULT[var, 0, ys1] + pm0
-    tm1 = _MULT[var, 1, xs0] + _MULT[var, 1, xs1] + _MULT[var, 1, ys0] + _MULT[var, 1, ys1] + pm1
-    neutral = s0 * m0 - s1 * m1
-    win0 = (s0 + ts) * (m0 + tm0) - s1 * m1
-    win1 = s0 * m0 - (s1 + ts) * (m1 + tm1)
-    best0 = 0
-    for i in range(2):
-        xa = xs0 if i == 0 else xs1
-        xb = xs1 if i == 0 else xs0
-        best1 = 0
-        for j in range(2):
-            ya = ys0 if j == 0 else ys1
-            yb = ys1 if j == 0 else ys0
-            # R4.1: highest strength, ties to the earlier place
-            bs = _STR[xa]
-            bp = 0
-            if _STR[ya] > bs:
-                bs = _STR[ya]
-                bp = 1
-            if _STR[xb] > bs:
-                bs = _STR[xb]
-                bp = 2
-            if _STR[yb] > bs:
-                bs = _STR[yb]
-                bp = 3
-            if bs == 7:  # R4.4: Purgatory in the last trick, the pile is neutral
-                v = neutral
-            elif ((leader + bp) & 1) == 0:
-                v = win0
-            else:
-                v = win1
-            if j == 0 or (d1 == 0 and v > best1) or (d1 == 1 and v < best1):
-                best1 = v
-        if i == 0 or (d0 == 0 and best1 > best0) or (d0 == 1 and best1 < best0):
-            best0 = best1
-    return best0
+_PURGATORY = (1 << 0) | (1 << 14)
 
 
 @numba.njit(numba.types.UniTuple(_i8, 8)(_i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8),
@@ -189,6 +121,60 @@ def _bounds(rem, ps, pm0, pm1, s0, m0, s1, m1, var):  # pragma: no cover - compi
     r0 = _HMULT[(rem >> (14 * _SEAT_CULT[var, 0])) & 16383] + pm0
     r1 = _HMULT[(rem >> (14 * _SEAT_CULT[var, 1])) & 16383] + pm1
     return (s0 + rs) * (m0 + r0) - s1 * m1, s0 * m0 - (s1 + rs) * (m1 + r1)
+
+
+@numba.njit(_i8(_i8, _i8, _i8, _i8, _i8, _i8), cache=True)
+def _last_taker(h0, h1, h2, h3, leader, var):  # pragma: no cover - compiled
+    """Side (0 or 1) that takes the last trick under perfect play, from its start, when
+    no Purgatory remains (closed form, see the module docstring)."""
+    rem = h0 | h1 | h2 | h3
+    ox = 14 * _SEAT_CULT[var, leader]
+    oy = 14 - ox
+    hx = (rem >> ox) & 16383
+    hy = (rem >> oy) & 16383
+    # ids run strongest first within a cult, so the lower id of each cult's pair is its top
+    sx = _STR[ox + _LOWBIT[hx]]
+    sy = _STR[oy + _LOWBIT[hy]]
+    lead = leader & 1  # the leader's cult lands at places 0 and 2 (its side), the other at 1 and 3
+    if sx > sy:
+        return lead
+    if sy > sx:
+        return lead ^ 1
+    # equal tops: the earlier place wins (R4.1). The leader's side wins by leading its top
+    # card, which it can unless both its cult's cards lie in one opponent hand (R3.2,
+    # R3.5) and they are not equally strong.
+    if _STR[ox + _LOWBIT[hx & (hx - 1)]] == sx:
+        return lead
+    if lead:
+        e0 = h0
+        e2 = h2
+        o1 = h1
+        o3 = h3
+    else:
+        e0 = h1
+        e2 = h3
+        o1 = h0
+        o3 = h2
+    if ((e0 >> ox) & 16383) != hx and ((e2 >> ox) & 16383) != hx:
+        return lead
+    # the weaker card leads and the top comes at place 2: place 1's side wins by playing
+    # its top there, unless both its cards lie in one hand of the leader's side
+    if _STR[oy + _LOWBIT[hy & (hy - 1)]] == sy:
+        return lead ^ 1
+    if ((o1 >> oy) & 16383) == hy or ((o3 >> oy) & 16383) == hy:
+        return lead
+    return lead ^ 1
+
+
+@numba.njit(_i8(_i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8), cache=True)
+def _last_trick(h0, h1, h2, h3, leader, ps, pm0, pm1, s0, m0, s1, m1, var):  # pragma: no cover
+    """Exact value for side 0 of the last trick from its start (closed form, see the module
+    docstring)."""
+    rem = h0 | h1 | h2 | h3
+    if rem & _PURGATORY:  # R4.4: a Purgatory in the last trick, the pile is neutral
+        return s0 * m0 - s1 * m1
+    hi, lo = _bounds(rem, ps, pm0, pm1, s0, m0, s1, m1, var)
+    return hi if _last_taker(h0, h1, h2, h3, leader, var) == 0 else lo
 
 
 @numba.njit(_i8(_i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8),
@@ -237,13 +223,12 @@ def _place3(h0, h1, h2, h3, leader, bstr, bplace, ts, tm0, tm1, ps, pm0, pm1,
             t_1 = tm1 + _MULT[var, 1, x]
             nl, a_ps, a_p0, a_p1, a_s0, a_m0, a_s1, a_m1 = _resolve(
                 leader, nb, nbp, t_s, t_0, t_1, ps, pm0, pm1, s0, m0, s1, m1)
-            hi, lo = _bounds(rem ^ bit, a_ps, a_p0, a_p1, a_s0, a_m0, a_s1, a_m1, var)
-            if hi <= ga:
-                v = hi
-            elif lo >= gb:
-                v = lo
+            if (rem ^ bit) & _PURGATORY:  # R4.4: a Purgatory in the last trick, neutral
+                v = a_s0 * a_m0 - a_s1 * a_m1
             else:
-                v = _last_trick(n0, n1, n2, n3, nl, a_ps, a_p0, a_p1, a_s0, a_m0, a_s1, a_m1, var)
+                # the last trick's taker gets all that is left: the bounds are its values
+                hi, lo = _bounds(rem ^ bit, a_ps, a_p0, a_p1, a_s0, a_m0, a_s1, a_m1, var)
+                v = hi if _last_taker(n0, n1, n2, n3, nl, var) == 0 else lo
             if pmax:
                 if v > grp:
                     grp = v
