@@ -44,7 +44,7 @@ import numba
 import numpy as np
 
 from agents.solver import _HALF_MULT, _HALF_SOULS, _ORDER_KEY
-from twilight_env.cards import MULTIPLIER, SOULS, STRENGTH
+from twilight_env.cards import MULTIPLIER, PURGATORY_MASK, SOULS, STRENGTH
 
 TT_BITS = 20
 """log2 of the table rows (40 MiB: 5 int64 per row)."""
@@ -94,7 +94,6 @@ _LOWBIT = np.array([(m & -m).bit_length() - 1 for m in range(1 << 14)], dtype=np
 _HMULT = np.array(_HALF_MULT, dtype=np.int64)
 
 _i8 = numba.int64
-_PURGATORY = (1 << 0) | (1 << 14)
 
 
 @numba.njit(numba.types.UniTuple(_i8, 8)(_i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8),
@@ -171,7 +170,7 @@ def _last_trick(h0, h1, h2, h3, leader, ps, pm0, pm1, s0, m0, s1, m1, var):  # p
     """Exact value for side 0 of the last trick from its start (closed form, see the module
     docstring)."""
     rem = h0 | h1 | h2 | h3
-    if rem & _PURGATORY:  # R4.4: a Purgatory in the last trick, the pile is neutral
+    if rem & PURGATORY_MASK:  # R4.4: a Purgatory in the last trick, the pile is neutral
         return s0 * m0 - s1 * m1
     hi, lo = _bounds(rem, ps, pm0, pm1, s0, m0, s1, m1, var)
     return hi if _last_taker(h0, h1, h2, h3, leader, var) == 0 else lo
@@ -223,7 +222,7 @@ def _place3(h0, h1, h2, h3, leader, bstr, bplace, ts, tm0, tm1, ps, pm0, pm1,
             t_1 = tm1 + _MULT[var, 1, x]
             nl, a_ps, a_p0, a_p1, a_s0, a_m0, a_s1, a_m1 = _resolve(
                 leader, nb, nbp, t_s, t_0, t_1, ps, pm0, pm1, s0, m0, s1, m1)
-            if (rem ^ bit) & _PURGATORY:  # R4.4: a Purgatory in the last trick, neutral
+            if (rem ^ bit) & PURGATORY_MASK:  # R4.4: a Purgatory in the last trick, neutral
                 v = a_s0 * a_m0 - a_s1 * a_m1
             else:
                 # the last trick's taker gets all that is left: the bounds are its values
