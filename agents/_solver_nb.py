@@ -176,82 +176,107 @@ def _last_trick(h0, h1, h2, h3, leader, ps, pm0, pm1, s0, m0, s1, m1, var):  # p
     return hi if _last_taker(h0, h1, h2, h3, leader, var) == 0 else lo
 
 
+@numba.njit(numba.types.UniTuple(_i8, 3)(numba.boolean, _i8, _i8, _i8, _i8), cache=True)
+def _backup(maximize, v, best, alpha, beta):  # pragma: no cover - compiled
+    """Fail-soft alpha-beta update of a max (``maximize``) or min node by a child's value
+    ``v``: the new ``(best, alpha, beta)``."""
+    if maximize:
+        if v > best:
+            best = v
+            if v > alpha:
+                alpha = v
+    elif v < best:
+        best = v
+        if v < beta:
+            beta = v
+    return best, alpha, beta
+
+
+@numba.njit(numba.types.UniTuple(_i8, 4)(_i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8), cache=True)
+def _group(h0, h1, h2, h3, c, j, leader, bstr, bplace, var):  # pragma: no cover - compiled
+    """Group ``j`` of the choose node of seat ``c`` in the plain loops: 0 and 1 request
+    the opponent at offset +1 or +3, whose side then picks the card (R3.2, R3.5); 2 are
+    the chooser's own cards, 3 the partner's. Returns ``(seat, 1 for a request, candidate
+    bits, rotation)``: :func:`_candidate` takes the bits in turn."""
+    h = c ^ 1 if j == 0 else c ^ 3 if j == 1 else c if j == 2 else c ^ 2
+    hand = h0 if h == 0 else h1 if h == 1 else h2 if h == 2 else h3
+    off = 14 * _SEAT_CULT[var, c]
+    m = (hand >> off) & 16383
+    if j < 2:  # the holder's order: strongest, most valuable first
+        return h, 1, _RANK_HOLD[((off // 14) << 14) | m], 0
+    # the own order, weakest first, from the cheapest winner when the other side is winning
+    rm = _RANK_OWN[((off // 14) << 14) | m]
+    start = 0
+    if m and bstr >= 0 and ((leader + bplace) & 1) != (c & 1):
+        start = _OWN_BEAT[off + bstr]
+        if start:
+            rm = ((rm >> start) | (rm << (14 - start))) & 16383
+    return h, 0, rm, start
+
+
+@numba.njit(numba.types.UniTuple(_i8, 2)(_i8, _i8, _i8, _i8), cache=True)
+def _candidate(rm, start, opp, off):  # pragma: no cover - compiled
+    """The next card of a group's candidate bits ``rm`` (see :func:`_group`), and the
+    bits left."""
+    q = _LOWBIT[rm] + start
+    if q >= 14:
+        q -= 14
+    return (_HOLD_ORDER[off + q] if opp else _OWN_ORDER[off + q]), rm & (rm - 1)
+
+
+@numba.njit(numba.types.UniTuple(_i8, 6)(_i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8), cache=True)
+def _play(h0, h1, h2, h3, h, x, bstr, bplace, place):  # pragma: no cover - compiled
+    """The hands after seat ``h`` plays card ``x`` at ``place``, and the trick's new best
+    strength and its place (R4.1: a later card must be strictly stronger)."""
+    bit = 1 << x
+    if _STR[x] > bstr:
+        bstr = _STR[x]
+        bplace = place
+    return (h0 ^ bit if h == 0 else h0, h1 ^ bit if h == 1 else h1, h2 ^ bit if h == 2 else h2,
+            h3 ^ bit if h == 3 else h3, bstr, bplace)
+
+
 @numba.njit(_i8(_i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8),
             cache=True)
 def _place3(h0, h1, h2, h3, leader, bstr, bplace, ts, tm0, tm1, ps, pm0, pm1,
             s0, m0, s1, m1, var, alpha, beta):  # pragma: no cover - compiled
     """Fail-soft value for side 0 (window ``alpha``, ``beta``) of the choose node at place 3
     of the second-last trick, without frames: each card the place can take is valued by
-    resolving the trick (R4.1-R4.3), the exact bounds and the last trick in closed form;
-    the chooser's side picks among its own and its partner's cards or requests an
-    opponent, whose side then picks among that hand's cards (R3.2, R3.5). Requests come
-    first, holders try their strongest cards first, the choosing side its weakest."""
+    resolving the trick (R4.1-R4.3) and the last trick in closed form; the chooser's side
+    picks among its own and its partner's cards or requests an opponent, whose side then
+    picks among that hand's cards (R3.2, R3.5). Requests come first."""
     c = (leader + 3) & 3
     off = 14 * _SEAT_CULT[var, c]
     k = c & 1
     rem = h0 | h1 | h2 | h3
     best = -1000000 if k == 0 else 1000000
     for j in range(4):
-        h = c ^ 1 if j == 0 else c ^ 3 if j == 1 else c if j == 2 else c ^ 2
-        hand = h0 if h == 0 else h1 if h == 1 else h2 if h == 2 else h3
-        m = (hand >> off) & 16383
-        if m == 0:
+        h, opp, rm, start = _group(h0, h1, h2, h3, c, j, leader, bstr, bplace, var)
+        if rm == 0:  # the seat holds no card of the chooser's cult
             continue
-        opp = j < 2
-        # the group's picker: the holder's side for a request of an opponent, else the chooser's
-        pmax = (k == 1) if opp else (k == 0)
+        pmax = (k == 1) if opp else (k == 0)  # the group's picker (R3.2)
         ga = alpha
         gb = beta
         grp = -1000000 if pmax else 1000000
-        rm = _RANK_HOLD[((off // 14) << 14) | m] if opp else _RANK_OWN[((off // 14) << 14) | m]
         while rm:
-            x = _HOLD_ORDER[off + _LOWBIT[rm]] if opp else _OWN_ORDER[off + _LOWBIT[rm]]
-            rm &= rm - 1
-            bit = 1 << x
-            n0 = h0 ^ bit if h == 0 else h0
-            n1 = h1 ^ bit if h == 1 else h1
-            n2 = h2 ^ bit if h == 2 else h2
-            n3 = h3 ^ bit if h == 3 else h3
-            nb = bstr
-            nbp = bplace
-            if _STR[x] > bstr:
-                nb = _STR[x]
-                nbp = 3
-            t_s = ts + _SOUL[x]
-            t_0 = tm0 + _MULT[var, 0, x]
-            t_1 = tm1 + _MULT[var, 1, x]
+            x, rm = _candidate(rm, start, opp, off)
+            n0, n1, n2, n3, nb, nbp = _play(h0, h1, h2, h3, h, x, bstr, bplace, 3)
             nl, a_ps, a_p0, a_p1, a_s0, a_m0, a_s1, a_m1 = _resolve(
-                leader, nb, nbp, t_s, t_0, t_1, ps, pm0, pm1, s0, m0, s1, m1)
-            if (rem ^ bit) & PURGATORY_MASK:  # R4.4: a Purgatory in the last trick, neutral
+                leader, nb, nbp, ts + _SOUL[x], tm0 + _MULT[var, 0, x], tm1 + _MULT[var, 1, x],
+                ps, pm0, pm1, s0, m0, s1, m1)
+            left = rem ^ (1 << x)
+            if left & PURGATORY_MASK:  # R4.4: a Purgatory in the last trick, neutral
                 v = a_s0 * a_m0 - a_s1 * a_m1
             else:
                 # the last trick's taker gets all that is left: the bounds are its values
-                hi, lo = _bounds(rem ^ bit, a_ps, a_p0, a_p1, a_s0, a_m0, a_s1, a_m1, var)
+                hi, lo = _bounds(left, a_ps, a_p0, a_p1, a_s0, a_m0, a_s1, a_m1, var)
                 v = hi if _last_taker(n0, n1, n2, n3, nl, var) == 0 else lo
-            if pmax:
-                if v > grp:
-                    grp = v
-                    if v > ga:
-                        ga = v
-            else:
-                if v < grp:
-                    grp = v
-                    if v < gb:
-                        gb = v
+            grp, ga, gb = _backup(pmax, v, grp, ga, gb)
             if ga >= gb:
                 break
-        if k == 0:
-            if grp > best:
-                best = grp
-                if grp > alpha:
-                    alpha = grp
-        else:
-            if grp < best:
-                best = grp
-                if grp < beta:
-                    beta = grp
+        best, alpha, beta = _backup(k == 0, grp, best, alpha, beta)
         if alpha >= beta:
-            return best
+            break
     return best
 
 
@@ -259,75 +284,31 @@ def _place3(h0, h1, h2, h3, leader, bstr, bplace, ts, tm0, tm1, ps, pm0, pm1,
             cache=True)
 def _place2(h0, h1, h2, h3, leader, bstr, bplace, ts, tm0, tm1, ps, pm0, pm1,
             s0, m0, s1, m1, var, alpha, beta):  # pragma: no cover - compiled
-    """Fail-soft value for side 0 of the choose node at place 2 of the second-last trick,
-    without frames: as :func:`_place3`, each card the place can take is followed by
-    :func:`_place3`."""
+    """As :func:`_place3`, for the choose node at place 2 of the second-last trick: each
+    card the place can take is followed by :func:`_place3`."""
     c = (leader + 2) & 3
     off = 14 * _SEAT_CULT[var, c]
     k = c & 1
     best = -1000000 if k == 0 else 1000000
     for j in range(4):
-        h = c ^ 1 if j == 0 else c ^ 3 if j == 1 else c if j == 2 else c ^ 2
-        hand = h0 if h == 0 else h1 if h == 1 else h2 if h == 2 else h3
-        m = (hand >> off) & 16383
-        if m == 0:
+        h, opp, rm, start = _group(h0, h1, h2, h3, c, j, leader, bstr, bplace, var)
+        if rm == 0:  # the seat holds no card of the chooser's cult
             continue
-        opp = j < 2
         pmax = (k == 1) if opp else (k == 0)
         ga = alpha
         gb = beta
         grp = -1000000 if pmax else 1000000
-        start = 0
-        if opp:
-            rm = _RANK_HOLD[((off // 14) << 14) | m]
-        else:
-            rm = _RANK_OWN[((off // 14) << 14) | m]
-            if bstr >= 0 and ((leader + bplace) & 1) != k:
-                start = _OWN_BEAT[off + bstr]
-                if start:
-                    rm = ((rm >> start) | (rm << (14 - start))) & 16383
         while rm:
-            q = _LOWBIT[rm] + start
-            rm &= rm - 1
-            if q >= 14:
-                q -= 14
-            x = _HOLD_ORDER[off + q] if opp else _OWN_ORDER[off + q]
-            bit = 1 << x
-            n0 = h0 ^ bit if h == 0 else h0
-            n1 = h1 ^ bit if h == 1 else h1
-            n2 = h2 ^ bit if h == 2 else h2
-            n3 = h3 ^ bit if h == 3 else h3
-            nb = bstr
-            nbp = bplace
-            if _STR[x] > bstr:
-                nb = _STR[x]
-                nbp = 2
+            x, rm = _candidate(rm, start, opp, off)
+            n0, n1, n2, n3, nb, nbp = _play(h0, h1, h2, h3, h, x, bstr, bplace, 2)
             v = _place3(n0, n1, n2, n3, leader, nb, nbp, ts + _SOUL[x], tm0 + _MULT[var, 0, x],
                         tm1 + _MULT[var, 1, x], ps, pm0, pm1, s0, m0, s1, m1, var, ga, gb)
-            if pmax:
-                if v > grp:
-                    grp = v
-                    if v > ga:
-                        ga = v
-            else:
-                if v < grp:
-                    grp = v
-                    if v < gb:
-                        gb = v
+            grp, ga, gb = _backup(pmax, v, grp, ga, gb)
             if ga >= gb:
                 break
-        if k == 0:
-            if grp > best:
-                best = grp
-                if grp > alpha:
-                    alpha = grp
-        else:
-            if grp < best:
-                best = grp
-                if grp < beta:
-                    beta = grp
+        best, alpha, beta = _backup(k == 0, grp, best, alpha, beta)
         if alpha >= beta:
-            return best
+            break
     return best
 
 
