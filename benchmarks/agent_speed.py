@@ -15,7 +15,7 @@ Prints, next to each target, the measured figure and the ratio measured / target
 Positions come from random deals played forward with random legal actions, so they are
 reproducible with ``--seed``. Usage::
 
-    python benchmarks/agent_speed.py            # full run (a few minutes)
+    python benchmarks/agent_speed.py            # full run (seconds, once numba has compiled)
     python benchmarks/agent_speed.py --quick    # fewer positions
     python benchmarks/agent_speed.py --python   # also the solver's pure-Python backend
     python benchmarks/agent_speed.py --duplicate heuristic random --deals 300 --players 4

@@ -36,7 +36,7 @@ from twilight_env.engine import State
 
 from .common import (check_specs, check_workers, default_workers, fmt_ci, git_hash, lockstep_ok, mean_ci,
                      out_dir, play_lockstep, play_seeded, run_tasks, text_table)
-from .dealsets import deal_set
+from .dealsets import deal_set, run_seed
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -45,7 +45,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--players", type=int, choices=(3, 4), default=4, help="4 or 3 players (default 4)")
     p.add_argument("--deals", type=int, default=None,
                    help="number of deals, each played twice per pairing (default 200, or all of --deals-file)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the deals and the agents' streams (default 0)")
+    p.add_argument("--seed", type=int, default=None,
+                   help="seed of the deals and the agents' streams (default 0; with --deals-file, the seed saved "
+                        "in the file)")
     p.add_argument("--workers", type=int, default=default_workers(),
                    help="worker processes (default: os.cpu_count(); 1 runs in this process)")
     p.add_argument("--out", default=None, help="output folder (default out/arena__{seed}__{unixtime})")
@@ -226,14 +228,15 @@ def run(args) -> int:
     if n is not None and n < 1:
         raise ValueError(f"--deals must be a positive integer, got {n}")
     deals, meta = deal_set(n, args.seed, args.players, args.deals_file, args.save_deals)
+    seed = run_seed(args.seed, meta)
     t0 = time.time()
-    res = play_arena(specs, deals, args.players, args.seed, workers, progress=not args.quiet,
+    res = play_arena(specs, deals, args.players, seed, workers, progress=not args.quiet,
                      lockstep=not args.no_lockstep)
     elapsed = time.time() - t0
-    folder = out_dir(args.out, "arena", args.seed)
+    folder = out_dir(args.out, "arena", seed)
     doc = {
         "arguments": {k: v for k, v in vars(args).items() if k != "func"},
-        "specs": specs, "num_players": args.players, "deals": len(deals), "seed": args.seed,
+        "specs": specs, "num_players": args.players, "deals": len(deals), "seed": seed,
         "deals_source": meta, "workers": workers, "run_seconds": elapsed, "git": git_hash(),
         "results": res,
     }
@@ -260,7 +263,7 @@ def run(args) -> int:
             w.writerow([r["agent"], r["spec"], r["mu"], r["sigma"], r["ordinal"]])
 
     print(f"Duplicate arena, {args.players} players, {len(deals)} deals x 2 plays per pairing, "
-          f"seed {args.seed}, {elapsed:.1f} s")
+          f"seed {seed}, {elapsed:.1f} s")
     print(text_table(header, rows))
     print()
     print(text_table(["agent", "mu", "sigma", "ordinal"],

@@ -132,9 +132,10 @@ def load_deals(path: str, num_players: int | None = None) -> tuple[list[list[lis
     return deals, {"seed": seed, "num_players": np_file, "path": path}
 
 
-def deal_set(n: int | None, seed: int, num_players: int, deals_file: str | None = None,
+def deal_set(n: int | None, seed: int | None, num_players: int, deals_file: str | None = None,
              save: str | None = None) -> tuple[list[list[list[str]]], dict]:
-    """The deals of a run: from ``deals_file`` (its first ``n`` if n is given) or generated.
+    """The deals of a run: from ``deals_file`` (its first ``n`` if n is given) or generated
+    with ``seed`` (None: 0).
 
     Returns:
         ``(deals, meta)`` as in :func:`load_deals`, meta also with ``"source"``.
@@ -150,8 +151,20 @@ def deal_set(n: int | None, seed: int, num_players: int, deals_file: str | None 
             deals = deals[:n]
         meta["source"] = "file"
     else:
+        seed = 0 if seed is None else seed
         deals = generate_deals(n, seed)
         meta = {"seed": seed, "num_players": num_players, "path": None, "source": "seed"}
     if save:
         save_deals(save, deals, meta["seed"], num_players)
     return deals, meta
+
+
+def run_seed(seed: int | None, meta: dict) -> int:
+    """The seed of a run's agents (and bootstrap): ``seed`` when given; else the seed saved
+    in the deal file the deals came from (``meta`` of :func:`deal_set`), so that a run on
+    a saved deal file repeats the run that saved it; else 0."""
+    if seed is not None:
+        return seed
+    if meta.get("source") == "file" and meta.get("seed") is not None:
+        return meta["seed"]
+    return 0

@@ -36,6 +36,13 @@ _KIND_NAMES = {"P": "Purgatory", "C1": "Hierarch (I)", "C2": "High Priest (II)",
                "C4": "Adept (IV)", "C5": "Novice (V)", "3": "3 souls", "4": "4 souls", "5": "5 souls",
                "6": "6 souls", "7": "7 souls", "A": "Altar (x1)", "T": "Temple (x2)", "O": "Obelisk (x3)"}
 QUIT_WORDS = ("quit", "q", "exit")
+HELP = """Inputs at a prompt (case does not matter):
+  a card code, e.g. SC1     play that card (as chooser from your own hand, or as the requested holder)
+  ask N  or  N              as chooser, request seat N to play a card of your cult for you
+  request +1 / +2 / +3      request the seat at that offset in play order (+2 is the partner)
+  help                      show this again
+  quit (or end of input)    leave the game"""
+"""The ``help`` text (the module docstring's table, as plain text)."""
 
 
 def card_name(cid: int) -> str:
@@ -219,7 +226,7 @@ def play_game(players: int, human: int, opponents: str, partner: str, seed: int,
                     say("leaving the game.")
                     return 0
                 if t in ("help", "?", "h"):
-                    say(__doc__.split("Inputs at a prompt")[1].strip() if __doc__ else "")
+                    say("\n" + HELP)
                     say(view(info, human, names))
                     continue
                 action = parse_input(text, info)

@@ -35,7 +35,8 @@ Figures (deal points, R5; 95% intervals)
   Moon points and the Sun side with the Sun points, until a total reaches the target
   (1000) with the higher total winning, ties playing on (R6.1, R7.5). Interval:
   percentile bootstrap that resamples the N deals (then simulates matches on each
-  resample), so it covers both the deal sample and the simulation noise.
+  resample), so it covers both the deal sample and the simulation noise. Below
+  ``MIN_BOOTSTRAP_DEALS`` (30) deals the answer says that this interval is not reliable.
 - Rotating rules (R7.4, R7.5): players p0, p1, p2, solo p0, p2, p1, p0, ...; each deal
   the solo gets the Moon points and both others the Sun points; a player reaching the
   target with the highest total wins, ties play on. Reported: each player's win
@@ -68,7 +69,7 @@ from twilight_env.engine import State
 
 from .common import (check_specs, check_workers, default_workers, fmt_ci, git_hash, markdown_table, mean_ci,
                      out_dir, play_seeded, run_tasks, text_table, wilson_ci, write_json_atomic)
-from .dealsets import check_deals, deal_set
+from .dealsets import check_deals, deal_set, run_seed
 
 DEFAULT_DEALS = 8000
 """Default N. Measured at ``heuristic`` strength: 10,000 deals took 74 s of CPU time (2.4 ms
@@ -82,6 +83,10 @@ SOLO_ORDER = (0, 2, 1)
 """R7.4: the solo of deal k of a match is player ``SOLO_ORDER[k % 3]``."""
 BOOT_STREAM = 2
 """Tag of the bootstrap's random stream (distinct from deals and agents)."""
+MIN_BOOTSTRAP_DEALS = 30
+"""Below this many deals the answer warns that the percentile bootstrap's match interval
+is not reliable: resampling a handful of deals gives intervals far too narrow (with 2
+deals, 0.99 to 1.00 while the deal-points interval spans hundreds of points)."""
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -89,7 +94,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help=f"agent specs; each plays all three chairs (default {DEFAULT_SPEC} unless --solo/--sun)")
     p.add_argument("--deals", type=int, default=None,
                    help=f"number of deals N, each played 3 times (default {DEFAULT_DEALS}, or all of --deals-file)")
-    p.add_argument("--seed", type=int, default=None, help="seed of the deals, agents and bootstrap (default 0)")
+    p.add_argument("--seed", type=int, default=None,
+                   help="seed of the deals, agents and bootstrap (default 0; with --deals-file, the seed saved in the "
+                        "file)")
     p.add_argument("--workers", type=int, default=default_workers(),
                    help="worker processes (default: os.cpu_count(); 1 runs in this process)")
     p.add_argument("--out", default=None, help="output folder (default out/edge__{seed}__{unixtime})")
@@ -467,10 +474,12 @@ def verdict(fig: dict, label: str, n: int) -> str:
         edge = "the Sun side has the edge"
     else:
         edge = "no clear edge at this N (the interval includes 0)"
+    small = (f" With fewer than {MIN_BOOTSTRAP_DEALS} deals the bootstrap match interval is not reliable "
+             f"(too narrow); use more deals." if n < MIN_BOOTSTRAP_DEALS else "")
     return (f"{label}: {edge}: Moon − Sun = {d['mean']:+.1f} deal points per deal "
             f"(95% CI {d['ci_low']:+.1f} to {d['ci_high']:+.1f}; N = {n} deals × 3 plays); "
             f"the solo wins a fixed-solo match to {fig['matches']['target']} with probability "
-            f"{fx['p_solo_wins']:.2f} (95% CI {fx['ci_low']:.2f} to {fx['ci_high']:.2f}).")
+            f"{fx['p_solo_wins']:.2f} (95% CI {fx['ci_low']:.2f} to {fx['ci_high']:.2f}).{small}")
 
 
 def table_rows(results: list[dict]) -> tuple[list[str], list[list[str]]]:
@@ -600,7 +609,11 @@ def write_outputs(folder: str, doc: dict) -> dict[str, str]:
         rot = r["figures"]["matches"]["rotating"]
         lines.append(f"- {r['label']}, rotating solo (p0, p2, p1, …): mean final totals p0 / p1 / p2 = "
                      + " / ".join(f"{t:.0f}" for t in rot["mean_totals"])
-                     + f", {rot['mean_deals']:.1f} deals per match.")
+                     + f", {rot['mean_deals']:.1f} deals per match."
+                     + ("" if r["solo_spec"] == r["sun_spec"] else
+                        f" With mixed strengths the agents keep their roles: {r['solo_spec']} plays every "
+                        f"player's solo deals and {r['sun_spec']} every Sun deal, so p0 / p1 / p2 differ only "
+                        "by their places in the rotation."))
     lines.append(f"\nRun time {doc['run_seconds']:.1f} s with {doc['workers']} worker(s).")
     with open(paths["md"], "w") as f:
         f.write("\n".join(lines) + "\n")
@@ -617,8 +630,8 @@ def run_study(specs: list[str] | None = None, deals: int | None = None, seed: in
 
     Args: as the command-line options (module docstring); ``specs`` None or empty means
     the default agent unless ``solo``/``sun`` are given; ``deals`` None means
-    ``DEFAULT_DEALS`` or the whole deal file; ``seed``, ``target``, ``boot``,
-    ``matches`` None mean 0, 1000, 200, 1000. The output folder is made first and holds
+    ``DEFAULT_DEALS`` or the whole deal file; ``seed`` None means the seed saved in
+    ``deals_file``, else 0; ``target``, ``boot``, ``matches`` None mean 1000, 200, 1000. The output folder is made first and holds
     a checkpoint (:class:`Checkpoint`) while deals are played; ``resume`` (a folder)
     finishes such a run with the settings saved in it (only ``workers``, ``progress`` and
     ``verbose`` may be given with it). Ctrl-C writes the checkpoint and says how to resume.
@@ -644,7 +657,6 @@ def run_study(specs: list[str] | None = None, deals: int | None = None, seed: in
         seed, target, boot, matches = int(st["seed"]), int(st["target"]), int(st["boot"]), int(st["matches"])
         deal_list, meta, folder = ckpt.deals, st["deals_source"], resume
     else:
-        seed = 0 if seed is None else seed
         target = 1000 if target is None else target
         boot = 200 if boot is None else boot
         matches = 1000 if matches is None else matches
@@ -659,6 +671,7 @@ def run_study(specs: list[str] | None = None, deals: int | None = None, seed: in
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ValueError(f"--{name} must be a positive integer, got {v!r}")
         deal_list, meta = deal_set(n, seed, 3, deals_file, save_deals)
+        seed = run_seed(seed, meta)
         folder = out_dir(out, "edge", seed)
         settings = {"configs": [list(c) for c in configs], "seed": seed, "target": target, "boot": boot,
                     "matches": matches, "deals_source": meta}

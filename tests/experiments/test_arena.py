@@ -93,6 +93,17 @@ def test_arena_deals_file_round_trip(tmp_path):
     assert b["deals_source"]["source"] == "file"
 
 
+def test_arena_deals_file_without_seed_uses_the_files_seed(tmp_path):
+    """A saved deal file alone repeats the run that saved it: the agents' streams take the
+    seed stored in the file unless --seed is given."""
+    saved = tmp_path / "deals.json"
+    _, a = _run(tmp_path, "random", "random:", "--deals", "4", "--seed", "8", "--save-deals", str(saved), name="a")
+    _, b = _run(tmp_path, "random", "random:", "--deals-file", str(saved), name="b")
+    assert b["seed"] == 8 and b["results"] == a["results"]
+    _, c = _run(tmp_path, "random", "random:", "--deals-file", str(saved), "--seed", "9", name="c")
+    assert c["seed"] == 9 and c["results"] != a["results"]
+
+
 @pytest.mark.parametrize("spec", ["nosuchagent", "random:depth=3", ""])
 def test_bad_spec_exit_2_lists_valid_agents(tmp_path, capsys, spec):
     rc = main(["arena", "random", spec, "--deals", "2", "--workers", "1", "--out", str(tmp_path / "o")])

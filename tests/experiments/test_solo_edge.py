@@ -92,6 +92,17 @@ def test_edge_mixed_strengths_and_deals_file(tmp_path):
     assert a["results"][0]["label"] == "random / random:"
     _, b = _run(tmp_path, "--solo", "random", "--sun", "random:", "--deals-file", str(saved), name="b")
     assert b["results"][0]["moon_points"] == a["results"][0]["moon_points"]
+    assert "the agents keep their roles: random plays every player's solo deals" in (tmp_path / "a" / "edge.md").read_text()
+
+
+def test_edge_deals_file_without_seed_uses_the_files_seed(tmp_path):
+    saved = tmp_path / "d.json"
+    _, a = _run(tmp_path, "random", "--deals", "3", "--seed", "5", "--save-deals", str(saved), name="a")
+    _, b = _run(tmp_path, "random", "--deals-file", str(saved), name="b")
+    assert b["seed"] == 5 and b["results"][0]["moon_points"] == a["results"][0]["moon_points"]
+    assert "bootstrap match interval is not reliable" in a["results"][0]["answer"]  # N = 3 < 30
+    _, c = _run(tmp_path, "random", "--deals-file", str(saved), "--seed", "6", name="c")
+    assert c["seed"] == 6 and c["results"][0]["moon_points"] != a["results"][0]["moon_points"]
 
 
 def test_edge_bad_input_exit_2(tmp_path, capsys):
@@ -136,3 +147,12 @@ def test_configuration_results_do_not_depend_on_the_other_configurations():
     assert alone[0]["moon_points"] == listed[1]["moon_points"]
     assert alone[0]["figures"]["matches"] == listed[1]["figures"]["matches"]
     assert edge.config_key("random", "heuristic") != edge.config_key("heuristic", "random")
+
+
+def test_verdict_warns_only_below_the_bootstrap_minimum():
+    from experiments.solo_edge import MIN_BOOTSTRAP_DEALS, verdict
+
+    fig = {"diff": {"mean": 1.0, "ci_low": 0.5, "ci_high": 1.5},
+           "matches": {"target": 1000, "fixed_solo": {"p_solo_wins": 0.6, "ci_low": 0.5, "ci_high": 0.7}}}
+    assert "not reliable" in verdict(fig, "x", MIN_BOOTSTRAP_DEALS - 1)
+    assert "not reliable" not in verdict(fig, "x", MIN_BOOTSTRAP_DEALS)
