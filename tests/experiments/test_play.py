@@ -42,6 +42,8 @@ def test_scripted_person_finishes_a_deal(players, seat):
     assert ask.prompts >= 7  # the person chose at least once per trick
     if players == 3:
         assert "new moon's open hand (seat 2)" in text
+    assert "Inputs at a prompt (case does not matter):\n  a card code, e.g. SC1" in text  # the help
+    assert "``" not in text  # plain text, no reStructuredText markup
 
 
 def test_eof_and_quit_leave_cleanly():
