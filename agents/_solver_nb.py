@@ -312,6 +312,35 @@ def _place2(h0, h1, h2, h3, leader, bstr, bplace, ts, tm0, tm1, ps, pm0, pm1,
     return best
 
 
+@numba.njit(_i8(_i8, _i8, _i8), cache=True)
+def _killer_slot(left, place, hold):  # pragma: no cover - compiled
+    """Index of the killer move for frames with ``left`` tricks left at ``place``, in the
+    choose phase (``hold`` -1) or the hold phase."""
+    return left * 8 + place * 2 + (1 if hold >= 0 else 0)
+
+
+@numba.njit(numba.boolean(_i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8), cache=True)
+def _move_legal(code, h0, h1, h2, h3, leader, place, hold, var):  # pragma: no cover - compiled
+    """Whether a move ``code`` (stage << 4 | position, as the frames number their moves:
+    stage 0, 1 a request of the opponent at +1, +3; 2, 3 a card of the chooser's own or
+    partner's hand; 4 a card of the holder ``hold``) is legal in this node (R3.2, R3.5)."""
+    stage = code >> 4
+    c = (leader + place) & 3
+    off = 14 * _SEAT_CULT[var, c]
+    if stage < 2:
+        h = c ^ 1 if stage == 0 else c ^ 3
+        hand = h0 if h == 0 else h1 if h == 1 else h2 if h == 2 else h3
+        return ((hand >> off) & 16383) != 0
+    if stage == 4:
+        h = hold
+        x = _HOLD_ORDER[off + (code & 15)]
+    else:
+        h = c if stage == 2 else c ^ 2
+        x = _OWN_ORDER[off + (code & 15)]
+    hand = h0 if h == 0 else h1 if h == 1 else h2 if h == 2 else h3
+    return ((hand >> x) & 1) != 0
+
+
 _MAX_DEPTH = 80
 """Frames on the explicit stack: at most 2 per place (a choose node and a hold node)."""
 # frame fields
@@ -431,26 +460,9 @@ def search(h0, h1, h2, h3, leader, place, hold, bstr, bplace, ts, tm0, tm1, ps, 
             b0 = beta
         if not have_val:
             if tmove < 0:
-                kc = KL[left * 8 + place * 2 + (1 if hold >= 0 else 0)]
-                if kc >= 0:
-                    kst = kc >> 4
-                    kch = (leader + place) & 3
-                    koff = 14 * _SEAT_CULT[vv, kch]
-                    if kst < 2:
-                        krh = kch ^ 1 if kst == 0 else kch ^ 3
-                        khand = c0 if krh == 0 else c1 if krh == 1 else c2 if krh == 2 else c3
-                        if (khand >> koff) & 16383:
-                            tmove = kc
-                    else:
-                        if kst == 4:
-                            kh = hold
-                            kx = _HOLD_ORDER[koff + (kc & 15)]
-                        else:
-                            kh = kch if kst == 2 else kch ^ 2
-                            kx = _OWN_ORDER[koff + (kc & 15)]
-                        khand = c0 if kh == 0 else c1 if kh == 1 else c2 if kh == 2 else c3
-                        if (khand >> kx) & 1:
-                            tmove = kc
+                kc = KL[_killer_slot(left, place, hold)]
+                if kc >= 0 and _move_legal(kc, c0, c1, c2, c3, leader, place, hold, vv):
+                    tmove = kc
             sp += 1
             nodes += 1
             F[sp, 0] = c0
@@ -513,7 +525,7 @@ def search(h0, h1, h2, h3, leader, place, hold, bstr, bplace, ts, tm0, tm1, ps, 
                             F[sp, _BETA] = val
                 if F[sp, _ALPHA] >= F[sp, _BETA]:
                     F[sp, _STAGE] = _END
-                    KL[F[sp, _LEFT] * 8 + F[sp, _PLACE] * 2 + (1 if F[sp, _HOLD] >= 0 else 0)] = F[sp, _CUR]
+                    KL[_killer_slot(F[sp, _LEFT], F[sp, _PLACE], F[sp, _HOLD])] = F[sp, _CUR]
                 have_val = False
             stage = F[sp, _STAGE]
             found = False
@@ -661,9 +673,14 @@ def new_table() -> np.ndarray:
     """A zeroed table: ``2**TT_BITS`` rows of 5 int64, the killer rows (-1: none) and the
     node-counter row."""
     table = np.empty(((1 << TT_BITS) + _KILLER_ROWS + 1, 5), dtype=np.int64)
-    table.fill(0)  # touch every page now rather than inside the first searches
-    table[1 << TT_BITS:(1 << TT_BITS) + _KILLER_ROWS] = -1
+    _reset(table)  # touches every page now rather than inside the first searches
     return table
+
+
+def _reset(table: np.ndarray) -> None:
+    """Empty ``table``: rows and node counter zero, no killer moves (-1)."""
+    table.fill(0)
+    table[1 << TT_BITS:(1 << TT_BITS) + _KILLER_ROWS] = -1
 
 
 _TABLE: np.ndarray | None = None
@@ -685,8 +702,6 @@ def new_generation() -> int:
     global _GENERATION
     _GENERATION += 1
     if _GENERATION >= 1 << 40:  # the 64-bit row metadata holds 61 bits of generation
-        table = shared_table()
-        table[:] = 0
-        table[1 << TT_BITS:(1 << TT_BITS) + _KILLER_ROWS] = -1
+        _reset(shared_table())
         _GENERATION = 1
     return _GENERATION
