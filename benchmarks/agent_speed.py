@@ -63,9 +63,9 @@ def position(rng: np.random.Generator, num_players: int, tricks_left: int, extra
 
 def row(label: str, value: float, unit: str, target: float | None) -> None:
     if target is None:
-        print(f"{label:<56} {value:>10.3f} {unit:<4} {'-':>10} {'-':>8}")
+        print(f"{label:<68} {value:>10.3f} {unit:<4} {'-':>10} {'-':>8}")
     else:
-        print(f"{label:<56} {value:>10.3f} {unit:<4} {target:>10.3f} {value / target:>8.2f}")
+        print(f"{label:<68} {value:>10.3f} {unit:<4} {target:>10.3f} {value / target:>8.2f}")
 
 
 def bench_solver(rng, counts: dict[int, int], backend: str) -> None:
@@ -172,7 +172,7 @@ def main(argv=None) -> int:
               f"{mean:+.1f} +- {half:.1f} deal points per deal (95% CI), {secs:.0f} s")
         return 0
     rng = np.random.default_rng(args.seed)
-    print(f"{'measure':<56} {'measured':>10} {'unit':<4} {'target':>10} {'ratio':>8}")
+    print(f"{'measure':<68} {'measured':>10} {'unit':<4} {'target':>10} {'ratio':>8}")
     bench_heuristic(rng, 400 if args.quick else 2000)
     if HAVE_NUMBA:
         counts = {1: 40, 2: 40, 3: 20, 4: 15} if args.quick else {1: 100, 2: 100, 3: 60, 4: 60}

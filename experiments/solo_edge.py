@@ -592,6 +592,18 @@ def study(configs: list[tuple[str, str]], deals, seed: int, workers: int, target
     return results
 
 
+def rotating_line(r: dict) -> str:
+    """One sentence on a configuration's rotating-rules figures (R7.4, R7.5)."""
+    rot = r["figures"]["matches"]["rotating"]
+    return (f"{r['label']}, rotating solo (p0, p2, p1, … as R7.4 passes the solo on): mean final totals "
+            f"p0 / p1 / p2 = " + " / ".join(f"{t:.0f}" for t in rot["mean_totals"])
+            + f", {rot['mean_deals']:.1f} deals per match."
+            + ("" if r["solo_spec"] == r["sun_spec"] else
+               f" With mixed strengths the agents keep their roles: {r['solo_spec']} plays every "
+               f"player's solo deals and {r['sun_spec']} every Sun deal, so p0 / p1 / p2 differ only "
+               "by their places in the rotation."))
+
+
 def write_outputs(folder: str, doc: dict) -> dict[str, str]:
     """Write edge.json, edge.md and edge.png; returns their paths by kind."""
     results = doc["results"]
@@ -605,15 +617,7 @@ def write_outputs(folder: str, doc: dict) -> dict[str, str]:
              "averaged, Student-t interval over deals; P(Moon > Sun): share of plays, Wilson interval; match "
              f"figures: simulated matches to {doc['target']}, percentile bootstrap over deals.", ""]
     lines += [f"- {r['answer']}" for r in results]
-    for r in results:
-        rot = r["figures"]["matches"]["rotating"]
-        lines.append(f"- {r['label']}, rotating solo (p0, p2, p1, …): mean final totals p0 / p1 / p2 = "
-                     + " / ".join(f"{t:.0f}" for t in rot["mean_totals"])
-                     + f", {rot['mean_deals']:.1f} deals per match."
-                     + ("" if r["solo_spec"] == r["sun_spec"] else
-                        f" With mixed strengths the agents keep their roles: {r['solo_spec']} plays every "
-                        f"player's solo deals and {r['sun_spec']} every Sun deal, so p0 / p1 / p2 differ only "
-                        "by their places in the rotation."))
+    lines += [f"- {rotating_line(r)}" for r in results]
     lines.append(f"\nRun time {doc['run_seconds']:.1f} s with {doc['workers']} worker(s).")
     with open(paths["md"], "w") as f:
         f.write("\n".join(lines) + "\n")
@@ -697,6 +701,8 @@ def run_study(specs: list[str] | None = None, deals: int | None = None, seed: in
         print()
         for r in results:
             print(r["answer"])
+        for r in results:
+            print(rotating_line(r))
         print(f"\nRun time {doc['run_seconds']:.1f} s, {workers} worker(s). Files: {paths['md']}, "
               f"{paths['json']}, {paths['png']}")
     return folder

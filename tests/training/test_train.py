@@ -1,5 +1,6 @@
 """`twilight train`: tiny runs finish, log to TensorBoard, checkpoint, resume, and are deterministic."""
 
+import importlib.util
 import os
 import subprocess
 import sys
@@ -14,6 +15,9 @@ from training.config import TrainConfig
 from training.networks import NetConfig, QNetwork
 from training.selfplay import SelfPlay, duplicate_eval, eval_deals
 from training.train import check_device, train
+
+needs_tensorboard = pytest.mark.skipif(importlib.util.find_spec("tensorboard") is None,
+                                       reason="tensorboard (the 'train' extra) is not installed")
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -35,6 +39,7 @@ def _scalars(run_dir):
     return acc
 
 
+@needs_tensorboard
 def test_tiny_run_subprocess_then_resume(tmp_path):
     """A tiny run writes an event file and a checkpoint; --resume continues the step counts
     and the optimizer state."""
@@ -76,6 +81,7 @@ def test_tiny_run_subprocess_then_resume(tmp_path):
     assert torch.equal(ck2["buffer"]["targets"][:n_buf], ck1["buffer"]["targets"])
 
 
+@needs_tensorboard
 def test_actor_process_run(tmp_path):
     """--actors 1: self-play in a separate process, 3 players."""
     r = _cli("--players", "3", "--decisions", "4000", "--actors", "1", "--logdir", str(tmp_path),
@@ -94,6 +100,7 @@ def _tiny(tmp_path, seed, name):
     return load_checkpoint(Path(out["run_dir"]) / CHECKPOINT_NAME)["model"]
 
 
+@needs_tensorboard
 def test_deterministic_on_cpu_with_seed(tmp_path):
     """actors=0: two runs with the same seed give identical weights; another seed does not."""
     a = _tiny(tmp_path, 7, "a")
@@ -150,6 +157,7 @@ def test_duplicate_eval_counts_pairs():
     assert res.deals == 6 and 0.0 <= res.win_rate <= 1.0 and abs(res.points) <= 360
 
 
+@needs_tensorboard
 def test_resume_with_new_learning_rate_and_generator(tmp_path):
     """--resume keeps the run's settings but a given lr / self-play engine replaces the saved one."""
     cfg = TrainConfig(exp="lr", players=4, decisions=2000, actors=0, seed=3, logdir=str(tmp_path),
