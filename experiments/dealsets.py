@@ -165,6 +165,4 @@ def run_seed(seed: int | None, meta: dict) -> int:
     a saved deal file repeats the run that saved it; else 0."""
     if seed is not None:
         return seed
-    if meta.get("source") == "file" and meta.get("seed") is not None:
-        return meta["seed"]
-    return 0
+    return meta["seed"] if meta["seed"] is not None else 0

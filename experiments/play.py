@@ -5,16 +5,7 @@ hand (codes and names), every seat's card backs (how many Sun and Moon cards it 
 in 3 players the new moon's open hand, the current trick (chooser, holder and card per
 place), the pending pile (R4.3), the cards each side has taken and the deal score so far.
 
-Inputs at a prompt (case does not matter):
-
-| input | meaning |
-|---|---|
-| a card code, e.g. ``SC1`` | play that card (as chooser from the own hand, or as the requested holder) (R3.2) |
-| ``ask N`` or ``N`` | as chooser, request seat N to play a card of your cult for you (R3.2, R3.5) |
-| ``request +1`` / ``+2`` / ``+3`` | request the seat at that offset in play order (+2 is the partner) |
-| ``help`` | show the table again |
-| ``quit`` (or end of input) | leave the game |
-
+The inputs a prompt accepts are listed in :data:`HELP`, which ``help`` prints.
 Anything else, or an illegal choice, is answered with the list of legal inputs and the
 prompt is repeated. In 3 players the solo (seat 0) also decides for the new moon, seat 2
 (R7.3).
@@ -37,12 +28,12 @@ _KIND_NAMES = {"P": "Purgatory", "C1": "Hierarch (I)", "C2": "High Priest (II)",
                "6": "6 souls", "7": "7 souls", "A": "Altar (x1)", "T": "Temple (x2)", "O": "Obelisk (x3)"}
 QUIT_WORDS = ("quit", "q", "exit")
 HELP = """Inputs at a prompt (case does not matter):
-  a card code, e.g. SC1     play that card (as chooser from your own hand, or as the requested holder)
-  ask N  or  N              as chooser, request seat N to play a card of your cult for you
+  a card code, e.g. SC1     play that card (as chooser from your own hand, or as the requested holder) (R3.2)
+  ask N  or  N              as chooser, request seat N to play a card of your cult for you (R3.2, R3.5)
   request +1 / +2 / +3      request the seat at that offset in play order (+2 is the partner)
   help                      show this again
   quit (or end of input)    leave the game"""
-"""The ``help`` text (the module docstring's table, as plain text)."""
+"""The inputs a prompt accepts; ``help`` prints this."""
 
 
 def card_name(cid: int) -> str:
@@ -255,6 +246,8 @@ def play_game(players: int, human: int, opponents: str, partner: str, seed: int,
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.epilog = HELP  # ``twilight play --help`` lists the inputs too
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
     default = "heuristic" if agent_available("heuristic") else "random"
     p.add_argument("--players", type=int, choices=(3, 4), default=4, help="4 or 3 players (default 4)")
     p.add_argument("--seat", type=int, default=0,

@@ -46,6 +46,15 @@ def test_scripted_person_finishes_a_deal(players, seat):
     assert "``" not in text  # plain text, no reStructuredText markup
 
 
+def test_play_help_lists_the_inputs(capsys):
+    from twilight_env.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["play", "--help"])
+    out = capsys.readouterr().out
+    assert "ask N  or  N" in out and "request +1 / +2 / +3" in out
+
+
 def test_eof_and_quit_leave_cleanly():
     lines = []
 
