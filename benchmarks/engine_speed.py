@@ -125,7 +125,9 @@ def frozen_step_us(seed: int, n_states: int = 200, reps: int = 50) -> tuple[floa
     """
     import dataclasses
 
-    fields = list(State.__slots__)
+    from twilight_env.engine import _FIELDS
+
+    fields = list(_FIELDS)
     Frozen = dataclasses.make_dataclass("Frozen", fields, frozen=True)
     rng = np.random.default_rng(seed)
     pairs = []

@@ -140,7 +140,13 @@ class Config:
         return SEAT_CULT_4 if self.num_players == 4 else SEAT_CULT_3
 
 
-class State:
+_FIELDS = ("seat_cult", "num_players", "hands", "leader", "trick", "place", "phase",
+           "holder", "cards", "holders", "pending", "captured", "neutral", "history",
+           "initial_hands", "first_leader", "held")
+"""The fields of a deal state, in slot order."""
+
+
+class _Rules:
     """One deal in progress (R2-R5, R7.1-R7.3).
 
     Attributes (read them, change them only through :meth:`apply`):
@@ -171,9 +177,7 @@ class State:
             ``num_players`` (not 3 or 4).
     """
 
-    __slots__ = ("seat_cult", "num_players", "hands", "leader", "trick", "place", "phase",
-                 "holder", "cards", "holders", "pending", "captured", "neutral", "history",
-                 "initial_hands", "first_leader", "held")
+    __slots__ = ()  # the fields live in the concrete classes below
 
     def __init__(self, hands: Sequence[int], leader: int = 0, num_players: int = 4):
         if num_players.__class__ is not int or (num_players != 4 and num_players != 3):
@@ -215,8 +219,9 @@ class State:
         return cls(random_hands(rng), leader, num_players)
 
     def clone(self) -> "State":
-        """An independent copy (lists copied, immutable parts shared)."""
-        s = State.__new__(State)
+        """An independent copy (lists copied, immutable parts shared), of the same class."""
+        cls = self.__class__
+        s = cls.__new__(cls)
         s.seat_cult = self.seat_cult
         s.num_players = self.num_players
         s.hands = self.hands[:]
@@ -423,6 +428,15 @@ class State:
         holders = self.holders
         holders[0] = holders[1] = holders[2] = holders[3] = -1
 
+    def __getstate__(self) -> dict:
+        """The set fields by name (for pickle and ``copy``; the compiled state has no
+        ``__slots__`` for pickle to read)."""
+        return {f: getattr(self, f) for f in _FIELDS if hasattr(self, f)}
+
+    def __setstate__(self, fields: dict) -> None:
+        for name, value in fields.items():
+            setattr(self, name, value)
+
     # -- results ------------------------------------------------------------------
     def side_captured(self, side: int) -> int:
         """Mask of cards taken by side 0 (seats 0, 2) or side 1 (seats 1, 3)."""
@@ -447,6 +461,47 @@ class State:
         hands = " | ".join(" ".join(codes_of(h)) for h in self.hands)
         return (f"State(trick={self.trick}, place={self.place}, phase={PHASE_NAMES[self.phase]}, "
                 f"leader={self.leader}, hands=[{hands}])")
+
+
+class PurePythonState(_Rules):
+    __doc__ = _Rules.__doc__
+    __slots__ = _FIELDS
+
+
+def _load_core():
+    """The compiled core (``twilight_env._engine_c``), initialised with this module's
+    tables, or None when it is not built or ``TWILIGHT_ENV_PURE_PYTHON=1``."""
+    import os
+
+    value = os.environ.get("TWILIGHT_ENV_PURE_PYTHON")
+    if value is not None and value.strip().lower() not in ("", "0", "false", "no", "off"):
+        return None
+    try:
+        from . import _engine_c
+    except ImportError:
+        return None
+    _engine_c._init(tuple(STRENGTH), PURGATORY_MASK, HALF_IDS, _REQUESTS,
+                    _Rules.apply, _Rules.legal_actions, _Rules.done.fget)
+    return _engine_c
+
+
+_core = _load_core()
+
+if _core is not None:
+    class State(_core.StateCore, _Rules):
+        __doc__ = _Rules.__doc__
+        __slots__ = ()
+else:
+    State = PurePythonState
+
+
+def backend() -> str:
+    """``"compiled"`` when :class:`State` runs ``apply``, ``legal_actions`` and ``done`` in
+    the C core ``twilight_env._engine_c`` (built at install time; the environment
+    variable ``TWILIGHT_ENV_PURE_PYTHON`` unset or ``0``), else ``"python"``. Both follow
+    the same rules: the compiled core runs only the legal, plain-int cases and hands every
+    other case to the Python methods of :class:`PurePythonState`."""
+    return "python" if _core is None else "compiled"
 
 
 def apply_action(state: State, action: int) -> State:

@@ -1,0 +1,178 @@
+"""The compiled core (``twilight_env._engine_c``) against the pure-Python engine.
+
+``State`` runs ``apply``, ``legal_actions`` and ``done`` in C when the core is built;
+``PurePythonState`` is the same rules in plain Python (R3.2-R4.4). These tests play the
+two side by side, action by action, and compare every field, for 4 and 3 players, and
+check that every case the core hands over to Python (illegal actions, NumPy integers,
+states built field by field, odd field types) behaves exactly as in Python.
+"""
+
+from __future__ import annotations
+
+import copy
+import pickle
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st_
+
+from twilight_env import engine
+from twilight_env.engine import _FIELDS, NUM_ACTIONS, PurePythonState, State, held_mask, random_hands
+
+compiled = pytest.mark.skipif(engine.backend() != "compiled",
+                              reason="the compiled core is not built (or TWILIGHT_ENV_PURE_PYTHON=1)")
+
+
+def fields(s) -> dict:
+    """Every field by name; a missing one as the string "<unset>"."""
+    return {f: (getattr(s, f) if hasattr(s, f) else "<unset>") for f in _FIELDS}
+
+
+def pair(hands, leader: int, n: int):
+    return State(list(hands), leader, n), PurePythonState(list(hands), leader, n)
+
+
+def outcome(s, action):
+    """``("ok", None)`` or ``("error", message)`` of ``s.apply(action)``."""
+    try:
+        s.apply(action)
+    except ValueError as e:
+        return "error", str(e)
+    return "ok", None
+
+
+def play_side_by_side(seed: int, n: int, probe_illegal: bool = True) -> int:
+    """One random deal through both engines; every action, and (optionally) every illegal
+    action at every step, must give the same legal list, outcome and fields."""
+    rng = np.random.default_rng(seed)
+    a, b = pair(random_hands(rng), int(rng.integers(4)), n)
+    steps = 0
+    while not b.done:
+        assert a.done is False
+        la, lb = a.legal_actions(), b.legal_actions()
+        assert la == lb and type(la) is tuple
+        if probe_illegal:
+            for x in range(NUM_ACTIONS):
+                if x not in lb:
+                    assert outcome(a, x) == outcome(b, x)
+                    assert fields(a) == fields(b)
+        x = lb[int(rng.integers(len(lb)))]
+        assert outcome(a, x) == outcome(b, x) == ("ok", None)
+        assert fields(a) == fields(b)
+        steps += 1
+    assert a.done is True and a.legal_actions() == () == b.legal_actions()
+    assert outcome(a, 0) == outcome(b, 0)
+    assert a.side_scores() == b.side_scores()
+    return steps
+
+
+@compiled
+def test_state_uses_the_compiled_core():
+    assert issubclass(State, engine._core.StateCore)
+    assert not issubclass(PurePythonState, engine._core.StateCore)
+
+
+@compiled
+@pytest.mark.parametrize("n", [4, 3])
+def test_compiled_core_equals_python_over_random_deals(n):
+    # R3.2-R4.4 through both engines: 300 deals, every field after every action
+    steps = sum(play_side_by_side(seed, n, probe_illegal=False) for seed in range(300))
+    assert steps >= 300 * 28
+
+
+@compiled
+@pytest.mark.parametrize("n", [4, 3])
+def test_compiled_core_rejects_exactly_what_python_rejects(n):
+    # every illegal action at every step: same ValueError message, state unchanged
+    for seed in range(15):
+        play_side_by_side(1000 + seed, n)
+
+
+@compiled
+@settings(max_examples=60, deadline=None)
+@given(seed=st_.integers(0, 2**32 - 1), n=st_.sampled_from([3, 4]))
+def test_compiled_core_property(seed, n):
+    play_side_by_side(seed, n, probe_illegal=False)
+
+
+@compiled
+def test_odd_actions_are_handed_to_python():
+    a, b = pair(random_hands(np.random.default_rng(5)), 0, 4)
+    legal = b.legal_actions()
+    for bad in (True, False, 1.0, "3", None, -1, 31, 2**70, np.float32(legal[0])):
+        assert outcome(a, bad) == outcome(b, bad)
+        assert fields(a) == fields(b)
+    for ok in (np.int64(legal[0]), np.int8(legal[-1])):
+        assert outcome(a, ok) == outcome(b, ok) == ("ok", None)
+        assert fields(a) == fields(b)
+
+
+def bare_copy(s, cls, drop=("held",)):
+    """``s`` rebuilt field by field in ``cls``, without the fields in ``drop``."""
+    out = cls.__new__(cls)
+    for f in _FIELDS:
+        if f not in drop:
+            v = getattr(s, f)
+            setattr(out, f, list(v) if isinstance(v, list) else v)
+    return out
+
+
+@compiled
+def test_states_built_field_by_field_behave_as_in_python():
+    rng = np.random.default_rng(11)
+    for n in (3, 4):
+        for _ in range(10):
+            ref = PurePythonState(random_hands(rng), 0, n)
+            a, b = bare_copy(ref, State), bare_copy(ref, PurePythonState)
+            while not ref.done:
+                assert a.legal_actions() == b.legal_actions() == ref.legal_actions()
+                x = ref.legal_actions()[int(rng.integers(len(ref.legal_actions())))]
+                for s in (a, b, ref):
+                    s.apply(x)
+                assert fields(a) == fields(b)
+                assert a.captured == ref.captured and a.leader == ref.leader
+            assert a.held == held_mask(a.hands) == 0
+
+
+@compiled
+def test_hands_held_as_numpy_integers_are_handed_to_python():
+    hands = [np.int64(h) for h in random_hands(np.random.default_rng(2))]
+    a, b = pair(hands, 1, 4)
+    rng = np.random.default_rng(0)
+    while not b.done:
+        assert a.legal_actions() == b.legal_actions()
+        x = b.legal_actions()[int(rng.integers(len(b.legal_actions())))]
+        a.apply(x)
+        b.apply(x)
+        assert fields(a) == fields(b)
+
+
+@compiled
+def test_unset_fields_raise_attribute_error_as_in_python():
+    a, b = State.__new__(State), PurePythonState.__new__(PurePythonState)
+    for s in (a, b):
+        with pytest.raises(AttributeError):
+            s.done
+        with pytest.raises(AttributeError):
+            s.legal_actions()
+        with pytest.raises(AttributeError):
+            s.apply(0)
+
+
+def test_clone_pickle_and_copy_keep_class_and_fields():
+    rng = np.random.default_rng(4)
+    for cls in (State, PurePythonState):
+        s = cls(random_hands(rng), 2, 3)
+        for _ in range(9):
+            s.apply(s.legal_actions()[0])
+        for other in (s.clone(), pickle.loads(pickle.dumps(s)), copy.copy(s), copy.deepcopy(s)):
+            assert type(other) is cls and fields(other) == fields(s)
+        c = s.clone()
+        c.apply(c.legal_actions()[0])
+        assert fields(c) != fields(s)  # independent lists
+
+
+def test_backend_names_the_engine_in_use():
+    assert engine.backend() in ("compiled", "python")
+    assert (engine.backend() == "compiled") == (State is not PurePythonState)
