@@ -3,7 +3,8 @@
 Measures, in one run:
 
 1. plain random play: our engine (``State.random`` + ``legal_actions`` + ``apply``,
-   4 players, and 3 players as an extra line) against OpenSpiel's
+   4 players, and 3 players as an extra line; with the compiled core built, also the
+   pure-Python ``PurePythonState`` as a line of its own) against OpenSpiel's
    ``oh_hell(players=4,num_suits=4,num_cards_per_suit=8,num_tricks_fixed=7)`` (the closest
    OpenSpiel game in shape: 4 players, 7 tricks, 28 cards dealt), whose chance nodes
    (the deal, the trump card) are sampled too; only player decisions are counted;
@@ -44,7 +45,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from twilight_env.engine import State  # noqa: E402
+from twilight_env.engine import PurePythonState, State, backend  # noqa: E402
 
 OH_HELL = "oh_hell(players=4,num_suits=4,num_cards_per_suit=8,num_tricks_fixed=7)"
 _clock = time.process_time
@@ -54,13 +55,13 @@ _clock = time.process_time
 # ------------------------------------------------------------------------------------
 # our engine
 # ------------------------------------------------------------------------------------
-def ours_plain(deals: int, num_players: int, u: list, seed: int):
-    """Random play of ``deals`` deals; returns (decisions, seconds)."""
+def ours_plain(deals: int, num_players: int, u: list, seed: int, cls=State):
+    """Random play of ``deals`` deals of states of class ``cls``; returns (decisions, seconds)."""
     rng = np.random.default_rng(seed)
     k = 0
     t0 = _clock()
     for _ in range(deals):
-        st = State.random(rng, 0, num_players)
+        st = cls.random(rng, 0, num_players)
         while not st.done:
             legal = st.legal_actions()
             st.apply(legal[int(u[k] * len(legal))])
@@ -312,6 +313,8 @@ def main(argv=None) -> int:
         add("ours4", ours_plain(deals, 4, u, args.seed))
         add("ours3", ours_plain(deals, 3, u, args.seed))
         add("ours4_lean", ours_lean(deals, 4, u, args.seed))
+        if State is not PurePythonState:
+            add("ours4_py", ours_plain(deals, 4, u, args.seed, PurePythonState))
         if encode_observation is not None:
             add("ours4_obs", ours_obs(deals, 4, u, args.seed, encode_observation))
         if game is not None:
@@ -321,19 +324,26 @@ def main(argv=None) -> int:
 
     print(f"engine_speed: {deals} deals per run, best of {args.rounds} interleaved runs, seed {args.seed}")
     print("(CPU time of this process; on a shared machine absolute figures vary with load, the ratios less)")
-    from twilight_env.encoding import backend
+    from twilight_env.encoding import backend as encoder_backend
 
-    print(f"observation encoder: {backend()} (TWILIGHT_ENV_PURE_PYTHON=1 selects the pure-Python one)")
+    print(f"engine: {backend()}; observation encoder: {encoder_backend()} "
+          "(TWILIGHT_ENV_PURE_PYTHON=1 selects the pure-Python ones)")
     print(f"  {'':<44} {'decisions/s':>12} {'deals/s':>10} {'dec/deal':>10}")
     o4, o3 = best(runs["ours4"]), best(runs["ours3"])
     print(row("twilight engine, 4 players", *o4, deals))
     print(row("twilight engine, 3 players", *o3, deals))
+    if "ours4_py" in runs:
+        print(row("twilight engine, 4 players, pure Python", *best(runs["ours4_py"]), deals))
     if game is not None:
         g = best(runs["os"])
         print(row("OpenSpiel oh_hell (4 players, 7 tricks)", *g, deals))
         ratio = (o4[0] / o4[1]) / (g[0] / g[1])
         print(f"  ratio ours/OpenSpiel, decisions/s (4 players): {ratio:.2f}x  (target >= 3x: "
               f"{'met' if ratio >= 3 else 'not met'})")
+        if "ours4_py" in runs:
+            p = best(runs["ours4_py"])
+            print(f"  ratio pure-Python engine/OpenSpiel, decisions/s (4 players): "
+                  f"{(p[0] / p[1]) / (g[0] / g[1]):.2f}x")
         print(f"  ratio ours/OpenSpiel, deals/s (4 players):     {g[1] / o4[1]:.2f}x")
         print("  lean loops (ours: stop on empty legal_actions(); OpenSpiel: current_player()):")
         ol, gl = best(runs["ours4_lean"]), best(runs["os_lean"])

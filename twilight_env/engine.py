@@ -9,17 +9,29 @@ Representation
 Hands, piles and captured cards are 28-bit int masks (bit ``i`` = card id ``i``), and
 legal-move lists come from precomputed tables: ``cards.HALF_IDS`` (card ids of a
 14-bit half mask) and ``_REQUESTS_BY`` (requests allowed by ``State.held``, an 8-bit
-mask of which seat holds which cult, R3.5). :class:`State` is a small mutable object
-with ``__slots__``: :meth:`State.apply` changes it in place and :meth:`State.clone`
-copies it (a handful of ints and four short lists). The functional
-:func:`apply_action` (clone, then apply) is there for callers that want a new state.
-We chose a mutable state over a frozen dataclass for speed: a random-play step then
-allocates only the history record, and searches clone (about 1.5 µs) only where they
-branch; building a frozen dataclass per step runs ``object.__setattr__`` for every
+mask of which seat holds which cult, R3.5). A state is a small mutable object: its
+:meth:`apply` changes it in place and :meth:`clone` copies it (a handful of ints and four
+short lists). The functional :func:`apply_action` (clone, then apply) is there for callers
+that want a new state. We chose a mutable state over a frozen dataclass for speed: a
+random-play step then allocates only the history record, and searches clone only where
+they branch; building a frozen dataclass per step runs ``object.__setattr__`` for every
 field. ``benchmarks/engine_speed.py`` measures random play and clone cost against
-OpenSpiel, and the design choice itself: the allocation one frozen-dataclass step
-cannot avoid (``dataclasses.replace``) cost 6.2 µs there, 4.8 times our whole in-place
-``apply`` (1.3 µs).
+OpenSpiel, and the design choice itself: the allocation one frozen-dataclass step cannot
+avoid (``dataclasses.replace``) costs several times our whole in-place ``apply``.
+
+Two classes hold the same fields and follow the same rules, written once, in Python, in
+``_Rules``:
+
+- :class:`PurePythonState`: the rules as written here, in plain Python;
+- :class:`State` (what every other module uses): the same class with a compiled core,
+  ``twilight_env/_engine_c.c``, built at install time when a C compiler is present. The
+  core runs the hot path of ``apply``, ``legal_actions`` and ``done``: a legal plain-int
+  action on a state whose fields are all set. It hands every other case (an illegal
+  action, a NumPy integer, a state built field by field without ``held``) to the Python
+  methods, so errors and odd inputs behave exactly as in :class:`PurePythonState`.
+  Without the core (no compiler, or ``TWILIGHT_ENV_PURE_PYTHON=1``), ``State`` is
+  :class:`PurePythonState`; :func:`backend` says which. ``tests/engine/test_compiled_core.py``
+  plays both side by side and compares every field after every action.
 
 Action encoding (INTERFACE.md)
 ------------------------------
