@@ -9,7 +9,8 @@ One run measures, on one CPU thread:
 2. our scalar engine (``State.random`` + ``legal_actions`` + ``apply``); plain, and
    with ``encode_observation(state, deciding_seat)`` at every decision;
 3. the NumPy batch engine at B = 1, 64, 1024, 8192 deals (4 players), every deal
-   re-dealt as soon as it ends:
+   re-dealt as soon as it ends (and, as a bound on every float32-observation line, the
+   rate of merely filling a (B, OBS_SIZE) float32 buffer with ``ndarray.fill``):
    - "no obs": ``legal_bits`` + ``random_actions`` (uniform over the legal actions) +
      ``apply`` + re-deal of the finished rows;
    - "obs": a full :meth:`TwilightVectorEnv.step` with ``copy=False``: apply, rewards,
@@ -124,6 +125,19 @@ def batch_play(B: int, steps: int, seed: int, mode: str, backend="numpy", device
     return B * steps, clock() - t0
 
 
+def write_floor(B: int, steps: int, clock=_clock):
+    """The bound on any float32-observation line: ``steps`` times filling a (B, OBS_SIZE)
+    float32 buffer with zeros (``ndarray.fill``, NumPy's memset: writes only, no engine,
+    no encoding); returns (rows written, seconds). At B <= 1024 the buffer (<= 4 MB) stays
+    in this machine's caches, so this is the cache's write rate, not main memory's."""
+    out = np.empty((B, OBS_SIZE), dtype=np.float32)
+    out.fill(0.0)
+    t0 = clock()
+    for _ in range(steps):
+        out.fill(0.0)
+    return B * steps, clock() - t0
+
+
 def _rate(res):
     dec, sec = res
     return dec / sec if sec > 0 else float("inf")
@@ -179,6 +193,7 @@ def main(argv=None) -> int:
                 steps = min(steps, 3_000)  # tiny batches are slow: a few thousand steps suffice
             for mode in ("plain", "obs", "packed"):
                 record(f"batch{B}:{mode}", batch_play(B, steps, seed, mode))
+            record(f"floor{B}", write_floor(B, max(steps, 2_000)))
 
     os_ = best["openspiel"]
     os_t = best["openspiel+tensor"]
@@ -196,6 +211,12 @@ def main(argv=None) -> int:
             ref = sc if mode == "plain" else sc_o
             print(f"{f'numpy batch B={B:<5} {label}':<34}{v:>14,.0f}{v / os_:>13.2f}{v / os_t:>13.2f}{v / ref:>10.2f}")
     print("(x scalar: against the scalar engine without / with observations, like for like)")
+    print()
+    print("bound: writing the float32 observation buffer alone (ndarray.fill, no engine, no encoding)")
+    for B in sizes:
+        v = best[f"floor{B}"]
+        print(f"{f'  fill (B={B}, {OBS_SIZE}) float32':<34}{v:>14,.0f}{v / os_:>13.2f}"
+              f"   rows/s; {v * OBS_SIZE * 4 / 1e9:.1f} GB/s")
 
     eng = VectorEngine(max(sizes), 4)
     print()

@@ -449,6 +449,13 @@ PyInit__engine_c(void)
     PyObject *m = PyModule_Create(&engine_module);
     if (m == NULL)
         return NULL;
+#ifndef TWILIGHT_SOURCE_HASH
+#define TWILIGHT_SOURCE_HASH "unknown"
+#endif
+    if (PyModule_AddStringConstant(m, "SOURCE_HASH", TWILIGHT_SOURCE_HASH) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
     Py_INCREF(&StateCoreType);
     if (PyModule_AddObject(m, "StateCore", (PyObject *)&StateCoreType) < 0) {
         Py_DECREF(&StateCoreType);

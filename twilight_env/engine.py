@@ -332,8 +332,10 @@ class _Rules:
         """
         # Hot path: one dict lookup checks the card's cult against the chooser's (R3.2),
         # turns a NumPy integer into a plain int, and sorts cards (< 28) from requests.
-        if action.__class__ is not int and (isinstance(action, bool) or not isinstance(action, np.integer)):
-            raise ValueError(self._illegal(action))  # 1.0 or True would pass the lookup below
+        if action.__class__ is not int:
+            if isinstance(action, bool) or not isinstance(action, (int, np.integer)):
+                raise ValueError(self._illegal(action))  # 1.0 or True would pass the lookup below
+            action = int(action)  # a NumPy integer or an int subclass (IntEnum)
         p = self.place
         c = (self.leader + p) & 3
         cult = self.seat_cult[c]
@@ -349,6 +351,9 @@ class _Rules:
             hand = hands[h]
             bit = _BIT[card]
             if hand & bit:
+                cards, holders, history = self.cards, self.holders, self.history  # all set before any change
+                if p == 3:
+                    self.captured, self.pending, self.neutral  # noqa: B018 (read: set before any change)
                 hand -= bit  # the bit is set: ``-`` is ``^`` here, and cheaper in CPython
                 hands[h] = hand
                 if not hand & CULT_MASK[cult]:  # the seat's last card of this cult: clear its ``held`` bit
@@ -359,9 +364,9 @@ class _Rules:
                 if h != c:
                     self.phase = CHOOSE
                     self.holder = -1
-                self.cards[p] = card
-                self.holders[p] = h
-                self.history.append((c, h, card))
+                cards[p] = card
+                holders[p] = h
+                history.append((c, h, card))
                 if p != 3:
                     self.place = p + 1
                 else:
@@ -440,14 +445,10 @@ class _Rules:
         holders = self.holders
         holders[0] = holders[1] = holders[2] = holders[3] = -1
 
-    def __getstate__(self) -> dict:
-        """The set fields by name (for pickle and ``copy``; the compiled state has no
-        ``__slots__`` for pickle to read)."""
-        return {f: getattr(self, f) for f in _FIELDS if hasattr(self, f)}
-
-    def __setstate__(self, fields: dict) -> None:
-        for name, value in fields.items():
-            setattr(self, name, value)
+    def __reduce__(self):
+        """Pickle and ``copy`` by class and the set fields (every pickle protocol; the
+        compiled state has no ``__slots__`` for pickle to read)."""
+        return _rebuild, (self.__class__, {f: getattr(self, f) for f in _FIELDS if hasattr(self, f)})
 
     # -- results ------------------------------------------------------------------
     def side_captured(self, side: int) -> int:
@@ -471,13 +472,30 @@ class _Rules:
 
     def __repr__(self) -> str:
         hands = " | ".join(" ".join(codes_of(h)) for h in self.hands)
-        return (f"State(trick={self.trick}, place={self.place}, phase={PHASE_NAMES[self.phase]}, "
+        return (f"{self.__class__.__name__}(trick={self.trick}, place={self.place}, phase={PHASE_NAMES[self.phase]}, "
                 f"leader={self.leader}, hands=[{hands}])")
+
+
+def _rebuild(cls, fields: dict):
+    """A state of class ``cls`` with ``fields`` set (the other half of ``__reduce__``)."""
+    s = cls.__new__(cls)
+    for name, value in fields.items():
+        setattr(s, name, value)
+    return s
 
 
 class PurePythonState(_Rules):
     __doc__ = _Rules.__doc__
     __slots__ = _FIELDS
+
+
+def _source_hash(path: str) -> str:
+    """The first 16 hex digits of the SHA-256 of a file (``setup.py`` compiles the same
+    digest of ``_engine_c.c`` into the core as ``SOURCE_HASH``)."""
+    import hashlib
+
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()[:16]
 
 
 def _load_core():
@@ -491,6 +509,14 @@ def _load_core():
     try:
         from . import _engine_c
     except ImportError:
+        return None
+    source = os.path.join(os.path.dirname(__file__), "_engine_c.c")
+    if os.path.exists(source) and _engine_c.SOURCE_HASH != _source_hash(source):
+        import warnings
+
+        warnings.warn("twilight_env: the compiled engine core is older than twilight_env/_engine_c.c; "
+                      "run `pip install -e .` again to rebuild it. Using the pure-Python engine "
+                      "(same rules, slower).", RuntimeWarning, stacklevel=2)
         return None
     _engine_c._init(tuple(STRENGTH), PURGATORY_MASK, HALF_IDS, _REQUESTS,
                     _Rules.apply, _Rules.legal_actions, _Rules.done.fget)
@@ -572,7 +598,14 @@ def _check_id(c) -> int:
 
 
 def random_hands(rng: np.random.Generator) -> tuple[int, int, int, int]:
-    """Four 7-card hand masks of a uniformly shuffled deck (R2.3)."""
+    """Four 7-card hand masks of a uniformly shuffled deck (R2.3).
+
+    Raises:
+        TypeError: if ``rng`` is not a ``numpy.random.Generator``.
+    """
+    if rng.__class__ is not np.random.Generator and not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng must be a numpy.random.Generator (numpy.random.default_rng(seed)), "
+                        f"got {type(rng).__name__}")
     # ``rng.shuffle`` of a list draws exactly as ``rng.permutation(28)`` does (the same
     # Fisher-Yates steps), so a seed gives the same deal either way; it skips the array.
     p = list(_DECK)

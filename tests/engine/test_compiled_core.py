@@ -176,3 +176,55 @@ def test_clone_pickle_and_copy_keep_class_and_fields():
 def test_backend_names_the_engine_in_use():
     assert engine.backend() in ("compiled", "python")
     assert (engine.backend() == "compiled") == (State is not PurePythonState)
+
+
+@pytest.mark.parametrize("protocol", range(pickle.HIGHEST_PROTOCOL + 1))
+def test_every_pickle_protocol_round_trips(protocol):
+    for cls in (State, PurePythonState):
+        s = cls.random(np.random.default_rng(protocol))
+        s.apply(s.legal_actions()[-1])
+        back = pickle.loads(pickle.dumps(s, protocol=protocol))
+        assert type(back) is cls and fields(back) == fields(s)
+        assert back.legal_actions() == s.legal_actions()
+
+
+def test_int_subclass_actions_apply_as_their_value():
+    import enum
+
+    for cls in (State, PurePythonState):
+        s = cls.random(np.random.default_rng(8))
+        a = s.legal_actions()[0]
+        Act = enum.IntEnum("Act", {"A": a})
+        assert s.is_legal(Act.A)
+        s.apply(Act.A)
+        assert s.history[-1][2] == a and type(s.history[-1][2]) is int
+
+
+def test_a_missing_field_raises_before_any_change():
+    # a state built by hand without ``history`` (or ``captured`` at a trick's last place):
+    # AttributeError, and the set fields unchanged
+    rng = np.random.default_rng(21)
+    for cls in (State, PurePythonState):
+        for drop, plays in (("history", 0), ("captured", 3)):
+            ref = cls.random(rng)
+            for _ in range(plays):
+                ref.apply([x for x in ref.legal_actions() if x < 28][0])
+            bare = bare_copy(ref, cls, drop=(drop,))
+            before = fields(bare)
+            with pytest.raises(AttributeError):
+                bare.apply([x for x in ref.legal_actions() if x < 28][0])
+            assert fields(bare) == before
+
+
+def test_random_needs_a_generator():
+    with pytest.raises(TypeError, match="numpy.random.Generator"):
+        State.random(5)
+
+
+@compiled
+def test_a_core_older_than_its_source_is_not_used(monkeypatch):
+    monkeypatch.setattr(engine, "_source_hash", lambda path: "0" * 16)
+    with pytest.warns(RuntimeWarning, match="pip install -e"):
+        assert engine._load_core() is None
+    monkeypatch.undo()
+    assert engine._load_core() is engine._core
