@@ -25,6 +25,9 @@ _HMULT = np.array([sum(MULTIPLIER[b] for b in range(14) if m >> b & 1) for m in 
 """Sanctuary multipliers of a 14-bit half mask."""
 _POP = np.array([bin(m).count("1") for m in range(1 << 14)], dtype=np.int64)
 
+_LOW = np.array([-1] + [(b & -b).bit_length() - 1 for b in range(1, 256)], dtype=np.int64)
+"""Index of the lowest set bit of a byte (-1 for 0)."""
+
 _NC = E.NC
 _SEATS, _SEAT_SIZE = E.SEATS, E.SEAT_SIZE
 _HAND, _PLAYED_FOR, _HELD_BY, _TAKEN, _COUNTS = E.HAND, E.PLAYED_FOR, E.HELD_BY, E.TAKEN, E.COUNTS
@@ -45,12 +48,15 @@ _HOLD = 1
 def _put(out, off, m):  # pragma: no cover - compiled
     """1.0 at ``out[off + i]`` for each set bit ``i`` of the 28-bit mask ``m``."""
     while m:
-        low = m & -m
-        i = 0
-        while (low >> i) != 1:
-            i += 1
+        i = _LOW[m & 255]
+        if i < 0:
+            i = 8 + _LOW[(m >> 8) & 255]
+            if i < 8:
+                i = 16 + _LOW[(m >> 16) & 255]
+                if i < 16:
+                    i = 24 + _LOW[(m >> 24) & 255]
         out[off + i] = 1.0
-        m ^= low
+        m &= m - 1
 
 
 @numba.njit(cache=True)
@@ -159,3 +165,50 @@ def encode_into(out, mask, seat, num_players, done, phase, acting, deciding, lea
     for i in range(31):
         mask[i] = (legal_bits >> i) & 1
     return 0
+
+
+@numba.njit(cache=True)
+def _place_code(code):  # pragma: no cover - compiled
+    """(card id, holder seat) of one place's 8-bit trick code, (-1, -1) when empty."""
+    if code & 31:
+        return (code & 31) - 1, (code >> 5) & 3
+    return -1, -1
+
+
+@numba.njit(cache=True)
+def encode_batch(out, seats, use_seats, num_players, hands, leader, trick, place, phase, holder,
+                 trick_code, pending, captured, played_for, held_by, trick_of):  # pragma: no cover - compiled
+    """Fill ``out`` (B, OBS_SIZE) float32 with the observation of every row of a
+    :class:`~twilight_env.vector.VectorEngine`, row by row with :func:`encode_into`: the
+    vectors of ``vector_obs.observe`` (deal episodes: the match scalars 0).
+
+    The arguments are the engine's (B,) and (B, k) int64 state arrays; ``trick_code``
+    holds 8 bits per place of the current trick (card id + 1 in bits 0-4, 0 for empty;
+    holder seat in bits 5-6). ``seats`` (B,) int64 are the viewers when ``use_seats``,
+    else ignored (the viewer is the deciding seat; 3 players: the solo for the new moon,
+    R7.3).
+    """
+    mask = np.empty(31, np.int8)  # encode_into also writes an action mask: not wanted here
+    for i in range(out.shape[0]):
+        ld = leader[i]
+        pl = place[i]
+        ph = phase[i]
+        ho = holder[i]
+        tr = trick[i]
+        acting = ho if ph == _HOLD else (ld + pl) & 3
+        deciding = 0 if (num_players == 3 and acting == _NEW_MOON) else acting
+        seat = seats[i] if use_seats else deciding
+        tc = trick_code[i]
+        x0, y0 = _place_code(tc & 255)
+        x1, y1 = _place_code((tc >> 8) & 255)
+        x2, y2 = _place_code((tc >> 16) & 255)
+        x3, y3 = _place_code((tc >> 24) & 255)
+        h = hands[i]
+        c = captured[i]
+        pf = played_for[i]
+        hb = held_by[i]
+        t = trick_of[i]
+        encode_into(out[i], mask, seat, num_players, tr == 7, ph, acting, deciding, ld, tr, pl, ho,
+                    h[0], h[1], h[2], h[3], x0, x1, x2, x3, y0, y1, y2, y3,
+                    pending[i], c[0], c[1], c[2], c[3], pf[0], pf[1], pf[2], pf[3],
+                    hb[0], hb[1], hb[2], hb[3], t[0], t[1], t[2], t[3], t[4], t[5], t[6], 0, False)

@@ -109,6 +109,28 @@ class _Slots:
 _SLOTS = _Slots()
 
 
+def _checked_seats(eng, seats):
+    """``seats`` as (B,) int64 on the engine's backend, or None for the default.
+
+    Raises:
+        ValueError: unless ``seats`` is (B,) ints in 0..3 (3 players: 0, 1 or 3).
+    """
+    if seats is None:
+        return None
+    o = eng.ops
+    B = eng.num_envs
+    seat = o.asarray(seats)
+    if tuple(seat.shape) != (B,) or not o.is_int(seat):
+        raise ValueError(f"seats must be ({B},) ints, got shape {tuple(seat.shape)} dtype {seat.dtype}")
+    seat = o.cast(seat, o.int64)
+    bad = (seat < 0) | (seat > 3)
+    if eng.num_players == 3:
+        bad = bad | (seat == NEW_MOON)
+    if bool(bad.any()):
+        raise ValueError("seats must be 0..3 (3 players: 0, 1 or 3; the new moon 2 is no viewer)")
+    return seat
+
+
 def _build(eng, seats):
     """The flag fields as (B, S) int64 slots (see :class:`_Slots`) and the SIDE numerators
     (B, 8) int64: souls, own-cult multiplier, denied multiplier, deal score of the own side,
@@ -125,18 +147,9 @@ def _build(eng, seats):
     deciding = acting & ~((acting == NEW_MOON) * 2) if three else acting
     done = trick == NUM_TRICKS
     live = ~done
-    if seats is None:
+    seat = _checked_seats(eng, seats)
+    if seat is None:
         seat = deciding
-    else:
-        seat = o.asarray(seats)
-        if tuple(seat.shape) != (B,) or not o.is_int(seat):
-            raise ValueError(f"seats must be ({B},) ints, got shape {tuple(seat.shape)} dtype {seat.dtype}")
-        seat = o.cast(seat, o.int64)
-        bad = (seat < 0) | (seat > 3)
-        if three:
-            bad = bad | (seat == NEW_MOON)
-        if bool(bad.any()):
-            raise ValueError("seats must be 0..3 (3 players: 0, 1 or 3; the new moon 2 is no viewer)")
     to_act = live & (deciding == seat)
     ego = o.where(to_act, acting, seat)
 
@@ -214,14 +227,21 @@ def _scalars_into(eng, num, dest) -> None:
     dest[:, 2 * E.SIDE_FIELDS:] = 0
 
 
-def observe(eng, seats=None, out=None):
+def observe(eng, seats=None, out=None, compiled: bool = True):
     """Observation vectors of the whole batch (see the module docstring).
+
+    On the NumPy backend with the compiled encoder (numba installed, see
+    :func:`twilight_env.encoding.backend`), the rows are written by the scalar env's own
+    compiled encoder, one row after another (``_encoding_nb.encode_batch``): the same
+    vectors, and at small B much faster than the array passes. ``compiled=False`` (or the
+    torch backend) takes the array passes.
 
     Args:
         eng: a :class:`~twilight_env.vector.VectorEngine`.
         seats: (B,) ints, the viewer's seat per row (0..3; 3 players: 0, 1 or 3); default
             the deciding seat.
         out: optional (B, OBS_SIZE) float32 array (tensor on the torch backend) to fill.
+        compiled: use the compiled encoder where it is available (default True).
 
     Returns:
         (B, OBS_SIZE) float32: row ``i`` equals ``encode_observation(eng.to_state(i), seat_i)``.
@@ -235,6 +255,15 @@ def observe(eng, seats=None, out=None):
         out = o.empty((B, E.OBS_SIZE), o.float32)
     elif tuple(out.shape) != (B, E.OBS_SIZE) or out.dtype != o.float32:
         raise ValueError(f"out must be a ({B}, {E.OBS_SIZE}) float32 array")
+    if compiled and o.name == "numpy" and E.backend() == "numba":
+        from ._encoding_nb import encode_batch
+
+        seat = _checked_seats(eng, seats)
+        encode_batch(out, eng.leader if seat is None else seat, seat is not None, eng.num_players,
+                     eng.hands, eng.leader, eng.trick, eng.place, eng.phase, eng.holder,
+                     eng.trick_code, eng.pending, eng.captured, eng.played_for, eng.held_by,
+                     eng.trick_of)
+        return out
     slots, num = _build(eng, seats)
     o.unpack_slots(slots, _SLOTS, out)
     _scalars_into(eng, num, out[:, E.NUM_BITS:])
