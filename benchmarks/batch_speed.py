@@ -10,7 +10,8 @@ One run measures, on one CPU thread:
    with ``encode_observation(state, deciding_seat)`` at every decision;
 3. the NumPy batch engine at B = 1, 64, 1024, 8192 deals (4 players), every deal
    re-dealt as soon as it ends (and, as a bound on every float32-observation line, the
-   rate of merely filling a (B, OBS_SIZE) float32 buffer with ``ndarray.fill``):
+   rate of merely filling a (B, OBS_SIZE) float32 buffer with ``ndarray.fill``; and,
+   with numba installed, ``vector_obs.observe`` alone, compiled against array passes):
    - "no obs": ``legal_bits`` + ``random_actions`` (uniform over the legal actions) +
      ``apply`` + re-deal of the finished rows;
    - "obs": a full :meth:`TwilightVectorEnv.step` with ``copy=False``: apply, rewards,
@@ -138,6 +139,25 @@ def write_floor(B: int, steps: int, clock=_clock):
     return B * steps, clock() - t0
 
 
+def observe_only(B: int, steps: int, seed: int, compiled: bool, clock=_clock):
+    """``steps`` calls of ``vector_obs.observe`` (float32, into one buffer) on B deals 12
+    actions into random play, by the compiled encoder or the array passes; returns
+    (rows, seconds)."""
+    from twilight_env import vector_obs
+
+    eng = VectorEngine(B, 4)
+    rng = np.random.default_rng(seed)
+    eng.reset(rng=rng)
+    for _ in range(12):
+        eng.apply(eng.random_actions(rng))
+    out = np.empty((B, OBS_SIZE), dtype=np.float32)
+    vector_obs.observe(eng, out=out, compiled=compiled)
+    t0 = clock()
+    for _ in range(steps):
+        vector_obs.observe(eng, out=out, compiled=compiled)
+    return B * steps, clock() - t0
+
+
 def _rate(res):
     dec, sec = res
     return dec / sec if sec > 0 else float("inf")
@@ -176,6 +196,9 @@ def main(argv=None) -> int:
     print(f"times: best of {args.rounds} interleaved rounds, CPU seconds of this process")
     print(f"observation: {OBS_SIZE} float32 per decision (twilight_env.encoding)")
 
+    from twilight_env.encoding import backend as encoder_backend
+
+    compiled_obs = encoder_backend() == "numba"
     best: dict[str, float] = {}
 
     def record(name, res):
@@ -194,6 +217,9 @@ def main(argv=None) -> int:
             for mode in ("plain", "obs", "packed"):
                 record(f"batch{B}:{mode}", batch_play(B, steps, seed, mode))
             record(f"floor{B}", write_floor(B, max(steps, 2_000)))
+            if compiled_obs:
+                for comp in (True, False):
+                    record(f"observe{B}:{comp}", observe_only(B, max(5, steps // 3), seed, comp))
 
     os_ = best["openspiel"]
     os_t = best["openspiel+tensor"]
@@ -217,6 +243,15 @@ def main(argv=None) -> int:
         v = best[f"floor{B}"]
         print(f"{f'  fill (B={B}, {OBS_SIZE}) float32':<34}{v:>14,.0f}{v / os_:>13.2f}"
               f"   rows/s; {v * OBS_SIZE * 4 / 1e9:.1f} GB/s")
+
+    print()
+    if compiled_obs:
+        print("observe() alone, float32 rows/s: the compiled encoder row by row (numba) and the array passes")
+        for B in sizes:
+            a, b = best[f"observe{B}:True"], best[f"observe{B}:False"]
+            print(f"  B={B:<5} compiled {a:>12,.0f}   arrays {b:>12,.0f}   compiled/arrays {a / b:6.2f}x")
+    else:
+        print("observe() alone: numba is not installed (or TWILIGHT_ENV_PURE_PYTHON=1): array passes only")
 
     eng = VectorEngine(max(sizes), 4)
     print()
