@@ -184,6 +184,9 @@ class _Rules:
             it is then computed from ``hands`` on first use. Set it with
             :func:`held_mask` after changing ``hands`` by hand.
 
+    The constructor ``State(hands, leader, num_players)`` trusts ``hands`` (searches build
+    many states from hands they know to be valid); :meth:`from_deal` checks a deal first.
+
     Raises:
         ValueError: (constructor) on a bad ``leader`` (not a seat 0..3) or
             ``num_players`` (not 3 or 4).
