@@ -27,11 +27,15 @@
 #define NUM_TRICKS 7
 #define HALF 0x3FFFL
 
+/* The fields, in engine._FIELDS order; each use below expands this one list. */
+#define STATE_FIELDS(X) X(seat_cult) X(num_players) X(hands) X(leader) X(trick) X(place) \
+    X(phase) X(holder) X(cards) X(holders) X(pending) X(captured) X(neutral) X(history) \
+    X(initial_hands) X(first_leader) X(held)
+
+#define DECLARE(name) PyObject *name;
 typedef struct {
     PyObject_HEAD
-    PyObject *seat_cult, *num_players, *hands, *leader, *trick, *place, *phase, *holder,
-        *cards, *holders, *pending, *captured, *neutral, *history, *initial_hands,
-        *first_leader, *held;
+    STATE_FIELDS(DECLARE)
 } StateCore;
 
 /* tables set by _init */
@@ -305,25 +309,19 @@ StateCore_get_done(StateCore *self, void *Py_UNUSED(closure))
 }
 
 /* -- type plumbing --------------------------------------------------------------- */
+#define VISIT(name) Py_VISIT(self->name);
 static int
 StateCore_traverse(StateCore *self, visitproc visit, void *arg)
 {
-    Py_VISIT(self->seat_cult); Py_VISIT(self->num_players); Py_VISIT(self->hands);
-    Py_VISIT(self->leader); Py_VISIT(self->trick); Py_VISIT(self->place); Py_VISIT(self->phase);
-    Py_VISIT(self->holder); Py_VISIT(self->cards); Py_VISIT(self->holders); Py_VISIT(self->pending);
-    Py_VISIT(self->captured); Py_VISIT(self->neutral); Py_VISIT(self->history);
-    Py_VISIT(self->initial_hands); Py_VISIT(self->first_leader); Py_VISIT(self->held);
+    STATE_FIELDS(VISIT)
     return 0;
 }
 
+#define CLEAR(name) Py_CLEAR(self->name);
 static int
 StateCore_clear(StateCore *self)
 {
-    Py_CLEAR(self->seat_cult); Py_CLEAR(self->num_players); Py_CLEAR(self->hands);
-    Py_CLEAR(self->leader); Py_CLEAR(self->trick); Py_CLEAR(self->place); Py_CLEAR(self->phase);
-    Py_CLEAR(self->holder); Py_CLEAR(self->cards); Py_CLEAR(self->holders); Py_CLEAR(self->pending);
-    Py_CLEAR(self->captured); Py_CLEAR(self->neutral); Py_CLEAR(self->history);
-    Py_CLEAR(self->initial_hands); Py_CLEAR(self->first_leader); Py_CLEAR(self->held);
+    STATE_FIELDS(CLEAR)
     return 0;
 }
 
@@ -335,12 +333,9 @@ StateCore_dealloc(StateCore *self)
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-#define MEMBER(name) {#name, T_OBJECT_EX, offsetof(StateCore, name), 0, NULL}
+#define MEMBER(name) {#name, T_OBJECT_EX, offsetof(StateCore, name), 0, NULL},
 static PyMemberDef StateCore_members[] = {
-    MEMBER(seat_cult), MEMBER(num_players), MEMBER(hands), MEMBER(leader), MEMBER(trick),
-    MEMBER(place), MEMBER(phase), MEMBER(holder), MEMBER(cards), MEMBER(holders),
-    MEMBER(pending), MEMBER(captured), MEMBER(neutral), MEMBER(history),
-    MEMBER(initial_hands), MEMBER(first_leader), MEMBER(held),
+    STATE_FIELDS(MEMBER)
     {NULL}
 };
 

@@ -71,6 +71,8 @@ def play_side_by_side(seed: int, n: int, probe_illegal: bool = True) -> int:
 def test_state_uses_the_compiled_core():
     assert issubclass(State, engine._core.StateCore)
     assert not issubclass(PurePythonState, engine._core.StateCore)
+    core_fields = [n for n, v in vars(engine._core.StateCore).items() if type(v).__name__ == "member_descriptor"]
+    assert sorted(core_fields) == sorted(_FIELDS)
 
 
 @compiled
