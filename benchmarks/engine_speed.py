@@ -45,7 +45,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from twilight_env.engine import PurePythonState, State, backend  # noqa: E402
+from twilight_env.engine import PurePythonState, State, _rebuild, backend  # noqa: E402
 
 OH_HELL = "oh_hell(players=4,num_suits=4,num_cards_per_suit=8,num_tricks_fixed=7)"
 _clock = time.process_time
@@ -116,13 +116,14 @@ def ours_clone_us(seed: int, n_states: int = 200, reps: int = 50) -> float:
     return (_clock() - t0) / (reps * n_states) * 1e6
 
 
-def frozen_step_us(seed: int, n_states: int = 200, reps: int = 50) -> tuple[float, float]:
+def frozen_step_us(seed: int, n_states: int = 200, reps: int = 50) -> tuple[float, float, float]:
     """The design question of STYLE.md: immutable frozen-dataclass states or in-place apply.
 
-    Returns ``(frozen µs, apply µs)``: the bare cost of the allocation one step of a
-    frozen-dataclass engine cannot avoid (``dataclasses.replace`` of the 4 fields a card
-    play changes, among State's 16, plus the history tuple grown by one record), and the
-    cost of our whole :meth:`State.apply` of a legal action on a clone.
+    Returns ``(frozen µs, apply µs, pure-Python apply µs)``: the bare cost of the
+    allocation one step of a frozen-dataclass engine cannot avoid (``dataclasses.replace``
+    of the 4 fields a card play changes, among the state's 17, plus the history tuple
+    grown by one record), and the cost of a whole in-place ``apply`` of a legal action on
+    a clone: :class:`State`'s (compiled core when built) and :class:`PurePythonState`'s.
     """
     import dataclasses
 
@@ -146,13 +147,19 @@ def frozen_step_us(seed: int, n_states: int = 200, reps: int = 50) -> tuple[floa
         for _, fz, a in pairs:
             replace(fz, hands=fz.hands, place=fz.place + 1, cards=fz.cards, history=fz.history + ((0, 0, a),))
     frozen = (_clock() - t0) / (reps * n_states) * 1e6
-    clones = [[st.clone() for st, _, _ in pairs] for _ in range(reps)]
-    t0 = _clock()
-    for batch in clones:
-        for st, (_, _, a) in zip(batch, pairs):
-            st.apply(a)
-    applied = (_clock() - t0) / (reps * n_states) * 1e6
-    return frozen, applied
+    applied = []
+    for cls in (State, PurePythonState):
+        clones = [[_rebuild(cls, st.__reduce__()[1][1]) for st, _, _ in pairs] for _ in range(reps)]
+        for batch in clones:
+            for st in batch:  # own lists, as clone() gives
+                st.hands, st.cards, st.holders = st.hands[:], st.cards[:], st.holders[:]
+                st.captured, st.history = st.captured[:], st.history[:]
+        t0 = _clock()
+        for batch in clones:
+            for st, (_, _, a) in zip(batch, pairs):
+                st.apply(a)
+        applied.append((_clock() - t0) / (reps * n_states) * 1e6)
+    return frozen, applied[0], applied[1]
 
 
 # ------------------------------------------------------------------------------------
@@ -378,9 +385,10 @@ def main(argv=None) -> int:
         clone_os = min(os_clone_us(game, u) for _ in range(args.rounds))
         line += f", OpenSpiel {clone_os:.2f} µs"
     print(line)
-    frozen, applied = min(frozen_step_us(args.seed) for _ in range(args.rounds))
+    frozen, applied, applied_py = min(frozen_step_us(args.seed) for _ in range(args.rounds))
     print(f"state design: one frozen-dataclass step allocation (dataclasses.replace) {frozen:.2f} µs "
-          f"vs our whole in-place apply {applied:.2f} µs ({frozen / applied:.1f}x)")
+          f"vs our whole in-place apply {applied:.2f} µs ({frozen / applied:.1f}x; "
+          f"pure-Python apply {applied_py:.2f} µs, {frozen / applied_py:.1f}x)")
     return 0
 
 

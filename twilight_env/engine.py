@@ -253,7 +253,10 @@ class _Rules:
         s.captured = self.captured[:]
         s.neutral = self.neutral
         s.history = self.history[:]
-        s.held = self.held
+        try:
+            s.held = self.held
+        except AttributeError:  # built field by field without ``held``: computed on first use
+            pass
         return s
 
     # -- queries ------------------------------------------------------------------
@@ -517,9 +520,9 @@ def _load_core():
     if os.path.exists(source) and _engine_c.SOURCE_HASH != _source_hash(source):
         import warnings
 
-        warnings.warn("twilight_env: the compiled engine core is older than twilight_env/_engine_c.c; "
-                      "run `pip install -e .` again to rebuild it. Using the pure-Python engine "
-                      "(same rules, slower).", RuntimeWarning, stacklevel=2)
+        warnings.warn("twilight_env: the compiled engine core was built from another version of "
+                      "twilight_env/_engine_c.c; run `pip install -e .` again to rebuild it. Using the "
+                      "pure-Python engine (same rules, slower).", RuntimeWarning, stacklevel=2)
         return None
     _engine_c._init(tuple(STRENGTH), PURGATORY_MASK, HALF_IDS, _REQUESTS,
                     _Rules.apply, _Rules.legal_actions, _Rules.done.fget)

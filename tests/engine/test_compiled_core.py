@@ -137,6 +137,17 @@ def test_states_built_field_by_field_behave_as_in_python():
             assert a.held == held_mask(a.hands) == 0
 
 
+def test_clone_of_a_state_without_held():
+    # ``held`` may be left unset (built field by field): clone keeps it unset, and both
+    # the clone and the original compute it on first use
+    for cls in (State, PurePythonState):
+        ref = cls.random(np.random.default_rng(6))
+        bare = bare_copy(ref, cls)
+        twin = bare.clone()
+        assert not hasattr(twin, "held")
+        assert twin.legal_actions() == ref.legal_actions() and twin.held == ref.held
+
+
 @compiled
 def test_hands_held_as_numpy_integers_are_handed_to_python():
     hands = [np.int64(h) for h in random_hands(np.random.default_rng(2))]
