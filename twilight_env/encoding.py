@@ -67,7 +67,7 @@ from typing import Sequence
 import numpy as np
 
 from .cards import ALL_MASK, CARDS, NUM_CARDS, SUN_MASK, multiplier_of, souls_of
-from .engine import HOLD, NEW_MOON, NUM_ACTIONS, NUM_TRICKS, State
+from .engine import HOLD, NEW_MOON, NUM_ACTIONS, NUM_TRICKS, State, _pure_python_asked
 
 # ---------------------------------------------------------------------------------
 # Layout constants (flags first, then scalars); see the module table.
@@ -533,12 +533,6 @@ def _history_masks(history) -> list:
 _ENCODE_INTO = None
 """The compiled encoder (:func:`twilight_env._encoding_nb.encode_into`) once loaded, or
 False when numba is missing or ``TWILIGHT_ENV_PURE_PYTHON=1`` (see :func:`backend`)."""
-
-
-def _pure_python_asked(value: str | None) -> bool:
-    """Whether ``TWILIGHT_ENV_PURE_PYTHON`` asks for the Python encoder: set and not one of
-    ``""``, ``"0"``, ``"false"``, ``"no"``, ``"off"`` (any case)."""
-    return value is not None and value.strip().lower() not in ("", "0", "false", "no", "off")
 
 
 def backend() -> str:

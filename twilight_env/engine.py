@@ -504,13 +504,18 @@ def _source_hash(path: str) -> str:
         return hashlib.sha256(f.read()).hexdigest()[:16]
 
 
+def _pure_python_asked(value: str | None) -> bool:
+    """Whether ``TWILIGHT_ENV_PURE_PYTHON`` asks for the pure-Python engine and encoder: set
+    and not one of ``""``, ``"0"``, ``"false"``, ``"no"``, ``"off"`` (any case)."""
+    return value is not None and value.strip().lower() not in ("", "0", "false", "no", "off")
+
+
 def _load_core():
     """The compiled core (``twilight_env._engine_c``), initialised with this module's
     tables, or None when it is not built or ``TWILIGHT_ENV_PURE_PYTHON=1``."""
     import os
 
-    value = os.environ.get("TWILIGHT_ENV_PURE_PYTHON")
-    if value is not None and value.strip().lower() not in ("", "0", "false", "no", "off"):
+    if _pure_python_asked(os.environ.get("TWILIGHT_ENV_PURE_PYTHON")):
         return None
     try:
         from . import _engine_c
