@@ -6,7 +6,12 @@
 from ``encoding``'s named constants, and ``tests/vector/`` checks equality element by
 element, so a change of the layout there shows up as a failing test, not a silent drift.
 
-How it works, per batch (no Python loop over rows):
+With numba installed, on the NumPy backend, :func:`observe` writes the rows with the
+scalar env's compiled encoder instead (``_encoding_nb.encode_batch``, one compiled loop
+over the rows); ``observe(..., compiled=False)``, :func:`observe_packed` and the torch
+backend take the array passes below. Both give the same vectors (tested).
+
+How the array passes work, per batch (no Python loop over rows):
 
 1. ``_build``: for each field of 0/1 flags compute one (B,) int64 value per row, held in
    a 64-bit slot: a 28-bit card mask (hand, played-for, held-by, taken per relative seat;
