@@ -437,8 +437,11 @@ static PyMethodDef module_methods[] = {
 };
 
 static struct PyModuleDef engine_module = {
-    PyModuleDef_HEAD_INIT, "_engine_c",
-    "Compiled core of twilight_env.engine.State (apply, legal_actions, done).", -1, module_methods,
+    PyModuleDef_HEAD_INIT,
+    .m_name = "_engine_c",
+    .m_doc = "Compiled core of twilight_env.engine.State (apply, legal_actions, done).",
+    .m_size = -1,
+    .m_methods = module_methods,
 };
 
 PyMODINIT_FUNC
