@@ -24,7 +24,7 @@ from typing import Callable, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
-from twilight_env.engine import NEW_MOON, State
+from twilight_env.engine import ACTION_TYPES, NEW_MOON, State, _action_or_none
 from twilight_env.infoset import InfoSet
 
 
@@ -154,13 +154,18 @@ def play_deal(state: State, agents: Sequence[Agent], rng: np.random.Generator,
 def apply_checked(state: State, action, legal, agent, seat: int) -> None:
     """Apply an agent's ``action`` to ``state`` if it is in ``legal``.
 
+    ``action`` may be of any integer type :func:`twilight_env.engine.as_action` reads (a
+    Python int, a NumPy integer scalar, a 0-d integer array); a bool or a float is refused
+    even where it equals a legal action.
+
     Raises:
         ValueError: naming the agent, its seat, the action and the legal actions.
     """
-    if action not in legal:
+    value = _action_or_none(action)  # 1.0 == 1 and True == 1: compare only integers
+    if value is None or value not in legal:
         raise ValueError(f"agent {getattr(agent, 'name', agent)!r} at seat {seat} chose illegal action "
-                         f"{action!r}; legal: {list(legal)}")
-    state.apply(int(action))
+                         f"{action!r}; legal: {list(legal)} (an action is an int: {ACTION_TYPES})")
+    state.apply(value)
 
 
 __all__ = ["Agent", "register", "make_agent", "parse_spec", "available_agents", "play_deal", "apply_checked",

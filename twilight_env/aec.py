@@ -93,7 +93,7 @@ from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 from pettingzoo.utils.wrappers.order_enforcing import AECOrderEnforcingIterable, AECOrderEnforcingIterator
 
 from .encoding import OBS_SIZE, TOTALS, TOTALS_CAP, layout_table, observation_and_mask
-from .engine import HOLD, NUM_ACTIONS, PHASE_NAMES, Config, Match, validate_deal
+from .engine import ACTION_TYPES, HOLD, NUM_ACTIONS, PHASE_NAMES, Config, Match, _action_or_none, validate_deal
 from .infoset import InfoSet
 from .render import render_deal
 
@@ -363,9 +363,15 @@ class raw_env(AECEnv):
     def step(self, action) -> None:
         """Apply the selected agent's action (see the module docstring).
 
+        Args:
+            action: 0..30, of any integer type :func:`twilight_env.engine.as_action` reads
+                (a Python int, a NumPy integer scalar, a 0-d integer array; not a bool);
+                None for an agent that is already terminated.
+
         Raises:
-            ValueError: on an illegal or malformed action (nothing changes), or a non-None
-                action from an agent that is already terminated.
+            ValueError: on an illegal or malformed action (nothing changes; a non-integer
+                gets a message naming the accepted types), or a non-None action from an
+                agent that is already terminated.
         """
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
@@ -373,11 +379,10 @@ class raw_env(AECEnv):
             self._was_dead_step(action)
             return
         if type(action) is not int:
-            if isinstance(action, np.integer) or (
-                    isinstance(action, np.ndarray) and action.shape == () and action.dtype.kind in "iu"):
-                action = int(action)
-            else:
-                self._illegal(action, "an action is an int 0..30")
+            value = _action_or_none(action)
+            if value is None:
+                self._illegal(action, f"an action is an int 0..30 ({ACTION_TYPES})")
+            action = value
         st = self._state
         try:
             st.apply(action)  # validates first; on an illegal action nothing changes

@@ -309,8 +309,21 @@ class _Rules:
         return self.held
 
     def is_legal(self, action: int) -> bool:
-        """Whether ``action`` is legal now (same answer as ``action in legal_actions()``)."""
-        if self.trick == NUM_TRICKS or not isinstance(action, (int, np.integer)) or isinstance(action, bool):
+        """Whether ``action`` is legal now (same answer as ``as_action(action) in legal_actions()``).
+
+        Args:
+            action: any integer type :func:`as_action` reads (a Python int or int subclass,
+                a NumPy integer scalar of any width, a 0-d integer array).
+
+        Returns:
+            A predicate, it never raises: False for anything that is not a legal action,
+            including a bool, a float and any other non-integer.
+        """
+        if action.__class__ is not int:
+            action = _action_or_none(action)
+            if action is None:
+                return False
+        if self.trick == NUM_TRICKS:
             return False
         c = (self.leader + self.place) & 3
         m = CULT_MASK[self.seat_cult[c]]
@@ -330,18 +343,22 @@ class _Rules:
         """Apply one action in place (R3.2-R4.4).
 
         Args:
-            action: an int (or NumPy integer) in the 0..30 encoding.
+            action: an action in the 0..30 encoding, of any integer type :func:`as_action`
+                reads (a Python int or int subclass, a NumPy integer scalar, a 0-d integer
+                array).
 
         Raises:
             ValueError: if the action is not legal here (including any action once the
-                deal is over); the state is then unchanged.
+                deal is over), or is not an integer (a bool, a float, a 1-element array:
+                the message names the accepted types); the state is then unchanged.
         """
-        # Hot path: one dict lookup checks the card's cult against the chooser's (R3.2),
-        # turns a NumPy integer into a plain int, and sorts cards (< 28) from requests.
+        # Hot path: one dict lookup checks the card's cult against the chooser's (R3.2)
+        # and sorts cards (< 28) from requests.
         if action.__class__ is not int:
-            if isinstance(action, bool) or not isinstance(action, (int, np.integer)):
-                raise ValueError(self._illegal(action))  # 1.0 or True would pass the lookup below
-            action = int(action)  # a NumPy integer or an int subclass (IntEnum)
+            value = _action_or_none(action)  # 1.0 or True would pass the lookup below
+            if value is None:
+                raise ValueError(self._illegal(action))
+            action = value
         p = self.place
         c = (self.leader + p) & 3
         cult = self.seat_cult[c]
@@ -389,8 +406,8 @@ class _Rules:
     def _illegal(self, action) -> str:
         if self.trick == NUM_TRICKS:
             return f"the deal is over: no action is legal (got {action!r})"
-        if not isinstance(action, (int, np.integer)) or isinstance(action, bool) or not 0 <= action < NUM_ACTIONS:
-            return (f"illegal action {action!r}: actions are ints 0..30; legal now: "
+        if _action_or_none(action) is None or not 0 <= action < NUM_ACTIONS:
+            return (f"illegal action {action!r}: actions are ints 0..30 ({ACTION_TYPES}); legal now: "
                     f"{list(self.legal_actions())}")
         return (f"illegal action {action!r} for seat {self.acting_seat} in phase "
                 f"{PHASE_NAMES[self.phase]}; legal actions: {list(self.legal_actions())}")
@@ -553,11 +570,51 @@ def backend() -> str:
     return "python" if _core is None else "compiled"
 
 
+ACTION_TYPES = "a Python int or int subclass, a NumPy integer scalar or a 0-d integer array; not a bool"
+"""The integer types every entry point that takes an action accepts (:func:`as_action`)."""
+
+
+def _action_or_none(action) -> int | None:
+    """The plain int of an action of any integer type (see :func:`as_action`), else None."""
+    if isinstance(action, int):
+        return None if isinstance(action, bool) else int(action)
+    if isinstance(action, np.integer):
+        return int(action)
+    if isinstance(action, np.ndarray) and action.ndim == 0 and action.dtype.kind in "iu":
+        return int(action)
+    return None
+
+
+def as_action(action) -> int:
+    """An action of any integer type as a plain ``int``, the one reading every entry point
+    that takes an action shares (``State.apply``/``is_legal``, :func:`apply_action`, the
+    PettingZoo env's ``step``, the wrappers, the agents' runner).
+
+    Accepted: a Python ``int`` or a subclass (``IntEnum``), a NumPy integer scalar of any
+    width (``np.int8`` .. ``np.uint64``) and a 0-d NumPy integer array. Refused: ``bool``
+    and ``np.bool_`` (True is not action 1), floats (even ``1.0``), arrays with a dimension,
+    strings, None. The value is not range-checked here: an int outside 0..30 is simply
+    not legal.
+
+    Raises:
+        ValueError: on a value that is not of an integer type, naming the accepted types.
+    """
+    value = _action_or_none(action)
+    if value is None:
+        raise ValueError(f"an action must be an int 0..30 ({ACTION_TYPES}), got {action!r} "
+                         f"({type(action).__name__})")
+    return value
+
+
 def apply_action(state: State, action: int) -> State:
     """Functional step: a new state with ``action`` applied; ``state`` is not changed.
 
+    Args:
+        state: the state to step from.
+        action: an action in the 0..30 encoding, of any integer type :func:`as_action` reads.
+
     Raises:
-        ValueError: on an illegal action.
+        ValueError: on an illegal action or one that is not an integer.
     """
     s = state.clone()
     s.apply(action)

@@ -110,9 +110,11 @@ from .engine import (
     NUM_ACTIONS,
     NUM_TRICKS,
     REQUEST_BASE,
+    ACTION_TYPES,
     SEAT_CULT_3,
     SEAT_CULT_4,
     State,
+    _action_or_none,
     validate_deal,
 )
 
@@ -350,6 +352,10 @@ class _TorchOps:
 
     def is_int(self, x):
         return not x.dtype.is_floating_point and not x.dtype.is_complex and x.dtype != self.torch.bool
+
+    def __reduce__(self):
+        """Pickle and deepcopy by device (the torch module itself cannot be pickled)."""
+        return _TorchOps, (str(self.device),)
 
     def uniform(self, rng, n):
         # a numpy Generator gives the same draws as the numpy backend (same games); a
@@ -720,7 +726,10 @@ class VectorEngine:
         """Apply one action in each selected row, in place (R3.2-R4.4).
 
         Args:
-            actions: (B,) ints in the 0..30 encoding; entries of unselected rows are ignored.
+            actions: (B,) ints in the 0..30 encoding: an array or tensor of any integer
+                dtype (int8 .. uint64), or a list or tuple of B values of any integer type
+                :func:`twilight_env.engine.as_action` reads; entries of unselected rows are
+                ignored.
             active: optional (B,) bool mask of the rows to step (default: every row).
 
         Raises:
@@ -730,10 +739,19 @@ class VectorEngine:
         """
         o = self.ops
         B = self.num_envs
+        if isinstance(actions, (list, tuple)):
+            # value by value: NumPy would turn [np.int8, np.uint64] into float64, and [1.0, 2]
+            # into float64 as well; each entry is read as the scalar engine reads an action
+            values = [_action_or_none(x) for x in actions]
+            if None in values:
+                bad = actions[values.index(None)]
+                raise ValueError(f"actions must be ({B},) integers 0..30 ({ACTION_TYPES}), got {bad!r} "
+                                 f"({type(bad).__name__}) in a list")
+            actions = np.array(values, dtype=np.int64)
         a = o.asarray(actions)
         if tuple(a.shape) != (B,) or not o.is_int(a):
-            raise ValueError(f"actions must be ({B},) integers 0..30, got shape {tuple(a.shape)} "
-                             f"dtype {a.dtype}")
+            raise ValueError(f"actions must be ({B},) integers 0..30 (an array or sequence of any integer "
+                             f"dtype), got shape {tuple(a.shape)} dtype {a.dtype}")
         if a.dtype != o.int64:
             a = o.cast(a, o.int64)
         r4 = self._rows4
@@ -998,12 +1016,31 @@ class TwilightVectorEnv:
         copy: return a new ``obs`` array each step (default). ``False`` reuses one
             buffer: faster, but the previous step's ``obs`` is overwritten.
 
+    Gymnasium vector-env attributes (``gymnasium.vector.VectorEnv``; the step signature
+    above is this env's own, with the mask beside the observation): ``num_envs``,
+    ``single_observation_space`` (``Box`` (OBS_SIZE,) float32, the AEC env's
+    ``"observation"`` space), ``single_action_space`` (``Discrete(31)``),
+    ``observation_space`` / ``action_space`` (their batched forms, ``Box`` (B, OBS_SIZE)
+    and ``MultiDiscrete`` (B,)), ``metadata`` (``autoreset_mode`` SAME_STEP: a row's new
+    deal is returned in the step that ends the old one), ``render_mode`` (None),
+    ``closed`` and :meth:`close`. The env pickles and deep-copies on both backends (a
+    copy holds the same deals and generator and continues exactly as the original).
+
     Raises:
         ValueError: on a bad argument; :meth:`step` on an illegal action (nothing changes).
+        RuntimeError: :meth:`reset`, :meth:`step` and :meth:`random_actions` after :meth:`close`.
     """
+
+    render_mode = None
+    """No rendering (Gymnasium vector-env attribute)."""
 
     def __init__(self, num_envs: int, num_players: int = 4, seed: int | None = None, *,
                  backend: str = "numpy", device=None, rotate_leader: bool = True, copy: bool = True):
+        from gymnasium import spaces  # lazy: the module imports only NumPy at load time
+        from gymnasium.vector.utils import batch_space
+
+        from .encoding import TOTALS, TOTALS_CAP
+
         self.engine = VectorEngine(num_envs, num_players, backend=backend, device=device)
         self.num_envs = self.engine.num_envs
         self.num_players = self.engine.num_players
@@ -1014,6 +1051,35 @@ class TwilightVectorEnv:
         """Deals finished since construction (all rows)."""
         self._obs = None
         self._mask = None
+        self.closed = False
+        """True after :meth:`close`; stepping or resetting a closed env raises ``RuntimeError``."""
+        high = np.ones(self.observation_size, dtype=np.float32)
+        high[TOTALS:] = TOTALS_CAP  # as the AEC env's observation space (0 in deal episodes)
+        self.single_observation_space = spaces.Box(0.0, high, (self.observation_size,), np.float32)
+        self.single_action_space = spaces.Discrete(NUM_ACTIONS)
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        try:
+            from gymnasium.vector import AutoresetMode
+
+            mode = AutoresetMode.SAME_STEP
+        except ImportError:  # gymnasium < 1.1 has no AutoresetMode
+            mode = "SameStep"
+        self.metadata = {"autoreset_mode": mode, "render_modes": []}
+
+    def close(self) -> None:
+        """Release the state arrays (on torch: the device memory); idempotent. Afterwards
+        :meth:`reset`, :meth:`step`, :meth:`step_packed` and :meth:`random_actions` raise
+        ``RuntimeError``."""
+        if self.closed:
+            return
+        self.closed = True
+        self.engine = None
+        self._obs = self._mask = None
+
+    def _check_open(self) -> None:
+        if self.closed:
+            raise RuntimeError("this TwilightVectorEnv is closed (close() was called); make a new one")
 
     @property
     def observation_size(self) -> int:
@@ -1044,6 +1110,7 @@ class TwilightVectorEnv:
         Returns:
             ``(obs, mask, info)`` as in the class table.
         """
+        self._check_open()
         if seed is not None:
             self.rng = np.random.default_rng(seed)
         self.engine.reset(rng=self.rng, deals=deals)
@@ -1061,6 +1128,7 @@ class TwilightVectorEnv:
 
         Raises:
             ValueError: naming the rows with an illegal action; nothing changes then.
+            RuntimeError: if the env is closed.
         """
         reward, done, deal_points = self._advance(actions)
         obs, mask, info = self._outputs(deal_points)
@@ -1080,6 +1148,7 @@ class TwilightVectorEnv:
 
     def _advance(self, actions):
         """Apply ``actions``, score and re-deal finished rows; (reward, done, deal_points)."""
+        self._check_open()
         e = self.engine
         o = e.ops
         e.apply(actions)
@@ -1101,6 +1170,7 @@ class TwilightVectorEnv:
 
     def random_actions(self):
         """(B,) uniformly random legal actions, drawn from the env's generator."""
+        self._check_open()
         return self.engine.random_actions(self.rng)
 
 

@@ -35,7 +35,7 @@ from gymnasium import spaces
 
 from .aec import raw_env
 from .encoding import OBS_SIZE
-from .engine import NUM_ACTIONS
+from .engine import ACTION_TYPES, NUM_ACTIONS, _action_or_none
 
 
 def _make_agent(spec):
@@ -127,6 +127,10 @@ class SingleAgentEnv(gym.Env):
     def step(self, action):
         """The learner's action, then the others' until the learner decides again or the end.
 
+        Args:
+            action: 0..30, of any integer type :func:`twilight_env.engine.as_action` reads
+                (a Python int, a NumPy integer scalar, a 0-d integer array; not a bool).
+
         Raises:
             ValueError: on an illegal action (nothing changes), or a step after the end.
         """
@@ -155,10 +159,12 @@ class SingleAgentEnv(gym.Env):
             info = raw.infoset(agent)
             legal = info.legal_actions
             a = self._opponents[agent].act(info, legal, rng)
-            if a not in legal:
+            value = _action_or_none(a)  # 1.0 == 1 and True == 1: compare only integers
+            if value is None or value not in legal:
                 raise ValueError(f"opponent {agent} ({getattr(self._opponents[agent], 'name', '?')}) chose "
-                                 f"illegal action {a!r}; legal: {list(legal)}")
-            raw.step(int(a))
+                                 f"illegal action {a!r}; legal: {list(legal)} (an action is an int: "
+                                 f"{ACTION_TYPES})")
+            raw.step(value)
 
     def _view(self):
         raw = self._raw
