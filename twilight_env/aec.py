@@ -31,7 +31,8 @@ rotates p0, p2, p1, ... in matches (R7.4). The new moon is never an agent.
 ``"deal"`` (4 lists of 7 card codes by seat), ``"dealer"`` (4 players: the dealer's
 seat; the seat after it leads, R2.4), ``"solo"`` (3 players: the solo player 0..2) and
 ``"scores"`` (match episodes: starting totals by score line, see
-:class:`~twilight_env.engine.Match`). Without ``dealer``/``solo`` the first dealer or
+:class:`~twilight_env.engine.Match`; under ``fixed_solo`` the two Sun players share one
+score line, R7.6, R7.5, so their totals must be equal, else ``ValueError``). Without ``dealer``/``solo`` the first dealer or
 solo is drawn from the seeded generator. A malformed option raises ``ValueError``; an
 unknown option key is ignored with a warning (PettingZoo's ``api_test`` passes one).
 
@@ -82,6 +83,7 @@ Version history
 
 from __future__ import annotations
 
+import copy
 import warnings
 from typing import Any
 
@@ -93,7 +95,8 @@ from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 from pettingzoo.utils.wrappers.order_enforcing import AECOrderEnforcingIterable, AECOrderEnforcingIterator
 
 from .encoding import OBS_SIZE, TOTALS, TOTALS_CAP, layout_table, observation_and_mask
-from .engine import ACTION_TYPES, HOLD, NUM_ACTIONS, PHASE_NAMES, Config, Match, _action_or_none, validate_deal
+from .engine import (ACTION_TYPES, HOLD, NUM_ACTIONS, PHASE_NAMES, Config, Match, _action_or_none,
+                     fixed_solo_scores_problem, validate_deal)
 from .infoset import InfoSet
 from .render import render_deal
 
@@ -233,17 +236,22 @@ class raw_env(AECEnv):
                 raise ValueError(f"option 'scores' must be {nl} non-negative ints "
                                  f"({', '.join(self._line_keys)}), got {scores!r}")
             scores = [int(x) for x in scores]
-        if seed is not None:
-            self._rng = np.random.default_rng(seed)
+        # draw on a copy, kept only when the reset succeeds (a refused option leaves the env as it was)
+        rng = np.random.default_rng(seed) if seed is not None else copy.deepcopy(self._rng)
         if n == 4 and dealer is None:
-            dealer = int(self._rng.integers(4))
+            dealer = int(rng.integers(4))
         if n == 3 and solo is None:
-            solo = int(self._rng.integers(3))
+            solo = int(rng.integers(3))
+        if scores is not None and n == 3:
+            why = fixed_solo_scores_problem(self.config, solo, scores)
+            if why is not None:
+                raise ValueError(f"option 'scores': {why}")
         try:
-            match = Match(self.config, self._rng, deal=deal, dealer=dealer if n == 4 else None,
+            match = Match(self.config, rng, deal=deal, dealer=dealer if n == 4 else None,
                           solo=solo if n == 3 else None, scores=scores)
         except ValueError as e:
             raise ValueError(f"bad reset options: {e}") from None
+        self._rng = rng
         self._match = match
         self.agents = self.possible_agents[:]
         self.rewards = {a: 0.0 for a in self.agents}

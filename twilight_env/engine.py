@@ -715,6 +715,29 @@ def hands_to_codes(hands: Sequence[int]) -> list[list[str]]:
 # Matches (R2.4, R6, R7.4-R7.6, R8)
 # ---------------------------------------------------------------------------------
 
+def fixed_solo_scores_problem(config: Config, solo: int, totals: Sequence[int]) -> str | None:
+    """Why ``totals`` cannot start a ``fixed_solo`` match with ``solo``, or None if they can.
+
+    Under ``fixed_solo`` with ``"team"`` scoring (R7.6, R7.5) the two Sun players form one
+    side: every deal credits both with the same Sun score, and the match reads one total
+    for the side. Their two score lines must therefore start equal; unequal totals would
+    make the side's total depend on which line is read.
+
+    Args:
+        config: the match rules; only 3 players, ``fixed_solo``, ``"team"`` scoring is checked.
+        solo: the solo player 0..2.
+        totals: starting totals by score line (players 0..2).
+    """
+    if config.num_players != 3 or not config.fixed_solo or config.three_player_scoring != "team":
+        return None
+    a, b = [p for p in range(3) if p != solo]
+    if totals[a] == totals[b]:
+        return None
+    return (f"under fixed_solo the two Sun players share one score line (R7.6, R7.5), so their starting "
+            f"totals must be equal; got player {a}: {totals[a]} and player {b}: {totals[b]} "
+            f"(solo: player {solo})")
+
+
 class Match:
     """A match: deals until the target (R6, R7.5), with dealer or solo rotation.
 
@@ -722,6 +745,14 @@ class Match:
         4 players: one per side, index 0 = Sun (seats 0, 2), 1 = Moon (seats 1, 3).
         3 players, ``"team"``: one per player 0..2 (R7.5).
         3 players, ``"individual"``: one per player 0..2 plus index 3, the new-moon line (R8).
+
+    Starting totals (``scores``): any non-negative ints by line; under 3-player
+    ``fixed_solo`` (team scoring) the two Sun players' totals must be equal, since they
+    share one score line (R7.6, R7.5; :func:`fixed_solo_scores_problem`).
+
+    Raises:
+        ValueError: (constructor) on malformed ``scores``, ``dealer`` or ``solo``, unequal
+            Sun starting totals under ``fixed_solo``, or a random deal without ``rng``.
 
     Attributes:
         config: the :class:`Config`.
@@ -765,6 +796,9 @@ class Match:
                 raise ValueError(f"solo must be a player 0..2, got {solo!r}")
             self.solo = int(solo)
             self.dealer = -1
+            why = fixed_solo_scores_problem(config, self.solo, self.totals)
+            if why is not None:
+                raise ValueError(f"scores: {why}")
         self.deals_played = 0
         self.done = False
         self.winners: tuple[int, ...] = ()

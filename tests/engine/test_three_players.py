@@ -215,3 +215,32 @@ def test_r7_5_team_scoring_of_the_new_moon_deal():
     moon, sun = m.state.side_scores()
     assert (moon, sun) == (53 * 1, 7 * 5)
     assert m.deal_points() == [sun, moon, sun]  # player 1 is the solo
+
+
+@pytest.mark.parametrize("solo, scores", [(0, [0, 0, 2000]), (0, [0, 2000, 0]), (1, [5, 0, 6]), (2, [0, 1, 0])])
+def test_r7_6_fixed_solo_refuses_unequal_sun_starting_totals(solo, scores):
+    # the two Sun players share one score line: only equal starting totals describe it
+    with pytest.raises(ValueError, match=r"scores.*fixed_solo.*Sun players.*one score line \(R7\.6, R7\.5\)"):
+        Match(Config(num_players=3, fixed_solo=True), np.random.default_rng(0), solo=solo, scores=scores)
+
+
+@pytest.mark.parametrize("sun_total", [0, 990, 2000])
+@pytest.mark.parametrize("solo", [0, 1, 2])
+def test_r7_6_fixed_solo_equal_sun_totals_are_read_whichever_index(solo, sun_total):
+    scores = [sun_total] * 3
+    scores[solo] = 0
+    m = Match(Config(num_players=3, fixed_solo=True), np.random.default_rng(1), solo=solo, scores=scores)
+    random_play(m.state, np.random.default_rng(2))
+    m.finish_deal()
+    sun = [p for p in range(3) if p != solo]
+    assert m.totals[sun[0]] == m.totals[sun[1]]
+    assert m.done == (max(m.totals) >= 1000 and m.totals[solo] != m.totals[sun[0]])
+    if sun_total == 2000:
+        assert m.winners == tuple(sun)
+
+
+def test_unequal_sun_totals_are_fine_without_fixed_solo():
+    m = Match(Config(num_players=3), np.random.default_rng(0), solo=0, scores=[0, 0, 2000])
+    random_play(m.state, np.random.default_rng(1))
+    m.finish_deal()
+    assert m.done and m.winners == (2,)

@@ -376,3 +376,28 @@ def test_failed_reset_leaves_the_env_as_it_was():
             env.reset(seed=99, options=options)
         assert (list(raw._state.hands), list(raw._state.history), env.agent_selection,
                 raw._rng.bit_generator.state) == before
+
+
+@pytest.mark.parametrize("options", [{"scores": [0, 0, 2000], "solo": 0}, {"scores": [0, 2000, 0], "solo": 0},
+                                     {"scores": [7, 0, 8]}])
+def test_fixed_solo_refuses_unequal_sun_scores_and_leaves_the_env_as_it_was(options):
+    env = twilight_env.env(num_players=3, episode="match", fixed_solo=True)
+    env.reset(seed=3)
+    before = (env.unwrapped._state.initial_hands, env.unwrapped._rng.bit_generator.state)
+    with pytest.raises(ValueError, match=r"option 'scores'.*fixed_solo.*one score line \(R7\.6, R7\.5\)"):
+        env.reset(options=options)
+    assert (env.unwrapped._state.initial_hands, env.unwrapped._rng.bit_generator.state) == before
+
+
+@pytest.mark.parametrize("solo", [0, 1, 2])
+def test_fixed_solo_match_with_sun_at_the_target_ends_after_one_deal(solo):
+    scores = [2000, 2000, 2000]
+    scores[solo] = 0
+    env = twilight_env.env(num_players=3, episode="match", fixed_solo=True)
+    env.reset(seed=solo, options={"scores": scores, "solo": solo})
+    deals = set()
+    for agent in env.agent_iter():
+        obs, _, term, trunc, info = env.last()
+        deals.add(info["deals_played"])
+        env.step(None if term or trunc else int(np.flatnonzero(obs["action_mask"])[0]))
+    assert deals == {0, 1}  # decided after the first deal: the Sun side is over the target
