@@ -43,7 +43,8 @@ that agent's own seat: the information set only (R2.5, R7.1), laid out from the 
 seat's point of view when it is that agent's decision (the solo deciding for the new
 moon sees seat 2 as relative seat 0), else from its own seat. ``action_mask`` is the
 engine's legal actions for the agent to act, all zeros for the others and after the
-end. The observation layout (``twilight_env.encoding``; ``rel`` = relative seat):
+end. Each ``observe`` and ``last`` call returns a new dict of new arrays that the caller
+owns (copies, writeable): changing them in place never changes a later read. The observation layout (``twilight_env.encoding``; ``rel`` = relative seat):
 
 OBSERVATION_LAYOUT
  An illegal action raises
@@ -322,18 +323,28 @@ class raw_env(AECEnv):
 
     # -- observation ----------------------------------------------------------------
     def observe(self, agent):
-        """``{"observation", "action_mask"}`` of ``agent`` now (cached until the next step)."""
+        """``{"observation": float32 (OBS_SIZE,), "action_mask": int8 (31,)}`` of ``agent`` now.
+
+        Every call returns a new dict of new, writeable arrays that the caller owns:
+        normalising the vector in place or editing the mask changes nothing that a later
+        ``observe`` or ``last`` returns. The encoding is computed once per agent and step
+        and kept privately; each call hands out a copy of it.
+
+        Raises:
+            ValueError: if ``agent`` is not one of ``possible_agents``.
+        """
         if agent == self._obs_agent and self._steps == self._obs_step:
-            return self._obs_cache
-        vec, mask = observation_and_mask(self._state, self.seat_of(agent), self._seat_totals, self._target)
-        obs = {"observation": vec, "action_mask": mask}
-        self._obs_agent = agent
-        self._obs_step = self._steps
-        self._obs_cache = obs
-        return obs
+            vec, mask = self._obs_cache
+        else:
+            vec, mask = observation_and_mask(self._state, self.seat_of(agent), self._seat_totals, self._target)
+            self._obs_agent = agent
+            self._obs_step = self._steps
+            self._obs_cache = (vec, mask)
+        return {"observation": vec.copy(), "action_mask": mask.copy()}
 
     def last(self, observe: bool = True):
-        """``(observation, cumulative reward, terminated, truncated, info)`` of ``agent_selection``."""
+        """``(observation, cumulative reward, terminated, truncated, info)`` of ``agent_selection``;
+        the observation is a fresh copy the caller owns, as :meth:`observe` returns."""
         agent = self.agent_selection
         return (self.observe(agent) if observe else None, self._cumulative_rewards[agent],
                 self.terminations[agent], self.truncations[agent], self.infos[agent])
