@@ -84,7 +84,6 @@ Version history
 
 from __future__ import annotations
 
-import copy
 import warnings
 from typing import Any
 
@@ -183,9 +182,6 @@ class raw_env(AECEnv):
             self._line_keys = [f"player_{i}" for i in range(3)]
             if self.config.three_player_scoring == "individual":
                 self._line_keys.append("new_moon")
-        self._obs_agent = None
-        self._obs_step = -1
-        self._obs_cache = None
         self.agents = []
 
     # -- spaces ---------------------------------------------------------------------
@@ -237,8 +233,10 @@ class raw_env(AECEnv):
                 raise ValueError(f"option 'scores' must be {nl} non-negative ints "
                                  f"({', '.join(self._line_keys)}), got {scores!r}")
             scores = [int(x) for x in scores]
-        # draw on a copy, kept only when the reset succeeds (a refused option leaves the env as it was)
-        rng = np.random.default_rng(seed) if seed is not None else copy.deepcopy(self._rng)
+        # a refused option leaves the env as it was: a new generator is kept only on success,
+        # and the current one's state is put back if drawing the solo reveals a bad option
+        rng = np.random.default_rng(seed) if seed is not None else self._rng
+        saved = rng.bit_generator.state if seed is None and opts else None
         if n == 4 and dealer is None:
             dealer = int(rng.integers(4))
         if n == 3 and solo is None:
@@ -246,11 +244,15 @@ class raw_env(AECEnv):
         if scores is not None and n == 3:
             why = fixed_solo_scores_problem(self.config, solo, scores)
             if why is not None:
+                if saved is not None:
+                    rng.bit_generator.state = saved
                 raise ValueError(f"option 'scores': {why}")
         try:
             match = Match(self.config, rng, deal=deal, dealer=dealer if n == 4 else None,
                           solo=solo if n == 3 else None, scores=scores)
         except ValueError as e:
+            if saved is not None:
+                rng.bit_generator.state = saved
             raise ValueError(f"bad reset options: {e}") from None
         self._rng = rng
         self._match = match
@@ -264,8 +266,6 @@ class raw_env(AECEnv):
                           "totals": self._totals_dict(), "deals_played": 0} for a in self.agents}
         self._rewards_dirty = False
         self._phase_name = "choose"
-        self._steps = 0
-        self._obs_agent = None
         self._skip_agent_selection = None
         self._new_deal()
 
@@ -325,22 +325,16 @@ class raw_env(AECEnv):
     def observe(self, agent):
         """``{"observation": float32 (OBS_SIZE,), "action_mask": int8 (31,)}`` of ``agent`` now.
 
-        Every call returns a new dict of new, writeable arrays that the caller owns:
-        normalising the vector in place or editing the mask changes nothing that a later
-        ``observe`` or ``last`` returns. The encoding is computed once per agent and step
-        and kept privately; each call hands out a copy of it.
+        Every call encodes afresh and returns a new dict of new, writeable arrays that
+        the caller owns: normalising the vector in place or editing the mask changes
+        nothing that a later ``observe`` or ``last`` returns. (Nothing is cached: a cache
+        would have to copy on every call, and the usual loop reads once per step.)
 
         Raises:
             ValueError: if ``agent`` is not one of ``possible_agents``.
         """
-        if agent == self._obs_agent and self._steps == self._obs_step:
-            vec, mask = self._obs_cache
-        else:
-            vec, mask = observation_and_mask(self._state, self.seat_of(agent), self._seat_totals, self._target)
-            self._obs_agent = agent
-            self._obs_step = self._steps
-            self._obs_cache = (vec, mask)
-        return {"observation": vec.copy(), "action_mask": mask.copy()}
+        vec, mask = observation_and_mask(self._state, self.seat_of(agent), self._seat_totals, self._target)
+        return {"observation": vec, "action_mask": mask}
 
     def last(self, observe: bool = True):
         """``(observation, cumulative reward, terminated, truncated, info)`` of ``agent_selection``;
@@ -408,7 +402,6 @@ class raw_env(AECEnv):
         except ValueError:
             self._illegal(action, "not legal here (R3.2, R3.5)" if 0 <= action <= 30
                           else "out of range: actions are ints 0..30")
-        self._steps += 1
         # the acting agent collected its cumulative reward in last(); start it over
         self._cumulative_rewards[agent] = 0.0
         if self._rewards_dirty:
@@ -466,7 +459,6 @@ class raw_env(AECEnv):
         self._phase_name = PHASE_NAMES[self._state.phase]
         self._rewards_dirty = True
         self._acting_agent = None
-        self._steps += 1  # the observations change (masks turn to zeros)
         self._deads_step_first()
 
     # -- rendering ------------------------------------------------------------------
