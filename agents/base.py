@@ -24,7 +24,7 @@ from typing import Callable, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
-from twilight_env.engine import ACTION_TYPES, NEW_MOON, State, _action_or_none
+from twilight_env.engine import ACTION_TYPES, NEW_MOON, DealState, _action_or_none
 from twilight_env.infoset import InfoSet
 
 
@@ -125,8 +125,8 @@ def make_agent(spec: str) -> Agent:
     return agent
 
 
-def play_deal(state: State, agents: Sequence[Agent], rng: np.random.Generator,
-              totals: Sequence[int] | None = None, target: int | None = None) -> State:
+def play_deal(state: DealState, agents: Sequence[Agent], rng: np.random.Generator,
+              totals: Sequence[int] | None = None, target: int | None = None) -> DealState:
     """Play ``state`` to the end in place with one agent per seat, and return it.
 
     Args:
@@ -151,7 +151,7 @@ def play_deal(state: State, agents: Sequence[Agent], rng: np.random.Generator,
     return state
 
 
-def apply_checked(state: State, action, legal, agent, seat: int) -> None:
+def apply_checked(state: DealState, action, legal, agent, seat: int) -> None:
     """Apply an agent's ``action`` to ``state`` if it is in ``legal``.
 
     ``action`` may be of any integer type :func:`twilight_env.engine.as_action` reads (a

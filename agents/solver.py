@@ -43,7 +43,7 @@ the Python search needs about 23 ms for 3 tricks and 2.4 s for 4 (1-3 million no
 from __future__ import annotations
 
 from twilight_env.cards import CULT, HALF_IDS, MULTIPLIER, SOULS, STRENGTH, SUN_MASK
-from twilight_env.engine import CHOOSE, NUM_TRICKS, REQUEST_BASE, State
+from twilight_env.engine import CHOOSE, NUM_TRICKS, REQUEST_BASE, DealState
 
 INF = 1 << 20
 """Larger than any deal-score difference (|value| <= 360)."""
@@ -76,8 +76,9 @@ _HOLDER_ORDER = _ORDERED
 
 
 def _check_state(state) -> None:
-    if not isinstance(state, State):
-        raise ValueError(f"the solver needs a twilight_env.engine.State, got {type(state).__name__}")
+    if not isinstance(state, DealState):
+        raise ValueError(f"the solver needs a twilight_env.engine.DealState (a State or PurePythonState), "
+                         f"got {type(state).__name__}")
     if state.done:
         raise ValueError("the deal is over: there is nothing to solve (state.done is True)")
 
@@ -338,7 +339,7 @@ class Solver:
         return best
 
     # -- root ---------------------------------------------------------------------
-    def _root(self, state: State):
+    def _root(self, state: DealState):
         """Search arguments for ``state``'s current trick (before its next card)."""
         if state.num_players != self.num_players:
             raise ValueError(f"this solver is for {self.num_players} players; the state has {state.num_players}")
@@ -365,7 +366,7 @@ class Solver:
         m1 = sum(mult1[i] for i in range(28) if cap1 >> i & 1)
         return [tmask, bstr, bplace, ts, tm0, tm1, ps, pm0, pm1, s0, m0, s1, m1, NUM_TRICKS - state.trick]
 
-    def _play_value(self, state: State, r, holder: int, x: int, alpha: int, beta: int) -> int:
+    def _play_value(self, state: DealState, r, holder: int, x: int, alpha: int, beta: int) -> int:
         """Value for side 0 after the current chooser's card ``x`` comes from ``holder``."""
         tmask, bstr, bplace, ts, tm0, tm1, ps, pm0, pm1, s0, m0, s1, m1, left = r
         mult0, mult1 = self._mult
@@ -378,7 +379,7 @@ class Solver:
         return self._node(hands, state.leader, place + 1, -1, bstr, bplace, ts + SOULS[x],
                           tm0 + mult0[x], tm1 + mult1[x], ps, pm0, pm1, s0, m0, s1, m1, left, alpha, beta)
 
-    def action_values(self, state: State) -> dict[int, int]:
+    def action_values(self, state: DealState) -> dict[int, int]:
         """Exact value for side 0 of every legal action of ``state`` (engine encoding).
 
         Args:
@@ -413,7 +414,7 @@ class Solver:
             out[a] = max(vals) if holder_max else min(vals)
         return out
 
-    def solve(self, state: State) -> int:
+    def solve(self, state: DealState) -> int:
         """Exact minimax value of ``state`` for side 0 (deal points, −360..360).
 
         Raises:
@@ -426,7 +427,7 @@ class Solver:
         return self._node(list(state.hands), state.leader, state.place, hold, bstr, bplace, ts, tm0, tm1,
                           ps, pm0, pm1, s0, m0, s1, m1, left, -INF, INF)
 
-    def best_action(self, state: State) -> int:
+    def best_action(self, state: DealState) -> int:
         """A legal action of ``state`` with the best exact value for the acting seat's side.
 
         Ties go to the smallest action id. Raises ValueError like :meth:`solve`.
@@ -441,7 +442,7 @@ class Solver:
 _SOLVERS: dict[int, Solver] = {}
 
 
-def _solver_for(state: State) -> Solver:
+def _solver_for(state: DealState) -> Solver:
     _check_state(state)
     s = _SOLVERS.get(state.num_players)
     if s is None:
@@ -451,27 +452,27 @@ def _solver_for(state: State) -> Solver:
     return s
 
 
-def solve(state: State) -> int:
+def solve(state: DealState) -> int:
     """Exact minimax value of ``state`` for side 0 (seats 0, 2): side 0's final deal score
     minus side 1's, in deal points (−360..360), both sides playing perfectly (R3-R5).
 
     Raises:
-        ValueError: if ``state`` is not an engine State or the deal is over.
+        ValueError: if ``state`` is not an engine state (DealState) or the deal is over.
     """
     return _solver_for(state).solve(state)
 
 
-def action_values(state: State) -> dict[int, int]:
+def action_values(state: DealState) -> dict[int, int]:
     """Exact value for side 0 of every legal action (see :meth:`Solver.action_values`)."""
     return _solver_for(state).action_values(state)
 
 
-def best_action(state: State) -> int:
+def best_action(state: DealState) -> int:
     """Best legal action for the acting seat's side (see :meth:`Solver.best_action`)."""
     return _solver_for(state).best_action(state)
 
 
-def brute_force_value(state: State) -> int:
+def brute_force_value(state: DealState) -> int:
     """Plain minimax over engine states (no pruning, no table): the reference for tests.
 
     The side of the acting seat (the chooser, or the requested holder) decides; side 0

@@ -33,6 +33,9 @@ Two classes hold the same fields and follow the same rules, written once, in Pyt
   :class:`PurePythonState`; :func:`backend` says which. ``tests/engine/test_compiled_core.py``
   plays both side by side and compares every field after every action.
 
+When the core is built these are two classes, so a check of the type of a state, in
+either engine, is ``isinstance(x, DealState)`` (an ABC registered for both).
+
 Action encoding (INTERFACE.md)
 ------------------------------
 | action | meaning |
@@ -55,6 +58,7 @@ Choices where the rule texts are silent (R9)
 
 from __future__ import annotations
 
+import abc
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -561,6 +565,24 @@ else:
     State = PurePythonState
 
 
+class DealState(abc.ABC):
+    """The public type of a deal state, whichever engine runs: ``isinstance(x, DealState)``
+    holds for a :class:`State` (compiled core or not) and a :class:`PurePythonState`
+    alike; a check against ``State`` alone misses a ``PurePythonState`` when the core is
+    built.
+
+    Use it in checks and type hints; build states with :class:`State` (or
+    :class:`PurePythonState`). Both are registered here; nothing else is.
+    """
+
+    __slots__ = ()
+
+
+DealState.register(PurePythonState)
+if State is not PurePythonState:
+    DealState.register(State)
+
+
 def backend() -> str:
     """``"compiled"`` when :class:`State` runs ``apply``, ``legal_actions`` and ``done`` in
     the C core ``twilight_env._engine_c`` (built at install time; the environment
@@ -606,7 +628,7 @@ def as_action(action) -> int:
     return value
 
 
-def apply_action(state: State, action: int) -> State:
+def apply_action(state: DealState, action: int) -> DealState:
     """Functional step: a new state with ``action`` applied; ``state`` is not changed.
 
     Args:
@@ -621,7 +643,7 @@ def apply_action(state: State, action: int) -> State:
     return s
 
 
-def legal_actions(state: State) -> tuple[int, ...]:
+def legal_actions(state: DealState) -> tuple[int, ...]:
     """Sorted legal actions of ``state`` in the 0..30 encoding (R3.2)."""
     return state.legal_actions()
 

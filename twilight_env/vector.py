@@ -111,6 +111,7 @@ from .engine import (
     NUM_TRICKS,
     REQUEST_BASE,
     ACTION_TYPES,
+    DealState,
     SEAT_CULT_3,
     SEAT_CULT_4,
     State,
@@ -943,8 +944,9 @@ class VectorEngine:
         if len(states) != idx.size:
             raise ValueError(f"got {len(states)} states for {idx.size} rows")
         for st in states:
-            if not isinstance(st, State) or st.num_players != self.num_players:
-                raise ValueError(f"expected {self.num_players}-player engine States, got {st!r}")
+            if not isinstance(st, DealState) or st.num_players != self.num_players:
+                raise ValueError(f"expected {self.num_players}-player engine states (DealState: State or "
+                                 f"PurePythonState), got {st!r}")
         n = idx.size
         cols = {k: np.zeros((n,) + s, np.int64) for k, s in (
             ("hands", (4,)), ("leader", ()), ("first_leader", ()), ("trick", ()), ("place", ()),
