@@ -5,7 +5,15 @@ Every agent satisfies one small protocol::
     class Agent(Protocol):
         name: str
         def act(self, infoset: InfoSet, legal_actions: tuple[int, ...], rng: np.random.Generator) -> int: ...
-        def reset(self) -> None: ...          # optional: called before each deal
+
+and may add optional members (``OPTIONAL_MEMBERS``; callers read them with
+:func:`optional_member`, which gives the default when one is absent or None):
+
+| member | default | meaning |
+|---|---|---|
+| ``reset() -> None`` | none | called before each deal |
+| ``stateless: bool`` | False | the agent keeps no state between decisions, so one instance may play many deals at once (``experiments.common.play_lockstep``) |
+| ``act_batch(infosets, legal_actions_list) -> list[int]`` | none | decides many positions in one call, one legal action per position, the same as ``act`` on each would (the ``neural`` agent's one forward pass); see :class:`BatchAgent` |
 
 Agents see only the :class:`~twilight_env.infoset.InfoSet` (never the true state) and
 return an action in the INTERFACE encoding (0..27 card ids, 28..30 requests).
@@ -36,6 +44,44 @@ class Agent(Protocol):
 
     def act(self, infoset: InfoSet, legal_actions: tuple[int, ...], rng: np.random.Generator) -> int:
         ...
+
+
+@runtime_checkable
+class BatchAgent(Agent, Protocol):
+    """An agent that also decides many positions at once (the optional members in the
+    module docstring); ``optional_member(agent, "act_batch")`` is how callers ask."""
+
+    stateless: bool
+
+    def act_batch(self, infosets: Sequence[InfoSet], legal_actions_list: Sequence[tuple[int, ...]]) -> list[int]:
+        ...
+
+
+OPTIONAL_MEMBERS: dict[str, object] = {"reset": None, "stateless": False, "act_batch": None}
+"""The optional members of the agent protocol and the value :func:`optional_member` gives
+when an agent lacks one."""
+
+
+def optional_member(agent, name: str):
+    """An optional protocol member of ``agent``, or its default when absent or None.
+
+    Args:
+        agent: any object with the :class:`Agent` protocol.
+        name: one of ``OPTIONAL_MEMBERS``: ``"reset"`` (a method or None), ``"stateless"``
+            (a bool, False by default), ``"act_batch"`` (a method or None).
+
+    Raises:
+        ValueError: on a name that is not an optional member, listing them.
+    """
+    try:
+        default = OPTIONAL_MEMBERS[name]
+    except KeyError:
+        raise ValueError(f"{name!r} is not an optional agent member; they are "
+                         f"{', '.join(OPTIONAL_MEMBERS)}") from None
+    value = getattr(agent, name, None)
+    if value is None:
+        return default
+    return bool(value) if name == "stateless" else value
 
 
 _REGISTRY: dict[str, Callable[..., Agent]] = {}
@@ -140,7 +186,7 @@ def play_deal(state: DealState, agents: Sequence[Agent], rng: np.random.Generato
         ValueError: if an agent returns an illegal action (the message names the agent).
     """
     for a in agents:
-        reset = getattr(a, "reset", None)
+        reset = optional_member(a, "reset")
         if reset is not None:
             reset()
     while not state.done:
@@ -168,5 +214,5 @@ def apply_checked(state: DealState, action, legal, agent, seat: int) -> None:
     state.apply(value)
 
 
-__all__ = ["Agent", "register", "make_agent", "parse_spec", "available_agents", "play_deal", "apply_checked",
+__all__ = ["Agent", "BatchAgent", "OPTIONAL_MEMBERS", "optional_member", "register", "make_agent", "parse_spec", "available_agents", "play_deal", "apply_checked",
            "NEW_MOON"]

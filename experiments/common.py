@@ -77,7 +77,9 @@ class SeededAgent:
         self.name = getattr(agent, "name", "agent")
 
     def reset(self) -> None:
-        reset = getattr(self.agent, "reset", None)
+        from agents.base import optional_member
+
+        reset = optional_member(self.agent, "reset")
         if reset is not None:
             reset()
 
@@ -121,10 +123,13 @@ def play_seeded(state, specs_by_seat: Sequence[str], seed: int, deal_index: int,
 
 def lockstep_ok(specs: Sequence[str]) -> bool:
     """True when some agent among ``specs`` scores decisions in batches (``act_batch``) and
-    every one is ``stateless`` (so one instance may play many deals at once)."""
+    every one is ``stateless`` (so one instance may play many deals at once); both are
+    optional members of the agent protocol (``agents.base.optional_member``)."""
+    from agents.base import optional_member
+
     agents = [seat_agent(s, 0) for s in specs]
-    return (any(hasattr(a, "act_batch") for a in agents)
-            and all(getattr(a, "stateless", False) for a in agents))
+    return (any(optional_member(a, "act_batch") is not None for a in agents)
+            and all(optional_member(a, "stateless") for a in agents))
 
 
 def play_lockstep(games: Sequence[tuple]) -> list:
@@ -148,7 +153,7 @@ def play_lockstep(games: Sequence[tuple]) -> list:
     Raises:
         ValueError: if an agent returns an illegal action (the message names it).
     """
-    from agents.base import apply_checked
+    from agents.base import apply_checked, optional_member
     from twilight_env.infoset import InfoSet
 
     entries = []
@@ -166,12 +171,13 @@ def play_lockstep(games: Sequence[tuple]) -> list:
             info = InfoSet(state, seat)
             legal = info.legal_actions
             agent = agents[seat].agent
-            if hasattr(agent, "act_batch"):
-                batched.setdefault(id(agent), (agent, []))[1].append((g, info, legal))
+            act_batch = optional_member(agent, "act_batch")
+            if act_batch is not None:
+                batched.setdefault(id(agent), (act_batch, agent, []))[2].append((g, info, legal))
                 continue
             apply_checked(state, agents[seat].act(info, legal, None), legal, agent, seat)
-        for agent, items in batched.values():
-            acts = agent.act_batch([it[1] for it in items], [it[2] for it in items])
+        for act_batch, agent, items in batched.values():
+            acts = act_batch([it[1] for it in items], [it[2] for it in items])
             for (g, info, legal), a in zip(items, acts):
                 apply_checked(entries[g][0], a, legal, agent, info.seat)
         active = [g for g in active if not entries[g][0].done]

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 from typing import Callable
 
+from agents.base import optional_member
 from twilight_env.cards import CARDS, CULT, CULT_NAMES, KIND, codes_of
 from twilight_env.engine import HOLD, NEW_MOON, REQUEST_BASE, State
 from twilight_env.infoset import InfoSet
@@ -196,8 +197,9 @@ def play_game(players: int, human: int, opponents: str, partner: str, seed: int,
         + ", ".join(f"seat {s}: {names[s]}" for s in range(4) if s != human) + ". Seat 0 leads.")
     say("Type a card code (e.g. SC1), 'ask N' to request seat N, 'help', or 'quit'.")
     for a in agents.values():
-        if hasattr(a, "reset"):
-            a.reset()
+        reset = optional_member(a, "reset")
+        if reset is not None:
+            reset()
     while not state.done:
         seat = state.deciding_seat
         info = InfoSet(state, seat)

@@ -38,8 +38,8 @@ _PHASE, _TO_ACT, _ACTING, _CHOOSER, _HOLDER, _LEADER = E.PHASE, E.TO_ACT, E.ACTI
 _TRICK_NO, _PLACE, _ROLE = E.TRICK_NO, E.PLACE, E.ROLE
 _NEW_MOON_DECISION, _NEW_MOON_AT, _MOON_SEAT, _MATCH = E.NEW_MOON_DECISION, E.NEW_MOON_AT, E.MOON_SEAT, E.MATCH
 _SIDE, _TOTALS = E.SIDE, E.TOTALS
-_ROLE_4P = np.array([0, 1, 0, 1], dtype=np.int64)   # encoding._ROLE_4P
-_ROLE_3P = np.array([2, 3, -1, 4], dtype=np.int64)  # encoding._ROLE_3P
+_ROLE_4P = np.array(E._ROLE_4P, dtype=np.int64)
+_ROLE_3P = np.array(E._ROLE_3P, dtype=np.int64)
 _NEW_MOON = 2
 _HOLD = 1
 

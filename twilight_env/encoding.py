@@ -189,6 +189,7 @@ _TRICK_BIT = tuple(tuple(tuple(((1 << x) | (1 << (NC + cr)) | (1 << (NC + 4 + hr
                                 for cr in range(4) for hr in range(4)) for x in range(NC)) for p in range(4))
 _ROLE_4P = (0, 1, 0, 1)          # 4p: seat -> role bit (Sun side 0, Moon side 1)
 _ROLE_3P = (2, 3, -1, 4)         # 3p: solo 2, left Sun 3, right Sun 4 (seat 2 is never a viewer)
+# (the one definition of both role tables: vector_obs and _encoding_nb read them from here)
 _MOON_4P = 0b1010                # seats 1, 3 are Moon (R2.1)
 _MOON_3P = 0b0101                # seats 0, 2 are Moon (R7.1)
 

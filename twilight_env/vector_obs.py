@@ -36,8 +36,9 @@ import numpy as np
 from . import encoding as E
 from .engine import HOLD, NEW_MOON, NUM_TRICKS
 
-_ROLE_3P = np.array([2, 3, 0, 4], dtype=np.int64)
-"""3 players: role flag of seats 0 (solo), 1 (left Sun), 3 (right Sun) (R7.2); seat 2 never views."""
+_ROLE_3P = np.array(E._ROLE_3P, dtype=np.int64)
+"""3 players: role flag of seats 0 (solo), 1 (left Sun), 3 (right Sun) (R7.2), from the
+scalar encoder's table; seat 2 never views (``_checked_seats`` refuses it)."""
 
 
 def _rot_table(moon_bits: int) -> np.ndarray:
@@ -51,12 +52,8 @@ _MOON_ROT = {4: _rot_table(0b1010), 3: _rot_table(0b0101)}
 
 def _seat_field(name: str, rel: int) -> int:
     """Flag offset of a per-seat field (HAND, PLAYED_FOR, HELD_BY, TAKEN, COUNTS) of relative
-    seat ``rel``: inside seat records (``SEATS + SEAT_SIZE * rel + field``) or, in a layout
-    of blocks, ``field + rel * size``."""
-    if hasattr(E, "SEAT_SIZE"):
-        return E.SEATS + E.SEAT_SIZE * rel + getattr(E, name)
-    block = E.KNOWN if name == "HAND" else getattr(E, name)
-    return block + rel * (2 * E.COUNT_SLOTS if name == "COUNTS" else E.NC)
+    seat ``rel`` in the seat records: ``SEATS + SEAT_SIZE * rel + field``."""
+    return E.SEATS + E.SEAT_SIZE * rel + getattr(E, name)
 
 
 class _Slots:

@@ -1,0 +1,94 @@
+"""The agent protocol's optional members (``reset``, ``stateless``, ``act_batch``) are
+declared in ``agents.base`` and read through one helper, ``optional_member``."""
+
+import numpy as np
+import pytest
+
+from agents import base
+from agents.base import OPTIONAL_MEMBERS, Agent, BatchAgent, make_agent, optional_member
+from experiments import common
+
+
+class Bare:
+    name = "bare"
+
+    def act(self, infoset, legal_actions, rng):
+        return legal_actions[0]
+
+
+class Batched(Bare):
+    name = "batched"
+    stateless = True
+
+    def act_batch(self, infosets, legal_actions_list):
+        return [legal[0] for legal in legal_actions_list]
+
+
+class SwitchedOff(Bare):
+    """Declares the members but switches batching off: ``act_batch = None``."""
+
+    name = "switched-off"
+    stateless = True
+    act_batch = None
+
+
+def test_defaults_for_an_agent_without_the_optional_members():
+    a = Bare()
+    assert isinstance(a, Agent)
+    assert optional_member(a, "reset") is None
+    assert optional_member(a, "stateless") is False
+    assert optional_member(a, "act_batch") is None
+    assert set(OPTIONAL_MEMBERS) == {"reset", "stateless", "act_batch"}
+
+
+def test_members_are_returned_when_present():
+    a = Batched()
+    assert isinstance(a, BatchAgent) and not isinstance(Bare(), BatchAgent)
+    assert optional_member(a, "stateless") is True
+    assert optional_member(a, "act_batch")([None], [(3, 4)]) == [3]
+
+
+def test_none_means_absent():
+    a = SwitchedOff()
+    assert optional_member(a, "act_batch") is None
+
+
+def test_unknown_member_is_refused_with_the_list():
+    with pytest.raises(ValueError, match="reset, stateless, act_batch"):
+        optional_member(Bare(), "act_fast")
+
+
+@pytest.mark.parametrize("spec", ["random", "heuristic", "pimc:worlds=2", "ismcts:iterations=5"])
+def test_shipped_agents_declare_stateless(spec):
+    a = make_agent(spec)
+    assert optional_member(a, "stateless") is True
+    assert optional_member(a, "act_batch") is None
+
+
+@pytest.fixture
+def registered():
+    names = []
+
+    def add(name, cls):
+        base.register(name)(cls)
+        names.append(name)
+
+    yield add
+    for n in names:
+        base._REGISTRY.pop(n, None)
+    for key in [k for k in common._AGENT_CACHE if k[0] in names]:
+        del common._AGENT_CACHE[key]
+
+
+def test_lockstep_reads_the_helper(registered):
+    registered("test-batched", Batched)
+    registered("test-switched-off", SwitchedOff)
+    assert common.lockstep_ok(["test-batched", "random"])
+    # hasattr would see act_batch here; the protocol says None means no batch method
+    assert not common.lockstep_ok(["test-switched-off", "random"])
+    rng = np.random.default_rng(0)
+    from twilight_env.engine import State
+
+    games = [(State.random(rng), ["test-batched", "random", "test-batched", "random"], 0, d, 0) for d in range(3)]
+    done = common.play_lockstep(games)
+    assert all(s.done for s in done)
