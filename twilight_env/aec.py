@@ -32,8 +32,8 @@ rotates p0, p2, p1, ... in matches (R7.4). The new moon is never an agent.
 seat; the seat after it leads, R2.4), ``"solo"`` (3 players: the solo player 0..2) and
 ``"scores"`` (match episodes: starting totals by score line, see
 :class:`~twilight_env.engine.Match`; under ``fixed_solo`` the two Sun players share one
-score line, R7.6, R7.5, so their totals must be equal, else ``ValueError``). Without ``dealer``/``solo`` the first dealer or
-solo is drawn from the seeded generator. A malformed option raises ``ValueError``; an
+score line, R7.6, R7.5, so their totals must be equal, else ``ValueError``). Without
+``dealer``/``solo`` the first dealer or solo is drawn from the seeded generator. A malformed option raises ``ValueError``; an
 unknown option key is ignored with a warning (PettingZoo's ``api_test`` passes one).
 
 Observation
@@ -43,8 +43,10 @@ that agent's own seat: the information set only (R2.5, R7.1), laid out from the 
 seat's point of view when it is that agent's decision (the solo deciding for the new
 moon sees seat 2 as relative seat 0), else from its own seat. ``action_mask`` is the
 engine's legal actions for the agent to act, all zeros for the others and after the
-end. Each ``observe`` and ``last`` call returns a new dict of new arrays that the caller
-owns (copies, writeable): changing them in place never changes a later read. The observation layout (``twilight_env.encoding``; ``rel`` = relative seat):
+end. Each ``observe`` and ``last`` call returns a new dict of new, writeable arrays that
+the caller owns: changing them in place (normalising the vector, editing the mask) never
+changes a later read. The observation layout (``twilight_env.encoding``; ``rel`` =
+relative seat):
 
 OBSERVATION_LAYOUT
  An illegal action raises
@@ -338,7 +340,7 @@ class raw_env(AECEnv):
 
     def last(self, observe: bool = True):
         """``(observation, cumulative reward, terminated, truncated, info)`` of ``agent_selection``;
-        the observation is a fresh copy the caller owns, as :meth:`observe` returns."""
+        the observation is new arrays the caller owns, as :meth:`observe` returns."""
         agent = self.agent_selection
         return (self.observe(agent) if observe else None, self._cumulative_rewards[agent],
                 self.terminations[agent], self.truncations[agent], self.infos[agent])

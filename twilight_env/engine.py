@@ -52,7 +52,8 @@ Choices where the rule texts are silent (R9)
   leads the first trick and decides for the new-moon seat (R7.3). Solo rotation
   p0, p2, p1, ... (R7.4).
 - A tie at or above the target plays another deal (R6.1, R7.5). In 3 players the two
-  Sun players of a ``fixed_solo`` match form one side, so they never "tie" each other.
+  Sun players of a ``fixed_solo`` match form one side, so they never "tie" each other;
+  they share one score line, so their starting totals must be equal.
 - All played cards are public history (perfect recall).
 """
 
@@ -901,6 +902,8 @@ class Match:
 
     def _decide(self) -> tuple[int, ...]:
         groups = self._groups()
+        # one total per group: the lines of a group are equal (the fixed_solo Sun lines start
+        # equal, fixed_solo_scores_problem, and every deal credits both the same)
         tot = [self.totals[g[0]] for g in groups]
         target = self.config.target
         if self.config.goals_333:

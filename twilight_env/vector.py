@@ -104,16 +104,16 @@ from .cards import (
 )
 from .encoding import _BYTE_FLOATS as _BYTE_FLOAT_ROWS
 from .engine import (
+    ACTION_TYPES,
     CHOOSE,
     HOLD,
     NEW_MOON,
     NUM_ACTIONS,
     NUM_TRICKS,
     REQUEST_BASE,
-    ACTION_TYPES,
-    DealState,
     SEAT_CULT_3,
     SEAT_CULT_4,
+    DealState,
     State,
     _action_or_none,
     validate_deal,

@@ -20,10 +20,6 @@ NOT_ACTIONS = [1.0, np.float64(2.0), np.float32(0.0), True, False, np.bool_(True
                np.array([3]), np.array(3.0), np.array(True), [3], 3 + 0j]
 
 
-class Act(enum.IntEnum):
-    A = 0
-
-
 def wrap(kind: str, dtype, value: int):
     """``value`` as a NumPy scalar of ``dtype``, a 0-d array of it, or an int subclass."""
     if kind == "scalar":
