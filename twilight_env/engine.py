@@ -321,8 +321,8 @@ class _Rules:
                 a NumPy integer scalar of any width, a 0-d integer array).
 
         Returns:
-            A predicate, it never raises: False for anything that is not a legal action,
-            including a bool, a float and any other non-integer.
+            True or False, whatever ``action`` is: False for anything that is not a legal
+            action, a bool, a float or any other non-integer included (no error).
         """
         if action.__class__ is not int:
             action = _action_or_none(action)

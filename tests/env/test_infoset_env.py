@@ -9,7 +9,7 @@ import twilight_env
 from env_helpers import random_points, viewer_seats
 from twilight_env.cards import CARDS, MOON_MASK, SUN_MASK, codes_of, ids_of
 from twilight_env.encoding import encode_infoset
-from twilight_env.engine import NEW_MOON, State
+from twilight_env.engine import NEW_MOON, DealState, State
 from twilight_env.infoset import InfoSet
 
 
@@ -111,7 +111,7 @@ def test_env_infoset_matches_observation_and_hides_the_deal(num_players):
             seat = raw.seat_of(a)
             assert info.seat == seat
             assert info.hand == codes_of(raw._state.hands[seat])
-            assert not any(isinstance(v, State) for v in (getattr(info, k, None) for k in InfoSet.__slots__))
+            assert not any(isinstance(v, DealState) for v in (getattr(info, k, None) for k in InfoSet.__slots__))
         info = raw.infoset(agent)
         assert info.to_act and list(info.legal_actions) == np.flatnonzero(obs["action_mask"]).tolist()
         env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
