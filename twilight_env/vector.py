@@ -753,6 +753,7 @@ class VectorEngine:
         if tuple(a.shape) != (B,) or not o.is_int(a):
             raise ValueError(f"actions must be ({B},) integers 0..30 (an array or sequence of any integer "
                              f"dtype), got shape {tuple(a.shape)} dtype {a.dtype}")
+        given = a  # for the error message: uint64 values past 2**63 turn negative in int64
         if a.dtype != o.int64:
             a = o.cast(a, o.int64)
         r4 = self._rows4
@@ -778,7 +779,7 @@ class VectorEngine:
             req = req & act
             bit = bit * act
         if not bool(ok.all()):
-            self._raise_illegal(o.to_numpy(~ok), o.to_numpy(a))
+            self._raise_illegal(o.to_numpy(~ok), o.to_numpy(given))
         play = card
         # R3.2/R3.3: the card leaves the acting hand and lies in front of the chooser.
         o.scatter(hands, r4 + acting, h_act ^ bit)

@@ -78,6 +78,15 @@ def test_step_refuses_non_integer_actions(bad):
         env.step(bad)
 
 
+def test_an_illegal_uint64_action_is_reported_as_given():
+    env = TwilightVectorEnv(2, seed=0)
+    env.reset()
+    a = env.random_actions().astype(np.uint64)
+    a[1] = np.uint64(2**63 + 3)  # -9223372036854775805 once cast to int64
+    with pytest.raises(ValueError, match=r"row 1: action 9223372036854775811 not in legal actions"):
+        env.step(a)
+
+
 def play_same(a, b, steps, rng):
     """Step ``a`` and ``b`` with the same legal actions; their outputs must agree."""
     for _ in range(steps):
