@@ -214,5 +214,5 @@ def apply_checked(state: DealState, action, legal, agent, seat: int) -> None:
     state.apply(value)
 
 
-__all__ = ["Agent", "BatchAgent", "OPTIONAL_MEMBERS", "optional_member", "register", "make_agent", "parse_spec", "available_agents", "play_deal", "apply_checked",
-           "NEW_MOON"]
+__all__ = ["Agent", "BatchAgent", "OPTIONAL_MEMBERS", "optional_member", "register", "make_agent", "parse_spec",
+           "available_agents", "play_deal", "apply_checked", "NEW_MOON"]
