@@ -111,8 +111,11 @@ def test_edge_bad_input_exit_2(tmp_path, capsys):
     assert "valid agents: " in err and "random" in err and "Traceback" not in err
     assert main(["edge", "random", "--deals", "1", "--workers", "1", "--out", str(tmp_path / "o")]) == 2
     assert "at least 2" in capsys.readouterr().err
-    assert main(["edge", "random", "--deals", "3", "--workers", "0", "--out", str(tmp_path / "o")]) == 2
-    assert "--workers must be a positive integer" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as e:  # argparse: the flag named, the subcommand's usage
+        main(["edge", "random", "--deals", "3", "--workers", "0", "--out", str(tmp_path / "o")])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert "argument --workers: must be a positive integer" in err and "usage: twilight edge" in err
 
 
 def test_configurations():
