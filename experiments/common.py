@@ -31,8 +31,12 @@ AGENT_STREAM = 1
 # agents
 # ---------------------------------------------------------------------------------
 
-def check_specs(specs: Iterable[str]) -> list[str]:
+def check_specs(specs: Iterable[str], flag: str | None = None) -> list[str]:
     """Build every agent spec once, so a bad spec fails before any worker starts.
+
+    Args:
+        specs: agent specs, e.g. ``["random", "pimc:worlds=32"]``.
+        flag: the option that gave them (e.g. ``"--solo"``), named in the error.
 
     Returns:
         The specs, stripped.
@@ -45,12 +49,17 @@ def check_specs(specs: Iterable[str]) -> list[str]:
 
     out = []
     for spec in specs:
-        name, _ = parse_spec(spec)  # ValueError listing the valid agents
         try:
-            make_agent(spec)
-        except ImportError as e:
-            raise ValueError(f"agent {name!r} (spec {spec!r}) cannot be built here: {e}; "
-                             f"valid agents: {', '.join(available_agents())}") from None
+            name, _ = parse_spec(spec)  # ValueError listing the valid agents
+            try:
+                make_agent(spec)
+            except ImportError as e:
+                raise ValueError(f"agent {name!r} (spec {spec!r}) cannot be built here: {e}; "
+                                 f"valid agents: {', '.join(available_agents())}") from None
+        except ValueError as e:
+            if flag is None:
+                raise
+            raise ValueError(f"{flag}: {e}") from None
         out.append(spec.strip())
     return out
 

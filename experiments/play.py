@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 from typing import Callable
 
+from twilight_env.cli import non_negative_int
 from twilight_env.cards import CARDS, CULT, CULT_NAMES, KIND, codes_of
 from twilight_env.engine import HOLD, NEW_MOON, REQUEST_BASE, State
 from twilight_env.infoset import InfoSet
@@ -173,7 +174,8 @@ def play_game(players: int, human: int, opponents: str, partner: str, seed: int,
         raise ValueError(f"--seat must be 0..3 in 4 players, got {human}")
     if players == 3 and human not in (0, 1, 3):
         raise ValueError(f"--seat must be 0 (solo), 1 or 3 (Sun) in 3 players (2 is the new moon), got {human}")
-    check_specs([opponents, partner])
+    check_specs([opponents], "--opponents")
+    check_specs([partner], "--partner")
     from .common import seat_agent
 
     partner_seat = (human + 2) % 4 if players == 4 else (None if human == 0 else 4 - human)
@@ -254,7 +256,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="your seat: 0..3 in 4 players; 0 (solo), 1 or 3 (Sun) in 3 players (default 0)")
     p.add_argument("--opponents", default=default, help=f"the other side's agent spec (default {default})")
     p.add_argument("--partner", default=None, help="your partner's agent spec (default: as --opponents)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the deal and the agents (default 0)")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="seed of the deal and the agents (default 0)")
 
 
 def run(args) -> int:

@@ -628,7 +628,10 @@ def run_study(specs: list[str] | None = None, deals: int | None = None, seed: in
         boot = 200 if boot is None else boot
         matches = 1000 if matches is None else matches
         configs = configurations(list(specs or []), solo, sun)
-        check_specs(sorted({x for c in configs for x in c}))
+        check_specs(list(specs or []))
+        for flag, spec in (("--solo", solo), ("--sun", sun)):
+            if spec is not None:
+                check_specs([spec], flag)
         n = deals
         if n is None and not deals_file:
             n = DEFAULT_DEALS

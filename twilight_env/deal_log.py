@@ -39,7 +39,9 @@ def card_name(card: int) -> str:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``twilight deal``."""
-    parser.add_argument("--seed", type=int, default=7, help="seed of the deal and of the random play (default 7)")
+    from .cli import non_negative_int
+
+    parser.add_argument("--seed", type=non_negative_int, default=7, help="seed of the deal and of the random play (default 7)")
     parser.add_argument("--players", type=int, choices=(3, 4), default=4, help="3 or 4 players (default 4)")
     parser.add_argument("--dealer", type=int, choices=range(4), metavar="SEAT",
                         help="4 players: the dealer's seat 0..3; the seat after it leads (default 3)")
@@ -177,6 +179,10 @@ def format_deal(match: Match, seed: int | None = None) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Play and print one deal; 0 on success (ValueError -> the CLI prints it, exit 2)."""
+    if args.dealer is not None and args.players != 4:
+        raise ValueError("--dealer is only for 4 players; in 3 players give --solo")
+    if args.solo is not None and args.players != 3:
+        raise ValueError("--solo is only for 3 players (add --players 3); in 4 players give --dealer")
     match = play_random_deal(args.seed, args.players, args.dealer, args.solo)
     print(format_deal(match, args.seed))
     return 0
