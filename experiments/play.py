@@ -16,9 +16,10 @@ from __future__ import annotations
 import argparse
 from typing import Callable
 
-from twilight_env.cli import non_negative_int
 from twilight_env.cards import CARDS, CULT, CULT_NAMES, KIND, codes_of
-from twilight_env.engine import HOLD, NEW_MOON, REQUEST_BASE, State
+from twilight_env.cli import non_negative_int
+from twilight_env.deal_log import result_lines, trick_outcome
+from twilight_env.engine import HOLD, NEW_MOON, NUM_TRICKS, PURGATORY_MASK, REQUEST_BASE, Config, Match, State
 from twilight_env.infoset import InfoSet
 from twilight_env.scoring import score_mask
 
@@ -33,7 +34,7 @@ HELP = """Inputs at a prompt (case does not matter):
   ask N  or  N              as chooser, request seat N to play a card of your cult for you (R3.2, R3.5)
   request +1 / +2 / +3      request the seat at that offset in play order (+2 is the partner)
   help                      show this again
-  quit (or end of input)    leave the game"""
+  quit (or end of input)    leave the game (Ctrl-C too, with exit status 130)"""
 """The inputs a prompt accepts; ``help`` prints this."""
 
 
@@ -107,14 +108,17 @@ def view(info: InfoSet, human: int, names: list[str]) -> str:
     if n == 3:
         lines.append("  new moon's open hand (seat 2): " + (" ".join(info.open_hand) or "(empty)"))
     lines.append(f"  current trick (leader seat {info.leader}):")
-    if info.place == 0 and info.phase == "choose":
-        lines.append("    (no card yet)")
     for p in range(4):
         c = info.trick_cards[p]
         if c < 0:
             break
         ch = (info.leader + p) % 4
         lines.append(f"    place {p + 1}: chooser seat {ch}, holder seat {info.trick_holders[p]}: {card_name(c)}")
+    if info.phase == "hold":  # the place being played: a request waits for its card (R3.2)
+        lines.append(f"    place {info.place + 1}: chooser seat {info.chooser} requested a card from seat "
+                     f"{info.acting_seat}")
+    elif info.place == 0:
+        lines.append("    (no card yet)")
     lines.append("  pending pile: " + (" ".join(codes_of(info.pending)) or "empty"))
     own = info.known_masks[human]
     lines.append("  your hand: " + (" · ".join(card_name(c) for c in _ids(own)) or "(empty)"))
@@ -150,23 +154,32 @@ def describe(state: State, action: int, human: int) -> str:
 
 
 def trick_result(before: State, after: State, human: int) -> str:
-    """What happened to the trick just finished (R4.1-R4.4)."""
+    """What happened to the trick just finished (R4.1-R4.4): who took it with which card,
+    and where the pending pile went (``twilight deal``'s words,
+    :func:`twilight_env.deal_log.trick_outcome`)."""
     n = after.num_players
-    if after.neutral != before.neutral:
-        return "  -> last trick holds a Purgatory: the pending pile stays neutral (R4.4)"
-    if after.pending and after.pending != before.pending:
-        return f"  -> a Purgatory: the trick goes to the pending pile; {seat_label(after.leader, n, human)} leads (R4.3)"
-    return f"  -> trick taken by {seat_label(after.leader, n, human)} (R4.2)"
+    t = before.trick
+    plays = after.history[4 * t: 4 * t + 4]
+    last = t == NUM_TRICKS - 1
+    text = trick_outcome(plays, last, before.pending, after, lambda seat: seat_label(seat, n, human), card_name)
+    purgatory = bool(sum(1 << c for _, _, c in plays) & PURGATORY_MASK)
+    rule = "R4.4" if purgatory and last else "R4.3" if purgatory or before.pending else "R4.2"
+    return f"  -> {text} ({rule})"
 
 
 def play_game(players: int, human: int, opponents: str, partner: str, seed: int,
-              ask: Callable[[str], str] = input, say: Callable[[str], None] = print) -> int:
-    """Play one deal with a person at seat ``human``; returns an exit code (0 also on quit).
+              ask: Callable[[str], str] | None = None, say: Callable[[str], None] = print) -> int:
+    """Play one deal with a person at seat ``human``; returns an exit code: 0 at the end,
+    on ``quit`` or at the end of input; 130 on Ctrl-C at a prompt.
+
+    ``ask(prompt)`` reads an input (default :func:`input`), ``say(line)`` shows a line.
 
     Raises:
         ValueError: bad seat or agent spec (before the deal starts).
     """
     from .dealsets import generate_deals
+
+    ask = input if ask is None else ask
 
     if players not in (3, 4):
         raise ValueError(f"--players must be 3 or 4, got {players}")
@@ -192,7 +205,10 @@ def play_game(players: int, human: int, opponents: str, partner: str, seed: int,
     agents = {s: seat_agent(specs[s], s) for s in range(4) if specs[s] != "you"}
     rngs = {s: agent_rng(seed, 0, 0, s) for s in range(4)}
     deal = generate_deals(1, seed)[0]
-    state = State.from_deal(deal, 0, players)
+    # seat 0 leads: the dealer is seat 3 in 4 players, the solo is player 0 (seat 0) in 3
+    match = Match(Config(num_players=players), deal=deal, dealer=3 if players == 4 else None,
+                  solo=0 if players == 3 else None)
+    state = match.state
     names = ["you" if s == human else ("you decide" if specs[s] == "you" else specs[s]) for s in range(4)]
     say(f"Twilight, {players} players, seed {seed}. You are {seat_label(human, players, human)}; "
         + ", ".join(f"seat {s}: {names[s]}" for s in range(4) if s != human) + ". Seat 0 leads.")
@@ -211,9 +227,12 @@ def play_game(players: int, human: int, opponents: str, partner: str, seed: int,
                 words = list(legal_inputs(info))
                 try:
                     text = ask(f"your choice [{' | '.join(words)}]: ")
-                except (EOFError, KeyboardInterrupt):
+                except EOFError:
                     say("\nleaving the game (end of input).")
                     return 0
+                except KeyboardInterrupt:
+                    say("\ninterrupted: leaving the game.")
+                    return 130
                 t = text.strip().lower()
                 if t in QUIT_WORDS:
                     say("leaving the game.")
@@ -234,12 +253,14 @@ def play_game(players: int, human: int, opponents: str, partner: str, seed: int,
         state.apply(int(action))
         if state.trick != before.trick:
             say(trick_result(before, state, human))
-    sun_side = 0 if players == 4 else 1
-    scores = state.side_scores()
     say("")
-    say("Deal over (R5): " + "; ".join(
-        f"{'Sun' if side == sun_side else 'Moon'} side (seats {side}, {side + 2}) {scores[side]} points"
-        for side in (0, 1)) + (f"; neutral pile: {' '.join(codes_of(state.neutral))}" if state.neutral else ""))
+    say("Deal over (R5):")
+    credited = None
+    if players == 3:  # the credited players, by seat (R7.4: the solo p0 on seat 0)
+        credited = [f"p{p} on {seat_label(match.seat_of_player(p), players, human)}" for p in range(3)]
+    for line in result_lines(match, credited):
+        say(line)
+    scores = state.side_scores()
     mine = human % 2
     diff = scores[mine] - scores[1 - mine]
     say(f"Your side {'wins' if diff > 0 else 'loses'} the deal by {abs(diff)} points." if diff
