@@ -466,11 +466,26 @@ def _ci(d: dict) -> dict:
     return {"mean": d["mean"], "low": d["ci_low"], "high": d["ci_high"]}
 
 
-def plot(results: list[dict], path: str) -> None:
-    """Write ``edge.png``: histogram of per-deal Moon − Sun and mean ± 95% CI per configuration."""
+def plot(results: list[dict], path: str, seed: int | None = None) -> None:
+    """Write ``edge.png`` (:func:`edge_figure`)."""
+    fig = edge_figure(results, seed)  # selects the Agg backend before pyplot is imported here
+    import matplotlib.pyplot as plt
+
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def edge_figure(results: list[dict], seed: int | None = None):
+    """The figure of ``edge.png``: histogram of per-deal Moon − Sun (deal counts, integer
+    ticks) and mean ± 95% CI per configuration, titled with the agents, the seed and N.
+
+    Returns:
+        a ``matplotlib.figure.Figure`` (close it with ``plt.close``).
+    """
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2), gridspec_kw={"width_ratios": [3, 2]})
     diffs = [(np.array(r["moon_points"]) - np.array(r["sun_points"])).mean(axis=1) for r in results]
@@ -483,6 +498,7 @@ def plot(results: list[dict], path: str) -> None:
     ax1.axvline(0, color="grey", linewidth=0.8)
     ax1.set_xlabel("Moon − Sun deal points per deal (mean of the 3 plays)")
     ax1.set_ylabel("deals")
+    ax1.yaxis.set_major_locator(MaxNLocator(integer=True))  # deal counts: no fractional ticks at small N
     ax1.set_title("Distribution over deals")
     ax1.legend(fontsize=8)
     labels = [r["label"] for r in results]
@@ -501,9 +517,12 @@ def plot(results: list[dict], path: str) -> None:
     ax2.set_xlabel("deal points per deal (mean ± 95% CI)")
     ax2.set_title("Mean ± 95% CI")
     ax2.legend(fontsize=8, loc="best")
+    n = ", ".join(sorted({str(r["deals"]) for r in results}))
+    agents = "; ".join(r["label"] for r in results)
+    fig.suptitle(f"Solo (Moon) vs Sun side, 3 players: {agents}"
+                 + (f", seed {seed}" if seed is not None else "") + f", N = {n} deals × 3 plays")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    return fig
 
 
 def configurations(specs: list[str], solo: str | None, sun: str | None) -> list[tuple[str, str]]:
@@ -584,7 +603,7 @@ def write_outputs(folder: str, doc: dict) -> dict[str, str]:
     lines.append(f"\nRun time {doc['run_seconds']:.1f} s with {doc['workers']} worker(s).")
     with open(paths["md"], "w") as f:
         f.write("\n".join(lines) + "\n")
-    plot(results, paths["png"])
+    plot(results, paths["png"], doc["seed"])
     return paths
 
 
