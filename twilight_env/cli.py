@@ -3,6 +3,16 @@
 Each subcommand lives in its own module that defines ``add_arguments(parser)`` and
 ``run(args) -> int``; modules are imported only when their subcommand runs, so
 ``twilight --version`` and ``twilight deal`` need neither torch nor matplotlib.
+
+Conventions shared by the subcommands:
+
+- an argument error names its flag (argparse types below: ``argument --seed: must be a
+  non-negative integer ...``) and prints the subcommand's usage; exit status 2;
+- an output path that exists is refused unless ``--force``
+  (:func:`experiments.common.check_new_folder`, :func:`~experiments.common.check_new_file`);
+- Ctrl-C, and SIGTERM (raised as :class:`Interrupted`), end a run with one line and
+  exit status 130 or 143; ``arena`` and ``edge`` save their finished deals first and
+  say how to ``--resume``.
 """
 
 from __future__ import annotations
