@@ -388,8 +388,10 @@ def check_new_folder(path: str, flag: str = "--out", force: bool = False) -> Non
         names = sorted(os.listdir(path))
         if names:
             shown = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
+            hint = "".join(f"; it holds an interrupted run ({n}): continue it with --resume {path}"
+                           for n in names if n.endswith(".checkpoint.json"))[:1000]
             raise ValueError(f"{flag} {path!r} already holds files ({shown}); give --force to write over them, "
-                             "or choose another folder")
+                             f"or choose another folder{hint}")
 
 
 def check_new_file(path: str, flag: str, force: bool = False) -> None:

@@ -53,6 +53,9 @@ def test_interrupted_arena_resumes_to_the_uninterrupted_figures(tmp_path, monkey
     assert "interrupted: 8 finished deal(s) saved" in err and f"twilight arena --resume {b}" in err
     assert not (b / "arena.json").exists()
     assert arena.ArenaCheckpoint.load(str(b)).count() == 8
+    assert main(args + ["--out", str(b)]) == 2  # running it again into the folder is refused
+    assert f"it holds an interrupted run (arena.checkpoint.json): continue it with --resume {b}" \
+        in capsys.readouterr().err
     monkeypatch.undo()
     calls = _stop_after(monkeypatch, 0)
     assert main(["arena", "--resume", str(b), "--workers", "1", "--quiet"]) == 0
