@@ -48,9 +48,9 @@ Output folder (default ``out/edge__{seed}__{unixtime}``): ``edge.md`` (markdown 
 
 Long runs: the folder is made first and, while deals are played, holds
 ``edge.checkpoint.json`` (the settings, the deals and every finished deal's points,
-written atomically at the start, every 20 s and on Ctrl-C or SIGTERM). ``twilight edge --resume FOLDER`` plays
-only the missing deals and writes the same figures an uninterrupted run would; the
-checkpoint is removed when the run finishes.
+written atomically at the start, every 20 s and on Ctrl-C or SIGTERM). ``twilight edge
+--resume FOLDER`` plays only the missing deals and writes the same figures an
+uninterrupted run would; the checkpoint is removed when the run finishes.
 """
 
 from __future__ import annotations
@@ -110,7 +110,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="write the deals used to this JSON deal file (an existing file needs --force)")
     p.add_argument("--force", action="store_true",
                    help="write over the outputs in an existing --out folder and an existing --save-deals file")
-    p.add_argument("--target", type=positive_int, default=None, help="match target for the simulations (R6.1, default 1000)")
+    p.add_argument("--target", type=positive_int, default=None,
+                   help="match target for the simulations (R6.1, default 1000)")
     p.add_argument("--boot", type=positive_int, default=None, help="bootstrap resamples of the deal set (default 200)")
     p.add_argument("--matches", type=positive_int, default=None,
                    help="simulated matches per bootstrap resample (default 1000)")

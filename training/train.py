@@ -74,7 +74,8 @@ def add_arguments(parser) -> None:
                         help="evaluation deals per opponent, each played twice with sides swapped (0 = no eval)")
     parser.add_argument("--eval-opponents", default=",".join(d.eval_opponents),
                         help="comma-separated opponent agent specs for evaluation")
-    parser.add_argument("--checkpoint-every", type=positive_float, default=d.checkpoint_every, help="minutes between checkpoints")
+    parser.add_argument("--checkpoint-every", type=positive_float, default=d.checkpoint_every,
+                        help="minutes between checkpoints")
     parser.add_argument("--lr", type=positive_float, default=None,
                         help=f"Adam learning rate (default {d.lr}; on --resume, given = continue with this rate)")
     parser.add_argument("--batch-size", type=positive_int, default=d.batch_size, help="samples per update")

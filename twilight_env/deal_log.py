@@ -42,7 +42,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``twilight deal``."""
     from .cli import non_negative_int
 
-    parser.add_argument("--seed", type=non_negative_int, default=7, help="seed of the deal and of the random play (default 7)")
+    parser.add_argument("--seed", type=non_negative_int, default=7,
+                        help="seed of the deal and of the random play (default 7)")
     parser.add_argument("--players", type=int, choices=(3, 4), default=4, help="3 or 4 players (default 4)")
     parser.add_argument("--dealer", type=int, choices=range(4), metavar="SEAT",
                         help="4 players: the dealer's seat 0..3; the seat after it leads (default 3)")
