@@ -143,7 +143,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(module.run(args) or 0)
     except KeyboardInterrupt as e:  # a subcommand that saves its work says so itself
-        print(f"twilight {args.command}: interrupted", file=sys.stderr)
+        how = f"stopped by {e}" if isinstance(e, Interrupted) else "interrupted"
+        print(f"twilight {args.command}: {how}", file=sys.stderr)
         return interrupt_status(e)
     except ModuleNotFoundError as e:  # an optional dependency imported on first use
         print(f"twilight {args.command}: error: {_missing(args.command, e)}", file=sys.stderr)

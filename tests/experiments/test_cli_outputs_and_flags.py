@@ -130,3 +130,39 @@ def test_unknown_flag_prints_the_subcommands_usage(capsys, command):
     assert rc == 2
     assert err.startswith(f"usage: twilight {command} ")
     assert f"twilight {command}: error: unrecognized arguments: --bogus" in err
+
+
+def test_train_logdir_that_is_a_file_is_a_clear_error(tmp_path, capsys):
+    pytest.importorskip("torch")
+    f = tmp_path / "runs"
+    f.write_text("not a folder")
+    rc, err = _run(["train", "--decisions", "5", "--logdir", str(f), "--eval-deals", "0", "--no-progress"], capsys)
+    assert rc == 2 and "--logdir" in err and "is a file, not a folder" in err and "Errno" not in err
+    assert f.read_text() == "not a folder"
+
+
+def test_any_subcommand_interrupted_ends_in_one_line(monkeypatch, capsys):
+    """Ctrl-C (KeyboardInterrupt) exits 130 and SIGTERM 143, each with one line, and the
+    previous SIGTERM handler is back afterwards."""
+    import signal
+    import time
+
+    import twilight_env.deal_log as deal_log
+
+    def ctrl_c(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(deal_log, "run", ctrl_c)
+    assert main(["deal"]) == 130
+    assert capsys.readouterr().err == "twilight deal: interrupted\n"
+
+    def sigterm(args):
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)  # the handler raises at once
+        return 0
+
+    before = signal.getsignal(signal.SIGTERM)
+    monkeypatch.setattr(deal_log, "run", sigterm)
+    assert main(["deal"]) == 143
+    assert capsys.readouterr().err == "twilight deal: stopped by SIGTERM\n"
+    assert signal.getsignal(signal.SIGTERM) is before
