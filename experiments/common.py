@@ -485,6 +485,7 @@ class RunCheckpoint:
         return sum(len(v) for v in self.done.values())
 
     def write(self) -> None:
+        """Write the file now (atomically: a crash leaves the previous version)."""
         now = time.time()
         doc = {"kind": self.KIND, "version": self.VERSION, "settings": self.settings, "deals": self.deals,
                "elapsed_seconds": self.elapsed + now - self._since,
@@ -493,6 +494,7 @@ class RunCheckpoint:
         self._last_write = now
 
     def remove(self) -> None:
+        """Delete the file (the run has finished and written its results)."""
         if os.path.exists(self.path):
             os.remove(self.path)
 

@@ -153,8 +153,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"twilight {args.command}: error: {e}", file=sys.stderr)
         return 2
     finally:
-        if main_thread:
-            signal.signal(signal.SIGTERM, previous)
+        if main_thread:  # None: a handler not set from Python; the default is the nearest
+            signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
 
 
 def _missing(command: str, error: ImportError) -> str:
