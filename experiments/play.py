@@ -16,7 +16,8 @@ from __future__ import annotations
 import argparse
 from typing import Callable
 
-from twilight_env.cards import CARDS, CULT, CULT_NAMES, KIND, codes_of
+from twilight_env import deal_log
+from twilight_env.cards import CARDS, CULT_NAMES, codes_of
 from twilight_env.cli import non_negative_int
 from twilight_env.deal_log import result_lines, trick_outcome
 from twilight_env.engine import HOLD, NEW_MOON, NUM_TRICKS, PURGATORY_MASK, REQUEST_BASE, Config, Match, State
@@ -25,9 +26,6 @@ from twilight_env.scoring import score_mask
 
 from .common import agent_available, agent_rng, check_specs
 
-_KIND_NAMES = {"P": "Purgatory", "C1": "Hierarch (I)", "C2": "High Priest (II)", "C3": "Priest (III)",
-               "C4": "Adept (IV)", "C5": "Novice (V)", "3": "3 souls", "4": "4 souls", "5": "5 souls",
-               "6": "6 souls", "7": "7 souls", "A": "Altar (x1)", "T": "Temple (x2)", "O": "Obelisk (x3)"}
 QUIT_WORDS = ("quit", "q", "exit")
 HELP = """Inputs at a prompt (case does not matter):
   a card code, e.g. SC1     play that card (as chooser from your own hand, or as the requested holder) (R3.2)
@@ -39,8 +37,8 @@ HELP = """Inputs at a prompt (case does not matter):
 
 
 def card_name(cid: int) -> str:
-    """``"SC1 Sun Hierarch (I)"`` for a card id (R1)."""
-    return f"{CARDS[cid]} {CULT_NAMES[CULT[cid]].capitalize()} {_KIND_NAMES[KIND[cid]]}"
+    """``"SC1 Sun Hierarch (I)"`` for a card id (R1): its code and ``twilight deal``'s name."""
+    return f"{CARDS[cid]} {deal_log.card_name(cid)}"
 
 
 def seat_label(seat: int, num_players: int, human: int) -> str:
