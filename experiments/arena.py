@@ -18,7 +18,14 @@ the pair score decides the ranking; 0 is a tie), pairings interleaved deal by de
 
 Agents draw from their own streams (``experiments.common``), so a seed reproduces the
 run whatever ``--workers`` is. Output: ``arena.json`` (all figures and per-pair scores),
-``arena.csv`` (one row per pairing) and ``ratings.csv`` in ``--out``.
+``arena.csv`` (one row per pairing) and ``ratings.csv`` in ``--out`` (a folder that holds
+files is refused unless ``--force``).
+
+Long runs: the folder is made first and, while deals are played, holds
+``arena.checkpoint.json`` (:class:`ArenaCheckpoint`: the settings, the deals and every
+finished deal's result per pairing, written atomically at the start, every 20 s and on
+Ctrl-C or SIGTERM). ``twilight arena --resume FOLDER`` plays only the missing deals and
+writes the figures of an uninterrupted run; the checkpoint is removed at the end.
 """
 
 from __future__ import annotations
@@ -28,34 +35,44 @@ import csv
 import itertools
 import json
 import os
+import sys
 import time
 
 import numpy as np
 
+from twilight_env.cli import interrupt_status, non_negative_int, positive_int
 from twilight_env.engine import State
 
-from .common import (check_specs, check_workers, default_workers, fmt_ci, git_hash, lockstep_ok, mean_ci,
-                     out_dir, play_lockstep, play_seeded, run_tasks, text_table)
-from .dealsets import deal_set, run_seed
+from .common import (RunCheckpoint, check_new_file, check_new_folder, check_specs, check_workers, default_workers,
+                     fmt_ci, git_hash, lockstep_ok, mean_ci, out_dir, play_lockstep, play_seeded, resume_conflicts,
+                     run_tasks, text_table)
+from .dealsets import check_deals, deal_set, run_seed
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("specs", nargs="+", metavar="SPEC",
-                   help="agent specs, at least two, e.g. random heuristic pimc:worlds=32")
-    p.add_argument("--players", type=int, choices=(3, 4), default=4, help="4 or 3 players (default 4)")
-    p.add_argument("--deals", type=int, default=None,
+    p.add_argument("specs", nargs="*", metavar="SPEC",
+                   help="agent specs, at least two, e.g. random heuristic pimc:worlds=32 (none with --resume)")
+    p.add_argument("--players", type=int, choices=(3, 4), default=None, help="4 or 3 players (default 4)")
+    p.add_argument("--deals", type=positive_int, default=None,
                    help="number of deals, each played twice per pairing (default 200, or all of --deals-file)")
-    p.add_argument("--seed", type=int, default=None,
+    p.add_argument("--seed", type=non_negative_int, default=None,
                    help="seed of the deals and the agents' streams (default 0; with --deals-file, the seed saved "
                         "in the file)")
-    p.add_argument("--workers", type=int, default=default_workers(),
+    p.add_argument("--workers", type=positive_int, default=default_workers(),
                    help="worker processes (default: os.cpu_count(); 1 runs in this process)")
-    p.add_argument("--out", default=None, help="output folder (default out/arena__{seed}__{unixtime})")
+    p.add_argument("--out", default=None,
+                   help="output folder (default out/arena__{seed}__{unixtime}); one that holds files needs --force")
     p.add_argument("--deals-file", default=None, help="play the deals of this JSON deal file")
-    p.add_argument("--save-deals", default=None, help="write the deals used to this JSON deal file")
+    p.add_argument("--save-deals", default=None,
+                   help="write the deals used to this JSON deal file (an existing file needs --force)")
+    p.add_argument("--force", action="store_true",
+                   help="write over the outputs in an existing --out folder and an existing --save-deals file")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--no-lockstep", action="store_true",
                    help="play deal by deal even with a batched agent (neural); same results, slower")
+    p.add_argument("--resume", default=None, metavar="FOLDER",
+                   help="finish an interrupted run from the checkpoint in its output folder (its settings are "
+                        "kept; only --workers and --quiet may be given with it)")
 
 
 def duplicate_seats(a: str, b: str, num_players: int, play: int) -> list[str]:
@@ -128,7 +145,7 @@ def labels_of(specs: list[str]) -> list[str]:
 
 
 def play_arena(specs: list[str], deals: list, num_players: int, seed: int, workers: int,
-               progress: bool = True, lockstep: bool = True) -> dict:
+               progress: bool = True, lockstep: bool = True, checkpoint: "ArenaCheckpoint | None" = None) -> dict:
     """Play the round robin and compute all figures.
 
     Args:
@@ -140,33 +157,48 @@ def play_arena(specs: list[str], deals: list, num_players: int, seed: int, worke
         lockstep: play the deals of a pairing that involves a batched agent (``neural``)
             side by side in blocks, scoring their decisions together
             (:func:`~experiments.common.play_lockstep`); the results are the same either way.
+        checkpoint: deals it holds are not played again, and each finished deal is
+            recorded in it. Every deal is seeded by (seed, deal index, pairing), so the
+            figures equal those of an uninterrupted run.
 
     Returns:
         dict with ``"pairings"`` (figures per pairing), ``"ratings"`` and per-pair data.
+
+    Raises:
+        KeyboardInterrupt: on Ctrl-C (the deals finished so far are in ``checkpoint``).
     """
     from openskill.models import PlackettLuce
 
     labels = labels_of(specs)
     pairs = list(itertools.combinations(range(len(specs)), 2))
+    # pairing -> deal -> {"points": A's points per play, "side_scores": per play}
+    done: dict[int, dict[int, dict]] = {k: dict(checkpoint.finished(k)) if checkpoint else {}
+                                        for k in range(len(pairs))}
     tasks = []
     for k, (i, j) in enumerate(pairs):
+        todo = [d for d in range(len(deals)) if d not in done[k]]
         if lockstep and lockstep_ok([specs[i], specs[j]]):
             # blocks small enough that every worker gets some
-            size = max(1, min(LOCKSTEP_BLOCK, -(-len(deals) // max(1, workers))))
-            for start in range(0, len(deals), size):
-                idx = list(range(start, min(len(deals), start + size)))
+            size = max(1, min(LOCKSTEP_BLOCK, -(-len(todo) // max(1, workers))))
+            for start in range(0, len(todo), size):
+                idx = todo[start:start + size]
                 tasks.append(("block", (idx, [deals[d] for d in idx], specs[i], specs[j], num_players, seed, k)))
         else:
-            tasks.extend(("deal", (d, deals[d], specs[i], specs[j], num_players, seed, k)) for d in range(len(deals)))
-    results = run_tasks(_play_task, tasks, workers, desc="arena", progress=progress)
-    by_pair: dict[int, list[dict]] = {k: [] for k in range(len(pairs))}
-    for block in results:
+            tasks.extend(("deal", (d, deals[d], specs[i], specs[j], num_players, seed, k)) for d in todo)
+
+    def on_result(block: list[dict]) -> None:
         for r in block:
-            by_pair[r["pairing"]].append(r)
+            kept = {"points": r["points"], "side_scores": r["side_scores"]}
+            done[r["pairing"]][r["deal"]] = kept
+            if checkpoint is not None:
+                checkpoint.record(r["pairing"], r["deal"], kept)
+
+    run_tasks(_play_task, tasks, workers, desc="arena", progress=progress, on_result=on_result,
+              done=sum(len(v) for v in done.values()))
 
     pairings = []
     for k, (i, j) in enumerate(pairs):
-        rs = sorted(by_pair[k], key=lambda r: r["deal"])
+        rs = [done[k][d] for d in range(len(deals))]
         pts = np.array([r["points"] for r in rs], dtype=float)  # (deals, 2): A's points per play
         pair_scores = pts.mean(axis=1)
         m, lo, hi = mean_ci(pair_scores)
@@ -202,6 +234,58 @@ def play_arena(specs: list[str], deals: list, num_players: int, seed: int, worke
     return {"pairings": pairings, "ratings": rating_rows}
 
 
+class ArenaCheckpoint(RunCheckpoint):
+    """The finished deals of an ``arena`` run in ``FOLDER/arena.checkpoint.json``
+    (:class:`~experiments.common.RunCheckpoint`): the settings (specs, players, seed,
+    lockstep, the deals' source, the command's arguments), the deals and, per pairing
+    index, each finished deal's ``{"points", "side_scores"}``."""
+
+    NAME = "arena.checkpoint.json"
+    KIND = "twilight-arena-checkpoint"
+    COMMAND = "twilight arena"
+    RESULT_FILE = "arena.json"
+
+    @classmethod
+    def parse(cls, doc: dict) -> tuple[dict, list, dict]:
+        st = doc["settings"]
+        if not isinstance(st, dict):
+            raise ValueError("'settings' is not an object")
+        specs = st["specs"]
+        if not isinstance(specs, list) or len(specs) < 2 or not all(isinstance(x, str) for x in specs):
+            raise ValueError(f"settings 'specs' must be a list of at least two agent specs, got {specs!r}")
+        if st["num_players"] not in (3, 4) or isinstance(st["num_players"], bool):
+            raise ValueError(f"settings 'num_players' must be 3 or 4, got {st['num_players']!r}")
+        if isinstance(st["seed"], bool) or not isinstance(st["seed"], int):
+            raise ValueError(f"settings 'seed' is not an integer: {st['seed']!r}")
+        if not isinstance(st["lockstep"], bool):
+            raise ValueError(f"settings 'lockstep' is not true or false: {st['lockstep']!r}")
+        for k in ("deals_source", "arguments"):
+            if not isinstance(st[k], dict):
+                raise ValueError(f"settings {k!r} is not an object")
+        deals = check_deals(doc["deals"], "its deals")
+        if not deals:
+            raise ValueError("it holds no deals")
+        pairings = len(specs) * (len(specs) - 1) // 2
+        if not isinstance(doc["done"], dict):
+            raise ValueError("'done' is not an object")
+        done = {}
+        for k, v in doc["done"].items():
+            if k not in {str(p) for p in range(pairings)}:
+                raise ValueError(f"it holds results of pairing {k!r}, but its {len(specs)} specs make "
+                                 f"{pairings} pairing(s) (0..{pairings - 1})")
+            if not isinstance(v, dict):
+                raise ValueError(f"the results of pairing {k} are not an object")
+            done[k] = {}
+            for d, r in v.items():
+                pts, sides = r["points"], r["side_scores"]
+                if (not 0 <= int(d) < len(deals) or len(pts) != 2 or len(sides) != 2
+                        or any(len(x) != 2 for x in sides)):
+                    raise ValueError(f"a malformed result for deal {d} of pairing {k}")
+                done[k][int(d)] = {"points": [int(x) for x in pts],
+                                   "side_scores": [[int(x) for x in y] for y in sides]}
+        return st, deals, done
+
+
 def _pairing_rows(res: dict, num_players: int) -> tuple[list[str], list[list]]:
     header = ["A", "B", "deals", "A points/deal [95% CI]", "A win rate"]
     if num_players == 3:
@@ -218,40 +302,74 @@ def _pairing_rows(res: dict, num_players: int) -> tuple[list[str], list[list]]:
 
 
 def run(args) -> int:
-    specs = check_specs(args.specs)
-    if len(specs) < 2:
-        raise ValueError("arena needs at least two agent specs")
+    """``twilight arena``: play (or, with ``--resume``, finish) a round robin and write its files.
+
+    Ctrl-C or SIGTERM saves the finished deals in the checkpoint, prints one line that
+    says how to resume, and returns 130 (143 for SIGTERM).
+
+    Raises:
+        ValueError: bad agent spec, bad deal file, an output path that exists (without
+            ``--force``), settings given with ``--resume``, or an unreadable checkpoint.
+    """
     workers = check_workers(args.workers)
-    n = args.deals
-    if n is None and not args.deals_file:
-        n = 200
-    if n is not None and n < 1:
-        raise ValueError(f"--deals must be a positive integer, got {n}")
-    deals, meta = deal_set(n, args.seed, args.players, args.deals_file, args.save_deals)
-    seed = run_seed(args.seed, meta)
+    if args.resume is not None:
+        resume_conflicts((("specs", args.specs), ("--players", args.players), ("--deals", args.deals),
+                          ("--seed", args.seed), ("--out", args.out), ("--deals-file", args.deals_file),
+                          ("--save-deals", args.save_deals), ("--no-lockstep", args.no_lockstep),
+                          ("--force", args.force)))
+        ckpt = ArenaCheckpoint.load(args.resume)
+        st = ckpt.settings
+        specs = check_specs(st["specs"])
+        players, seed, lockstep, meta = st["num_players"], st["seed"], st["lockstep"], st["deals_source"]
+        deals, folder, arguments = ckpt.deals, args.resume, st["arguments"]
+    else:
+        specs = check_specs(args.specs)
+        if len(specs) < 2:
+            raise ValueError("arena needs at least two agent specs (or --resume FOLDER)")
+        players = args.players or 4
+        n = args.deals
+        if n is None and not args.deals_file:
+            n = 200
+        if args.out:
+            check_new_folder(args.out, "--out", args.force)
+        if args.save_deals:
+            check_new_file(args.save_deals, "--save-deals", args.force)
+        deals, meta = deal_set(n, args.seed, players, args.deals_file, args.save_deals)
+        seed = run_seed(args.seed, meta)
+        folder = out_dir(args.out, "arena", seed, args.force)
+        lockstep = not args.no_lockstep
+        arguments = {k: v for k, v in vars(args).items() if k != "func"}
+        arguments["players"] = players
+        settings = {"specs": specs, "num_players": players, "seed": seed, "lockstep": lockstep,
+                    "deals_source": meta, "arguments": arguments}
+        ckpt = ArenaCheckpoint(folder, settings, [[list(h) for h in d] for d in deals])
+        ckpt.write()  # the folder is resumable from the start
     t0 = time.time()
-    res = play_arena(specs, deals, args.players, seed, workers, progress=not args.quiet,
-                     lockstep=not args.no_lockstep)
-    elapsed = time.time() - t0
-    folder = out_dir(args.out, "arena", seed)
+    try:
+        res = play_arena(specs, deals, players, seed, workers, progress=not args.quiet, lockstep=lockstep,
+                         checkpoint=ckpt)
+    except KeyboardInterrupt as e:
+        print(ckpt.interrupted(e), file=sys.stderr)
+        return interrupt_status(e)
+    elapsed = ckpt.elapsed + time.time() - t0
     doc = {
-        "arguments": {k: v for k, v in vars(args).items() if k != "func"},
-        "specs": specs, "num_players": args.players, "deals": len(deals), "seed": seed,
+        "arguments": arguments,
+        "specs": specs, "num_players": players, "deals": len(deals), "seed": seed,
         "deals_source": meta, "workers": workers, "run_seconds": elapsed, "git": git_hash(),
-        "results": res,
+        "resumed": args.resume is not None, "results": res,
     }
     with open(os.path.join(folder, "arena.json"), "w") as f:
         json.dump(doc, f, indent=1)
-    header, rows = _pairing_rows(res, args.players)
+    header, rows = _pairing_rows(res, players)
     with open(os.path.join(folder, "arena.csv"), "w", newline="") as f:
         w = csv.writer(f)
         cols = ["a", "b", "deals", "mean", "ci_low", "ci_high", "win_rate"]
         extra = ["solo_mean", "solo_ci_low", "solo_ci_high", "sun_mean", "sun_ci_low", "sun_ci_high"] \
-            if args.players == 3 else []
+            if players == 3 else []
         w.writerow(cols + extra)
         for p in res["pairings"]:
             row = [p[c] for c in cols]
-            if args.players == 3:
+            if players == 3:
                 for role in ("solo", "sun"):
                     r = p[f"a_as_{role}"]
                     row += [r["mean"], r["ci_low"], r["ci_high"]]
@@ -262,7 +380,7 @@ def run(args) -> int:
         for r in res["ratings"]:
             w.writerow([r["agent"], r["spec"], r["mu"], r["sigma"], r["ordinal"]])
 
-    print(f"Duplicate arena, {args.players} players, {len(deals)} deals x 2 plays per pairing, "
+    print(f"Duplicate arena, {players} players, {len(deals)} deals x 2 plays per pairing, "
           f"seed {seed}, {elapsed:.1f} s")
     print(text_table(header, rows))
     print()
@@ -271,4 +389,5 @@ def run(args) -> int:
                       for r in res["ratings"]]))
     print(f"\nA points/deal: A's side deal points minus B's, mean over duplicate pairs, 95% t interval. "
           f"Files: {folder}/arena.json, arena.csv, ratings.csv")
+    ckpt.remove()
     return 0

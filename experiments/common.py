@@ -31,8 +31,12 @@ AGENT_STREAM = 1
 # agents
 # ---------------------------------------------------------------------------------
 
-def check_specs(specs: Iterable[str]) -> list[str]:
+def check_specs(specs: Iterable[str], flag: str | None = None) -> list[str]:
     """Build every agent spec once, so a bad spec fails before any worker starts.
+
+    Args:
+        specs: agent specs, e.g. ``["random", "pimc:worlds=32"]``.
+        flag: the option that gave them (e.g. ``"--solo"``), named in the error.
 
     Returns:
         The specs, stripped.
@@ -45,12 +49,17 @@ def check_specs(specs: Iterable[str]) -> list[str]:
 
     out = []
     for spec in specs:
-        name, _ = parse_spec(spec)  # ValueError listing the valid agents
         try:
-            make_agent(spec)
-        except ImportError as e:
-            raise ValueError(f"agent {name!r} (spec {spec!r}) cannot be built here: {e}; "
-                             f"valid agents: {', '.join(available_agents())}") from None
+            name, _ = parse_spec(spec)  # ValueError listing the valid agents
+            try:
+                make_agent(spec)
+            except ImportError as e:
+                raise ValueError(f"agent {name!r} (spec {spec!r}) cannot be built here: {e}; "
+                                 f"valid agents: {', '.join(available_agents())}") from None
+        except ValueError as e:
+            if flag is None:
+                raise
+            raise ValueError(f"{flag}: {e}") from None
         out.append(spec.strip())
     return out
 
@@ -200,6 +209,16 @@ def check_workers(workers: int) -> int:
     return workers
 
 
+def _worker_signals() -> None:
+    """Worker processes leave interruptions to the main process: a Ctrl-C reaches the whole
+    process group, and only the main process saves the finished deals and says so; the
+    main process ends its workers with SIGTERM, which must end them quietly."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 def run_tasks(fn: Callable, tasks: Sequence, workers: int, desc: str = "", progress: bool = True,
               on_result: Callable | None = None, done: int = 0) -> list:
     """``[fn(t) for t in tasks]``, in worker processes when ``workers > 1``, with a progress bar.
@@ -208,6 +227,10 @@ def run_tasks(fn: Callable, tasks: Sequence, workers: int, desc: str = "", progr
     module-level function (it is pickled to the workers). ``on_result(r)``, when given, is
     called in this process with each result as it arrives (e.g. to checkpoint), and
     ``done`` tasks finished earlier are counted in the bar's total.
+
+    On Ctrl-C (``KeyboardInterrupt``, raised here in the main process; workers ignore
+    SIGINT) the workers are ended at once and the interruption is re-raised, so the
+    caller can save what ``on_result`` received.
     """
     from tqdm import tqdm
 
@@ -229,7 +252,7 @@ def run_tasks(fn: Callable, tasks: Sequence, workers: int, desc: str = "", progr
         # small chunks: results (and checkpoints) arrive steadily even with slow agents
         chunk = max(1, min(4, len(tasks) // (workers * 8)))
         out = []
-        pool = ProcessPoolExecutor(max_workers=min(workers, len(tasks)))
+        pool = ProcessPoolExecutor(max_workers=min(workers, len(tasks)), initializer=_worker_signals)
         try:
             for r in pool.map(fn, tasks, chunksize=chunk):
                 out.append(r)
@@ -340,9 +363,68 @@ def markdown_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     return "\n".join(out)
 
 
-def out_dir(out: str | None, exp: str, seed: int) -> str:
-    """The output folder: ``out`` if given, else ``out/{exp}__{seed}__{unixtime}``; created."""
+def _first_existing(path: str) -> str:
+    """``path`` or its nearest ancestor that exists."""
+    p = os.path.abspath(path)
+    while not os.path.exists(p) and os.path.dirname(p) != p:
+        p = os.path.dirname(p)
+    return p
+
+
+def check_new_folder(path: str, flag: str = "--out", force: bool = False) -> None:
+    """Refuse an output folder that would replace a previous run's outputs.
+
+    Args:
+        path: the folder asked for.
+        flag: the option that named it, for the message.
+        force: allow a folder that already holds files (outputs of the same names are
+            replaced).
+
+    Raises:
+        ValueError: ``path`` is an existing file, a parent of it is a file, or it is a
+            folder that holds files and ``force`` is false (the message names the flag,
+            a few of the files and ``--force``).
+    """
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise ValueError(f"{flag} {path!r} is an existing file, not a folder; give a folder path")
+    above = _first_existing(path)
+    if not os.path.isdir(above):
+        raise ValueError(f"{flag} {path!r} cannot be made: {above!r} is a file, not a folder")
+    if os.path.isdir(path) and not force:
+        names = sorted(os.listdir(path))
+        if names:
+            shown = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
+            hint = "".join(f"; it holds an interrupted run ({n}): continue it with --resume {path}"
+                           for n in names if n.endswith(".checkpoint.json"))[:1000]
+            raise ValueError(f"{flag} {path!r} already holds files ({shown}); give --force to write over them, "
+                             f"or choose another folder{hint}")
+
+
+def check_new_file(path: str, flag: str, force: bool = False) -> None:
+    """Refuse an output file that exists already (unless ``force``), or that is a folder.
+
+    Raises:
+        ValueError: ``path`` is a folder, a parent of it is a file, or it exists and
+            ``force`` is false (the message names the flag and ``--force``).
+    """
+    if os.path.isdir(path):
+        raise ValueError(f"{flag} {path!r} is a folder; give a file path")
+    above = _first_existing(os.path.dirname(os.path.abspath(path)))
+    if not os.path.isdir(above):
+        raise ValueError(f"{flag} {path!r} cannot be written: {above!r} is a file, not a folder")
+    if os.path.exists(path) and not force:
+        raise ValueError(f"{flag} {path!r} exists already; give --force to replace it, or choose another file")
+
+
+def out_dir(out: str | None, exp: str, seed: int, force: bool = False) -> str:
+    """The output folder: ``out`` if given, else ``out/{exp}__{seed}__{unixtime}``; created.
+
+    Raises:
+        ValueError: as :func:`check_new_folder` (a file, or a folder with files unless
+            ``force``).
+    """
     path = out or os.path.join("out", f"{exp}__{seed}__{int(time.time())}")
+    check_new_folder(path, "--out", force)
     os.makedirs(path, exist_ok=True)
     return path
 
@@ -358,13 +440,147 @@ def write_json_atomic(path: str, obj) -> None:
     os.replace(tmp, path)
 
 
+class RunCheckpoint:
+    """The finished deals of a long run (``edge``, ``arena``), kept in its output folder.
+
+    The file ``FOLDER/{name}`` holds the run's settings, its deals and, per key (a
+    configuration or a pairing), each finished deal's result; it is written atomically
+    (:func:`write_json_atomic`) every :meth:`interval` seconds as deals finish, at the
+    start, and on Ctrl-C or SIGTERM. Every deal is seeded by (seed, deal index, key), so
+    ``--resume FOLDER`` plays only the missing deals and ends with the figures of an
+    uninterrupted run. Subclasses set ``NAME``, ``KIND``, ``COMMAND`` and ``RESULT_FILE``
+    and check their own settings and results in :meth:`parse`.
+    """
+
+    NAME = "checkpoint.json"
+    """File name in the output folder (removed when the run finishes)."""
+    KIND = "twilight-checkpoint"
+    COMMAND = "twilight"
+    """The command that resumes it, e.g. ``"twilight edge"``."""
+    RESULT_FILE = ""
+    """The run's result file: its presence means the run finished."""
+    VERSION = 1
+    EVERY_S = 20.0
+
+    def __init__(self, folder: str, settings: dict, deals, done: dict | None = None, elapsed: float = 0.0):
+        self.folder = folder
+        self.path = os.path.join(folder, self.NAME)
+        self.settings = settings
+        self.deals = deals
+        self.done: dict[str, dict[int, Any]] = done or {}
+        self.elapsed = elapsed
+        self._since = time.time()
+        self._last_write = 0.0
+
+    def interval(self) -> float:
+        """Seconds between writes while deals finish."""
+        return self.EVERY_S
+
+    def record(self, key, deal_index: int, result) -> None:
+        """Keep one finished deal's (JSON-able) result; write the file if it is due."""
+        self.done.setdefault(str(key), {})[int(deal_index)] = result
+        if time.time() - self._last_write >= self.interval():
+            self.write()
+
+    def finished(self, key) -> dict:
+        """``{deal index: result}`` of one key."""
+        return self.done.get(str(key), {})
+
+    def count(self) -> int:
+        """Finished deals over all keys."""
+        return sum(len(v) for v in self.done.values())
+
+    def write(self) -> None:
+        """Write the file now (atomically: a crash leaves the previous version)."""
+        now = time.time()
+        doc = {"kind": self.KIND, "version": self.VERSION, "settings": self.settings, "deals": self.deals,
+               "elapsed_seconds": self.elapsed + now - self._since,
+               "done": {k: {str(d): r for d, r in v.items()} for k, v in self.done.items()}}
+        write_json_atomic(self.path, doc)
+        self._last_write = now
+
+    def remove(self) -> None:
+        """Delete the file (the run has finished and written its results)."""
+        if os.path.exists(self.path):
+            os.remove(self.path)
+
+    def interrupted(self, error: KeyboardInterrupt) -> str:
+        """Write the file and return the one line to print after an interruption."""
+        self.write()
+        how = "interrupted" if getattr(error, "signum", None) is None else f"stopped by {error}"
+        return (f"{how}: {self.count()} finished deal(s) saved in {self.path}; "
+                f"continue with: {self.COMMAND} --resume {self.folder}")
+
+    @classmethod
+    def parse(cls, doc: dict) -> tuple[dict, list, dict]:
+        """``(settings, deals, done)`` from a checkpoint document; subclasses check them.
+
+        Raises:
+            KeyError, TypeError, ValueError: a missing key or a malformed value.
+        """
+        raise NotImplementedError
+
+    @classmethod
+    def load(cls, folder: str) -> "RunCheckpoint":
+        """Read ``FOLDER/{NAME}``.
+
+        Raises:
+            ValueError: no such file (or the run already finished), unreadable JSON, not
+                a checkpoint of this kind and version, or malformed settings, deals or
+                results (the message says which).
+        """
+        what = f"{cls.COMMAND.split()[-1]} checkpoint"
+        path = os.path.join(folder, cls.NAME)
+        if not os.path.isfile(path):
+            if cls.RESULT_FILE and os.path.isfile(os.path.join(folder, cls.RESULT_FILE)):
+                raise ValueError(f"the run in {folder!r} has already finished (its {cls.RESULT_FILE} is there); "
+                                 "there is nothing to resume")
+            raise ValueError(f"no {what} in {folder!r} (expected {path}); a finished run removes it")
+        try:
+            with open(path) as f:
+                doc = json.load(f)
+        except (OSError, json.JSONDecodeError) as e:
+            raise ValueError(f"{what} {path!r} is not readable JSON: {e}") from None
+        if not isinstance(doc, dict) or doc.get("kind") != cls.KIND or doc.get("version") != cls.VERSION:
+            raise ValueError(f"{path!r} is not a {cls.COMMAND} checkpoint (version {cls.VERSION})")
+        try:
+            settings, deals, done = cls.parse(doc)
+            elapsed = float(doc["elapsed_seconds"])
+        except KeyError as e:
+            raise ValueError(f"{what} {path!r} is malformed: the key {e} is missing") from None
+        except (TypeError, ValueError) as e:
+            raise ValueError(f"{what} {path!r} is malformed: {e}") from None
+        return cls(folder, settings, deals, done, elapsed)
+
+
+def resume_conflicts(given: Iterable[tuple[str, Any]], allowed: str = "--workers and --quiet") -> None:
+    """Refuse settings given together with ``--resume``.
+
+    Args:
+        given: ``(flag, value)`` pairs; a value other than None, ``[]`` or False counts
+            as given.
+
+    Raises:
+        ValueError: naming the flags given.
+    """
+    names = [flag for flag, v in given if not (v is None or v is False or (isinstance(v, list) and not v))]
+    if names:
+        raise ValueError(f"--resume keeps the settings saved in the checkpoint; do not give {', '.join(names)} "
+                         f"with it (only {allowed})")
+
+
 def git_hash() -> str | None:
-    """The current git commit of the working tree, or None outside a git checkout."""
+    """The git commit of the source tree, with ``-dirty`` when tracked files differ from it;
+    None outside a git checkout (or without git)."""
     import subprocess
 
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     try:
-        r = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5,
-                           cwd=os.path.dirname(os.path.abspath(__file__)))
+        r = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10, cwd=root)
+        if r.returncode != 0 or not r.stdout.strip():
+            return None
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True,
+                               text=True, timeout=10, cwd=root).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return None
-    return r.stdout.strip() or None if r.returncode == 0 else None
+    return r.stdout.strip() + ("-dirty" if dirty else "")

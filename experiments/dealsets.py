@@ -141,13 +141,17 @@ def deal_set(n: int | None, seed: int | None, num_players: int, deals_file: str 
         ``(deals, meta)`` as in :func:`load_deals`, meta also with ``"source"``.
 
     Raises:
-        ValueError: as :func:`load_deals`, or when the file holds fewer than ``n`` deals.
+        ValueError: as :func:`load_deals` (prefixed with ``--deals-file``), or when the
+            file holds fewer than ``n`` deals.
     """
     if deals_file:
-        deals, meta = load_deals(deals_file, num_players)
+        try:
+            deals, meta = load_deals(deals_file, num_players)
+        except ValueError as e:
+            raise ValueError(f"--deals-file: {e}") from None
         if n is not None:
             if n > len(deals):
-                raise ValueError(f"deal file {deals_file!r} holds {len(deals)} deals; {n} were asked for")
+                raise ValueError(f"--deals-file {deals_file!r} holds {len(deals)} deals; --deals {n} were asked for")
             deals = deals[:n]
         meta["source"] = "file"
     else:

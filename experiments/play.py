@@ -17,29 +17,29 @@ import argparse
 from typing import Callable
 
 from agents.base import optional_member
-from twilight_env.cards import CARDS, CULT, CULT_NAMES, KIND, codes_of
-from twilight_env.engine import HOLD, NEW_MOON, REQUEST_BASE, State
+from twilight_env import deal_log
+from twilight_env.cards import CARDS, CULT_NAMES, codes_of
+from twilight_env.cli import non_negative_int
+from twilight_env.deal_log import result_lines, trick_outcome
+from twilight_env.engine import HOLD, NEW_MOON, NUM_TRICKS, PURGATORY_MASK, REQUEST_BASE, Config, Match, State
 from twilight_env.infoset import InfoSet
 from twilight_env.scoring import score_mask
 
 from .common import agent_available, agent_rng, check_specs
 
-_KIND_NAMES = {"P": "Purgatory", "C1": "Hierarch (I)", "C2": "High Priest (II)", "C3": "Priest (III)",
-               "C4": "Adept (IV)", "C5": "Novice (V)", "3": "3 souls", "4": "4 souls", "5": "5 souls",
-               "6": "6 souls", "7": "7 souls", "A": "Altar (x1)", "T": "Temple (x2)", "O": "Obelisk (x3)"}
 QUIT_WORDS = ("quit", "q", "exit")
 HELP = """Inputs at a prompt (case does not matter):
   a card code, e.g. SC1     play that card (as chooser from your own hand, or as the requested holder) (R3.2)
   ask N  or  N              as chooser, request seat N to play a card of your cult for you (R3.2, R3.5)
   request +1 / +2 / +3      request the seat at that offset in play order (+2 is the partner)
   help                      show this again
-  quit (or end of input)    leave the game"""
+  quit (or end of input)    leave the game (Ctrl-C too, with exit status 130)"""
 """The inputs a prompt accepts; ``help`` prints this."""
 
 
 def card_name(cid: int) -> str:
-    """``"SC1 Sun Hierarch (I)"`` for a card id (R1)."""
-    return f"{CARDS[cid]} {CULT_NAMES[CULT[cid]].capitalize()} {_KIND_NAMES[KIND[cid]]}"
+    """``"SC1 Sun Hierarch (I)"`` for a card id (R1): its code and ``twilight deal``'s name."""
+    return f"{CARDS[cid]} {deal_log.card_name(cid)}"
 
 
 def seat_label(seat: int, num_players: int, human: int) -> str:
@@ -107,14 +107,17 @@ def view(info: InfoSet, human: int, names: list[str]) -> str:
     if n == 3:
         lines.append("  new moon's open hand (seat 2): " + (" ".join(info.open_hand) or "(empty)"))
     lines.append(f"  current trick (leader seat {info.leader}):")
-    if info.place == 0 and info.phase == "choose":
-        lines.append("    (no card yet)")
     for p in range(4):
         c = info.trick_cards[p]
         if c < 0:
             break
         ch = (info.leader + p) % 4
         lines.append(f"    place {p + 1}: chooser seat {ch}, holder seat {info.trick_holders[p]}: {card_name(c)}")
+    if info.phase == "hold":  # the place being played: a request waits for its card (R3.2)
+        lines.append(f"    place {info.place + 1}: chooser seat {info.chooser} requested a card from seat "
+                     f"{info.acting_seat}")
+    elif info.place == 0:
+        lines.append("    (no card yet)")
     lines.append("  pending pile: " + (" ".join(codes_of(info.pending)) or "empty"))
     own = info.known_masks[human]
     lines.append("  your hand: " + (" · ".join(card_name(c) for c in _ids(own)) or "(empty)"))
@@ -150,23 +153,32 @@ def describe(state: State, action: int, human: int) -> str:
 
 
 def trick_result(before: State, after: State, human: int) -> str:
-    """What happened to the trick just finished (R4.1-R4.4)."""
+    """What happened to the trick just finished (R4.1-R4.4): who took it with which card,
+    and where the pending pile went (``twilight deal``'s words,
+    :func:`twilight_env.deal_log.trick_outcome`)."""
     n = after.num_players
-    if after.neutral != before.neutral:
-        return "  -> last trick holds a Purgatory: the pending pile stays neutral (R4.4)"
-    if after.pending and after.pending != before.pending:
-        return f"  -> a Purgatory: the trick goes to the pending pile; {seat_label(after.leader, n, human)} leads (R4.3)"
-    return f"  -> trick taken by {seat_label(after.leader, n, human)} (R4.2)"
+    t = before.trick
+    plays = after.history[4 * t: 4 * t + 4]
+    last = t == NUM_TRICKS - 1
+    text = trick_outcome(plays, last, before.pending, after, lambda seat: seat_label(seat, n, human), card_name)
+    purgatory = bool(sum(1 << c for _, _, c in plays) & PURGATORY_MASK)
+    rule = "R4.4" if purgatory and last else "R4.3" if purgatory or before.pending else "R4.2"
+    return f"  -> {text} ({rule})"
 
 
 def play_game(players: int, human: int, opponents: str, partner: str, seed: int,
-              ask: Callable[[str], str] = input, say: Callable[[str], None] = print) -> int:
-    """Play one deal with a person at seat ``human``; returns an exit code (0 also on quit).
+              ask: Callable[[str], str] | None = None, say: Callable[[str], None] = print) -> int:
+    """Play one deal with a person at seat ``human``; returns an exit code: 0 at the end,
+    on ``quit`` or at the end of input; 130 on Ctrl-C at a prompt.
+
+    ``ask(prompt)`` reads an input (default :func:`input`), ``say(line)`` shows a line.
 
     Raises:
         ValueError: bad seat or agent spec (before the deal starts).
     """
     from .dealsets import generate_deals
+
+    ask = input if ask is None else ask
 
     if players not in (3, 4):
         raise ValueError(f"--players must be 3 or 4, got {players}")
@@ -174,7 +186,8 @@ def play_game(players: int, human: int, opponents: str, partner: str, seed: int,
         raise ValueError(f"--seat must be 0..3 in 4 players, got {human}")
     if players == 3 and human not in (0, 1, 3):
         raise ValueError(f"--seat must be 0 (solo), 1 or 3 (Sun) in 3 players (2 is the new moon), got {human}")
-    check_specs([opponents, partner])
+    check_specs([opponents], "--opponents")
+    check_specs([partner], "--partner")
     from .common import seat_agent
 
     partner_seat = (human + 2) % 4 if players == 4 else (None if human == 0 else 4 - human)
@@ -191,7 +204,10 @@ def play_game(players: int, human: int, opponents: str, partner: str, seed: int,
     agents = {s: seat_agent(specs[s], s) for s in range(4) if specs[s] != "you"}
     rngs = {s: agent_rng(seed, 0, 0, s) for s in range(4)}
     deal = generate_deals(1, seed)[0]
-    state = State.from_deal(deal, 0, players)
+    # seat 0 leads: the dealer is seat 3 in 4 players, the solo is player 0 (seat 0) in 3
+    match = Match(Config(num_players=players), deal=deal, dealer=3 if players == 4 else None,
+                  solo=0 if players == 3 else None)
+    state = match.state
     names = ["you" if s == human else ("you decide" if specs[s] == "you" else specs[s]) for s in range(4)]
     say(f"Twilight, {players} players, seed {seed}. You are {seat_label(human, players, human)}; "
         + ", ".join(f"seat {s}: {names[s]}" for s in range(4) if s != human) + ". Seat 0 leads.")
@@ -211,9 +227,12 @@ def play_game(players: int, human: int, opponents: str, partner: str, seed: int,
                 words = list(legal_inputs(info))
                 try:
                     text = ask(f"your choice [{' | '.join(words)}]: ")
-                except (EOFError, KeyboardInterrupt):
+                except EOFError:
                     say("\nleaving the game (end of input).")
                     return 0
+                except KeyboardInterrupt:
+                    say("\ninterrupted: leaving the game.")
+                    return 130
                 t = text.strip().lower()
                 if t in QUIT_WORDS:
                     say("leaving the game.")
@@ -234,12 +253,14 @@ def play_game(players: int, human: int, opponents: str, partner: str, seed: int,
         state.apply(int(action))
         if state.trick != before.trick:
             say(trick_result(before, state, human))
-    sun_side = 0 if players == 4 else 1
-    scores = state.side_scores()
     say("")
-    say("Deal over (R5): " + "; ".join(
-        f"{'Sun' if side == sun_side else 'Moon'} side (seats {side}, {side + 2}) {scores[side]} points"
-        for side in (0, 1)) + (f"; neutral pile: {' '.join(codes_of(state.neutral))}" if state.neutral else ""))
+    say("Deal over (R5):")
+    credited = None
+    if players == 3:  # the credited players, by seat (R7.4: the solo p0 on seat 0)
+        credited = [f"p{p} on {seat_label(match.seat_of_player(p), players, human)}" for p in range(3)]
+    for line in result_lines(match, credited):
+        say(line)
+    scores = state.side_scores()
     mine = human % 2
     diff = scores[mine] - scores[1 - mine]
     say(f"Your side {'wins' if diff > 0 else 'loses'} the deal by {abs(diff)} points." if diff
@@ -256,7 +277,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="your seat: 0..3 in 4 players; 0 (solo), 1 or 3 (Sun) in 3 players (default 0)")
     p.add_argument("--opponents", default=default, help=f"the other side's agent spec (default {default})")
     p.add_argument("--partner", default=None, help="your partner's agent spec (default: as --opponents)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the deal and the agents (default 0)")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="seed of the deal and the agents (default 0)")
 
 
 def run(args) -> int:

@@ -48,9 +48,9 @@ Output folder (default ``out/edge__{seed}__{unixtime}``): ``edge.md`` (markdown 
 
 Long runs: the folder is made first and, while deals are played, holds
 ``edge.checkpoint.json`` (the settings, the deals and every finished deal's points,
-rewritten atomically every 20 s and on Ctrl-C). ``twilight edge --resume FOLDER`` plays
-only the missing deals and writes the same figures an uninterrupted run would; the
-checkpoint is removed when the run finishes.
+written atomically at the start, every 20 s and on Ctrl-C or SIGTERM). ``twilight edge
+--resume FOLDER`` plays only the missing deals and writes the same figures an
+uninterrupted run would; the checkpoint is removed when the run finishes.
 """
 
 from __future__ import annotations
@@ -65,10 +65,12 @@ import zlib
 
 import numpy as np
 
+from twilight_env.cli import interrupt_status, non_negative_int, positive_int
 from twilight_env.engine import State
 
-from .common import (check_specs, check_workers, default_workers, fmt_ci, git_hash, markdown_table, mean_ci,
-                     out_dir, play_seeded, run_tasks, text_table, wilson_ci, write_json_atomic)
+from .common import (RunCheckpoint, check_new_file, check_new_folder, check_specs, check_workers, default_workers,
+                     fmt_ci, git_hash, markdown_table, mean_ci, out_dir, play_seeded, resume_conflicts, run_tasks,
+                     text_table, wilson_ci)
 from .dealsets import check_deals, deal_set, run_seed
 
 DEFAULT_DEALS = 8000
@@ -92,21 +94,26 @@ deals, 0.99 to 1.00 while the deal-points interval spans hundreds of points)."""
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("specs", nargs="*", metavar="SPEC",
                    help=f"agent specs; each plays all three chairs (default {DEFAULT_SPEC} unless --solo/--sun)")
-    p.add_argument("--deals", type=int, default=None,
+    p.add_argument("--deals", type=positive_int, default=None,
                    help=f"number of deals N, each played 3 times (default {DEFAULT_DEALS}, or all of --deals-file)")
-    p.add_argument("--seed", type=int, default=None,
+    p.add_argument("--seed", type=non_negative_int, default=None,
                    help="seed of the deals, agents and bootstrap (default 0; with --deals-file, the seed saved in the "
                         "file)")
-    p.add_argument("--workers", type=int, default=default_workers(),
+    p.add_argument("--workers", type=positive_int, default=default_workers(),
                    help="worker processes (default: os.cpu_count(); 1 runs in this process)")
-    p.add_argument("--out", default=None, help="output folder (default out/edge__{seed}__{unixtime})")
+    p.add_argument("--out", default=None,
+                   help="output folder (default out/edge__{seed}__{unixtime}); one that holds files needs --force")
     p.add_argument("--solo", default=None, metavar="SPEC", help="mixed strengths: the solo's agent (seat 0)")
     p.add_argument("--sun", default=None, metavar="SPEC", help="mixed strengths: the Sun seats' agent (1 and 3)")
     p.add_argument("--deals-file", default=None, help="play the deals of this 3-player JSON deal file")
-    p.add_argument("--save-deals", default=None, help="write the deals used to this JSON deal file")
-    p.add_argument("--target", type=int, default=None, help="match target for the simulations (R6.1, default 1000)")
-    p.add_argument("--boot", type=int, default=None, help="bootstrap resamples of the deal set (default 200)")
-    p.add_argument("--matches", type=int, default=None,
+    p.add_argument("--save-deals", default=None,
+                   help="write the deals used to this JSON deal file (an existing file needs --force)")
+    p.add_argument("--force", action="store_true",
+                   help="write over the outputs in an existing --out folder and an existing --save-deals file")
+    p.add_argument("--target", type=positive_int, default=None,
+                   help="match target for the simulations (R6.1, default 1000)")
+    p.add_argument("--boot", type=positive_int, default=None, help="bootstrap resamples of the deal set (default 200)")
+    p.add_argument("--matches", type=positive_int, default=None,
                    help="simulated matches per bootstrap resample (default 1000)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--resume", default=None, metavar="FOLDER",
@@ -175,8 +182,9 @@ CHECKPOINT_EVERY_S = 20.0
 """Seconds between checkpoint writes while deals finish (and one at the end or on Ctrl-C)."""
 
 
-class Checkpoint:
-    """The finished deals of an ``edge`` run, written atomically to ``FOLDER/edge.checkpoint.json``.
+class Checkpoint(RunCheckpoint):
+    """The finished deals of an ``edge`` run, written atomically to ``FOLDER/edge.checkpoint.json``
+    (:class:`~experiments.common.RunCheckpoint`).
 
     The file holds the settings (configurations, seed, deals, match options), the deals
     themselves and, per configuration key, each finished deal's Moon and Sun points by
@@ -185,95 +193,51 @@ class Checkpoint:
     an uninterrupted run.
     """
 
-    def __init__(self, folder: str, settings: dict, deals, done: dict | None = None, elapsed: float = 0.0):
-        self.path = os.path.join(folder, CHECKPOINT)
-        self.settings = settings
-        self.deals = deals
-        self.done: dict[str, dict[int, tuple[list[int], list[int]]]] = done or {}
-        self.elapsed = elapsed
-        self._since = time.time()
-        self._last_write = 0.0
+    NAME = CHECKPOINT
+    KIND = CHECKPOINT_KIND
+    COMMAND = "twilight edge"
+    RESULT_FILE = "edge.json"
+
+    def interval(self) -> float:
+        return CHECKPOINT_EVERY_S
 
     def record(self, key: int, deal_index: int, moon: list[int], sun: list[int]) -> None:
-        self.done.setdefault(str(key), {})[int(deal_index)] = (list(moon), list(sun))
-        if time.time() - self._last_write >= CHECKPOINT_EVERY_S:
-            self.write()
-
-    def finished(self, key: int) -> dict:
-        return self.done.get(str(key), {})
-
-    def write(self) -> None:
-        now = time.time()
-        doc = {"kind": CHECKPOINT_KIND, "version": 1, "settings": self.settings, "deals": self.deals,
-               "elapsed_seconds": self.elapsed + now - self._since,
-               "done": {k: {str(d): [m, u] for d, (m, u) in v.items()} for k, v in self.done.items()}}
-        write_json_atomic(self.path, doc)
-        self._last_write = now
-
-    def remove(self) -> None:
-        if os.path.exists(self.path):
-            os.remove(self.path)
+        super().record(key, deal_index, (list(moon), list(sun)))
 
     @classmethod
-    def load(cls, folder: str) -> "Checkpoint":
-        """Read ``FOLDER/edge.checkpoint.json``.
-
-        Raises:
-            ValueError: no such file (or the run already finished), unreadable JSON, not
-                an edge checkpoint of this version, or malformed settings, deals or
-                results (the message says which).
-        """
-        path = os.path.join(folder, CHECKPOINT)
-        if not os.path.isfile(path):
-            if os.path.isfile(os.path.join(folder, "edge.json")):
-                raise ValueError(f"the run in {folder!r} has already finished (its edge.json is there); "
-                                 "there is nothing to resume")
-            raise ValueError(f"no edge checkpoint in {folder!r} (expected {path}); a finished run removes it")
-        try:
-            with open(path) as f:
-                doc = json.load(f)
-        except (OSError, json.JSONDecodeError) as e:
-            raise ValueError(f"edge checkpoint {path!r} is not readable JSON: {e}") from None
-        if not isinstance(doc, dict) or doc.get("kind") != CHECKPOINT_KIND or doc.get("version") != 1:
-            raise ValueError(f"{path!r} is not a twilight edge checkpoint (version 1)")
-        try:
-            st = doc["settings"]
-            if not isinstance(st, dict):
-                raise ValueError("'settings' is not an object")
-            configs = [(str(a), str(b)) for a, b in st["configs"]]
-            if not configs:
-                raise ValueError("no configurations")
-            for k in ("seed", "target", "boot", "matches"):
-                if isinstance(st[k], bool) or not isinstance(st[k], int):
-                    raise ValueError(f"settings {k!r} is not an integer: {st[k]!r}")
-            if not isinstance(st["deals_source"], dict):
-                raise ValueError("'deals_source' is not an object")
-            deals = check_deals(doc["deals"], "its deals")
-            if len(deals) < 2:
-                raise ValueError("it holds fewer than 2 deals")
-            keys = {str(config_key(a, b)): (a, b) for a, b in configs}
-            if not isinstance(doc["done"], dict):
-                raise ValueError("'done' is not an object")
-            done = {}
-            for k, v in doc["done"].items():
-                if k not in keys:
-                    raise ValueError(f"it holds results of a configuration that its settings do not list (key {k}); "
-                                     "were the settings edited?")
-                if not isinstance(v, dict):
-                    raise ValueError(f"the results of configuration {keys[k]} are not an object")
-                done[k] = {}
-                for d, pair in v.items():
-                    m, u = pair
-                    if not 0 <= int(d) < len(deals) or len(m) != 3 or len(u) != 3:
-                        raise ValueError(f"a malformed result for deal {d}")
-                    done[k][int(d)] = ([int(x) for x in m], [int(x) for x in u])
-            elapsed = float(doc["elapsed_seconds"])
-        except KeyError as e:
-            raise ValueError(f"edge checkpoint {path!r} is malformed: the key {e} is missing") from None
-        except (TypeError, ValueError) as e:
-            raise ValueError(f"edge checkpoint {path!r} is malformed: {e}") from None
+    def parse(cls, doc: dict) -> tuple[dict, list, dict]:
+        st = doc["settings"]
+        if not isinstance(st, dict):
+            raise ValueError("'settings' is not an object")
+        configs = [(str(a), str(b)) for a, b in st["configs"]]
+        if not configs:
+            raise ValueError("no configurations")
+        for k in ("seed", "target", "boot", "matches"):
+            if isinstance(st[k], bool) or not isinstance(st[k], int):
+                raise ValueError(f"settings {k!r} is not an integer: {st[k]!r}")
+        if not isinstance(st["deals_source"], dict):
+            raise ValueError("'deals_source' is not an object")
+        deals = check_deals(doc["deals"], "its deals")
+        if len(deals) < 2:
+            raise ValueError("it holds fewer than 2 deals")
+        keys = {str(config_key(a, b)): (a, b) for a, b in configs}
+        if not isinstance(doc["done"], dict):
+            raise ValueError("'done' is not an object")
+        done = {}
+        for k, v in doc["done"].items():
+            if k not in keys:
+                raise ValueError(f"it holds results of a configuration that its settings do not list (key {k}); "
+                                 "were the settings edited?")
+            if not isinstance(v, dict):
+                raise ValueError(f"the results of configuration {keys[k]} are not an object")
+            done[k] = {}
+            for d, pair in v.items():
+                m, u = pair
+                if not 0 <= int(d) < len(deals) or len(m) != 3 or len(u) != 3:
+                    raise ValueError(f"a malformed result for deal {d}")
+                done[k][int(d)] = ([int(x) for x in m], [int(x) for x in u])
         st["configs"] = [list(c) for c in configs]
-        return cls(folder, st, deals, done, elapsed)
+        return st, deals, done
 
 
 # ---------------------------------------------------------------------------------
@@ -503,11 +467,26 @@ def _ci(d: dict) -> dict:
     return {"mean": d["mean"], "low": d["ci_low"], "high": d["ci_high"]}
 
 
-def plot(results: list[dict], path: str) -> None:
-    """Write ``edge.png``: histogram of per-deal Moon − Sun and mean ± 95% CI per configuration."""
+def plot(results: list[dict], path: str, seed: int | None = None) -> None:
+    """Write ``edge.png`` (:func:`edge_figure`)."""
+    fig = edge_figure(results, seed)  # selects the Agg backend before pyplot is imported here
+    import matplotlib.pyplot as plt
+
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def edge_figure(results: list[dict], seed: int | None = None):
+    """The figure of ``edge.png``: histogram of per-deal Moon − Sun (deal counts, integer
+    ticks) and mean ± 95% CI per configuration, titled with the agents, the seed and N.
+
+    Returns:
+        a ``matplotlib.figure.Figure`` (close it with ``plt.close``).
+    """
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2), gridspec_kw={"width_ratios": [3, 2]})
     diffs = [(np.array(r["moon_points"]) - np.array(r["sun_points"])).mean(axis=1) for r in results]
@@ -520,6 +499,7 @@ def plot(results: list[dict], path: str) -> None:
     ax1.axvline(0, color="grey", linewidth=0.8)
     ax1.set_xlabel("Moon − Sun deal points per deal (mean of the 3 plays)")
     ax1.set_ylabel("deals")
+    ax1.yaxis.set_major_locator(MaxNLocator(integer=True))  # deal counts: no fractional ticks at small N
     ax1.set_title("Distribution over deals")
     ax1.legend(fontsize=8)
     labels = [r["label"] for r in results]
@@ -538,9 +518,12 @@ def plot(results: list[dict], path: str) -> None:
     ax2.set_xlabel("deal points per deal (mean ± 95% CI)")
     ax2.set_title("Mean ± 95% CI")
     ax2.legend(fontsize=8, loc="best")
+    n = ", ".join(sorted({str(r["deals"]) for r in results}))
+    agents = "; ".join(r["label"] for r in results)
+    fig.suptitle(f"Solo (Moon) vs Sun side, 3 players: {agents}"
+                 + (f", seed {seed}" if seed is not None else "") + f", N = {n} deals × 3 plays")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    return fig
 
 
 def configurations(specs: list[str], solo: str | None, sun: str | None) -> list[tuple[str, str]]:
@@ -621,7 +604,7 @@ def write_outputs(folder: str, doc: dict) -> dict[str, str]:
     lines.append(f"\nRun time {doc['run_seconds']:.1f} s with {doc['workers']} worker(s).")
     with open(paths["md"], "w") as f:
         f.write("\n".join(lines) + "\n")
-    plot(results, paths["png"])
+    plot(results, paths["png"], doc["seed"])
     return paths
 
 
@@ -629,7 +612,7 @@ def run_study(specs: list[str] | None = None, deals: int | None = None, seed: in
               out: str | None = None, solo: str | None = None, sun: str | None = None,
               deals_file: str | None = None, save_deals: str | None = None, target: int | None = None,
               boot: int | None = None, matches: int | None = None, progress: bool = True, verbose: bool = True,
-              resume: str | None = None) -> str:
+              resume: str | None = None, force: bool = False) -> str:
     """Run the whole study (what ``twilight edge`` does) and return the output folder.
 
     Args: as the command-line options (module docstring); ``specs`` None or empty means
@@ -638,22 +621,22 @@ def run_study(specs: list[str] | None = None, deals: int | None = None, seed: in
     ``deals_file``, else 0; ``target``, ``boot``, ``matches`` None mean 1000, 200, 1000. The output folder is made first and holds
     a checkpoint (:class:`Checkpoint`) while deals are played; ``resume`` (a folder)
     finishes such a run with the settings saved in it (only ``workers``, ``progress`` and
-    ``verbose`` may be given with it). Ctrl-C writes the checkpoint and says how to resume.
+    ``verbose`` may be given with it). Ctrl-C (or SIGTERM, as the ``twilight`` command
+    raises it) writes the checkpoint, prints one line saying how to resume, and re-raises.
+    ``out`` that holds files and ``save_deals`` that exists are refused unless ``force``.
 
     Raises:
         ValueError: bad agent spec (listing the valid agents), bad number, bad deal file,
-            an unreadable or malformed checkpoint, or settings given with ``resume``.
+            an unreadable or malformed checkpoint, settings given with ``resume``, or an
+            output path that exists (without ``force``) or cannot be made.
     """
     t0 = time.time()
     workers = check_workers(workers)
     if resume is not None:
-        given = [name for name, v in (("specs", specs), ("--deals", deals), ("--seed", seed), ("--out", out),
-                                      ("--solo", solo), ("--sun", sun), ("--deals-file", deals_file),
-                                      ("--save-deals", save_deals), ("--target", target), ("--boot", boot),
-                                      ("--matches", matches)) if v not in (None, [])]
-        if given:
-            raise ValueError(f"--resume keeps the settings saved in the checkpoint; do not give {', '.join(given)} "
-                             "with it (only --workers and --quiet)")
+        resume_conflicts((("specs", specs), ("--deals", deals), ("--seed", seed), ("--out", out),
+                          ("--solo", solo), ("--sun", sun), ("--deals-file", deals_file),
+                          ("--save-deals", save_deals), ("--target", target), ("--boot", boot),
+                          ("--matches", matches), ("--force", force)))
         ckpt = Checkpoint.load(resume)
         st = ckpt.settings
         configs = [tuple(c) for c in st["configs"]]
@@ -665,7 +648,10 @@ def run_study(specs: list[str] | None = None, deals: int | None = None, seed: in
         boot = 200 if boot is None else boot
         matches = 1000 if matches is None else matches
         configs = configurations(list(specs or []), solo, sun)
-        check_specs(sorted({x for c in configs for x in c}))
+        check_specs(list(specs or []))
+        for flag, spec in (("--solo", solo), ("--sun", sun)):
+            if spec is not None:
+                check_specs([spec], flag)
         n = deals
         if n is None and not deals_file:
             n = DEFAULT_DEALS
@@ -674,20 +660,22 @@ def run_study(specs: list[str] | None = None, deals: int | None = None, seed: in
         for name, v in (("target", target), ("boot", boot), ("matches", matches)):
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ValueError(f"--{name} must be a positive integer, got {v!r}")
+        if out:
+            check_new_folder(out, "--out", force)
+        if save_deals:
+            check_new_file(save_deals, "--save-deals", force)
         deal_list, meta = deal_set(n, seed, 3, deals_file, save_deals)
         seed = run_seed(seed, meta)
-        folder = out_dir(out, "edge", seed)
+        folder = out_dir(out, "edge", seed, force)
         settings = {"configs": [list(c) for c in configs], "seed": seed, "target": target, "boot": boot,
                     "matches": matches, "deals_source": meta}
         ckpt = Checkpoint(folder, settings, [[list(h) for h in d] for d in deal_list])
+        ckpt.write()  # the folder is resumable from the start
     try:
         results = study(configs, deal_list, seed, workers, target, boot, matches, progress=progress,
                         checkpoint=ckpt)
-    except KeyboardInterrupt:
-        ckpt.write()
-        n_done = sum(len(v) for v in ckpt.done.values())
-        print(f"\ninterrupted: {n_done} finished deal(s) saved in {ckpt.path}; "
-              f"continue with: twilight edge --resume {folder}", file=sys.stderr)
+    except KeyboardInterrupt as e:
+        print(ckpt.interrupted(e), file=sys.stderr)
         raise
     doc = {"seed": seed, "deals": len(deal_list), "deals_source": meta, "target": target,
            "configs": [{"solo": s, "sun": u} for s, u in configs], "workers": workers,
@@ -726,7 +714,7 @@ def run(args) -> int:
     try:
         run_study(args.specs, args.deals, args.seed, args.workers, args.out, args.solo, args.sun,
                   args.deals_file, args.save_deals, args.target, args.boot, args.matches,
-                  progress=not args.quiet, resume=args.resume)
-    except KeyboardInterrupt:
-        return 130
+                  progress=not args.quiet, resume=args.resume, force=args.force)
+    except KeyboardInterrupt as e:
+        return interrupt_status(e)
     return 0

@@ -95,7 +95,7 @@ class TrainConfig:
         if self.selfplay_engine not in ("vector", "scalar"):
             raise ValueError(f"selfplay_engine must be 'vector' or 'scalar', got {self.selfplay_engine!r}")
         if self.device not in ("cpu", "cuda"):
-            raise ValueError(f"device must be 'cpu' or 'cuda', got {self.device!r}")
+            raise ValueError(f"--device must be 'cpu' or 'cuda', got {self.device!r}")
         for name in ("eval_every", "eval_deals", "buffer_size", "snapshot_every"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)!r}")

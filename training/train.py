@@ -32,12 +32,14 @@ import json
 import math
 import os
 import queue as queue_mod
-import subprocess
 import time
 from pathlib import Path
 
 import numpy as np
 import torch
+
+from experiments.common import git_hash
+from twilight_env.cli import non_negative_int, positive_float, positive_int, probability
 
 from .checkpoint import CHECKPOINT_NAME, FORMAT, VERSION, load_checkpoint, model_from_checkpoint, save_checkpoint
 from .config import TrainConfig
@@ -56,32 +58,33 @@ def add_arguments(parser) -> None:
     d = TrainConfig()
     parser.add_argument("--players", type=int, choices=(3, 4), default=None,
                         help="variant: 4 or 3 players (default 4; a resumed run keeps its own)")
-    parser.add_argument("--minutes", type=float, default=None, help="wall-clock budget of this run (minutes)")
-    parser.add_argument("--decisions", type=int, default=None,
+    parser.add_argument("--minutes", type=positive_float, default=None, help="wall-clock budget of this run (minutes)")
+    parser.add_argument("--decisions", type=positive_int, default=None,
                         help="budget: total self-play decisions seen, resumed ones included")
-    parser.add_argument("--actors", type=int, default=d.actors, help="actor processes (0 = in-process)")
+    parser.add_argument("--actors", type=non_negative_int, default=d.actors, help="actor processes (0 = in-process)")
     parser.add_argument("--device", default=d.device, help="learner device: cpu or cuda")
-    parser.add_argument("--seed", type=int, default=d.seed, help="random seed")
+    parser.add_argument("--seed", type=non_negative_int, default=d.seed, help="random seed")
     parser.add_argument("--logdir", default=d.logdir, help="parent folder of run directories")
     parser.add_argument("--exp", default=d.exp, help="experiment name (run dir {exp}__{seed}__{unixtime})")
     parser.add_argument("--resume", default=None, metavar="RUN_DIR",
                         help="continue a run from its last checkpoint (same step counts and optimizer state)")
-    parser.add_argument("--eval-every", type=int, default=d.eval_every,
+    parser.add_argument("--eval-every", type=non_negative_int, default=d.eval_every,
                         help="decisions between duplicate-deal evaluations (0 = only at the end)")
-    parser.add_argument("--eval-deals", type=int, default=d.eval_deals,
+    parser.add_argument("--eval-deals", type=non_negative_int, default=d.eval_deals,
                         help="evaluation deals per opponent, each played twice with sides swapped (0 = no eval)")
     parser.add_argument("--eval-opponents", default=",".join(d.eval_opponents),
                         help="comma-separated opponent agent specs for evaluation")
-    parser.add_argument("--checkpoint-every", type=float, default=d.checkpoint_every, help="minutes between checkpoints")
-    parser.add_argument("--lr", type=float, default=None,
+    parser.add_argument("--checkpoint-every", type=positive_float, default=d.checkpoint_every,
+                        help="minutes between checkpoints")
+    parser.add_argument("--lr", type=positive_float, default=None,
                         help=f"Adam learning rate (default {d.lr}; on --resume, given = continue with this rate)")
-    parser.add_argument("--batch-size", type=int, default=d.batch_size, help="samples per update")
-    parser.add_argument("--reuse", type=float, default=d.reuse,
+    parser.add_argument("--batch-size", type=positive_int, default=d.batch_size, help="samples per update")
+    parser.add_argument("--reuse", type=positive_float, default=d.reuse,
                         help="average number of updates each recorded decision takes part in")
-    parser.add_argument("--epsilon", type=float, default=d.epsilon, help="exploration probability")
-    parser.add_argument("--pool-prob", type=float, default=d.pool_prob,
+    parser.add_argument("--epsilon", type=probability, default=d.epsilon, help="exploration probability")
+    parser.add_argument("--pool-prob", type=probability, default=d.pool_prob,
                         help="probability a self-play deal is played against a past snapshot")
-    parser.add_argument("--games-per-actor", type=int, default=None,
+    parser.add_argument("--games-per-actor", type=positive_int, default=None,
                         help=f"deals batched per actor (default {d.games_per_actor}; a resumed run keeps its own)")
     parser.add_argument("--selfplay-engine", choices=("vector", "scalar"), default=None,
                         help=f"self-play generator: the batch engine (vector) or one State per deal (scalar) "
@@ -106,7 +109,16 @@ def config_from_args(args) -> TrainConfig:
 
 def run(args) -> int:
     """Entry point of ``twilight train``; prints the run directory and the last figures."""
+    from agents.base import parse_spec
+
     cfg = config_from_args(args)
+    for spec in cfg.eval_opponents:
+        try:
+            parse_spec(spec)  # an unknown agent is an error; one that cannot be built here is skipped
+        except ValueError as e:
+            raise ValueError(f"--eval-opponents: {e}") from None
+    if args.resume and args.resume != "default" and not os.path.exists(args.resume):
+        raise ValueError(f"--resume {args.resume!r}: no such run directory or checkpoint file")
     if args.resume and args.players is not None:
         saved = load_checkpoint(args.resume)
         if saved["num_players"] != args.players:
@@ -122,19 +134,6 @@ def run(args) -> int:
 # helpers
 # ---------------------------------------------------------------------------------
 
-def git_hash() -> str:
-    """Current git commit of the source tree, with ``-dirty`` if it has changes; ``unknown`` outside git."""
-    root = Path(__file__).resolve().parent.parent
-    try:
-        h = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True,
-                           timeout=10).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--", "training", "agents"], cwd=root,
-                               capture_output=True, text=True, timeout=10).stdout.strip()
-        return (h or "unknown") + ("-dirty" if dirty and h else "")
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-
-
 def check_device(device: str) -> torch.device:
     """The torch device for ``--device``.
 
@@ -148,7 +147,7 @@ def check_device(device: str) -> torch.device:
             raise ValueError(f"--device cuda asked, but torch {torch.__version__} sees no usable CUDA device "
                              f"(torch.cuda.is_available() is False); use --device cpu")
         return torch.device("cuda")
-    raise ValueError(f"device must be 'cpu' or 'cuda', got {device!r}")
+    raise ValueError(f"--device must be 'cpu' or 'cuda', got {device!r}")
 
 
 class ReplayBuffer:
@@ -296,6 +295,15 @@ def train(cfg: TrainConfig, override: set | None = None) -> dict:
     torch.set_num_threads(cfg.threads)
     if ckpt is None:
         run_dir = Path(cfg.logdir) / f"{cfg.exp}__{cfg.seed}__{int(time.time())}"
+        above = Path(cfg.logdir).resolve()
+        while not above.exists() and above.parent != above:
+            above = above.parent
+        if not above.is_dir():
+            raise ValueError(f"--logdir {cfg.logdir!r} cannot hold run directories: {str(above)!r} is a file, "
+                             "not a folder")
+        if run_dir.exists():  # never write into another run's directory
+            raise ValueError(f"the run directory {str(run_dir)!r} exists already (a run with the same --exp and "
+                             "--seed started in the same second); give another --exp")
         run_dir.mkdir(parents=True, exist_ok=False)
 
     torch.manual_seed(cfg.seed)
@@ -325,7 +333,7 @@ def train(cfg: TrainConfig, override: set | None = None) -> dict:
 
     from torch.utils.tensorboard import SummaryWriter
     writer = SummaryWriter(str(run_dir))
-    ghash = git_hash()
+    ghash = git_hash() or "unknown"
     if ckpt is None:
         text = "config:\n\n```\n" + json.dumps(cfg.to_dict(), indent=1) + f"\n```\n\ngit: {ghash}"
         writer.add_text("config", text, 0)

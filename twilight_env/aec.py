@@ -96,6 +96,7 @@ from pettingzoo.utils.env_logger import EnvLogger
 from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 from pettingzoo.utils.wrappers.order_enforcing import AECOrderEnforcingIterable, AECOrderEnforcingIterator
 
+from . import ENV_ID  # noqa: F401  (the PettingZoo registry id, defined once in the package)
 from .encoding import OBS_SIZE, TOTALS, TOTALS_CAP, layout_table, observation_and_mask
 from .engine import (ACTION_TYPES, HOLD, NUM_ACTIONS, PHASE_NAMES, Config, Match, _action_or_none,
                      fixed_solo_scores_problem, validate_deal)
@@ -104,8 +105,6 @@ from .render import render_deal
 
 __doc__ = __doc__.replace("OBSERVATION_LAYOUT", layout_table())
 
-ENV_ID = "twilight/Twilight-v0"
-"""PettingZoo registry id."""
 
 CONFIG_DEFAULTS: dict[str, Any] = {
     "num_players": 4,

@@ -3,13 +3,26 @@
 Each subcommand lives in its own module that defines ``add_arguments(parser)`` and
 ``run(args) -> int``; modules are imported only when their subcommand runs, so
 ``twilight --version`` and ``twilight deal`` need neither torch nor matplotlib.
+
+Conventions shared by the subcommands:
+
+- an argument error names its flag (argparse types below: ``argument --seed: must be a
+  non-negative integer ...``) and prints the subcommand's usage; exit status 2;
+- an output path that exists is refused unless ``--force``
+  (:func:`experiments.common.check_new_folder`, :func:`~experiments.common.check_new_file`);
+- Ctrl-C, and SIGTERM (raised as :class:`Interrupted`), end a run with one line and
+  exit status 130 or 143; ``arena`` and ``edge`` save their finished deals first and
+  say how to ``--resume``.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import math
+import signal
 import sys
+import threading
 
 from . import __version__
 
@@ -24,6 +37,75 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "play": ("experiments.play", "play one seat in the terminal against agents"),
     "train": ("training.train", "train a neural agent by self-play"),
 }
+
+
+# ---------------------------------------------------------------------------------
+# argument types: argparse prefixes their errors with the flag ("argument --seed: ...")
+# ---------------------------------------------------------------------------------
+
+def _int(text: str, what: str, low: int) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}") from None
+    if value < low:
+        raise argparse.ArgumentTypeError(f"must be {what}, got {value}")
+    return value
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1 (the error names the flag)."""
+    return _int(text, "a positive integer (1, 2, ...)", 1)
+
+
+def non_negative_int(text: str) -> int:
+    """argparse type: an integer >= 0, e.g. a seed (the error names the flag)."""
+    return _int(text, "a non-negative integer (0, 1, ...)", 0)
+
+
+def positive_float(text: str) -> float:
+    """argparse type: a finite number > 0 (the error names the flag)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number > 0, got {text!r}") from None
+    if not (value > 0 and math.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text!r}")
+    return value
+
+
+def probability(text: str) -> float:
+    """argparse type: a number in [0, 1] (the error names the flag)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number in [0, 1], got {text!r}") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be a number in [0, 1], got {text!r}")
+    return value
+
+
+class Interrupted(KeyboardInterrupt):
+    """Raised in the main thread on SIGTERM while a subcommand runs, so that the code
+    that saves work on Ctrl-C (``KeyboardInterrupt``) saves it on SIGTERM too.
+
+    Attributes:
+        signum: the signal number (``signal.SIGTERM``).
+    """
+
+    def __init__(self, signum: int):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def _raise_interrupted(signum, frame):
+    raise Interrupted(signum)
+
+
+def interrupt_status(error: KeyboardInterrupt) -> int:
+    """Exit status after an interruption: 128 + the signal number (130 for Ctrl-C, 143
+    for SIGTERM), the shell's convention."""
+    return 128 + getattr(error, "signum", signal.SIGINT)
 
 
 def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
@@ -48,18 +130,31 @@ def main(argv: list[str] | None = None) -> int:
         except ImportError as e:
             parser.error(_missing(command, e))
         module.add_arguments(subparsers[command])
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        # the subcommand's usage, not the top level's, for a flag it does not know
+        (subparsers[args.command] if args.command else parser).error(f"unrecognized arguments: {' '.join(extra)}")
     if args.command is None:
         parser.print_help()
         return 0
+    # SIGTERM as an interruption (work saved as on Ctrl-C); handlers live in the main thread only
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _raise_interrupted) if main_thread else None
     try:
         return int(module.run(args) or 0)
+    except KeyboardInterrupt as e:  # a subcommand that saves its work says so itself
+        how = f"stopped by {e}" if isinstance(e, Interrupted) else "interrupted"
+        print(f"twilight {args.command}: {how}", file=sys.stderr)
+        return interrupt_status(e)
     except ModuleNotFoundError as e:  # an optional dependency imported on first use
         print(f"twilight {args.command}: error: {_missing(args.command, e)}", file=sys.stderr)
         return 2
     except (ValueError, OSError) as e:
         print(f"twilight {args.command}: error: {e}", file=sys.stderr)
         return 2
+    finally:
+        if main_thread:  # None: a handler not set from Python; the default is the nearest
+            signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
 
 
 def _missing(command: str, error: ImportError) -> str:

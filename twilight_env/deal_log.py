@@ -20,6 +20,7 @@ Example: ``twilight deal --seed 7 --players 3 --solo 1``.
 from __future__ import annotations
 
 import argparse
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -39,7 +40,10 @@ def card_name(card: int) -> str:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``twilight deal``."""
-    parser.add_argument("--seed", type=int, default=7, help="seed of the deal and of the random play (default 7)")
+    from .cli import non_negative_int
+
+    parser.add_argument("--seed", type=non_negative_int, default=7,
+                        help="seed of the deal and of the random play (default 7)")
     parser.add_argument("--players", type=int, choices=(3, 4), default=4, help="3 or 4 players (default 4)")
     parser.add_argument("--dealer", type=int, choices=range(4), metavar="SEAT",
                         help="4 players: the dealer's seat 0..3; the seat after it leads (default 3)")
@@ -130,26 +134,55 @@ def format_deal(match: Match, seed: int | None = None) -> str:
             if holder != chooser:
                 replay.apply(REQUEST_BASE + (holder - chooser) % 4 - 1)
             replay.apply(card)
-        cards = [c for _, _, c in plays]
-        tmask = sum(1 << c for c in cards)
-        if tmask & PURGATORY_MASK:
-            first = next(p for p, c in enumerate(cards) if (1 << c) & PURGATORY_MASK)
-            if t == NUM_TRICKS - 1:
-                lines.append(f"  -> Purgatory in the last trick: the pending pile stays neutral "
-                             f"({_codes(replay.neutral)})")
-            else:
-                lines.append(f"  -> pending (Purgatory {CARDS[cards[first]]} for {labels[plays[first][0]]}); "
-                             f"pending pile: {_codes(replay.pending)}; {labels[replay.leader]} leads")
-        else:
-            best = max(range(4), key=lambda p: (STRENGTH[cards[p]], -p))
-            taker = replay.leader
-            took = f"  -> {labels[taker]} takes the trick with {CARDS[cards[best]]}"
-            if pending_before:
-                took += f", and the pending pile ({_codes(pending_before)})"
-            lines.append(took)
+        lines.append("  -> " + trick_outcome(plays, t == NUM_TRICKS - 1, pending_before, replay,
+                                             lambda seat: labels[seat]))
 
-    # results (R5)
     lines += ["", "Result"]
+    lines += result_lines(match)
+    return "\n".join(lines)
+
+
+def trick_outcome(plays, last: bool, pending_before: int, after: State, label: Callable[[int], str],
+                  card_text: Callable[[int], str] = lambda card: CARDS[card]) -> str:
+    """Where a finished trick went, in words (R4.1-R4.4), e.g. ``"seat 1 (Moon) takes the
+    trick with SC1, and the pending pile (SP S3 M4 MA)"``.
+
+    Args:
+        plays: the trick's ``(chooser, holder, card id)`` by place (``State.history``).
+        last: whether it is the 7th trick (R4.4).
+        pending_before: the pending pile (card bit mask) before the trick.
+        after: the state once the trick is complete (its leader is the next leader).
+        label: text of a seat.
+        card_text: text of a card id (default its code).
+    """
+    cards = [c for _, _, c in plays]
+    if sum(1 << c for c in cards) & PURGATORY_MASK:
+        first = next(p for p, c in enumerate(cards) if (1 << c) & PURGATORY_MASK)
+        if last:
+            return f"Purgatory in the last trick: the pending pile stays neutral ({_codes(after.neutral)})"
+        return (f"pending (Purgatory {card_text(cards[first])} for {label(plays[first][0])}); "
+                f"pending pile: {_codes(after.pending)}; {label(after.leader)} leads")
+    best = max(range(4), key=lambda p: (STRENGTH[cards[p]], -p))  # R4.1: the first of equals
+    took = f"{label(after.leader)} takes the trick with {card_text(cards[best])}"
+    if pending_before:
+        took += f", and the pending pile ({_codes(pending_before)})"
+    return took
+
+
+def result_lines(match: Match, player_names: Sequence[str] | None = None) -> list[str]:
+    """The end of a finished deal (R5, R7.5): each side's captured cards and souls ×
+    multiplier = deal score, with the own-cult sanctuaries that made the multiplier and
+    the other cult's that it took (denied, R5.2); the neutral pile (R4.4); the deal
+    score; in 3 players what each player is credited (R7.5).
+
+    Args:
+        match: a match whose current deal is finished.
+        player_names: 3 players: the players' names in the credited line (default
+            ``p0``, ``p1``, ``p2``).
+    """
+    st = match.state
+    n = st.num_players
+    lines = []
     scores = st.side_scores()
     side_names = (["side 0 (Sun, seats 0+2)", "side 1 (Moon, seats 1+3)"] if n == 4 else
                   ["side 0 (Moon: solo + new moon)", "side 1 (Sun: seats 1+3)"])
@@ -171,15 +204,20 @@ def format_deal(match: Match, seed: int | None = None) -> str:
     lines.append(f"Deal score: {_CULT[st.seat_cult[0]]} {scores[0]}, {_CULT[st.seat_cult[1]]} {scores[1]}")
     if n == 3:
         pts = match.deal_points()
-        lines.append("Credited (R7.5): " + ", ".join(f"p{p} {pts[p]}" for p in range(3)))
-    return "\n".join(lines)
+        names = list(player_names) if player_names is not None else [f"p{p}" for p in range(3)]
+        lines.append("Credited (R7.5): " + ", ".join(f"{names[p]} {pts[p]}" for p in range(3)))
+    return lines
 
 
 def run(args: argparse.Namespace) -> int:
     """Play and print one deal; 0 on success (ValueError -> the CLI prints it, exit 2)."""
+    if args.dealer is not None and args.players != 4:
+        raise ValueError("--dealer is only for 4 players; in 3 players give --solo")
+    if args.solo is not None and args.players != 3:
+        raise ValueError("--solo is only for 3 players (add --players 3); in 4 players give --dealer")
     match = play_random_deal(args.seed, args.players, args.dealer, args.solo)
     print(format_deal(match, args.seed))
     return 0
 
 
-__all__ = ["add_arguments", "run", "play_random_deal", "format_deal", "card_name"]
+__all__ = ["add_arguments", "run", "play_random_deal", "format_deal", "card_name", "trick_outcome", "result_lines"]

@@ -35,7 +35,7 @@ def test_deal_set_from_file_and_save(tmp_path):
     deals, meta = deal_set(4, seed=99, num_players=4, deals_file=str(src), save=str(tmp_path / "copy.json"))
     assert deals == generate_deals(4, seed=2) and meta["source"] == "file"
     assert load_deals(str(tmp_path / "copy.json"))[0] == deals
-    with pytest.raises(ValueError, match="holds 6 deals; 10 were asked for"):
+    with pytest.raises(ValueError, match="holds 6 deals; --deals 10 were asked for"):
         deal_set(10, seed=0, num_players=4, deals_file=str(src))
 
 

@@ -119,7 +119,8 @@ def test_malformed_checkpoints_are_refused_before_any_play(tmp_path, monkeypatch
 
 
 def test_checkpoint_is_written_while_a_run_goes(tmp_path, monkeypatch):
-    """With the interval at 0 every finished deal is on disk before the next starts."""
+    """The checkpoint is written before the first deal (the folder is resumable from the
+    start) and, with the interval at 0, every finished deal is on disk before the next starts."""
     monkeypatch.setattr(edge, "CHECKPOINT_EVERY_S", 0.0)
     seen = []
     real = edge._play_edge_deal
@@ -132,4 +133,4 @@ def test_checkpoint_is_written_while_a_run_goes(tmp_path, monkeypatch):
 
     monkeypatch.setattr(edge, "_play_edge_deal", worker)
     edge.run_study(["random"], deals=4, seed=1, out=str(tmp_path / "c"), **SMALL)
-    assert seen == [1, 2, 3]
+    assert seen == [0, 1, 2, 3]

@@ -121,3 +121,101 @@ def test_subprocess_with_stdin(tmp_path):
                         "--opponents", "random"], input="MC9\n", capture_output=True, text=True,
                        cwd=ROOT, timeout=60)
     assert r.returncode == 0 and "leaving the game (end of input)" in r.stdout
+
+
+def test_ctrl_c_at_the_prompt_is_an_interruption(monkeypatch, capsys):
+    lines = []
+
+    def ctrl_c(prompt):
+        raise KeyboardInterrupt
+
+    assert play_game(4, 1, "random", "random", 0, ask=ctrl_c, say=lines.append) == 130
+    assert "interrupted" in lines[-1] and "end of input" not in lines[-1]
+    from twilight_env.cli import main
+
+    monkeypatch.setattr("builtins.input", ctrl_c)
+    assert main(["play", "--opponents", "random", "--seed", "1"]) == 130
+    out, err = capsys.readouterr()
+    assert err == "" and out.rstrip().endswith("interrupted: leaving the game.")
+
+
+def _random_tricks(seed, players):
+    """``(before, after)`` states around every finished trick of a random deal."""
+    rng = np.random.default_rng(seed)
+    st = State.random(rng, 0, players)
+    out = []
+    while not st.done:
+        before = st.clone()
+        legal = st.legal_actions()
+        st.apply(legal[int(rng.integers(len(legal)))])
+        if st.trick != before.trick:
+            # the state when the trick's first decision was due: its pending pile (R4.3)
+            out.append((before, st.clone()))
+    return out
+
+
+def test_trick_line_names_the_winning_card_and_the_pending_pile():
+    from experiments.play import card_name, trick_result
+    from twilight_env.cards import codes_of
+    from twilight_env.engine import PURGATORY_MASK
+
+    seen = {"taken": 0, "with pending": 0, "purgatory": 0}
+    for seed in range(12):
+        for players in (4, 3):
+            for before, after in _random_tricks(seed, players):
+                line = trick_result(before, after, human=1)
+                t = before.trick
+                plays = after.history[4 * t: 4 * t + 4]
+                cards = [c for _, _, c in plays]
+                if sum(1 << c for c in cards) & PURGATORY_MASK:
+                    seen["purgatory"] += 1
+                    assert "Purgatory" in line and ("(R4.3)" in line or "(R4.4)" in line)
+                    continue
+                seen["taken"] += 1
+                named = [c for c in cards if card_name(c) in line]
+                assert len(named) == 1, line
+                # R4.2: the winning card's chooser takes the trick and leads the next
+                assert plays[cards.index(named[0])][0] == after.leader
+                assert line.startswith("  -> seat %d " % after.leader)
+                if before.pending:
+                    seen["with pending"] += 1
+                    assert f"and the pending pile ({' '.join(codes_of(before.pending))})" in line
+                    assert line.endswith("(R4.3)")
+                    side = after.leader % 2
+                    assert after.side_captured(side) & before.pending == before.pending
+                else:
+                    assert "pending" not in line and line.endswith("(R4.2)")
+    assert all(seen.values()), seen
+
+
+def test_a_trick_opened_by_a_request_shows_it():
+    st = State.from_deal([["SP", "SC1", "S3", "SA", "MC1", "M3", "MA"],
+                          ["MC2", "M4", "MT", "MP", "MC3", "M5", "MO"],
+                          ["SC2", "S4", "ST", "SC3", "S5", "SO", "S6"],
+                          ["SC4", "SC5", "S7", "MC4", "MC5", "M6", "M7"]], 0, 4)
+    st.apply(29)  # seat 0 leads by asking its partner, seat 2, for a Sun card (R3.2)
+    text = view(InfoSet(st, 2), 2, ["a", "b", "you", "d"])
+    heading = text.splitlines().index("  current trick (leader seat 0):")
+    assert text.splitlines()[heading + 1] == "    place 1: chooser seat 0 requested a card from seat 2"
+
+
+@pytest.mark.parametrize("players,seat", [(4, 1), (3, 1), (3, 0)])
+def test_deal_over_gives_the_breakdown_of_twilight_deal(players, seat):
+    from twilight_env.deal_log import result_lines
+
+    lines = []
+    assert play_game(players, seat, "random", "random", seed=5, ask=Scripted(bad=()), say=lines.append) == 0
+    end = lines[lines.index("Deal over (R5):") + 1:]
+    text = "\n".join(end)
+    assert len(re.findall(r"souls +\d+ x multiplier \d = deal score +\d+", text)) == 2
+    assert "neutral pile" in text and re.search(r"Deal score: (Sun|Moon) \d+, (Sun|Moon) \d+", text)
+    credited = [x for x in end if x.startswith("Credited (R7.5): ")]
+    if players == 3:
+        # the solo p0 on seat 0; Sun seats 1 and 3 are p1 and p2 (R7.4), credited as R7.5 says
+        m = re.fullmatch(r"Credited \(R7\.5\): p0 on seat 0 \([^)]*\) (\d+), p1 on seat 1 \([^)]*\) (\d+), "
+                         r"p2 on seat 3 \([^)]*\) (\d+)", credited[0])
+        moon, sun = (int(x) for x in re.search(r"Deal score: Moon (\d+), Sun (\d+)", text).groups())
+        assert [int(x) for x in m.groups()] == [moon, sun, sun]
+    else:
+        assert credited == []
+    assert result_lines.__module__ == "twilight_env.deal_log"

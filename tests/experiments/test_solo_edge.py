@@ -111,8 +111,11 @@ def test_edge_bad_input_exit_2(tmp_path, capsys):
     assert "valid agents: " in err and "random" in err and "Traceback" not in err
     assert main(["edge", "random", "--deals", "1", "--workers", "1", "--out", str(tmp_path / "o")]) == 2
     assert "at least 2" in capsys.readouterr().err
-    assert main(["edge", "random", "--deals", "3", "--workers", "0", "--out", str(tmp_path / "o")]) == 2
-    assert "--workers must be a positive integer" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as e:  # argparse: the flag named, the subcommand's usage
+        main(["edge", "random", "--deals", "3", "--workers", "0", "--out", str(tmp_path / "o")])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert "argument --workers: must be a positive integer" in err and "usage: twilight edge" in err
 
 
 def test_configurations():
@@ -156,3 +159,23 @@ def test_verdict_warns_only_below_the_bootstrap_minimum():
            "matches": {"target": 1000, "fixed_solo": {"p_solo_wins": 0.6, "ci_low": 0.5, "ci_high": 0.7}}}
     assert "not reliable" in verdict(fig, "x", MIN_BOOTSTRAP_DEALS - 1)
     assert "not reliable" not in verdict(fig, "x", MIN_BOOTSTRAP_DEALS)
+
+
+def test_edge_figure_has_a_title_and_integer_deal_counts(tmp_path):
+    """At small N a histogram's automatic ticks are fractional (0.25 deals); the figure
+    says which agents, seed and N it shows."""
+    import matplotlib.pyplot as plt
+
+    out = edge.run_study(["random", "heuristic"], deals=3, seed=6, out=str(tmp_path / "e"), workers=1,
+                         boot=5, matches=5, progress=False, verbose=False)
+    results = edge.load_result(out)["results"]
+    fig = edge.edge_figure(results, seed=6)
+    try:
+        title = fig._suptitle.get_text()
+        assert "random; heuristic" in title and "seed 6" in title and "N = 3 deals" in title
+        hist = fig.axes[0]
+        ticks = [t for t in hist.get_yticks() if hist.get_ylim()[0] <= t <= hist.get_ylim()[1]]
+        assert len(ticks) >= 2 and all(float(t).is_integer() for t in ticks), ticks
+    finally:
+        plt.close(fig)
+    assert os.path.getsize(os.path.join(out, "edge.png")) > 0

@@ -1,0 +1,168 @@
+"""Command-line hardening: output paths are never replaced without ``--force``, every
+argument error names its flag, and an unknown flag prints the subcommand's usage."""
+
+import os
+
+import pytest
+
+from twilight_env.cli import main
+
+
+def _run(argv, capsys):
+    """``(exit status, stderr)`` of ``twilight ARGV`` whether argparse exits or run returns."""
+    try:
+        rc = main(argv)
+    except SystemExit as e:
+        rc = e.code
+    return rc, capsys.readouterr().err
+
+
+def _arena(out, *extra):
+    return ["arena", "random", "random", "--deals", "2", "--workers", "1", "--quiet", "--out", str(out), *extra]
+
+
+def _edge(out, *extra):
+    return ["edge", "random", "--deals", "2", "--boot", "5", "--matches", "5", "--workers", "1", "--quiet",
+            "--out", str(out), *extra]
+
+
+def _snapshot(folder):
+    return {f: (folder / f).read_bytes() for f in sorted(os.listdir(folder))}
+
+
+@pytest.mark.parametrize("command", [_arena, _edge])
+def test_existing_out_folder_is_refused_unless_force(tmp_path, capsys, command):
+    out = tmp_path / "run"
+    assert _run(command(out), capsys)[0] == 0
+    before = _snapshot(out)
+    rc, err = _run(command(out, "--seed", "5"), capsys)
+    assert rc == 2
+    assert err.count("\n") == 1 and "--out" in err and "already holds files" in err and "--force" in err
+    assert _snapshot(out) == before  # nothing replaced
+    assert _run(command(out, "--seed", "5", "--force"), capsys)[0] == 0
+    assert _snapshot(out) != before
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert _run(command(empty), capsys)[0] == 0  # an empty folder holds nothing to replace
+
+
+@pytest.mark.parametrize("command", [_arena, _edge])
+def test_out_naming_a_file_is_a_clear_error(tmp_path, capsys, command):
+    f = tmp_path / "notes.txt"
+    f.write_text("keep me")
+    for force in ((), ("--force",)):
+        rc, err = _run(command(f, *force), capsys)
+        assert rc == 2 and err.count("\n") == 1
+        assert "--out" in err and "is an existing file, not a folder" in err and "Errno" not in err
+    rc, err = _run(command(f / "sub"), capsys)
+    assert rc == 2 and "is a file, not a folder" in err and "Errno" not in err
+    assert f.read_text() == "keep me"
+
+
+@pytest.mark.parametrize("command", [_arena, _edge])
+def test_existing_save_deals_file_is_refused_unless_force(tmp_path, capsys, command):
+    deals = tmp_path / "deals.json"
+    deals.write_text("previous deal file")
+    rc, err = _run(command(tmp_path / "a", "--save-deals", str(deals)), capsys)
+    assert rc == 2 and err.count("\n") == 1
+    assert "--save-deals" in err and "exists already" in err and "--force" in err
+    assert deals.read_text() == "previous deal file"
+    assert not (tmp_path / "a").exists()  # refused before anything was written
+    assert _run(command(tmp_path / "b", "--save-deals", str(deals), "--force"), capsys)[0] == 0
+    assert '"twilight-deals"' in deals.read_text()
+    rc, err = _run(command(tmp_path / "c", "--save-deals", str(tmp_path)), capsys)
+    assert rc == 2 and "--save-deals" in err and "is a folder" in err
+
+
+@pytest.mark.parametrize("argv,flag", [
+    (["deal", "--seed", "-3"], "--seed"),
+    (["deal", "--seed", "x"], "--seed"),
+    (["deal", "--players", "3", "--dealer", "1"], "--dealer"),
+    (["deal", "--solo", "1"], "--solo"),
+    (["arena", "random", "random", "--seed", "-1"], "--seed"),
+    (["arena", "random", "random", "--deals", "0"], "--deals"),
+    (["arena", "random", "random", "--workers", "0"], "--workers"),
+    (["arena", "random", "random", "--deals-file", "/no/such/file.json"], "--deals-file"),
+    (["edge", "--target", "0"], "--target"),
+    (["edge", "--boot", "-2"], "--boot"),
+    (["edge", "--matches", "many"], "--matches"),
+    (["edge", "--seed", "-1"], "--seed"),
+    (["edge", "--solo", "bogus", "--deals", "2"], "--solo"),
+    (["edge", "--sun", "bogus", "--deals", "2"], "--sun"),
+    (["edge", "--deals", "1"], "--deals"),
+    (["play", "--seed", "-1"], "--seed"),
+    (["play", "--opponents", "bogus"], "--opponents"),
+    (["play", "--partner", "bogus"], "--partner"),
+    (["play", "--seat", "5"], "--seat"),
+])
+def test_argument_errors_name_their_flag(tmp_path, capsys, monkeypatch, argv, flag):
+    monkeypatch.chdir(tmp_path)  # nothing may land in the checkout
+    rc, err = _run(argv, capsys)
+    assert rc == 2
+    last = err.strip().splitlines()[-1]
+    assert flag in last and "Traceback" not in err, err
+    assert last.startswith(f"twilight {argv[0]}: error: ")
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("argv,flag", [
+    (["train", "--decisions", "0"], "--decisions"),
+    (["train", "--epsilon", "2"], "--epsilon"),
+    (["train", "--minutes", "-1"], "--minutes"),
+    (["train", "--seed", "-1"], "--seed"),
+    (["train", "--decisions", "5", "--device", "tpu"], "--device"),
+    (["train", "--decisions", "5", "--eval-opponents", "random,bogus"], "--eval-opponents"),
+    (["train", "--decisions", "5", "--resume", "/no/such/run"], "--resume"),
+])
+def test_train_argument_errors_name_their_flag(tmp_path, capsys, monkeypatch, argv, flag):
+    pytest.importorskip("torch")
+    monkeypatch.chdir(tmp_path)
+    rc, err = _run(argv + ["--logdir", str(tmp_path / "runs"), "--no-progress"], capsys)
+    assert rc == 2
+    assert flag in err.strip().splitlines()[-1] and "Traceback" not in err, err
+    assert not (tmp_path / "runs").exists()
+
+
+@pytest.mark.parametrize("command", ["arena", "edge", "deal", "play"])
+def test_unknown_flag_prints_the_subcommands_usage(capsys, command):
+    argv = [command] + (["random", "random"] if command == "arena" else []) + ["--bogus"]
+    rc, err = _run(argv, capsys)
+    assert rc == 2
+    assert err.startswith(f"usage: twilight {command} ")
+    assert f"twilight {command}: error: unrecognized arguments: --bogus" in err
+
+
+def test_train_logdir_that_is_a_file_is_a_clear_error(tmp_path, capsys):
+    pytest.importorskip("torch")
+    f = tmp_path / "runs"
+    f.write_text("not a folder")
+    rc, err = _run(["train", "--decisions", "5", "--logdir", str(f), "--eval-deals", "0", "--no-progress"], capsys)
+    assert rc == 2 and "--logdir" in err and "is a file, not a folder" in err and "Errno" not in err
+    assert f.read_text() == "not a folder"
+
+
+def test_any_subcommand_interrupted_ends_in_one_line(monkeypatch, capsys):
+    """Ctrl-C (KeyboardInterrupt) exits 130 and SIGTERM 143, each with one line, and the
+    previous SIGTERM handler is back afterwards."""
+    import signal
+    import time
+
+    import twilight_env.deal_log as deal_log
+
+    def ctrl_c(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(deal_log, "run", ctrl_c)
+    assert main(["deal"]) == 130
+    assert capsys.readouterr().err == "twilight deal: interrupted\n"
+
+    def sigterm(args):
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)  # the handler raises at once
+        return 0
+
+    before = signal.getsignal(signal.SIGTERM)
+    monkeypatch.setattr(deal_log, "run", sigterm)
+    assert main(["deal"]) == 143
+    assert capsys.readouterr().err == "twilight deal: stopped by SIGTERM\n"
+    assert signal.getsignal(signal.SIGTERM) is before
