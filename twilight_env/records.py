@@ -97,9 +97,10 @@ class RecordError(ValueError):
 # ---------------------------------------------------------------------------------
 
 def _config_dict(config: Config) -> dict:
-    return {k: (bool(v) if isinstance(v, bool) or k in ("goals_333", "fixed_solo") else
-                (int(v) if k in ("num_players", "target") else v))
-            for k, v in ((k, getattr(config, k)) for k in CONFIG_KEYS)}
+    """A record's ``config`` object (plain JSON values) from an engine ``Config``."""
+    return {"num_players": int(config.num_players), "target": int(config.target),
+            "goals_333": bool(config.goals_333), "three_player_scoring": str(config.three_player_scoring),
+            "fixed_solo": bool(config.fixed_solo)}
 
 
 def _action_entry(state: State, action: int) -> dict:
@@ -237,6 +238,7 @@ def deal_record(state_or_initial_state: State, actions: Sequence[int] | None = N
         raise ValueError(f"config must be an engine Config or a dict of its fields, got {type(config).__name__}")
     if config.num_players != n:
         raise ValueError(f"config.num_players is {config.num_players} but the state is a {n}-player deal")
+    _config_from_dict(_config_dict(config), "config")  # 4 players: no 3-player variant (R7.6, R8)
     if n == 4:
         if solo is not None:
             raise ValueError("solo is only for 3 players; in 4 players give dealer")
@@ -280,7 +282,9 @@ def deal_record(state_or_initial_state: State, actions: Sequence[int] | None = N
     rec.update(derived)
     rec["totals_before"] = totals_before
     rec["meta"] = _check_meta(meta)
-    return {k: rec[k] for k in _DEAL_KEYS}
+    rec = {k: rec[k] for k in _DEAL_KEYS}
+    validate(rec)
+    return rec
 
 
 def _as_action(a) -> int:

@@ -85,6 +85,7 @@ def test_deal_record_takes_numpy_actions():
     ({"solo": 0}, "solo is only for 3 players"),
     ({"config": Config(num_players=3)}, "config.num_players is 3"),
     ({"config": "4p"}, "config must be an engine Config"),
+    ({"config": Config(three_player_scoring="individual")}, "3-player variants"),
     ({"agents": ["random"] * 3}, "agents must be 4 agent specs"),
     ({"seed": 1.5}, "seed must be an int"),
     ({"meta": {"x": object()}}, "meta must hold only JSON values"),
