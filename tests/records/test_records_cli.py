@@ -200,3 +200,15 @@ def test_records_module_is_pure():
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True).stdout
     loaded = set(ast.literal_eval(out))
     assert not loaded & {"pettingzoo", "gymnasium", "torch", "numba", "scipy", "jsonschema"}, loaded
+
+
+def test_arena_records_do_not_depend_on_workers(tmp_path):
+    """Records arrive in task order with the same content whatever --workers is."""
+    got = []
+    for workers in ("1", "2"):
+        rec_dir = tmp_path / f"rec{workers}"
+        assert main(["arena", "random", "heuristic", "--deals", "3", "--seed", "6", "--workers", workers, "--quiet",
+                     "--out", str(tmp_path / f"out{workers}"), "--records", str(rec_dir)]) == 0
+        got.append([_no_created(r) for r in records.load_many(rec_dir / arena.RECORDS_FILE)])
+    assert got[0] == got[1] and len(got[0]) == 6
+    assert [(r["meta"]["deal"], r["meta"]["play"]) for r in got[0]] == [(d, p) for d in range(3) for p in (0, 1)]
