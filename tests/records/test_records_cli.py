@@ -212,3 +212,25 @@ def test_arena_records_do_not_depend_on_workers(tmp_path):
         got.append([_no_created(r) for r in records.load_many(rec_dir / arena.RECORDS_FILE)])
     assert got[0] == got[1] and len(got[0]) == 6
     assert [(r["meta"]["deal"], r["meta"]["play"]) for r in got[0]] == [(d, p) for d in range(3) for p in (0, 1)]
+
+
+def test_edge_records_stay_readable_after_an_interrupt(tmp_path, monkeypatch):
+    """Ctrl-C during deal 1: the records of deal 0 are in a complete, readable file."""
+    import experiments.solo_edge as edge
+
+    real, calls = edge.play_seeded, []
+
+    def interrupted(*args):
+        calls.append(args)
+        if len(calls) == 4:  # deal 1, play 0
+            raise KeyboardInterrupt
+        return real(*args)
+
+    monkeypatch.setattr(edge, "play_seeded", interrupted)
+    with pytest.raises(KeyboardInterrupt) as interrupt:
+        edge.run_study(["random"], deals=3, seed=2, workers=1, out=str(tmp_path / "out"), progress=False,
+                       verbose=False, boot=5, matches=10, records=str(tmp_path / "rec"))
+    # read while the traceback (and so the run's frames) still lives: the file was closed, not collected
+    recs = list(records.load_many(tmp_path / "rec" / edge.RECORDS_FILE))
+    assert interrupt.value is not None
+    assert [(r["meta"]["deal"], r["meta"]["play"]) for r in recs] == [(0, 0), (0, 1), (0, 2)]
