@@ -19,7 +19,10 @@ the pair score decides the ranking; 0 is a tie), pairings interleaved deal by de
 Agents draw from their own streams (``experiments.common``), so a seed reproduces the
 run whatever ``--workers`` is. Output: ``arena.json`` (all figures and per-pair scores),
 ``arena.csv`` (one row per pairing) and ``ratings.csv`` in ``--out`` (a folder that holds
-files is refused unless ``--force``).
+files is refused unless ``--force``); with ``--records DIR`` also
+``DIR/arena.records.jsonl.gz``, every play of every deal as a deal record
+(``docs/RECORDS.md``: the actions, agent specs by seat, and ``meta`` with the pairing,
+A, B, deal index and play).
 
 Long runs: the folder is made first and, while deals are played, holds
 ``arena.checkpoint.json`` (:class:`ArenaCheckpoint`: the settings, the deals and every
@@ -73,6 +76,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--resume", default=None, metavar="FOLDER",
                    help="finish an interrupted run from the checkpoint in its output folder (its settings are "
                         "kept; only --workers and --quiet may be given with it)")
+    p.add_argument("--records", default=None, metavar="DIR",
+                   help="also write every play of every deal as a game record to DIR/arena.records.jsonl.gz "
+                        "(docs/RECORDS.md; twilight replay reads it)")
 
 
 def duplicate_seats(a: str, b: str, num_players: int, play: int) -> list[str]:
@@ -101,28 +107,49 @@ def _result(deal_index: int, pairing: int, states: list) -> dict:
     return {"deal": deal_index, "pairing": pairing, "points": pts, "side_scores": sides}
 
 
+RECORDS_FILE = "arena.records.jsonl.gz"
+"""File name of the game records that ``--records DIR`` writes into DIR."""
+
+
+def _records(deal_index: int, pairing: int, states: list, a: str, b: str, seed: int) -> list[dict]:
+    """The deal records (``docs/RECORDS.md``) of the two plays of one deal."""
+    from twilight_env.records import deal_record
+
+    return [deal_record(st, None, agents=duplicate_seats(a, b, st.num_players, play), seed=seed,
+                        meta={"study": "arena", "pairing": pairing, "a": a, "b": b, "deal": deal_index, "play": play})
+            for play, st in enumerate(states)]
+
+
 def _play_pair(task) -> list[dict]:
-    """Worker: one deal, both plays, for one pairing. Returns A's points per play."""
-    deal_index, deal, a, b, num_players, seed, pairing = task
+    """Worker: one deal, both plays, for one pairing. Returns A's points per play (and,
+    when the task's optional 8th item is true, the plays' records under ``"records"``)."""
+    deal_index, deal, a, b, num_players, seed, pairing, *keep = task
     states = []
     for play in (0, 1):
         state = State.from_deal(deal, 0, num_players)
         # the pairing enters the seat index so two pairings with the same spec differ
         specs = duplicate_seats(a, b, num_players, play)
         states.append(play_seeded(state, specs, seed, deal_index, 2 * pairing + play))
-    return [_result(deal_index, pairing, states)]
+    r = _result(deal_index, pairing, states)
+    if keep and keep[0]:
+        r["records"] = _records(deal_index, pairing, states, a, b, seed)
+    return [r]
 
 
 def _play_pair_lockstep(task) -> list[dict]:
     """Worker: a block of deals of one pairing, both plays each, all played side by side
     (:func:`~experiments.common.play_lockstep`: batched agents decide for every deal of
     the block in one call). Same results as :func:`_play_pair` on each deal."""
-    deal_indices, deals, a, b, num_players, seed, pairing = task
+    deal_indices, deals, a, b, num_players, seed, pairing, *keep = task
     games = [(State.from_deal(deal, 0, num_players), duplicate_seats(a, b, num_players, play), seed, d,
               2 * pairing + play)
              for d, deal in zip(deal_indices, deals) for play in (0, 1)]
     states = play_lockstep(games)
-    return [_result(d, pairing, states[2 * k:2 * k + 2]) for k, d in enumerate(deal_indices)]
+    out = [_result(d, pairing, states[2 * k:2 * k + 2]) for k, d in enumerate(deal_indices)]
+    if keep and keep[0]:
+        for k, (d, r) in enumerate(zip(deal_indices, out)):
+            r["records"] = _records(d, pairing, states[2 * k:2 * k + 2], a, b, seed)
+    return out
 
 
 def _play_task(task) -> list[dict]:
@@ -145,7 +172,8 @@ def labels_of(specs: list[str]) -> list[str]:
 
 
 def play_arena(specs: list[str], deals: list, num_players: int, seed: int, workers: int,
-               progress: bool = True, lockstep: bool = True, checkpoint: "ArenaCheckpoint | None" = None) -> dict:
+               progress: bool = True, lockstep: bool = True, checkpoint: "ArenaCheckpoint | None" = None,
+               records: str | None = None) -> dict:
     """Play the round robin and compute all figures.
 
     Args:
@@ -160,6 +188,8 @@ def play_arena(specs: list[str], deals: list, num_players: int, seed: int, worke
         checkpoint: deals it holds are not played again, and each finished deal is
             recorded in it. Every deal is seeded by (seed, deal index, pairing), so the
             figures equal those of an uninterrupted run.
+        records: a file path: write every play's deal record there (JSON lines, gzip for
+            ``.gz``; :mod:`twilight_env.records`), in task order.
 
     Returns:
         dict with ``"pairings"`` (figures per pairing), ``"ratings"`` and per-pair data.
@@ -182,19 +212,33 @@ def play_arena(specs: list[str], deals: list, num_players: int, seed: int, worke
             size = max(1, min(LOCKSTEP_BLOCK, -(-len(todo) // max(1, workers))))
             for start in range(0, len(todo), size):
                 idx = todo[start:start + size]
-                tasks.append(("block", (idx, [deals[d] for d in idx], specs[i], specs[j], num_players, seed, k)))
+                tasks.append(("block", (idx, [deals[d] for d in idx], specs[i], specs[j], num_players, seed, k,
+                                        records is not None)))
         else:
-            tasks.extend(("deal", (d, deals[d], specs[i], specs[j], num_players, seed, k)) for d in todo)
+            tasks.extend(("deal", (d, deals[d], specs[i], specs[j], num_players, seed, k, records is not None))
+                         for d in todo)
+    writer = None
+    if records is not None:
+        from twilight_env.records import RecordWriter
+
+        writer = RecordWriter(records)
 
     def on_result(block: list[dict]) -> None:
         for r in block:
+            if writer is not None:  # records leave the results as they arrive
+                for rec in r.pop("records"):
+                    writer.write(rec)
             kept = {"points": r["points"], "side_scores": r["side_scores"]}
             done[r["pairing"]][r["deal"]] = kept
             if checkpoint is not None:
                 checkpoint.record(r["pairing"], r["deal"], kept)
 
-    run_tasks(_play_task, tasks, workers, desc="arena", progress=progress, on_result=on_result,
-              done=sum(len(v) for v in done.values()))
+    try:
+        run_tasks(_play_task, tasks, workers, desc="arena", progress=progress, on_result=on_result,
+                  done=sum(len(v) for v in done.values()))
+    finally:
+        if writer is not None:
+            writer.close()
 
     pairings = []
     for k, (i, j) in enumerate(pairs):
@@ -344,10 +388,17 @@ def run(args) -> int:
                     "deals_source": meta, "arguments": arguments}
         ckpt = ArenaCheckpoint(folder, settings, [[list(h) for h in d] for d in deals])
         ckpt.write()  # the folder is resumable from the start
+    records = getattr(args, "records", None)
+    if records is not None:
+        if args.resume is not None:
+            raise ValueError("--records cannot be given with --resume: the records of the deals played before "
+                             "the interrupt are not in the checkpoint")
+        os.makedirs(records, exist_ok=True)
+        records = os.path.join(records, RECORDS_FILE)
     t0 = time.time()
     try:
         res = play_arena(specs, deals, players, seed, workers, progress=not args.quiet, lockstep=lockstep,
-                         checkpoint=ckpt)
+                         checkpoint=ckpt, records=records)
     except KeyboardInterrupt as e:
         print(ckpt.interrupted(e), file=sys.stderr)
         return interrupt_status(e)
@@ -388,6 +439,6 @@ def run(args) -> int:
                      [[r["agent"], f"{r['mu']:.2f}", f"{r['sigma']:.2f}", f"{r['ordinal']:.2f}"]
                       for r in res["ratings"]]))
     print(f"\nA points/deal: A's side deal points minus B's, mean over duplicate pairs, 95% t interval. "
-          f"Files: {folder}/arena.json, arena.csv, ratings.csv")
+          f"Files: {folder}/arena.json, arena.csv, ratings.csv" + (f"; records: {records}" if records else ""))
     ckpt.remove()
     return 0

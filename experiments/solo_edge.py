@@ -51,6 +51,11 @@ Long runs: the folder is made first and, while deals are played, holds
 written atomically at the start, every 20 s and on Ctrl-C or SIGTERM). ``twilight edge
 --resume FOLDER`` plays only the missing deals and writes the same figures an
 uninterrupted run would; the checkpoint is removed when the run finishes.
+
+Records: ``--records DIR`` also writes ``DIR/edge.records.jsonl.gz``, every play of every
+deal as a deal record (``docs/RECORDS.md``: the rotated deal as played, the actions, the
+agent specs by seat, and ``meta`` with the configuration, deal index and play r). A run
+continued with ``--resume`` writes no records.
 """
 
 from __future__ import annotations
@@ -119,6 +124,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--resume", default=None, metavar="FOLDER",
                    help="finish an interrupted run from the checkpoint in its output folder (its settings are "
                         "kept; only --workers and --quiet may be given with it)")
+    p.add_argument("--records", default=None, metavar="DIR",
+                   help="also write every play of every deal as a game record to DIR/edge.records.jsonl.gz "
+                        "(docs/RECORDS.md; twilight replay reads it)")
 
 
 # ---------------------------------------------------------------------------------
@@ -131,22 +139,33 @@ def rotated_deal(deal, r: int) -> list[list[str]]:
     return [list(deal[a]), list(deal[b]), list(deal[2]), list(deal[c])]
 
 
-def _play_edge_deal(task) -> tuple[int, list[int], list[int]]:
-    """Worker: the three plays of one deal for one configuration; Moon and Sun points per play."""
-    deal_index, deal, solo, sun, seed, config = task
-    moon_pts, sun_pts = [], []
+RECORDS_FILE = "edge.records.jsonl.gz"
+"""File name of the game records that ``--records DIR`` writes into DIR."""
+
+
+def _play_edge_deal(task) -> tuple:
+    """Worker: the three plays of one deal for one configuration; Moon and Sun points per
+    play (and, when the task's optional 7th item is true, the plays' deal records)."""
+    deal_index, deal, solo, sun, seed, config, *keep = task
+    moon_pts, sun_pts, recs = [], [], []
     for r in range(3):
         state = State.from_deal(rotated_deal(deal, r), 0, 3)
         state = play_seeded(state, [solo, sun, solo, sun], seed, deal_index, 3 * config + r)
         m, s = state.side_scores()  # side 0 = seats 0, 2 = Moon in 3 players
         moon_pts.append(m)
         sun_pts.append(s)
-    return deal_index, moon_pts, sun_pts
+        if keep and keep[0]:
+            from twilight_env.records import deal_record
+
+            recs.append(deal_record(state, None, agents=[solo, sun, solo, sun], seed=seed,
+                                    meta={"study": "edge", "solo_spec": solo, "sun_spec": sun, "config_key": config,
+                                          "deal": deal_index, "play": r}))
+    return (deal_index, moon_pts, sun_pts) + ((recs,) if keep and keep[0] else ())
 
 
 def play_config(deals, solo: str, sun: str, seed: int, config: int, workers: int,
                 progress: bool = True, done: dict | None = None,
-                on_result=None) -> tuple[np.ndarray, np.ndarray]:
+                on_result=None, records=None) -> tuple[np.ndarray, np.ndarray]:
     """Play every deal three times (one per solo hand) with the given agents.
 
     Args:
@@ -155,16 +174,26 @@ def play_config(deals, solo: str, sun: str, seed: int, config: int, workers: int
             (seed, deal index, config), so the result equals an uninterrupted run.
         on_result: called with ``(deal index, moon points, sun points)`` of each deal
             as it finishes.
+        records: called with each deal record (``docs/RECORDS.md``) of each play as its
+            deal finishes, or None (no records are made).
 
     Returns:
         ``(moon, sun)``: int arrays of shape ``(N, 3)``, deal points ``[deal, play r]``.
     """
     done = dict(done or {})
-    tasks = [(d, deals[d], solo, sun, seed, config) for d in range(len(deals)) if d not in done]
+    tasks = [(d, deals[d], solo, sun, seed, config) + ((True,) if records is not None else ())
+             for d in range(len(deals)) if d not in done]
     label = solo if solo == sun else f"{solo} vs {sun}"
+    hook = on_result
+    if records is not None:
+        def hook(r):
+            for rec in r[3]:
+                records(rec)
+            if on_result is not None:
+                on_result(r[:3])
     res = run_tasks(_play_edge_deal, tasks, workers, desc=f"edge {label}", progress=progress,
-                    on_result=on_result, done=len(deals) - len(tasks))
-    for d, m, u in res:
+                    on_result=hook, done=len(deals) - len(tasks))
+    for d, m, u, *_ in res:
         done[d] = (m, u)
     order = range(len(deals))
     return (np.array([done[d][0] for d in order], dtype=np.int64).reshape(-1, 3),
@@ -546,32 +575,45 @@ def config_key(solo: str, sun: str) -> int:
 
 def study(configs: list[tuple[str, str]], deals, seed: int, workers: int, target: int = 1000,
           boot: int = 200, matches: int = 1000, progress: bool = True,
-          checkpoint: Checkpoint | None = None) -> list[dict]:
+          checkpoint: Checkpoint | None = None, records=None) -> list[dict]:
     """Play and analyse every configuration; returns one result dict per configuration.
 
     With a ``checkpoint``, deals it holds are not played again and each finished deal is
-    recorded in it (written every ``CHECKPOINT_EVERY_S`` seconds).
+    recorded in it (written every ``CHECKPOINT_EVERY_S`` seconds). With ``records`` (a
+    folder, made if missing), every play's deal record is written to
+    ``records/edge.records.jsonl.gz`` (:data:`RECORDS_FILE`).
 
     Each dict: ``label``, ``solo_spec``, ``sun_spec``, ``deals`` (N), ``figures`` (deal
     figures plus ``"matches"``), ``answer`` (a sentence), ``moon_points`` and
     ``sun_points`` (N × 3 lists, deal points by deal and play), ``play_seconds``.
     """
     results = []
-    for solo, sun in configs:
-        t0 = time.time()
-        key = config_key(solo, sun)
-        done, record = None, None
-        if checkpoint is not None:
-            done = checkpoint.finished(key)
-            record = (lambda r, key=key: checkpoint.record(key, *r))
-        moon, sunp = play_config(deals, solo, sun, seed, key, workers, progress, done, record)
-        secs = time.time() - t0
-        fig = deal_figures(moon, sunp)
-        fig["matches"] = match_figures(moon, sunp, seed, key, target, boot, matches)
-        label = solo if solo == sun else f"{solo} / {sun}"
-        results.append({"label": label, "solo_spec": solo, "sun_spec": sun, "deals": len(deals),
-                        "figures": fig, "answer": verdict(fig, label, len(deals)),
-                        "moon_points": moon.tolist(), "sun_points": sunp.tolist(), "play_seconds": secs})
+    writer = None
+    if records is not None:
+        from twilight_env.records import RecordWriter
+
+        os.makedirs(records, exist_ok=True)
+        writer = RecordWriter(os.path.join(records, RECORDS_FILE))
+    try:
+        for solo, sun in configs:
+            t0 = time.time()
+            key = config_key(solo, sun)
+            done, record = None, None
+            if checkpoint is not None:
+                done = checkpoint.finished(key)
+                record = (lambda r, key=key: checkpoint.record(key, *r))
+            moon, sunp = play_config(deals, solo, sun, seed, key, workers, progress, done, record,
+                                     writer.write if writer is not None else None)
+            secs = time.time() - t0
+            fig = deal_figures(moon, sunp)
+            fig["matches"] = match_figures(moon, sunp, seed, key, target, boot, matches)
+            label = solo if solo == sun else f"{solo} / {sun}"
+            results.append({"label": label, "solo_spec": solo, "sun_spec": sun, "deals": len(deals),
+                            "figures": fig, "answer": verdict(fig, label, len(deals)),
+                            "moon_points": moon.tolist(), "sun_points": sunp.tolist(), "play_seconds": secs})
+    finally:  # the records so far stay readable after Ctrl-C or an error
+        if writer is not None:
+            writer.close()
     return results
 
 
@@ -612,7 +654,7 @@ def run_study(specs: list[str] | None = None, deals: int | None = None, seed: in
               out: str | None = None, solo: str | None = None, sun: str | None = None,
               deals_file: str | None = None, save_deals: str | None = None, target: int | None = None,
               boot: int | None = None, matches: int | None = None, progress: bool = True, verbose: bool = True,
-              resume: str | None = None, force: bool = False) -> str:
+              resume: str | None = None, force: bool = False, records: str | None = None) -> str:
     """Run the whole study (what ``twilight edge`` does) and return the output folder.
 
     Args: as the command-line options (module docstring); ``specs`` None or empty means
@@ -624,6 +666,7 @@ def run_study(specs: list[str] | None = None, deals: int | None = None, seed: in
     ``verbose`` may be given with it). Ctrl-C (or SIGTERM, as the ``twilight`` command
     raises it) writes the checkpoint, prints one line saying how to resume, and re-raises.
     ``out`` that holds files and ``save_deals`` that exists are refused unless ``force``.
+    ``records`` (a folder): write every play's deal record to ``records/edge.records.jsonl.gz``.
 
     Raises:
         ValueError: bad agent spec (listing the valid agents), bad number, bad deal file,
@@ -636,7 +679,7 @@ def run_study(specs: list[str] | None = None, deals: int | None = None, seed: in
         resume_conflicts((("specs", specs), ("--deals", deals), ("--seed", seed), ("--out", out),
                           ("--solo", solo), ("--sun", sun), ("--deals-file", deals_file),
                           ("--save-deals", save_deals), ("--target", target), ("--boot", boot),
-                          ("--matches", matches), ("--force", force)))
+                          ("--matches", matches), ("--force", force), ("--records", records)))
         ckpt = Checkpoint.load(resume)
         st = ckpt.settings
         configs = [tuple(c) for c in st["configs"]]
@@ -673,7 +716,7 @@ def run_study(specs: list[str] | None = None, deals: int | None = None, seed: in
         ckpt.write()  # the folder is resumable from the start
     try:
         results = study(configs, deal_list, seed, workers, target, boot, matches, progress=progress,
-                        checkpoint=ckpt)
+                        checkpoint=ckpt, records=records)
     except KeyboardInterrupt as e:
         print(ckpt.interrupted(e), file=sys.stderr)
         raise
@@ -714,7 +757,8 @@ def run(args) -> int:
     try:
         run_study(args.specs, args.deals, args.seed, args.workers, args.out, args.solo, args.sun,
                   args.deals_file, args.save_deals, args.target, args.boot, args.matches,
-                  progress=not args.quiet, resume=args.resume, force=args.force)
+                  progress=not args.quiet, resume=args.resume, force=args.force,
+                  records=getattr(args, "records", None))
     except KeyboardInterrupt as e:
         return interrupt_status(e)
     return 0
