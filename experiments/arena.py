@@ -36,6 +36,7 @@ from twilight_env.engine import State
 
 from .common import (check_specs, check_workers, default_workers, fmt_ci, git_hash, lockstep_ok, mean_ci,
                      out_dir, play_lockstep, play_seeded, run_tasks, text_table)
+from .distributed import add_ray_argument, ray_runner, runner_label
 from .dealsets import deal_set, run_seed
 
 
@@ -56,6 +57,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--no-lockstep", action="store_true",
                    help="play deal by deal even with a batched agent (neural); same results, slower")
+    add_ray_argument(p)
 
 
 def duplicate_seats(a: str, b: str, num_players: int, play: int) -> list[str]:
@@ -230,14 +232,15 @@ def run(args) -> int:
     deals, meta = deal_set(n, args.seed, args.players, args.deals_file, args.save_deals)
     seed = run_seed(args.seed, meta)
     t0 = time.time()
-    res = play_arena(specs, deals, args.players, seed, workers, progress=not args.quiet,
-                     lockstep=not args.no_lockstep)
+    with ray_runner(args.ray):
+        res = play_arena(specs, deals, args.players, seed, workers, progress=not args.quiet,
+                         lockstep=not args.no_lockstep)
     elapsed = time.time() - t0
     folder = out_dir(args.out, "arena", seed)
     doc = {
         "arguments": {k: v for k, v in vars(args).items() if k != "func"},
         "specs": specs, "num_players": args.players, "deals": len(deals), "seed": seed,
-        "deals_source": meta, "workers": workers, "run_seconds": elapsed, "git": git_hash(),
+        "deals_source": meta, "workers": workers, "runner": runner_label(args.ray), "run_seconds": elapsed, "git": git_hash(),
         "results": res,
     }
     with open(os.path.join(folder, "arena.json"), "w") as f:

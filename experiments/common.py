@@ -201,7 +201,9 @@ def run_tasks(fn: Callable, tasks: Sequence, workers: int, desc: str = "", progr
     Results come back in task order whatever the number of workers. ``fn`` must be a
     module-level function (it is pickled to the workers). ``on_result(r)``, when given, is
     called in this process with each result as it arrives (e.g. to checkpoint), and
-    ``done`` tasks finished earlier are counted in the bar's total.
+    ``done`` tasks finished earlier are counted in the bar's total. Inside
+    ``with experiments.distributed.ray_runner(address)`` the tasks run on a Ray cluster
+    instead (``workers`` is then ignored), with the same results in the same order.
     """
     from tqdm import tqdm
 
@@ -210,6 +212,13 @@ def run_tasks(fn: Callable, tasks: Sequence, workers: int, desc: str = "", progr
     bar = tqdm(total=len(tasks) + done, initial=done, desc=desc, unit="deal", disable=None if progress else True,
                leave=False, mininterval=0.5)
     try:
+        from .distributed import current_address
+
+        address = current_address()
+        if address is not None:  # inside `with ray_runner(...)`: the tasks run on Ray
+            from .distributed import run_tasks_ray
+
+            return run_tasks_ray(fn, tasks, address, on_result=on_result, bar=bar)
         if workers <= 1 or len(tasks) <= 1:
             out = []
             for t in tasks:

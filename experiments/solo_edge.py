@@ -69,6 +69,7 @@ from twilight_env.engine import State
 
 from .common import (check_specs, check_workers, default_workers, fmt_ci, git_hash, markdown_table, mean_ci,
                      out_dir, play_seeded, run_tasks, text_table, wilson_ci, write_json_atomic)
+from .distributed import add_ray_argument, ray_runner, runner_label
 from .dealsets import check_deals, deal_set, run_seed
 
 DEFAULT_DEALS = 8000
@@ -111,7 +112,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--resume", default=None, metavar="FOLDER",
                    help="finish an interrupted run from the checkpoint in its output folder (its settings are "
-                        "kept; only --workers and --quiet may be given with it)")
+                        "kept; only --workers, --ray and --quiet may be given with it; a run started on one "
+                        "runner may be resumed on the other)")
+    add_ray_argument(p)
 
 
 # ---------------------------------------------------------------------------------
@@ -618,7 +621,9 @@ def write_outputs(folder: str, doc: dict) -> dict[str, str]:
              f"figures: simulated matches to {doc['target']}, percentile bootstrap over deals.", ""]
     lines += [f"- {r['answer']}" for r in results]
     lines += [f"- {rotating_line(r)}" for r in results]
-    lines.append(f"\nRun time {doc['run_seconds']:.1f} s with {doc['workers']} worker(s).")
+    runner = doc.get("runner", "local")
+    where = f"{doc['workers']} worker(s)" if runner == "local" else f"on {runner}"
+    lines.append(f"\nRun time {doc['run_seconds']:.1f} s with {where}.")
     with open(paths["md"], "w") as f:
         f.write("\n".join(lines) + "\n")
     plot(results, paths["png"])
@@ -629,7 +634,7 @@ def run_study(specs: list[str] | None = None, deals: int | None = None, seed: in
               out: str | None = None, solo: str | None = None, sun: str | None = None,
               deals_file: str | None = None, save_deals: str | None = None, target: int | None = None,
               boot: int | None = None, matches: int | None = None, progress: bool = True, verbose: bool = True,
-              resume: str | None = None) -> str:
+              resume: str | None = None, ray: str | None = None) -> str:
     """Run the whole study (what ``twilight edge`` does) and return the output folder.
 
     Args: as the command-line options (module docstring); ``specs`` None or empty means
@@ -639,6 +644,9 @@ def run_study(specs: list[str] | None = None, deals: int | None = None, seed: in
     a checkpoint (:class:`Checkpoint`) while deals are played; ``resume`` (a folder)
     finishes such a run with the settings saved in it (only ``workers``, ``progress`` and
     ``verbose`` may be given with it). Ctrl-C writes the checkpoint and says how to resume.
+    ``ray`` (an address, see :mod:`experiments.distributed`) plays the deals on a Ray
+    cluster instead of ``workers`` local processes, with the same per-deal points; a run
+    may be resumed on either runner.
 
     Raises:
         ValueError: bad agent spec (listing the valid agents), bad number, bad deal file,
@@ -653,7 +661,7 @@ def run_study(specs: list[str] | None = None, deals: int | None = None, seed: in
                                       ("--matches", matches)) if v not in (None, [])]
         if given:
             raise ValueError(f"--resume keeps the settings saved in the checkpoint; do not give {', '.join(given)} "
-                             "with it (only --workers and --quiet)")
+                             "with it (only --workers, --ray and --quiet)")
         ckpt = Checkpoint.load(resume)
         st = ckpt.settings
         configs = [tuple(c) for c in st["configs"]]
@@ -681,8 +689,9 @@ def run_study(specs: list[str] | None = None, deals: int | None = None, seed: in
                     "matches": matches, "deals_source": meta}
         ckpt = Checkpoint(folder, settings, [[list(h) for h in d] for d in deal_list])
     try:
-        results = study(configs, deal_list, seed, workers, target, boot, matches, progress=progress,
-                        checkpoint=ckpt)
+        with ray_runner(ray):
+            results = study(configs, deal_list, seed, workers, target, boot, matches, progress=progress,
+                            checkpoint=ckpt)
     except KeyboardInterrupt:
         ckpt.write()
         n_done = sum(len(v) for v in ckpt.done.values())
@@ -691,6 +700,7 @@ def run_study(specs: list[str] | None = None, deals: int | None = None, seed: in
         raise
     doc = {"seed": seed, "deals": len(deal_list), "deals_source": meta, "target": target,
            "configs": [{"solo": s, "sun": u} for s, u in configs], "workers": workers,
+           "runner": runner_label(ray),
            "git": git_hash(), "run_seconds": ckpt.elapsed + time.time() - t0,
            "resumed": resume is not None, "results": results}
     paths = write_outputs(folder, doc)
@@ -703,7 +713,8 @@ def run_study(specs: list[str] | None = None, deals: int | None = None, seed: in
             print(r["answer"])
         for r in results:
             print(rotating_line(r))
-        print(f"\nRun time {doc['run_seconds']:.1f} s, {workers} worker(s). Files: {paths['md']}, "
+        where = f"{workers} worker(s)" if ray is None else f"on Ray ({ray})"
+        print(f"\nRun time {doc['run_seconds']:.1f} s, {where}. Files: {paths['md']}, "
               f"{paths['json']}, {paths['png']}")
     return folder
 
@@ -726,7 +737,7 @@ def run(args) -> int:
     try:
         run_study(args.specs, args.deals, args.seed, args.workers, args.out, args.solo, args.sun,
                   args.deals_file, args.save_deals, args.target, args.boot, args.matches,
-                  progress=not args.quiet, resume=args.resume)
+                  progress=not args.quiet, resume=args.resume, ray=args.ray)
     except KeyboardInterrupt:
         return 130
     return 0
