@@ -176,7 +176,7 @@ def play_arena(specs: list[str], deals: list, num_players: int, seed: int, worke
         entry = {
             "a": labels[i], "b": labels[j], "a_spec": specs[i], "b_spec": specs[j],
             "deals": len(rs), "mean": m, "ci_low": lo, "ci_high": hi, "win_rate": wins,
-            "pair_scores": pair_scores.tolist(),
+            "pair_scores": pair_scores.tolist(), "points": pts.tolist(),
             "side_scores": [r["side_scores"] for r in rs],
         }
         if num_players == 3:
