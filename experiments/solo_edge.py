@@ -114,6 +114,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="finish an interrupted run from the checkpoint in its output folder (its settings are "
                         "kept; only --workers, --ray and --quiet may be given with it; a run started on one "
                         "runner may be resumed on the other)")
+    p.add_argument("--ladder", default=None, metavar="FOLDER",
+                   help="the edge at every rung of a finished 3-player `twilight ladder` run, on the held-out deal "
+                        "set heldout-2, with --deals N per rung; writes edge_vs_strength.md/.json/.png (run the same "
+                        "command again to resume)")
     add_ray_argument(p)
 
 
@@ -734,6 +738,24 @@ def load_result(folder: str) -> dict:
 
 
 def run(args) -> int:
+    if args.ladder is not None:
+        given = [name for name, v in (("specs", args.specs), ("--solo", args.solo), ("--sun", args.sun),
+                                      ("--seed", args.seed), ("--deals-file", args.deals_file),
+                                      ("--save-deals", args.save_deals), ("--target", args.target),
+                                      ("--resume", args.resume)) if v not in (None, [])]
+        if given:
+            raise ValueError(f"--ladder plays the ladder's rungs on the held-out deal set; do not give "
+                             f"{', '.join(given)} with it")
+        if args.deals is None:
+            raise ValueError("--ladder needs --deals N (deals per rung)")
+        from .edge_strength import run_edge_ladder
+
+        try:
+            run_edge_ladder(args.ladder, args.deals, workers=args.workers, out=args.out, progress=not args.quiet,
+                            ray=args.ray, boot=args.boot, matches=args.matches)
+        except KeyboardInterrupt:
+            return 130
+        return 0
     try:
         run_study(args.specs, args.deals, args.seed, args.workers, args.out, args.solo, args.sun,
                   args.deals_file, args.save_deals, args.target, args.boot, args.matches,
