@@ -49,6 +49,7 @@ from twilight_env.engine import State
 from .common import (RunCheckpoint, check_new_file, check_new_folder, check_specs, check_workers, default_workers,
                      fmt_ci, git_hash, lockstep_ok, mean_ci, out_dir, play_lockstep, play_seeded, resume_conflicts,
                      run_tasks, text_table)
+from .distributed import add_ray_argument, ray_runner, runner_label
 from .dealsets import check_deals, deal_set, run_seed
 
 
@@ -75,10 +76,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="play deal by deal even with a batched agent (neural); same results, slower")
     p.add_argument("--resume", default=None, metavar="FOLDER",
                    help="finish an interrupted run from the checkpoint in its output folder (its settings are "
-                        "kept; only --workers and --quiet may be given with it)")
+                        "kept; only --workers, --ray and --quiet may be given with it; either runner may finish it)")
     p.add_argument("--records", default=None, metavar="DIR",
                    help="also write every play of every deal as a game record to DIR/arena.records.jsonl.gz "
                         "(docs/RECORDS.md; twilight replay reads it)")
+    add_ray_argument(p)
 
 
 def duplicate_seats(a: str, b: str, num_players: int, play: int) -> list[str]:
@@ -250,7 +252,7 @@ def play_arena(specs: list[str], deals: list, num_players: int, seed: int, worke
         entry = {
             "a": labels[i], "b": labels[j], "a_spec": specs[i], "b_spec": specs[j],
             "deals": len(rs), "mean": m, "ci_low": lo, "ci_high": hi, "win_rate": wins,
-            "pair_scores": pair_scores.tolist(),
+            "pair_scores": pair_scores.tolist(), "points": pts.tolist(),
             "side_scores": [r["side_scores"] for r in rs],
         }
         if num_players == 3:
@@ -397,8 +399,9 @@ def run(args) -> int:
         records = os.path.join(records, RECORDS_FILE)
     t0 = time.time()
     try:
-        res = play_arena(specs, deals, players, seed, workers, progress=not args.quiet, lockstep=lockstep,
-                         checkpoint=ckpt, records=records)
+        with ray_runner(args.ray):
+            res = play_arena(specs, deals, players, seed, workers, progress=not args.quiet, lockstep=lockstep,
+                             checkpoint=ckpt, records=records)
     except KeyboardInterrupt as e:
         print(ckpt.interrupted(e), file=sys.stderr)
         return interrupt_status(e)
@@ -406,7 +409,7 @@ def run(args) -> int:
     doc = {
         "arguments": arguments,
         "specs": specs, "num_players": players, "deals": len(deals), "seed": seed,
-        "deals_source": meta, "workers": workers, "run_seconds": elapsed, "git": git_hash(),
+        "deals_source": meta, "workers": workers, "runner": runner_label(args.ray), "run_seconds": elapsed, "git": git_hash(),
         "resumed": args.resume is not None, "results": res,
     }
     with open(os.path.join(folder, "arena.json"), "w") as f:

@@ -231,6 +231,9 @@ def run_tasks(fn: Callable, tasks: Sequence, workers: int, desc: str = "", progr
     On Ctrl-C (``KeyboardInterrupt``, raised here in the main process; workers ignore
     SIGINT) the workers are ended at once and the interruption is re-raised, so the
     caller can save what ``on_result`` received.
+
+    Inside ``with experiments.distributed.ray_runner(address)`` the tasks run on a Ray
+    cluster instead (``workers`` is then ignored), with the same results in the same order.
     """
     from tqdm import tqdm
 
@@ -239,6 +242,13 @@ def run_tasks(fn: Callable, tasks: Sequence, workers: int, desc: str = "", progr
     bar = tqdm(total=len(tasks) + done, initial=done, desc=desc, unit="deal", disable=None if progress else True,
                leave=False, mininterval=0.5)
     try:
+        from .distributed import current_address
+
+        address = current_address()
+        if address is not None:  # inside `with ray_runner(...)`: the tasks run on Ray
+            from .distributed import run_tasks_ray
+
+            return run_tasks_ray(fn, tasks, address, on_result=on_result, bar=bar)
         if workers <= 1 or len(tasks) <= 1:
             out = []
             for t in tasks:

@@ -28,6 +28,7 @@ from typing import Sequence
 import numpy as np
 
 from twilight_env.engine import hands_to_codes, random_hands, validate_deal
+from twilight_env.heldout import HELDOUT_SEEDS, check_not_heldout, heldout_seed  # noqa: F401 (re-exported)
 
 FORMAT = "twilight-deals"
 VERSION = 1

@@ -76,6 +76,7 @@ from twilight_env.engine import State
 from .common import (RunCheckpoint, check_new_file, check_new_folder, check_specs, check_workers, default_workers,
                      fmt_ci, git_hash, markdown_table, mean_ci, out_dir, play_seeded, resume_conflicts, run_tasks,
                      text_table, wilson_ci)
+from .distributed import add_ray_argument, ray_runner, runner_label
 from .dealsets import check_deals, deal_set, run_seed
 
 DEFAULT_DEALS = 8000
@@ -123,10 +124,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--resume", default=None, metavar="FOLDER",
                    help="finish an interrupted run from the checkpoint in its output folder (its settings are "
-                        "kept; only --workers and --quiet may be given with it)")
+                        "kept; only --workers, --ray and --quiet may be given with it; a run started on one "
+                        "runner may be resumed on the other)")
     p.add_argument("--records", default=None, metavar="DIR",
                    help="also write every play of every deal as a game record to DIR/edge.records.jsonl.gz "
                         "(docs/RECORDS.md; twilight replay reads it)")
+    p.add_argument("--ladder", default=None, metavar="FOLDER",
+                   help="the edge at every rung of a finished 3-player `twilight ladder` run, on the held-out deal "
+                        "set heldout-2, with --deals N per rung; writes edge_vs_strength.md/.json/.png (run the same "
+                        "command again to resume)")
+    add_ray_argument(p)
 
 
 # ---------------------------------------------------------------------------------
@@ -643,7 +650,9 @@ def write_outputs(folder: str, doc: dict) -> dict[str, str]:
              f"figures: simulated matches to {doc['target']}, percentile bootstrap over deals.", ""]
     lines += [f"- {r['answer']}" for r in results]
     lines += [f"- {rotating_line(r)}" for r in results]
-    lines.append(f"\nRun time {doc['run_seconds']:.1f} s with {doc['workers']} worker(s).")
+    runner = doc.get("runner", "local")
+    where = f"{doc['workers']} worker(s)" if runner == "local" else f"on {runner}"
+    lines.append(f"\nRun time {doc['run_seconds']:.1f} s with {where}.")
     with open(paths["md"], "w") as f:
         f.write("\n".join(lines) + "\n")
     plot(results, paths["png"], doc["seed"])
@@ -654,7 +663,8 @@ def run_study(specs: list[str] | None = None, deals: int | None = None, seed: in
               out: str | None = None, solo: str | None = None, sun: str | None = None,
               deals_file: str | None = None, save_deals: str | None = None, target: int | None = None,
               boot: int | None = None, matches: int | None = None, progress: bool = True, verbose: bool = True,
-              resume: str | None = None, force: bool = False, records: str | None = None) -> str:
+              resume: str | None = None, force: bool = False, records: str | None = None,
+              ray: str | None = None) -> str:
     """Run the whole study (what ``twilight edge`` does) and return the output folder.
 
     Args: as the command-line options (module docstring); ``specs`` None or empty means
@@ -667,6 +677,9 @@ def run_study(specs: list[str] | None = None, deals: int | None = None, seed: in
     raises it) writes the checkpoint, prints one line saying how to resume, and re-raises.
     ``out`` that holds files and ``save_deals`` that exists are refused unless ``force``.
     ``records`` (a folder): write every play's deal record to ``records/edge.records.jsonl.gz``.
+    ``ray`` (an address, see :mod:`experiments.distributed`) plays the deals on a Ray
+    cluster instead of ``workers`` local processes, with the same per-deal points; a run
+    may be resumed on either runner.
 
     Raises:
         ValueError: bad agent spec (listing the valid agents), bad number, bad deal file,
@@ -715,13 +728,15 @@ def run_study(specs: list[str] | None = None, deals: int | None = None, seed: in
         ckpt = Checkpoint(folder, settings, [[list(h) for h in d] for d in deal_list])
         ckpt.write()  # the folder is resumable from the start
     try:
-        results = study(configs, deal_list, seed, workers, target, boot, matches, progress=progress,
-                        checkpoint=ckpt, records=records)
+        with ray_runner(ray):
+            results = study(configs, deal_list, seed, workers, target, boot, matches, progress=progress,
+                            checkpoint=ckpt, records=records)
     except KeyboardInterrupt as e:
         print(ckpt.interrupted(e), file=sys.stderr)
         raise
     doc = {"seed": seed, "deals": len(deal_list), "deals_source": meta, "target": target,
            "configs": [{"solo": s, "sun": u} for s, u in configs], "workers": workers,
+           "runner": runner_label(ray),
            "git": git_hash(), "run_seconds": ckpt.elapsed + time.time() - t0,
            "resumed": resume is not None, "results": results}
     paths = write_outputs(folder, doc)
@@ -734,7 +749,8 @@ def run_study(specs: list[str] | None = None, deals: int | None = None, seed: in
             print(r["answer"])
         for r in results:
             print(rotating_line(r))
-        print(f"\nRun time {doc['run_seconds']:.1f} s, {workers} worker(s). Files: {paths['md']}, "
+        where = f"{workers} worker(s)" if ray is None else f"on Ray ({ray})"
+        print(f"\nRun time {doc['run_seconds']:.1f} s, {where}. Files: {paths['md']}, "
               f"{paths['json']}, {paths['png']}")
     return folder
 
@@ -754,11 +770,30 @@ def load_result(folder: str) -> dict:
 
 
 def run(args) -> int:
+    if args.ladder is not None:
+        given = [name for name, v in (("specs", args.specs), ("--solo", args.solo), ("--sun", args.sun),
+                                      ("--seed", args.seed), ("--deals-file", args.deals_file),
+                                      ("--save-deals", args.save_deals), ("--target", args.target),
+                                      ("--resume", args.resume), ("--records", getattr(args, "records", None)),
+                                      ("--force", args.force or None)) if v not in (None, [])]
+        if given:
+            raise ValueError(f"--ladder plays the ladder's rungs on the held-out deal set; do not give "
+                             f"{', '.join(given)} with it")
+        if args.deals is None:
+            raise ValueError("--ladder needs --deals N (deals per rung)")
+        from .edge_strength import run_edge_ladder
+
+        try:
+            run_edge_ladder(args.ladder, args.deals, workers=args.workers, out=args.out, progress=not args.quiet,
+                            ray=args.ray, boot=args.boot, matches=args.matches)
+        except KeyboardInterrupt:
+            return 130
+        return 0
     try:
         run_study(args.specs, args.deals, args.seed, args.workers, args.out, args.solo, args.sun,
                   args.deals_file, args.save_deals, args.target, args.boot, args.matches,
                   progress=not args.quiet, resume=args.resume, force=args.force,
-                  records=getattr(args, "records", None))
+                  records=getattr(args, "records", None), ray=args.ray)
     except KeyboardInterrupt as e:
         return interrupt_status(e)
     return 0

@@ -25,6 +25,7 @@ import numpy as np
 import torch
 
 from twilight_env.engine import State, random_hands
+from twilight_env.heldout import check_not_heldout
 from twilight_env.infoset import InfoSet
 
 from .features import NUM_MASKS, role_of, state_row
@@ -243,8 +244,12 @@ class EvalResult:
 
 
 def eval_deals(num_players: int, num_deals: int, seed: int) -> list[tuple]:
-    """A fixed list of ``(hands, leader)`` deals drawn from ``seed`` (the same every call)."""
-    rng = np.random.default_rng(seed)
+    """A fixed list of ``(hands, leader)`` deals drawn from ``seed`` (the same every call).
+
+    Raises:
+        ValueError: ``seed`` is a held-out deal set's (``twilight_env.heldout``).
+    """
+    rng = np.random.default_rng(check_not_heldout(seed, "evaluation seed"))
     out = []
     for _ in range(num_deals):
         hands = random_hands(rng)

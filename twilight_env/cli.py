@@ -28,12 +28,13 @@ from . import __version__
 
 # subcommand -> (module, one-line help)
 # subcommand -> the extra whose packages it needs beyond the core install
-EXTRAS: dict[str, str] = {"arena": "study", "edge": "study", "play": "study", "train": "train"}
+EXTRAS: dict[str, str] = {"arena": "study", "edge": "study", "ladder": "study", "play": "study", "train": "train"}
 
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "deal": ("twilight_env.deal_log", "play one random deal and print it trick by trick"),
     "arena": ("experiments.arena", "duplicate-deal round robin between agent specs"),
     "edge": ("experiments.solo_edge", "3-player study: does the solo or the Sun side have the edge?"),
+    "ladder": ("experiments.ladder", "strength ladder: duplicate matches between consecutive rungs, with ratings"),
     "play": ("experiments.play", "play one seat in the terminal against agents"),
     "train": ("training.train", "train a neural agent by self-play"),
     "replay": ("twilight_env.replay_log", "check a game record with the engine and print it trick by trick"),

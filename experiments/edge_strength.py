@@ -1,0 +1,222 @@
+"""``twilight edge --ladder FOLDER``: the solo-vs-Sun edge at every rung of a strength ladder.
+
+For each rung of a finished 3-player ``twilight ladder`` run (``random`` is skipped: its
+edge says nothing about the game), the edge study (:mod:`experiments.solo_edge`) plays
+the rung's agent on all three chairs on the held-out deal set ``heldout-2`` (by default;
+the ladder itself plays ``heldout-1``), each rung in its own folder
+``FOLDER_OUT/edge_{k}_{agent}/``. A rung already finished there is read back, and a rung
+interrupted midway resumes from its checkpoint, so long studies are spread over several
+sittings by running the same command again.
+
+Outputs in ``FOLDER_OUT`` (default ``out/edge_ladder__{seed}__{unixtime}``):
+
+- ``edge_vs_strength.json`` / ``.md``: per rung its ladder rating (points and Elo, with
+  intervals), Moon − Sun deal points per deal with its 95% interval and half-width,
+  P(Moon > Sun), P(solo wins a fixed-solo match to the target), the deals played and the
+  hours they took, and, where the half-width is above ``TARGET_HALF_WIDTH`` (2 deal
+  points), the deals that reaching it needs (the half-width shrinks as 1/sqrt(N)) and
+  the hours that takes here and on N Ray workers (assuming time per deal stays as
+  measured and N workers play N times as fast);
+- the difference between the top two rungs' edges, with a 95% interval (Welch, the two
+  rungs' per-deal differences being independent samples on the same deal set: a
+  conservative interval, since it ignores the pairing by deal);
+- ``edge_vs_strength.png``: the edge (y, with intervals) against the ladder's points
+  rating (x, with intervals).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import sys
+import time
+
+import numpy as np
+
+from .common import fmt_ci, markdown_table, out_dir, text_table
+from .dealsets import heldout_seed
+
+TARGET_HALF_WIDTH = 2.0
+"""Deal points per deal: the study's target half-width of the Moon − Sun interval."""
+DEFAULT_DEAL_SET = "heldout-2"
+
+
+def _slug(spec: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.=-]+", "_", spec)
+
+
+def load_ladder(folder: str) -> dict:
+    """The ``ladder.json`` of a finished 3-player ladder run.
+
+    Raises:
+        ValueError: no readable ladder.json, or a 4-player ladder (the edge is a 3-player
+            question, R7).
+    """
+    path = os.path.join(folder, "ladder.json")
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+    except (OSError, json.JSONDecodeError) as e:
+        raise ValueError(f"--ladder {folder!r}: no readable ladder.json ({e}); run `twilight ladder` first") from None
+    if doc.get("num_players") != 3:
+        raise ValueError(f"--ladder {folder!r} is a {doc.get('num_players')}-player ladder; the edge study needs a "
+                         "3-player one (`twilight ladder --players 3`)")
+    return doc
+
+
+def projection(half_width: float, deals: int, seconds: float, workers: tuple[int, ...] = (8, 32)) -> dict:
+    """Deals and hours needed for a half-width of ``TARGET_HALF_WIDTH`` (1/sqrt(N) scaling).
+
+    Returns:
+        ``{"deals_needed", "hours_here", "hours_on": {workers: hours}}``; deals_needed is
+        ``deals`` when the target is already met.
+    """
+    if not math.isfinite(half_width) or deals < 2:
+        return {"deals_needed": None, "hours_here": None, "hours_on": {}}
+    need = max(deals, math.ceil(deals * (half_width / TARGET_HALF_WIDTH) ** 2))
+    hours = seconds / deals * need / 3600.0
+    return {"deals_needed": need, "hours_here": hours, "hours_on": {str(w): hours / w for w in workers}}
+
+
+def run_edge_ladder(ladder_folder: str, deals: int, deal_set_name: str = DEFAULT_DEAL_SET, workers: int = 1,
+                    out: str | None = None, progress: bool = True, verbose: bool = True,
+                    ray: str | None = None, boot: int | None = None, matches: int | None = None) -> str:
+    """Play (or resume, or read back) the edge at every rung; write the outputs; return the folder.
+
+    Raises:
+        ValueError: as :func:`load_ladder`, a bad number of deals, or an unknown deal set.
+    """
+    from .solo_edge import CHECKPOINT, load_result, run_study
+
+    lad = load_ladder(ladder_folder)
+    if isinstance(deals, bool) or not isinstance(deals, int) or deals < 2:
+        raise ValueError(f"--deals must be at least 2, got {deals!r}")
+    seed = heldout_seed(deal_set_name)
+    folder = out_dir(out, "edge_ladder", seed, force=True)  # re-entered on purpose: each rung has its own folder
+    rows = []
+    for k, (spec, rating) in enumerate(zip(lad["rungs"], lad["ratings"])):
+        if spec.split(":")[0] == "random":
+            continue
+        sub = os.path.join(folder, f"edge_{k}_{_slug(spec)}")
+        if os.path.isfile(os.path.join(sub, "edge.json")):
+            doc = load_result(sub)
+            if doc["deals"] != deals or doc["seed"] != seed:
+                raise ValueError(f"{sub!r} holds an edge run of {doc['deals']} deals (seed {doc['seed']}); this "
+                                 f"command asks for {deals} (seed {seed}): use another --out")
+        elif os.path.isfile(os.path.join(sub, CHECKPOINT)):
+            if verbose:
+                print(f"rung {k} ({spec}): resuming {sub}", file=sys.stderr)
+            run_study(resume=sub, workers=workers, progress=progress, verbose=False, ray=ray)
+            doc = load_result(sub)
+        else:
+            if verbose:
+                print(f"rung {k} ({spec}): {deals} deals into {sub}", file=sys.stderr)
+            run_study([spec], deals, seed, workers, sub, progress=progress, verbose=False, ray=ray, boot=boot,
+                      matches=matches)
+            doc = load_result(sub)
+        r = doc["results"][0]
+        f = r["figures"]
+        hw = (f["diff"]["ci_high"] - f["diff"]["ci_low"]) / 2
+        rows.append({"rung": k, "spec": spec, "rating": rating, "deals": doc["deals"], "diff": f["diff"],
+                     "half_width": hw, "p_moon_outscores": f["p_moon_outscores"],
+                     "p_solo_wins": f["matches"]["fixed_solo"], "hours": doc["run_seconds"] / 3600.0,
+                     "projection": projection(hw, doc["deals"], doc["run_seconds"]), "folder": sub,
+                     "diff_per_deal": (np.asarray(r["moon_points"], float) - np.asarray(r["sun_points"], float))
+                     .mean(axis=1).tolist()})
+    if not rows:
+        raise ValueError(f"--ladder {ladder_folder!r} has no rung other than random")
+    result = {"ladder": os.path.abspath(ladder_folder), "deal_set": deal_set_name, "seed": seed, "deals": deals,
+              "target_half_width": TARGET_HALF_WIDTH, "rungs": rows, "top_two": top_two(rows),
+              "written": time.strftime("%Y-%m-%d %H:%M:%S")}
+    write_outputs(folder, result)
+    if verbose:
+        header, trows = table_rows(result)
+        print(text_table(header, trows))
+        print(f"\n{top_two_line(result)}\nFiles: {folder}/edge_vs_strength.md, .json, .png")
+    return folder
+
+
+def top_two(rows: list[dict]) -> dict | None:
+    """Edge of the top rung minus the rung below it, with a Welch 95% interval."""
+    if len(rows) < 2:
+        return None
+    from scipy import stats
+
+    a = np.asarray(rows[-1]["diff_per_deal"])
+    b = np.asarray(rows[-2]["diff_per_deal"])
+    res = stats.ttest_ind(a, b, equal_var=False)
+    ci = res.confidence_interval(0.95)
+    return {"upper": rows[-1]["spec"], "lower": rows[-2]["spec"], "difference": float(a.mean() - b.mean()),
+            "ci_low": float(ci.low), "ci_high": float(ci.high)}
+
+
+def top_two_line(result: dict) -> str:
+    t = result["top_two"]
+    if t is None:
+        return "One rung only: no difference between the top two rungs."
+    flat = t["ci_low"] <= 0 <= t["ci_high"]
+    return (f"Top two rungs: the edge at {t['upper']} minus the edge at {t['lower']} = "
+            f"{fmt_ci(t['difference'], t['ci_low'], t['ci_high'], signed=True)} deal points per deal; "
+            + ("the interval holds 0, so no change between them is shown." if flat
+               else "the interval excludes 0: the edge still moves with strength."))
+
+
+def table_rows(result: dict) -> tuple[list[str], list[list[str]]]:
+    header = ["rung", "agent", "points rating [CI]", "N", "Moon − Sun [95% CI]", "half-width", "P(Moon > Sun)",
+              "P(solo wins), fixed_solo", "hours", f"deals for ±{TARGET_HALF_WIDTH:g} (hours here / 8 / 32 workers)"]
+    rows = []
+    for r in result["rungs"]:
+        rt, d, p, s, pr = r["rating"], r["diff"], r["p_moon_outscores"], r["p_solo_wins"], r["projection"]
+        need = "met" if r["half_width"] <= TARGET_HALF_WIDTH else (
+            f"{pr['deals_needed']} ({pr['hours_here']:.1f} / {pr['hours_on']['8']:.1f} / {pr['hours_on']['32']:.2f})")
+        rows.append([str(r["rung"]), r["spec"], fmt_ci(rt["points"], *rt["points_ci"], signed=True), str(r["deals"]),
+                     fmt_ci(d["mean"], d["ci_low"], d["ci_high"], signed=True), f"{r['half_width']:.1f}",
+                     fmt_ci(p["p"], p["ci_low"], p["ci_high"], digits=3),
+                     fmt_ci(s["p_solo_wins"], s["ci_low"], s["ci_high"], digits=3), f"{r['hours']:.2f}", need])
+    return header, rows
+
+
+def write_outputs(folder: str, result: dict) -> None:
+    with open(os.path.join(folder, "edge_vs_strength.json"), "w") as f:
+        json.dump(result, f, indent=1)
+    header, rows = table_rows(result)
+    lines = ["# The solo-vs-Sun edge against strength (3 players)", "",
+             f"Edge runs on the held-out deal set {result['deal_set']} ({result['deals']} deals x 3 plays per rung); "
+             f"ratings from the ladder in {result['ladder']}.", "", markdown_table(header, rows), "",
+             top_two_line(result), "",
+             "Moon − Sun: deal points per deal, each deal's three plays averaged, Student-t interval. Deals for "
+             f"±{TARGET_HALF_WIDTH:g}: N (half-width / {TARGET_HALF_WIDTH:g})², hours at the measured time per deal, "
+             "divided by the number of Ray workers (on paper)."]
+    with open(os.path.join(folder, "edge_vs_strength.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    plot(result, os.path.join(folder, "edge_vs_strength.png"))
+
+
+def plot(result: dict, path: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = result["rungs"]
+    x = np.array([r["rating"]["points"] for r in rows])
+    xlo = np.array([r["rating"]["points_ci"][0] for r in rows])
+    xhi = np.array([r["rating"]["points_ci"][1] for r in rows])
+    y = np.array([r["diff"]["mean"] for r in rows])
+    ylo = np.array([r["diff"]["ci_low"] for r in rows])
+    yhi = np.array([r["diff"]["ci_high"] for r in rows])
+    fig, ax = plt.subplots(figsize=(7.5, 4.6))
+    ax.axhline(0, color="grey", lw=1)
+    ax.errorbar(x, y, xerr=[x - xlo, xhi - x], yerr=[y - ylo, yhi - y], fmt="o-", capsize=4)
+    for r, xi, yi in zip(rows, x, y):
+        ax.annotate(r["spec"], (xi, yi), textcoords="offset points", xytext=(6, 6), fontsize=9)
+    ax.set_xlabel("ladder points rating (deal points per deal above the bottom rung)")
+    ax.set_ylabel("Moon − Sun deal points per deal")
+    ax.set_title(f"Solo-vs-Sun edge against strength, 3 players ({result['deal_set']}, "
+                 f"{result['deals']} deals per rung, 95% intervals)", fontsize=10)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

@@ -1,0 +1,363 @@
+"""``twilight ladder``: a strength ladder of agents, on held-out duplicate deals.
+
+The rungs are agent specs in the order they are expected to rank, weakest first (by
+default ``random < heuristic < neural:default < pimc < ismcts``; agents that cannot be
+built here, e.g. ``neural`` without torch, are left out with a note). Each pair of
+consecutive rungs plays a duplicate match (``twilight arena``'s format: every deal twice
+with the sides swapped, R2.1 / R7.1-R7.3) on the same deal set, by default the named
+held-out set ``heldout-1`` (``experiments.dealsets.HELDOUT_SEEDS``), which no training
+run, evaluation during training or tuning uses.
+
+Figures, per step (upper rung against the one below, 95% intervals):
+
+- the margin, the upper rung's deal points per deal (Student-t over duplicate pairs);
+  the step **holds** when the whole interval is above 0;
+- the upper rung's win rate (plays its side outscored the other; ties count half).
+
+Ratings, per rung: the **points rating**, the sum of the margins below it (the bottom
+rung is 0: deal points per deal above the bottom rung along the ladder), and an **Elo
+rating**, the sum of ``400 log10(w / (1 - w))`` over the steps below it, ``w`` being the
+step's win rate. Both intervals come from one percentile bootstrap that resamples the
+deals (``--boot`` resamples): every step is played on the same deals, so resampling
+deals keeps the steps' correlation. Consecutive rungs only: a ladder measures each step,
+not every pair (``twilight arena`` plays round robins).
+
+Output folder (default ``out/ladder__{seed}__{unixtime}``): ``ladder.json`` (every
+figure, the per-deal pair scores of every step, run times), ``ladder.md`` (table),
+``ladder.png`` (ratings with intervals). Each finished step is saved at once
+(``ladder.steps.json``), and ``twilight ladder --resume FOLDER`` plays only the steps
+still missing (a step interrupted midway is played again from its start).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import time
+
+import numpy as np
+
+from .common import (check_specs, check_workers, default_workers, fmt_ci, git_hash, markdown_table, mean_ci,
+                     out_dir, text_table, write_json_atomic)
+from .dealsets import HELDOUT_SEEDS, deal_set, heldout_seed
+from .distributed import add_ray_argument, ray_runner, runner_label
+
+DEFAULT_RUNGS = ("random", "heuristic", "neural:default", "pimc", "ismcts")
+"""Rungs by default, weakest first; those that cannot be built here are left out."""
+DEFAULT_DEALS = 100
+DEFAULT_BOOT = 2000
+STEPS_FILE = "ladder.steps.json"
+STEPS_KIND = "twilight-ladder-steps"
+BOOT_STREAM = 3
+"""Tag of the bootstrap's random stream (distinct from deals, agents and edge's bootstrap)."""
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("rungs", nargs="*", metavar="SPEC",
+                   help=f"agent specs, weakest first (default: {' '.join(DEFAULT_RUNGS)}, those available here)")
+    p.add_argument("--players", type=int, choices=(3, 4), default=3, help="3 or 4 players (default 3)")
+    p.add_argument("--deals", type=int, default=None,
+                   help=f"deals per step, each played twice (default {DEFAULT_DEALS}, or all of --deals-file)")
+    p.add_argument("--deal-set", default="heldout-1", choices=sorted(HELDOUT_SEEDS),
+                   help="named held-out deal set (default heldout-1); --seed or --deals-file replace it")
+    p.add_argument("--seed", type=int, default=None,
+                   help="seed of the deals and the agents instead of a named held-out set")
+    p.add_argument("--deals-file", default=None, help="play the deals of this JSON deal file")
+    p.add_argument("--boot", type=int, default=None, help=f"bootstrap resamples of the deals (default {DEFAULT_BOOT})")
+    p.add_argument("--workers", type=int, default=default_workers(),
+                   help="worker processes (default: os.cpu_count(); 1 runs in this process)")
+    p.add_argument("--out", default=None, help="output folder (default out/ladder__{seed}__{unixtime})")
+    p.add_argument("--force", action="store_true", help="write into an --out folder that already holds files")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--resume", default=None, metavar="FOLDER",
+                   help="finish an interrupted ladder: play only the steps missing from FOLDER (its settings are "
+                        "kept; only --workers, --ray and --quiet may be given with it)")
+    add_ray_argument(p)
+
+
+def default_rungs() -> tuple[list[str], list[str]]:
+    """The default rungs that can be built here, and the names of those left out."""
+    from .common import agent_available
+
+    keep, left = [], []
+    for spec in DEFAULT_RUNGS:
+        (keep if agent_available(spec.split(":")[0]) else left).append(spec)
+    return keep, left
+
+
+# ---------------------------------------------------------------------------------
+# figures
+# ---------------------------------------------------------------------------------
+
+def _win_rate(points: np.ndarray) -> float:
+    """Share of plays the first agent's side won; ties half. ``points``: (deals, 2)."""
+    return float(np.mean(np.where(points > 0, 1.0, np.where(points == 0, 0.5, 0.0))))
+
+
+def elo_of(w: float) -> float:
+    """Elo difference ``400 log10(w / (1 - w))`` of a win rate, clipped to (0.001, 0.999)."""
+    w = min(max(w, 1e-3), 1 - 1e-3)
+    return 400.0 * math.log10(w / (1 - w))
+
+
+def ratings(steps: list[dict], boot: int, seed: int, confidence: float = 0.95) -> list[dict]:
+    """Points and Elo ratings of the rungs with percentile-bootstrap intervals.
+
+    Args:
+        steps: per step k (rung k+1 against rung k), ``"points"``: the upper rung's
+            points per play, shape (deals, 2), all steps on the same deals.
+        boot: bootstrap resamples of the deals.
+        seed: the run's seed (the bootstrap stream is (seed, ``BOOT_STREAM``)).
+
+    Returns:
+        one dict per rung (len(steps) + 1), bottom first: ``points``, ``points_ci``,
+        ``elo``, ``elo_ci`` (the bottom rung is 0 with interval [0, 0]).
+
+    Raises:
+        ValueError: when the steps are not played on the same number of deals, or
+            ``boot`` < 1.
+    """
+    pts = [np.asarray(s["points"], dtype=float) for s in steps]
+    n = {p.shape[0] for p in pts}
+    if len(n) != 1:
+        raise ValueError(f"every step must be played on the same deals; got deal counts {sorted(n)}")
+    if isinstance(boot, bool) or not isinstance(boot, int) or boot < 1:
+        raise ValueError(f"--boot must be a positive integer, got {boot!r}")
+    deals = n.pop()
+    margins = np.array([p.mean() for p in pts])
+    elos = np.array([elo_of(_win_rate(p)) for p in pts])
+    rng = np.random.default_rng([seed, BOOT_STREAM])
+    bm = np.empty((boot, len(pts)))
+    be = np.empty((boot, len(pts)))
+    for b in range(boot):
+        idx = rng.integers(0, deals, deals)
+        for k, p in enumerate(pts):
+            bm[b, k] = p[idx].mean()
+            be[b, k] = elo_of(_win_rate(p[idx]))
+    lo_q, hi_q = 100 * (1 - confidence) / 2, 100 * (1 + confidence) / 2
+    out = [{"points": 0.0, "points_ci": [0.0, 0.0], "elo": 0.0, "elo_ci": [0.0, 0.0]}]
+    for k in range(len(pts)):
+        cm, ce = bm[:, :k + 1].sum(axis=1), be[:, :k + 1].sum(axis=1)
+        out.append({"points": float(margins[:k + 1].sum()),
+                    "points_ci": [float(np.percentile(cm, lo_q)), float(np.percentile(cm, hi_q))],
+                    "elo": float(elos[:k + 1].sum()),
+                    "elo_ci": [float(np.percentile(ce, lo_q)), float(np.percentile(ce, hi_q))]})
+    return out
+
+
+def step_figures(pairing: dict, num_players: int) -> dict:
+    """The figures of one step from ``play_arena``'s pairing entry (upper rung = A)."""
+    pts = np.array([[p for p in pair] for pair in pairing["points"]], dtype=float)
+    m, lo, hi = mean_ci(pts.mean(axis=1))
+    fig = {"upper": pairing["a_spec"], "lower": pairing["b_spec"], "deals": int(pts.shape[0]),
+           "margin": m, "ci_low": lo, "ci_high": hi, "holds": bool(lo > 0), "win_rate": _win_rate(pts),
+           "points": pts.tolist(), "seconds": pairing["seconds"]}
+    if num_players == 3:
+        for role, col in (("solo", 0), ("sun", 1)):
+            rm, rlo, rhi = mean_ci(pts[:, col])
+            fig[f"upper_as_{role}"] = {"mean": rm, "ci_low": rlo, "ci_high": rhi}
+    return fig
+
+
+# ---------------------------------------------------------------------------------
+# playing
+# ---------------------------------------------------------------------------------
+
+def play_step(upper: str, lower: str, deals: list, num_players: int, seed: int, workers: int, step: int,
+              progress: bool) -> dict:
+    """Play one step (upper against lower) on ``deals``; returns its pairing entry with
+    ``points`` (the upper rung's points per play, (deals, 2)) and ``seconds``."""
+    from .arena import play_arena
+
+    t0 = time.time()
+    # the step index seeds the agents' streams, so two steps with equal specs differ
+    res = play_arena([upper, lower], deals, num_players, seed + 7919 * step, workers, progress=progress)
+    entry = dict(res["pairings"][0])
+    entry["seconds"] = time.time() - t0
+    return entry
+
+
+def _load_steps(folder: str) -> dict:
+    path = os.path.join(folder, STEPS_FILE)
+    if not os.path.isfile(path):
+        if os.path.isfile(os.path.join(folder, "ladder.json")):
+            raise ValueError(f"the ladder in {folder!r} has already finished (its ladder.json is there)")
+        raise ValueError(f"no ladder progress file in {folder!r} (expected {path})")
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+    except (OSError, json.JSONDecodeError) as e:
+        raise ValueError(f"ladder progress file {path!r} is not readable JSON: {e}") from None
+    if not isinstance(doc, dict) or doc.get("kind") != STEPS_KIND or doc.get("version") != 1:
+        raise ValueError(f"{path!r} is not a twilight ladder progress file (version 1)")
+    for key in ("settings", "deals", "steps"):
+        if key not in doc:
+            raise ValueError(f"ladder progress file {path!r} is malformed: the key {key!r} is missing")
+    return doc
+
+
+def run_ladder(rungs: list[str] | None = None, num_players: int = 3, deals: int | None = None,
+               deal_set_name: str = "heldout-1", seed: int | None = None, deals_file: str | None = None,
+               boot: int | None = None, workers: int = 1, out: str | None = None, progress: bool = True,
+               verbose: bool = True, resume: str | None = None, ray: str | None = None, force: bool = False) -> str:
+    """Play the ladder (module docstring) and write its outputs; returns the folder.
+
+    Raises:
+        ValueError: fewer than two rungs, a bad spec (listing the valid agents), a bad
+            number, deal file or progress file, or settings given with ``resume``.
+    """
+    t0 = time.time()
+    workers = check_workers(workers)
+    if resume is not None:
+        given = [k for k, v in (("rungs", rungs), ("--deals", deals), ("--seed", seed), ("--deals-file", deals_file),
+                                ("--boot", boot), ("--out", out), ("--force", force or None)) if v not in (None, [])]
+        if given:
+            raise ValueError(f"--resume keeps the settings saved in the folder; do not give {', '.join(given)} "
+                             "with it (only --workers, --ray and --quiet)")
+        doc = _load_steps(resume)
+        st = doc["settings"]
+        rungs, num_players, seed, boot, meta = st["rungs"], st["num_players"], st["seed"], st["boot"], st["source"]
+        deal_list, done, folder, left_out = doc["deals"], doc["steps"], resume, st.get("left_out", [])
+        check_specs(rungs)
+    else:
+        left_out: list[str] = []
+        if not rungs:
+            rungs, left_out = default_rungs()
+        rungs = check_specs(rungs)
+        if len(rungs) < 2:
+            raise ValueError(f"a ladder needs at least two rungs, got {rungs}")
+        boot = DEFAULT_BOOT if boot is None else boot
+        if isinstance(boot, bool) or not isinstance(boot, int) or boot < 1:
+            raise ValueError(f"--boot must be a positive integer, got {boot!r}")
+        n = deals if deals is not None or deals_file else DEFAULT_DEALS
+        if n is not None and n < 2:
+            raise ValueError(f"--deals must be at least 2 (intervals need two deals), got {n}")
+        name = None
+        if seed is None and not deals_file:
+            seed, name = heldout_seed(deal_set_name), deal_set_name
+        deal_list, meta = deal_set(n, seed, num_players, deals_file)
+        seed = seed if seed is not None else (meta["seed"] if meta["seed"] is not None else 0)
+        meta = dict(meta, name=name)
+        folder = out_dir(out, "ladder", seed, force)
+        done = []
+    settings = {"rungs": rungs, "num_players": num_players, "seed": seed, "boot": boot, "source": meta,
+                "left_out": left_out}
+    path = os.path.join(folder, STEPS_FILE)
+    try:
+        with ray_runner(ray):
+            for k in range(len(done), len(rungs) - 1):
+                upper, lower = rungs[k + 1], rungs[k]
+                if verbose:
+                    print(f"step {k + 1}/{len(rungs) - 1}: {upper} against {lower}", file=sys.stderr)
+                entry = play_step(upper, lower, deal_list, num_players, seed, workers, k, progress)
+                done.append(step_figures(entry, num_players))
+                write_json_atomic(path, {"kind": STEPS_KIND, "version": 1, "settings": settings,
+                                         "deals": deal_list, "steps": done})
+    except KeyboardInterrupt:
+        write_json_atomic(path, {"kind": STEPS_KIND, "version": 1, "settings": settings, "deals": deal_list,
+                                 "steps": done})
+        print(f"\ninterrupted: {len(done)} finished step(s) saved in {path}; "
+              f"continue with: twilight ladder --resume {folder}", file=sys.stderr)
+        raise
+    rates = ratings(done, boot, seed)
+    doc = {"rungs": rungs, "left_out": left_out, "num_players": num_players, "deals": len(deal_list),
+           "seed": seed, "deals_source": meta, "boot": boot, "runner": runner_label(ray), "workers": workers,
+           "git": git_hash(), "run_seconds": sum(s["seconds"] for s in done), "resumed": resume is not None,
+           "steps": done, "ratings": [dict(r, spec=s) for r, s in zip(rates, rungs)]}
+    write_outputs(folder, doc)
+    if os.path.exists(path):
+        os.remove(path)
+    if verbose:
+        header, rows = table_rows(doc)
+        print(text_table(header, rows))
+        print(f"\n{summary(doc)}\nFiles: {folder}/ladder.md, ladder.json, ladder.png "
+              f"({time.time() - t0:.0f} s this sitting)")
+    return folder
+
+
+# ---------------------------------------------------------------------------------
+# output
+# ---------------------------------------------------------------------------------
+
+def table_rows(doc: dict) -> tuple[list[str], list[list[str]]]:
+    header = ["rung", "agent", "margin over the rung below [95% CI]", "holds", "win rate", "points rating [CI]",
+              "Elo [CI]", "step time"]
+    rows = []
+    for k, (spec, r) in enumerate(zip(doc["rungs"], doc["ratings"])):
+        if k == 0:
+            rows.append([str(k), spec, "–", "–", "–", "0", "0", "–"])
+            continue
+        s = doc["steps"][k - 1]
+        rows.append([str(k), spec, fmt_ci(s["margin"], s["ci_low"], s["ci_high"], signed=True),
+                     "yes" if s["holds"] else "no", f"{s['win_rate']:.3f}",
+                     fmt_ci(r["points"], *r["points_ci"], signed=True), fmt_ci(r["elo"], *r["elo_ci"], digits=0),
+                     f"{s['seconds']:.0f} s"])
+    return header, rows
+
+
+def summary(doc: dict) -> str:
+    failing = [f"{s['upper']} over {s['lower']}" for s in doc["steps"] if not s["holds"]]
+    src = doc["deals_source"]
+    where = src.get("name") or (f"file {src['path']}" if src.get("path") else f"seed {doc['seed']}")
+    text = (f"{doc['num_players']} players, {doc['deals']} deals ({where}) x 2 plays per step; "
+            f"top rung: {doc['rungs'][-1]}. ")
+    text += ("Every step holds (its interval is above 0)." if not failing
+             else f"Steps whose interval is not above 0: {', '.join(failing)}.")
+    if doc.get("left_out"):
+        text += f" Left out (cannot be built here): {', '.join(doc['left_out'])}."
+    return text
+
+
+def write_outputs(folder: str, doc: dict) -> None:
+    with open(os.path.join(folder, "ladder.json"), "w") as f:
+        json.dump(doc, f, indent=1)
+    header, rows = table_rows(doc)
+    lines = [f"# Strength ladder, {doc['num_players']} players", "", markdown_table(header, rows), "",
+             summary(doc), "",
+             "Margin: the upper rung's deal points per deal against the rung below, duplicate deals, Student-t "
+             "interval; a step holds when its interval is above 0. Points rating: margins summed up the ladder. "
+             "Elo: 400 log10(w / (1 - w)) of each step's win rate w, summed. Rating intervals: percentile "
+             f"bootstrap over the deals ({doc['boot']} resamples).", "",
+             f"Run time {doc['run_seconds']:.0f} s ({doc['runner']}, {doc['workers']} worker(s))."]
+    with open(os.path.join(folder, "ladder.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    plot(doc, os.path.join(folder, "ladder.png"))
+
+
+def plot(doc: dict, path: str) -> None:
+    """Ratings with their bootstrap intervals: points (left) and Elo (right) by rung."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rungs, rates = doc["rungs"], doc["ratings"]
+    x = np.arange(len(rungs))
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+    for ax, key, label in ((axes[0], "points", "deal points per deal above the bottom rung"),
+                           (axes[1], "elo", "Elo above the bottom rung")):
+        y = np.array([r[key] for r in rates])
+        lo = np.array([r[f"{key}_ci"][0] for r in rates])
+        hi = np.array([r[f"{key}_ci"][1] for r in rates])
+        ax.errorbar(x, y, yerr=[y - lo, hi - y], fmt="o-", capsize=4)
+        ax.set_xticks(x, rungs, rotation=20, ha="right")
+        ax.set_ylabel(label)
+        ax.grid(alpha=0.3)
+    fig.suptitle(f"Strength ladder, {doc['num_players']} players, {doc['deals']} duplicate deals per step "
+                 f"(seed {doc['seed']}), 95% bootstrap intervals")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def run(args) -> int:
+    try:
+        run_ladder(args.rungs, args.players, args.deals, args.deal_set, args.seed, args.deals_file, args.boot,
+                   args.workers, args.out, progress=not args.quiet, resume=args.resume, ray=args.ray,
+                   force=args.force)
+    except KeyboardInterrupt:
+        return 130
+    return 0

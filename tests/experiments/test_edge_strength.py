@@ -1,0 +1,88 @@
+"""``twilight edge --ladder``: the edge at every rung of a ladder on the held-out set
+heldout-2, read back or resumed on a second run, with the top-two difference and the
+projection to a ±2 half-width."""
+
+import json
+import math
+
+import pytest
+
+import experiments.edge_strength as es
+import experiments.ladder as ladder
+import experiments.solo_edge as edge
+from twilight_env.cli import main
+from twilight_env.heldout import HELDOUT_SEEDS
+
+
+@pytest.fixture(scope="module")
+def lad(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("lad")
+    ladder.run_ladder(["random", "heuristic", "heuristic:"], num_players=3, deals=4, boot=20, workers=1,
+                      out=str(folder), progress=False, verbose=False)
+    return folder
+
+
+def test_edge_at_every_rung_but_random(lad, tmp_path, monkeypatch):
+    out = tmp_path / "el"
+    assert main(["edge", "--ladder", str(lad), "--deals", "4", "--out", str(out), "--quiet", "--boot", "10",
+                 "--matches", "20", "--workers", "1"]) == 0
+    doc = json.loads((out / "edge_vs_strength.json").read_text())
+    assert doc["seed"] == HELDOUT_SEEDS["heldout-2"]
+    assert [r["spec"] for r in doc["rungs"]] == ["heuristic", "heuristic:"]
+    for r in doc["rungs"]:
+        e = json.loads((out / r["folder"].split("/")[-1] / "edge.json").read_text())
+        assert e["deals"] == 4 and e["seed"] == HELDOUT_SEEDS["heldout-2"]
+        assert r["diff"] == e["results"][0]["figures"]["diff"]
+        assert r["half_width"] == pytest.approx((r["diff"]["ci_high"] - r["diff"]["ci_low"]) / 2)
+    t = doc["top_two"]
+    a, b = (sum(r["diff_per_deal"]) / 4 for r in doc["rungs"][::-1])
+    assert t["difference"] == pytest.approx(a - b)
+    assert t["ci_low"] <= t["difference"] <= t["ci_high"]
+    assert (out / "edge_vs_strength.png").stat().st_size > 5000
+    # a second run reads every finished rung back and plays nothing
+    calls = []
+    monkeypatch.setattr(edge, "run_study", lambda *a, **k: calls.append(a))
+    es.run_edge_ladder(str(lad), 4, out=str(out), workers=1, progress=False, verbose=False)
+    assert calls == []
+    with pytest.raises(ValueError, match="use another --out"):
+        es.run_edge_ladder(str(lad), 5, out=str(out), workers=1, progress=False, verbose=False)
+
+
+def test_an_interrupted_rung_resumes(lad, tmp_path, monkeypatch):
+    out = tmp_path / "el"
+    ref = tmp_path / "ref"
+    es.run_edge_ladder(str(lad), 4, out=str(ref), workers=1, progress=False, verbose=False, boot=10, matches=20)
+    real = edge._play_edge_deal
+    n = []
+
+    def stop(task):
+        n.append(1)
+        if len(n) == 6:  # rung 1 done (4 deals), rung 2 part done
+            raise KeyboardInterrupt
+        return real(task)
+
+    monkeypatch.setattr(edge, "_play_edge_deal", stop)
+    with pytest.raises(KeyboardInterrupt):
+        es.run_edge_ladder(str(lad), 4, out=str(out), workers=1, progress=False, verbose=False, boot=10, matches=20)
+    monkeypatch.setattr(edge, "_play_edge_deal", real)
+    es.run_edge_ladder(str(lad), 4, out=str(out), workers=1, progress=False, verbose=False, boot=10, matches=20)
+    got = json.loads((out / "edge_vs_strength.json").read_text())
+    want = json.loads((ref / "edge_vs_strength.json").read_text())
+    assert [r["diff_per_deal"] for r in got["rungs"]] == [r["diff_per_deal"] for r in want["rungs"]]
+
+
+def test_projection_scales_as_one_over_root_n():
+    p = es.projection(4.0, 100, 3600.0)
+    assert p["deals_needed"] == 400 and p["hours_here"] == pytest.approx(4.0)
+    assert p["hours_on"]["8"] == pytest.approx(0.5)
+    assert es.projection(1.5, 100, 10.0)["deals_needed"] == 100  # already met
+    assert es.projection(math.nan, 100, 10.0)["deals_needed"] is None
+
+
+def test_ladder_option_errors(lad, tmp_path, capsys):
+    assert main(["edge", "--ladder", str(lad), "--quiet"]) == 2
+    assert "needs --deals" in capsys.readouterr().err
+    assert main(["edge", "heuristic", "--ladder", str(lad), "--deals", "4"]) == 2
+    assert "do not give specs" in capsys.readouterr().err
+    assert main(["edge", "--ladder", str(tmp_path), "--deals", "4"]) == 2
+    assert "no readable ladder.json" in capsys.readouterr().err

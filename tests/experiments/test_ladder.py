@@ -1,0 +1,125 @@
+"""``twilight ladder``: steps between consecutive rungs on a held-out deal set, ratings
+with bootstrap intervals, resumable; the held-out seeds are refused by training."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+import experiments.ladder as ladder
+from experiments.dealsets import generate_deals
+from twilight_env.cli import main
+from twilight_env.heldout import HELDOUT_SEEDS, check_not_heldout, heldout_seed
+
+SMALL = dict(num_players=3, deals=6, boot=50, workers=1, progress=False, verbose=False)
+
+
+def _doc(folder):
+    return json.loads((folder / "ladder.json").read_text())
+
+
+def test_ladder_writes_steps_ratings_and_plot(tmp_path):
+    out = tmp_path / "lad"
+    ladder.run_ladder(["random", "heuristic"], out=str(out), **SMALL)
+    doc = _doc(out)
+    assert doc["deals_source"]["name"] == "heldout-1"
+    assert doc["seed"] == HELDOUT_SEEDS["heldout-1"]
+    assert doc["deals"] == 6 and doc["rungs"] == ["random", "heuristic"]
+    (step,) = doc["steps"]
+    assert (step["upper"], step["lower"]) == ("heuristic", "random")
+    pts = np.array(step["points"])
+    assert pts.shape == (6, 2)
+    assert step["margin"] == pytest.approx(pts.mean())
+    assert step["holds"] == (step["ci_low"] > 0)
+    assert doc["ratings"][0]["points"] == 0
+    assert doc["ratings"][1]["points"] == pytest.approx(step["margin"])
+    lo, hi = doc["ratings"][1]["points_ci"]
+    assert lo <= step["margin"] <= hi
+    assert (out / "ladder.png").stat().st_size > 5000
+    assert "heldout-1" in (out / "ladder.md").read_text()
+    assert not (out / ladder.STEPS_FILE).exists()
+
+
+def test_the_held_out_deals_are_the_named_seed(tmp_path):
+    out = tmp_path / "lad"
+    ladder.run_ladder(["random", "random"], out=str(out), deal_set_name="heldout-2", **SMALL)
+    doc = _doc(out)
+    assert doc["seed"] == heldout_seed("heldout-2")
+    # the step's side scores are those of the held-out deals (same first deal as the seed draws)
+    assert doc["deals_source"]["seed"] == HELDOUT_SEEDS["heldout-2"]
+    assert generate_deals(1, HELDOUT_SEEDS["heldout-2"])  # the named set is a plain seeded deal set
+
+
+def test_ratings_sum_the_margins_and_bootstrap_the_deals():
+    rng = np.random.default_rng(0)
+    a = rng.normal(30, 40, size=(50, 2))
+    b = rng.normal(10, 40, size=(50, 2))
+    r = ladder.ratings([{"points": a}, {"points": b}], boot=400, seed=1)
+    assert [x["points"] for x in r] == pytest.approx([0, a.mean(), a.mean() + b.mean()])
+    for x in r[1:]:
+        assert x["points_ci"][0] < x["points"] < x["points_ci"][1]
+        assert x["elo_ci"][0] <= x["elo"] <= x["elo_ci"][1]
+    # the top rung's interval is wider than one step's: two steps' noise adds up
+    assert np.diff(r[2]["points_ci"])[0] > np.diff(r[1]["points_ci"])[0]
+    with pytest.raises(ValueError, match="same deals"):
+        ladder.ratings([{"points": a}, {"points": b[:10]}], boot=10, seed=1)
+
+
+def test_elo_of_a_win_rate():
+    assert ladder.elo_of(0.5) == 0
+    assert ladder.elo_of(1 / (1 + 10 ** (-200 / 400))) == pytest.approx(200)
+    assert math.isfinite(ladder.elo_of(1.0)) and ladder.elo_of(0.0) < 0
+
+
+def test_interrupted_ladder_resumes_to_the_same_figures(tmp_path, monkeypatch):
+    rungs = ["random", "heuristic", "random"]
+    ref, cut = tmp_path / "ref", tmp_path / "cut"
+    ladder.run_ladder(rungs, out=str(ref), **SMALL)
+    real = ladder.play_step
+    calls = []
+
+    def failing(*a, **k):
+        calls.append(a[:2])
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(*a, **k)
+
+    monkeypatch.setattr(ladder, "play_step", failing)
+    with pytest.raises(KeyboardInterrupt):
+        ladder.run_ladder(rungs, out=str(cut), **SMALL)
+    saved = json.loads((cut / ladder.STEPS_FILE).read_text())
+    assert len(saved["steps"]) == 1
+    calls.clear()
+    monkeypatch.setattr(ladder, "play_step", lambda *a, **k: (calls.append(a[:2]), real(*a, **k))[1])
+    ladder.run_ladder(resume=str(cut), workers=1, progress=False, verbose=False)
+    assert calls == [("random", "heuristic")]  # only the missing step was played
+    strip = [{k: v for k, v in s.items() if k != "seconds"} for s in _doc(cut)["steps"]]
+    assert strip == [{k: v for k, v in s.items() if k != "seconds"} for s in _doc(ref)["steps"]]
+    assert _doc(cut)["ratings"] == _doc(ref)["ratings"]
+
+
+def test_ladder_errors_are_clear(tmp_path, capsys):
+    with pytest.raises(ValueError, match="at least two rungs"):
+        ladder.run_ladder(["heuristic"], out=str(tmp_path / "a"), **SMALL)
+    with pytest.raises(ValueError, match="valid agents"):
+        ladder.run_ladder(["heuristic", "nonsense"], out=str(tmp_path / "b"), **SMALL)
+    with pytest.raises(ValueError, match="no ladder progress file"):
+        ladder.run_ladder(resume=str(tmp_path))
+    with pytest.raises(ValueError, match="do not give rungs"):
+        ladder.run_ladder(["random", "heuristic"], resume=str(tmp_path))
+    with pytest.raises(ValueError, match="unknown held-out deal set"):
+        heldout_seed("heldout-9")
+    assert main(["ladder", "random", "heuristic", "--deals", "1", "--quiet", "--out", str(tmp_path / "c")]) == 2
+    assert "at least 2" in capsys.readouterr().err
+
+
+def test_training_refuses_held_out_seeds():
+    assert check_not_heldout(5) == 5
+    with pytest.raises(ValueError, match="held-out"):
+        check_not_heldout(HELDOUT_SEEDS["heldout-1"], "evaluation seed")
+    pytest.importorskip("torch")
+    from training.selfplay import eval_deals
+
+    with pytest.raises(ValueError, match="held-out deal set 'heldout-3'"):
+        eval_deals(3, 2, HELDOUT_SEEDS["heldout-3"])
