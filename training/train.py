@@ -39,10 +39,12 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .checkpoint import CHECKPOINT_NAME, FORMAT, VERSION, load_checkpoint, model_from_checkpoint, save_checkpoint
+from agents.nn.checkpoint import (CHECKPOINT_NAME, FORMAT, VERSION, load_checkpoint, model_from_checkpoint,
+                                  save_checkpoint)
+from agents.nn.features import NUM_MASKS, num_roles
+from agents.nn.network import NetConfig, QNetwork
+
 from .config import TrainConfig
-from .features import NUM_MASKS, num_roles
-from .networks import NetConfig, QNetwork
 from .selfplay import SelfPlay, duplicate_eval, eval_deals
 from .vec_selfplay import VecSelfPlay
 
