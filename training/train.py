@@ -790,13 +790,13 @@ def _train(cfg: TrainConfig, override: set | None, t_start: float, signals: _Sig
     try:
         from torch.utils.tensorboard import SummaryWriter
         if ckpt is None:
-            print(f"run directory: {run_dir}")
+            print(f"run directory: {run_dir}", flush=True)
             writer = SummaryWriter(str(run_dir))
             text = "config:\n\n```\n" + json.dumps(cfg.to_dict(), indent=1) + f"\n```\n\ngit: {ghash}"
             writer.add_text("config", text, 0)
         else:
             print(f"resumed {run_dir} at {counters['decisions']:,} decisions "
-                  f"({counters['updates']:,} updates, {counters['episodes']:,} deals)")
+                  f"({counters['updates']:,} updates, {counters['episodes']:,} deals)", flush=True)
             # events logged after the checkpoint (by a run killed without writing one) are dropped
             writer = SummaryWriter(str(run_dir), purge_step=counters["decisions"] + 1)
             writer.add_text("resume", f"resumed at {counters['decisions']} decisions; git: {ghash}; "
