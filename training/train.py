@@ -343,7 +343,8 @@ class TrainingInterrupted(KeyboardInterrupt):
     """
 
     def __init__(self, signum: int, run_dir=None, decisions: int | None = None, command: str | None = None):
-        self.signum, self.run_dir, self.decisions, self.command = int(signum), run_dir, decisions, command
+        self.signum, self.decisions, self.command = int(signum), decisions, command
+        self.run_dir = None if run_dir is None else str(run_dir)
         what = "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
         if command is None:
             msg = f"interrupted ({what}) before training started; nothing saved"
@@ -461,6 +462,7 @@ def resolve_config(cfg: TrainConfig, override: set | None) -> tuple[TrainConfig,
                     if getattr(cfg, n) != getattr(TrainConfig, n)}
     for name in override:
         setattr(saved, name, getattr(cfg, name))
+    saved.resume = os.fspath(cfg.resume)  # a plain string in the checkpoint (weights_only loads)
     run_dir = Path(cfg.resume)
     if run_dir.is_file():
         run_dir = run_dir.parent
