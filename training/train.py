@@ -785,6 +785,8 @@ def _train(cfg: TrainConfig, override: set | None, t_start: float, signals: _Sig
     deals = eval_deals(cfg.players, cfg.eval_deals, seed=cfg.seed + 12345) if cfg.eval_deals else []
     if ckpt is None:
         run_dir.mkdir(parents=True, exist_ok=False)
+    for stale in run_dir.glob(CHECKPOINT_NAME + ".tmp*"):  # left by a process killed while saving
+        stale.unlink(missing_ok=True)
     learner = build_learner(cfg, ckpt, device)
     counters = learner.counters
     ghash = git_hash()

@@ -128,9 +128,34 @@ def test_interrupt_before_the_first_checkpoint_is_resumable(tmp_path, monkeypatc
         train(_cfg(tmp_path))
     assert info.value.decisions == 0
     monkeypatch.undo()
+    stale = Path(info.value.run_dir) / f"{CHECKPOINT_NAME}.tmp999999"
+    stale.write_bytes(b"half a checkpoint")  # as left by a process killed while saving
     out = train(_cfg(tmp_path, resume=info.value.run_dir, exp="dmc", seed=1, trunk=(256, 256), head=(128,)))
     ck = load_checkpoint(Path(out["run_dir"]) / CHECKPOINT_NAME)
     assert ck["decisions"] >= 2000 and ck["resumes"] == 1 and ck["config"]["trunk"] == [32]
+    assert not stale.exists()
+
+
+@needs_tensorboard
+def test_resume_drops_events_logged_after_the_checkpoint(tmp_path):
+    """Scalars a killed run logged after its last checkpoint are hidden once it resumes
+    (TensorBoard ``purge_step``), so no step appears twice on a curve."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    from torch.utils.tensorboard import SummaryWriter
+    run = Path(train(_cfg(tmp_path, decisions=1500))["run_dir"])
+    saved = load_checkpoint(run / CHECKPOINT_NAME)["decisions"]
+    orphan = SummaryWriter(str(run))  # what the killed process wrote after the checkpoint
+    orphan.add_scalar("charts/episodes", 12345, saved + 1)
+    orphan.add_scalar("charts/episodes", 12345, saved + 10_000)
+    orphan.close()
+    time.sleep(1.1)  # event files are named by the second they were opened
+    train(_cfg(tmp_path, decisions=2500, resume=str(run)))
+    acc = EventAccumulator(str(run), size_guidance={"scalars": 0})
+    acc.Reload()
+    events = acc.Scalars("charts/episodes")
+    assert 12345 not in [e.value for e in events]
+    steps = [e.step for e in events]
+    assert steps == sorted(steps) and saved in steps and max(steps) >= 2500
 
 
 @needs_tensorboard
