@@ -215,3 +215,19 @@ def test_summary_table():
     assert row.split() == ["heuristic", "-12.35", "3.20", "0.410", "-20.00", "+4.50", "200", "1,200,000"]
     assert "as solo" in text
     assert "evaluation" not in summary_table({**s, "eval": {}})
+
+
+def test_new_run_with_an_unknown_eval_opponent_is_an_error(tmp_path):
+    with pytest.raises(ValueError, match="unknown agent 'heuristc'.*valid agents: heuristic"):
+        train(_cfg(tmp_path, eval_deals=2, eval_opponents=("random", "heuristc")))
+    assert not list(tmp_path.iterdir())  # no run directory left behind
+
+
+@needs_tensorboard
+def test_resumed_run_skips_an_eval_opponent_it_cannot_build(tmp_path, capsys):
+    """A resumed run keeps its saved opponents; one that cannot be built any more is skipped."""
+    gone = tmp_path / "gone.pt"
+    run = train(_cfg(tmp_path, decisions=1000, eval_opponents=("random", f"neural:path={gone}")))["run_dir"]
+    out = train(_cfg(tmp_path, decisions=1500, eval_deals=2, resume=run))
+    assert "skipping opponents that cannot be built here" in capsys.readouterr().out
+    assert list(out["eval"]) == ["random"]
