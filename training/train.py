@@ -589,6 +589,29 @@ def save_train_checkpoint(learner: Learner, run_dir: Path, git: str) -> None:
     }, run_dir / CHECKPOINT_NAME)
 
 
+def open_writer(run_dir: Path, cfg: TrainConfig, counters: dict, git: str, resumed: bool):
+    """The run's TensorBoard writer, after printing where the run is.
+
+    A new run logs its config and git hash as text at step 0. A resumed run logs a
+    ``resume`` text entry, and its writer's ``purge_step`` (checkpoint decisions + 1) makes
+    TensorBoard drop the events a killed run logged after its checkpoint, so no step is
+    logged twice.
+    """
+    from torch.utils.tensorboard import SummaryWriter
+    decisions = counters["decisions"]
+    if not resumed:
+        print(f"run directory: {run_dir}", flush=True)
+        writer = SummaryWriter(str(run_dir))
+        writer.add_text("config", "config:\n\n```\n" + json.dumps(cfg.to_dict(), indent=1) + f"\n```\n\ngit: {git}", 0)
+        return writer
+    print(f"resumed {run_dir} at {decisions:,} decisions ({counters['updates']:,} updates, "
+          f"{counters['episodes']:,} deals)", flush=True)
+    writer = SummaryWriter(str(run_dir), purge_step=decisions + 1)
+    writer.add_text("resume", f"resumed at {decisions} decisions; git: {git}; "
+                    f"budget minutes={cfg.minutes} decisions={cfg.decisions}", decisions)
+    return writer
+
+
 def log_step(writer, step: int, losses: list, dps: float, actor_dps: float, ep_points: list, counters: dict) -> None:
     """The per-iteration TensorBoard scalars (module table) at ``step`` decisions."""
     if losses:
@@ -792,19 +815,7 @@ def _train(cfg: TrainConfig, override: set | None, t_start: float, signals: _Sig
     ghash = git_hash()
     writer = source = bar = None
     try:
-        from torch.utils.tensorboard import SummaryWriter
-        if ckpt is None:
-            print(f"run directory: {run_dir}", flush=True)
-            writer = SummaryWriter(str(run_dir))
-            text = "config:\n\n```\n" + json.dumps(cfg.to_dict(), indent=1) + f"\n```\n\ngit: {ghash}"
-            writer.add_text("config", text, 0)
-        else:
-            print(f"resumed {run_dir} at {counters['decisions']:,} decisions "
-                  f"({counters['updates']:,} updates, {counters['episodes']:,} deals)", flush=True)
-            # events logged after the checkpoint (by a run killed without writing one) are dropped
-            writer = SummaryWriter(str(run_dir), purge_step=counters["decisions"] + 1)
-            writer.add_text("resume", f"resumed at {counters['decisions']} decisions; git: {ghash}; "
-                            f"budget minutes={cfg.minutes} decisions={cfg.decisions}", counters["decisions"])
+        writer = open_writer(run_dir, cfg, counters, ghash, resumed=ckpt is not None)
         source = InProcessSelfPlay(learner) if cfg.actors == 0 else ActorPool(learner)
         budget_s = cfg.minutes * 60 if cfg.minutes is not None else math.inf
         target = cfg.decisions
