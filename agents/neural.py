@@ -7,7 +7,7 @@ a run directory) loads a training checkpoint. Checkpoints are read with
 ``torch.load(..., weights_only=True)``.
 
 At a decision the agent builds the DMC features of its information set
-(``training.features``, only what the seat may know: R2.5, R7.1), scores every legal
+(``agents.nn.features``, only what the seat may know: R2.5, R7.1), scores every legal
 action in one forward pass and plays the best one; it never considers an action
 outside ``legal_actions`` (R3.2, R3.5). :meth:`NeuralAgent.act_batch` scores many
 decisions in one pass.
@@ -20,11 +20,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from training.checkpoint import load_checkpoint, model_from_checkpoint
-from training.features import infoset_row, role_of
-from training.selfplay import score_decisions
-
 from .base import register
+from .nn.checkpoint import load_checkpoint, model_from_checkpoint
+from .nn.features import infoset_row, role_of
+from .nn.network import score_decisions
 
 WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
 """Folder of the shipped weights ``neural_4p.pt`` and ``neural_3p.pt``."""

@@ -26,9 +26,10 @@ import time
 import numpy as np
 import torch
 
-from .checkpoint import load_checkpoint, model_from_checkpoint
-from .features import num_roles
-from .networks import NetConfig, QNetwork
+from agents.nn.checkpoint import load_checkpoint, model_from_checkpoint
+from agents.nn.features import num_roles
+from agents.nn.network import NetConfig, QNetwork
+
 from .selfplay import SelfPlay
 from .vec_selfplay import VecSelfPlay
 

@@ -37,7 +37,10 @@ class TrainConfig:
     eval_deals: int = 200
     """Duplicate evaluation deals per opponent, each played twice with sides swapped (deals)."""
     eval_opponents: tuple = ("heuristic", "random")
-    """Opponent agent specs for evaluation; missing agents (not yet in the package) are skipped (specs)."""
+    """Opponent agent specs for evaluation (:func:`agents.base.make_agent` specs, e.g. ``heuristic``,
+    ``pimc:worlds=16``, ``neural:default``) (specs). A new run stops with an error on a spec that
+    cannot be built; a resumed run skips it with a printed note (so a run whose opponent
+    checkpoint is gone can still continue)."""
     checkpoint_every: float = 5.0
     """Minutes between checkpoints (minutes); one is always written at the end."""
     lr: float = 1e-3

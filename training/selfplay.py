@@ -24,11 +24,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from agents.nn.features import NUM_MASKS, role_of, state_row
+from agents.nn.network import score_decisions
 from twilight_env.engine import State, random_hands
 from twilight_env.heldout import check_not_heldout
 from twilight_env.infoset import InfoSet
-
-from .features import NUM_MASKS, role_of, state_row
 
 
 @dataclass
@@ -73,41 +73,12 @@ def _choose(q: list, legal: tuple) -> int:
     return legal[best]
 
 
-@torch.no_grad()
-def score_decisions(model, rows: list, roles: list, legals: list, device) -> list[list[float]]:
-    """Q-values of every legal action of a list of decisions, in one forward pass.
-
-    Args:
-        model: a :class:`~training.networks.QNetwork`.
-        rows: compact rows (lists of 25 ints). roles: head per decision.
-        legals: legal action tuples per decision.
-
-    Returns:
-        per decision, the Q-values (deal points / 360) of its legal actions in order.
-    """
-    n = len(rows)
-    acts, owner = [], []
-    for i, legal in enumerate(legals):
-        acts.extend(legal)
-        owner.extend([i] * len(legal))
-    q = model(torch.tensor(rows, dtype=torch.int64, device=device),
-              torch.tensor(roles, dtype=torch.int64, device=device),
-              torch.tensor(acts, dtype=torch.int64, device=device),
-              torch.tensor(owner, dtype=torch.int64, device=device)).cpu().tolist()
-    out, k = [], 0
-    for i in range(n):
-        m = len(legals[i])
-        out.append(q[k:k + m])
-        k += m
-    return out
-
-
 class SelfPlay:
     """Generates self-play decisions with a network (see the module docstring).
 
     Args:
         num_players: 3 or 4.
-        model: the current :class:`~training.networks.QNetwork` (read, never trained here).
+        model: the current :class:`~agents.nn.network.QNetwork` (read, never trained here).
         rng: ``numpy.random.Generator`` for deals, exploration and the pool.
         num_games: deals played side by side (deals).
         epsilon: probability of a uniformly random legal action (0..1).
@@ -262,7 +233,7 @@ def duplicate_eval(model, num_players: int, opponent, deals: list, seed: int = 0
     """Play each deal twice, network on side 0 then side 1, greedy, against ``opponent``.
 
     Args:
-        model: the :class:`~training.networks.QNetwork` (greedy over legal actions).
+        model: the :class:`~agents.nn.network.QNetwork` (greedy over legal actions).
         num_players: 3 or 4.
         opponent: an agent spec string (``"heuristic"``, ``"random"``); one agent is built
             per game with :func:`agents.base.make_agent`.
@@ -316,4 +287,4 @@ def duplicate_eval(model, num_players: int, opponent, deals: list, seed: int = 0
                       (float(pts[0::2].mean()), float(pts[1::2].mean())))
 
 
-__all__ = ["Batch", "CollectStats", "SelfPlay", "EvalResult", "eval_deals", "duplicate_eval", "score_decisions"]
+__all__ = ["Batch", "CollectStats", "SelfPlay", "EvalResult", "eval_deals", "duplicate_eval"]

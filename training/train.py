@@ -9,8 +9,11 @@ processes (``torch.multiprocessing``, spawn) that refresh their weights from a
 shared-memory copy after every chunk.
 
 Run directory ``{logdir}/{exp}__{seed}__{unixtime}`` holds TensorBoard event files and
-``checkpoint.pt`` (written atomically every ``checkpoint_every`` minutes and at the
-end). TensorBoard tags, x-axis = self-play decisions seen by the learner:
+``checkpoint.pt`` (written atomically every ``checkpoint_every`` minutes, at the end,
+and on Ctrl-C or SIGTERM; see :func:`agents.nn.checkpoint.save_checkpoint`). An
+interrupted run prints one line with the ``twilight train --resume RUN_DIR ...`` command
+that continues it; a resumed run appends to the same TensorBoard folder and drops events
+logged after its checkpoint (``purge_step``), so no step is logged twice. TensorBoard tags, x-axis = self-play decisions seen by the learner:
 
 | tag | meaning |
 |-----|---------|
@@ -32,7 +35,13 @@ import json
 import math
 import os
 import queue as queue_mod
+import shlex
+import signal
+import sys
+import threading
 import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -41,10 +50,12 @@ import torch
 from experiments.common import git_hash
 from twilight_env.cli import non_negative_int, positive_float, positive_int, probability
 
-from .checkpoint import CHECKPOINT_NAME, FORMAT, VERSION, load_checkpoint, model_from_checkpoint, save_checkpoint
+from agents.nn.checkpoint import (CHECKPOINT_NAME, FORMAT, VERSION, load_checkpoint, model_from_checkpoint,
+                                  save_checkpoint)
+from agents.nn.features import NUM_MASKS, num_roles
+from agents.nn.network import NetConfig, QNetwork
+
 from .config import TrainConfig
-from .features import NUM_MASKS, num_roles
-from .networks import NetConfig, QNetwork
 from .selfplay import SelfPlay, duplicate_eval, eval_deals
 from .vec_selfplay import VecSelfPlay
 
@@ -108,7 +119,12 @@ def config_from_args(args) -> TrainConfig:
 
 
 def run(args) -> int:
-    """Entry point of ``twilight train``; prints the run directory and the last figures."""
+    """Entry point of ``twilight train``: train, then print a table of the run's figures.
+
+    Returns:
+        0 when the budget is spent; 130 after Ctrl-C, 143 after SIGTERM (a checkpoint is
+        written first and one line says how to continue).
+    """
     from agents.base import parse_spec
 
     cfg = config_from_args(args)
@@ -124,10 +140,87 @@ def run(args) -> int:
         if saved["num_players"] != args.players:
             raise ValueError(f"--players {args.players} but the run {args.resume!r} trains "
                              f"{saved['num_players']} players")
-    summary = train(cfg, override={name for name in ("selfplay_engine", "games_per_actor", "lr")
-                                   if getattr(args, name) is not None})
-    print(json.dumps(summary, indent=1))
+    try:
+        summary = train(cfg, override={name for name in ("selfplay_engine", "games_per_actor", "lr")
+                                       if getattr(args, name) is not None})
+    except TrainingInterrupted as e:
+        print(f"\n{e}", file=sys.stderr)
+        return 128 + e.signum
+    print(summary_table(summary))
     return 0
+
+
+def summary_table(summary: dict) -> str:
+    """The figures of :func:`train`'s summary as plain text tables (run, then evaluation).
+
+    Args:
+        summary: the dict :func:`train` returns.
+
+    Returns:
+        Lines of text: the run's counters and speeds, then one row per evaluation opponent
+        (deal points per deal of the network side minus the opponent's, its 95% interval
+        half-width, win rate, deals, and the decisions count it was measured at).
+    """
+    from experiments.common import text_table
+
+    def num(v, fmt="{:,}"):
+        return "-" if v is None else fmt.format(v)
+
+    who = "per actor process" if summary.get("actors") else "in the learner process"
+    rows = [("run directory", summary["run_dir"]), ("players", summary["players"]),
+            ("decisions", num(summary["decisions"])), ("gradient updates", num(summary["updates"])),
+            ("deals", num(summary["episodes"])),
+            ("self-play", f"{num(summary['selfplay_decisions_per_s'], '{:,.1f}')} decisions/s overall"),
+            ("", f"{num(summary['actor_decisions_per_s'], '{:,.1f}')} decisions/s {who} while generating"),
+            ("wall time", f"{summary['wall_seconds']:.1f} s")]
+    width = max(len(k) for k, _ in rows)
+    out = [f"{k.ljust(width)}  {v}".rstrip() for k, v in rows]
+    ev = summary.get("eval") or {}
+    if ev:
+        three = summary["players"] == 3
+        header = ["opponent", "points", "±95%", "win rate", "deals", "at decisions"]
+        if three:
+            header[4:4] = ["as solo", "as Sun"]
+        rows = []
+        for name, r in ev.items():
+            row = [name, f"{r['points']:+.2f}", f"{r['ci95']:.2f}", f"{r['win_rate']:.3f}", r["deals"],
+                   f"{r['at_decisions']:,}"]
+            if three:
+                row[4:4] = [f"{r['points_side0']:+.2f}", f"{r['points_side1']:+.2f}"]
+            rows.append(row)
+        out += ["", "evaluation (duplicate deals; points = network side minus opponent, per deal)",
+                text_table(header, rows)]
+    return "\n".join(out)
+
+
+def resume_command(run_dir: str | os.PathLike, cfg: TrainConfig, elapsed_s: float = 0.0) -> str:
+    """The ``twilight train --resume`` command that continues ``run_dir`` with the same budget
+    and machinery.
+
+    Args:
+        run_dir: the run directory.
+        cfg: the run's effective config (after resume merging).
+        elapsed_s: seconds this invocation has used of ``cfg.minutes`` (seconds).
+
+    Returns:
+        A shell command line: ``--decisions`` (a total, so repeated as is), the minutes left
+        of ``--minutes`` (at least 0.1), and each machinery flag (actors, device, evaluation,
+        checkpoint interval, progress bar) that differs from its default.
+    """
+    d = TrainConfig()
+    cmd = ["twilight", "train", "--resume", str(run_dir)]
+    if cfg.decisions is not None:
+        cmd += ["--decisions", str(cfg.decisions)]
+    if cfg.minutes is not None:
+        left = max(0.1, math.ceil((cfg.minutes - elapsed_s / 60) * 10) / 10)
+        cmd += ["--minutes", f"{left:g}"]
+    for name, flag in (("actors", "--actors"), ("device", "--device"), ("eval_every", "--eval-every"),
+                       ("eval_deals", "--eval-deals"), ("checkpoint_every", "--checkpoint-every")):
+        if getattr(cfg, name) != getattr(d, name):
+            cmd += [flag, f"{getattr(cfg, name):g}" if isinstance(getattr(cfg, name), float) else str(getattr(cfg, name))]
+    if not cfg.progress:
+        cmd.append("--no-progress")
+    return " ".join(shlex.quote(c) for c in cmd)
 
 
 # ---------------------------------------------------------------------------------
@@ -199,17 +292,31 @@ class ReplayBuffer:
         self.pos = int(d["pos"]) % self.capacity if n == self.capacity else n % self.capacity
 
 
-def available_opponents(specs) -> tuple[list[str], list[str]]:
-    """Split evaluation opponent specs into (buildable, missing) using :func:`agents.base.make_agent`."""
-    from agents.base import make_agent
+def check_opponents(specs, resumed: bool) -> list[str]:
+    """The evaluation opponents that can be built here.
+
+    Args:
+        specs: agent specs (:func:`agents.base.make_agent`).
+        resumed: for a resumed run a spec that cannot be built any more (a checkpoint file
+            since removed, a missing optional dependency) is skipped with a printed note, so
+            the run can still continue; for a new run it is an error.
+
+    Raises:
+        ValueError: a new run names an unknown agent, a bad option or an agent that cannot
+            be built here (the message lists the valid agents).
+    """
+    from experiments.common import check_specs
+    if not resumed:
+        return check_specs(specs)
     ok, missing = [], []
     for spec in specs:
         try:
-            make_agent(spec)
-            ok.append(spec)
-        except (ImportError, ValueError):
+            ok += check_specs([spec])
+        except ValueError:
             missing.append(spec)
-    return ok, missing
+    if missing:
+        print(f"evaluation: skipping opponents that cannot be built here: {missing}")
+    return ok
 
 
 def _rng_state(rng: np.random.Generator) -> dict:
@@ -221,7 +328,312 @@ def _set_rng_state(rng: np.random.Generator, state: dict) -> None:
 
 
 # ---------------------------------------------------------------------------------
-# actor processes
+# interrupts
+# ---------------------------------------------------------------------------------
+
+class TrainingInterrupted(KeyboardInterrupt):
+    """Raised by :func:`train` after Ctrl-C (SIGINT) or SIGTERM, once the checkpoint is written.
+
+    Attributes:
+        signum: the signal number (``signal.SIGINT`` also for a plain ``KeyboardInterrupt``).
+        run_dir: the run directory, or None if the run had not started.
+        decisions: decisions seen by the learner when it stopped.
+        command: the command line that continues the run, or None.
+    """
+
+    def __init__(self, signum: int, run_dir=None, decisions: int | None = None, command: str | None = None):
+        self.signum, self.decisions, self.command = int(signum), decisions, command
+        self.run_dir = None if run_dir is None else str(run_dir)
+        what = "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
+        if command is None:
+            msg = f"interrupted ({what}) before training started; nothing saved"
+        else:
+            msg = (f"interrupted ({what}) at {decisions:,} decisions; checkpoint saved in "
+                   f"{Path(run_dir) / CHECKPOINT_NAME}; continue with: {command}")
+        super().__init__(msg)
+
+
+class _Signals:
+    """While entered (main thread only): SIGINT and SIGTERM raise ``KeyboardInterrupt``
+    carrying ``signum``; inside :meth:`held` they are held until the block ends (so a
+    learner step or a log entry is never half done); :meth:`ignore` drops them (the last
+    checkpoint write)."""
+
+    def __init__(self):
+        self.signum: int | None = None
+        self._held = 0
+        self._pending = False
+        self._ignoring = False
+        self._old: dict = {}
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                self._old[sig] = signal.signal(sig, self._handle)
+        return self
+
+    def __exit__(self, *exc):
+        for sig, handler in self._old.items():
+            signal.signal(sig, handler)
+        return False
+
+    def _handle(self, signum, frame):
+        if self._ignoring:
+            return
+        self.signum = signum
+        if self._held:
+            self._pending = True
+            return
+        raise self.interrupt(signum)
+
+    @staticmethod
+    def interrupt(signum: int) -> KeyboardInterrupt:
+        e = KeyboardInterrupt()
+        e.signum = signum
+        return e
+
+    @contextmanager
+    def held(self):
+        self._held += 1
+        try:
+            yield
+        finally:
+            self._held -= 1
+            if not self._held and self._pending:
+                self._pending = False
+                raise self.interrupt(self.signum)
+
+    @contextmanager
+    def ignore(self):
+        self._ignoring = True
+        try:
+            yield
+        finally:
+            self._ignoring = False
+
+
+# ---------------------------------------------------------------------------------
+# the learner
+# ---------------------------------------------------------------------------------
+
+@dataclass
+class Learner:
+    """The learner's state: everything a checkpoint holds about training (module docstring
+    of :mod:`agents.nn.checkpoint`)."""
+
+    cfg: TrainConfig
+    net_cfg: NetConfig
+    device: torch.device
+    model: QNetwork
+    optimizer: torch.optim.Optimizer
+    buffer: ReplayBuffer
+    rng: np.random.Generator
+    """Draws the replay-buffer indices of each update."""
+    selfplay_rng: np.random.Generator
+    """Deals, exploration and the pool of in-process self-play (``actors=0``)."""
+    counters: dict
+    """``decisions``, ``updates``, ``episodes``, ``recorded``, ``resumes``."""
+    update_credit: float = 0.0
+    """Gradient updates owed by the samples received so far (fractional)."""
+    last_eval: dict = field(default_factory=dict)
+    """Per opponent name, the last evaluation figures logged (``at_decisions`` included)."""
+
+
+def resolve_config(cfg: TrainConfig, override: set | None) -> tuple[TrainConfig, dict | None, Path]:
+    """The effective config, the resume checkpoint (or None) and the run directory (created
+    for a new run). See :func:`train` for what a resume keeps.
+
+    Raises:
+        ValueError: on a bad config or an unreadable resume checkpoint.
+    """
+    if not cfg.resume:
+        cfg.validate()
+        run_dir = Path(cfg.logdir) / f"{cfg.exp}__{cfg.seed}__{int(time.time())}"
+        above = Path(cfg.logdir).resolve()
+        while not above.exists() and above.parent != above:
+            above = above.parent
+        if not above.is_dir():
+            raise ValueError(f"--logdir {cfg.logdir!r} cannot hold run directories: {str(above)!r} is a file, "
+                             "not a folder")
+        if run_dir.exists():  # never write into another run's directory
+            raise ValueError(f"the run directory {str(run_dir)!r} exists already (a run with the same --exp and "
+                             "--seed started in the same second); give another --exp")
+        return cfg, None, run_dir
+    ckpt = load_checkpoint(cfg.resume)
+    saved = TrainConfig.from_dict(ckpt["config"])
+    # keep the run's own settings; take only budget and machinery from the command line
+    for name in ("minutes", "decisions", "actors", "device", "progress", "resume", "eval_deals",
+                 "eval_every", "checkpoint_every"):
+        setattr(saved, name, getattr(cfg, name))
+    if override is None:
+        override = {n for n in ("selfplay_engine", "games_per_actor", "lr")
+                    if getattr(cfg, n) != getattr(TrainConfig, n)}
+    for name in override:
+        setattr(saved, name, getattr(cfg, name))
+    saved.resume = os.fspath(cfg.resume)  # a plain string in the checkpoint (weights_only loads)
+    run_dir = Path(cfg.resume)
+    if run_dir.is_file():
+        run_dir = run_dir.parent
+    return saved.validate(), ckpt, run_dir
+
+
+def build_learner(cfg: TrainConfig, ckpt: dict | None, device: torch.device) -> Learner:
+    """A fresh learner seeded by ``cfg.seed``, or the one saved in ``ckpt`` (weights,
+    optimizer with ``cfg.lr``, counters, RNG states, replay buffer, last evaluation)."""
+    torch.manual_seed(cfg.seed)
+    net_cfg = NetConfig(num_roles=1 if cfg.shared_head else num_roles(cfg.players), trunk=tuple(cfg.trunk),
+                        head=tuple(cfg.head))
+    model = QNetwork(net_cfg).to(device)
+    learner = Learner(cfg=cfg, net_cfg=net_cfg, device=device, model=model,
+                      optimizer=torch.optim.Adam(model.parameters(), lr=cfg.lr),
+                      buffer=ReplayBuffer(cfg.buffer_size, device),
+                      rng=np.random.default_rng([cfg.seed, 1_000]),
+                      selfplay_rng=np.random.default_rng([cfg.seed, 2_000]),
+                      counters={"decisions": 0, "updates": 0, "episodes": 0, "recorded": 0, "resumes": 0})
+    if ckpt is None:
+        return learner
+    model.load_state_dict(model_from_checkpoint(ckpt, str(cfg.resume)).state_dict())
+    if "optimizer" in ckpt:
+        learner.optimizer.load_state_dict(ckpt["optimizer"])
+        for group in learner.optimizer.param_groups:
+            group["lr"] = cfg.lr
+    for k in learner.counters:
+        learner.counters[k] = int(ckpt.get(k, 0))
+    learner.counters["resumes"] += 1
+    rng = ckpt.get("rng", {})
+    if "learner" in rng:
+        _set_rng_state(learner.rng, rng["learner"])
+    if rng.get("selfplay") is not None:
+        _set_rng_state(learner.selfplay_rng, rng["selfplay"])
+    if "torch" in rng:
+        torch.set_rng_state(rng["torch"])
+    if "buffer" in ckpt:
+        learner.buffer.load_state_dict(ckpt["buffer"])
+    learner.update_credit = float(ckpt.get("update_credit", 0.0))
+    learner.last_eval = dict(ckpt.get("last_eval", {}))
+    return learner
+
+
+def learner_step(learner: Learner, chunks: list) -> list[float]:
+    """Take self-play chunks into the replay buffer and counters, then make the gradient
+    updates they are owed (``reuse`` updates per ``batch_size`` recorded samples).
+
+    Args:
+        learner: updated in place.
+        chunks: ``(actor_id, Batch, CollectStats)`` tuples.
+
+    Returns:
+        The MSE loss of each update made (possibly none).
+    """
+    cfg, model, buffer, counters = learner.cfg, learner.model, learner.buffer, learner.counters
+    for _, batch, stats in chunks:
+        buffer.add(batch)
+        counters["decisions"] += stats.decisions
+        counters["recorded"] += stats.recorded
+        counters["episodes"] += stats.episodes
+        learner.update_credit += stats.recorded * cfg.reuse / cfg.batch_size
+    model.train()
+    losses = []
+    if buffer.size >= cfg.batch_size:
+        while learner.update_credit >= 1.0:
+            learner.update_credit -= 1.0
+            idx = torch.from_numpy(learner.rng.integers(0, buffer.size, cfg.batch_size)).to(learner.device)
+            q = model(buffer.rows[idx], buffer.roles[idx], buffer.actions[idx])
+            loss = torch.nn.functional.mse_loss(q, buffer.targets[idx])
+            learner.optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
+            learner.optimizer.step()
+            counters["updates"] += 1
+            losses.append(loss.item())
+    model.eval()
+    return losses
+
+
+def evaluate(learner: Learner, opponents: list[str], deals: list, writer) -> None:
+    """Duplicate-deal evaluation of the greedy network against each opponent, logged at the
+    current decisions count (``eval/*`` tags) and kept in ``learner.last_eval``.
+
+    All opponents are played first, then everything is logged at once, so an interrupt
+    leaves either the whole evaluation logged or none of it.
+    """
+    cfg, model = learner.cfg, learner.model
+    model.eval()
+    cpu_model = model if learner.device.type == "cpu" else _cpu_copy(model, learner.net_cfg)
+    step = learner.counters["decisions"]
+    results = [(spec.split(":")[0], duplicate_eval(cpu_model, cfg.players, spec, deals, seed=cfg.seed + 999))
+               for spec in opponents]
+    for name, res in results:
+        writer.add_scalar(f"eval/points_vs_{name}", res.points, step)
+        writer.add_scalar(f"eval/ci95_vs_{name}", res.ci95, step)
+        writer.add_scalar(f"eval/win_rate_vs_{name}", res.win_rate, step)
+        if cfg.players == 3:
+            writer.add_scalar(f"eval/points_as_solo_vs_{name}", res.points_side[0], step)
+            writer.add_scalar(f"eval/points_as_sun_vs_{name}", res.points_side[1], step)
+        learner.last_eval[name] = {"points": round(res.points, 2), "ci95": round(res.ci95, 2),
+                                   "win_rate": round(res.win_rate, 3), "deals": res.deals,
+                                   "points_side0": round(res.points_side[0], 2),
+                                   "points_side1": round(res.points_side[1], 2), "at_decisions": step}
+    writer.flush()
+
+
+def last_eval_step(learner: Learner) -> int:
+    """Decisions count of the last evaluation logged, -1 if none."""
+    return max((v["at_decisions"] for v in learner.last_eval.values()), default=-1)
+
+
+def save_train_checkpoint(learner: Learner, run_dir: Path, git: str) -> None:
+    """Write ``run_dir/checkpoint.pt`` atomically (format: :mod:`agents.nn.checkpoint`)."""
+    cfg = learner.cfg
+    sp_state = _rng_state(learner.selfplay_rng) if cfg.actors == 0 else None
+    save_checkpoint({
+        "format": FORMAT, "version": VERSION, "num_players": cfg.players, "net": learner.net_cfg.to_dict(),
+        "model": {k: v.detach().cpu() for k, v in learner.model.state_dict().items()},
+        "optimizer": _to_cpu(learner.optimizer.state_dict()),
+        **learner.counters, "config": cfg.to_dict(), "git": git,
+        "rng": {"learner": _rng_state(learner.rng), "selfplay": sp_state, "torch": torch.get_rng_state()},
+        "buffer": learner.buffer.state_dict(), "update_credit": learner.update_credit,
+        "last_eval": learner.last_eval,
+    }, run_dir / CHECKPOINT_NAME)
+
+
+def open_writer(run_dir: Path, cfg: TrainConfig, counters: dict, git: str, resumed: bool):
+    """The run's TensorBoard writer, after printing where the run is.
+
+    A new run logs its config and git hash as text at step 0. A resumed run logs a
+    ``resume`` text entry, and its writer's ``purge_step`` (checkpoint decisions + 1) makes
+    TensorBoard drop the events a killed run logged after its checkpoint, so no step is
+    logged twice.
+    """
+    from torch.utils.tensorboard import SummaryWriter
+    decisions = counters["decisions"]
+    if not resumed:
+        print(f"run directory: {run_dir}", flush=True)
+        writer = SummaryWriter(str(run_dir))
+        writer.add_text("config", "config:\n\n```\n" + json.dumps(cfg.to_dict(), indent=1) + f"\n```\n\ngit: {git}", 0)
+        return writer
+    print(f"resumed {run_dir} at {decisions:,} decisions ({counters['updates']:,} updates, "
+          f"{counters['episodes']:,} deals)", flush=True)
+    writer = SummaryWriter(str(run_dir), purge_step=decisions + 1)
+    writer.add_text("resume", f"resumed at {decisions} decisions; git: {git}; "
+                    f"budget minutes={cfg.minutes} decisions={cfg.decisions}", decisions)
+    return writer
+
+
+def log_step(writer, step: int, losses: list, dps: float, actor_dps: float, ep_points: list, counters: dict) -> None:
+    """The per-iteration TensorBoard scalars (module table) at ``step`` decisions."""
+    if losses:
+        writer.add_scalar("losses/mse", float(np.mean(losses)), step)
+    writer.add_scalar("charts/decisions_per_s", dps, step)
+    writer.add_scalar("charts/actor_decisions_per_s", actor_dps, step)
+    if ep_points:
+        writer.add_scalar("charts/episode_return", float(np.mean(ep_points)) / 360.0, step)
+    writer.add_scalar("charts/episodes", counters["episodes"], step)
+    writer.add_scalar("charts/updates", counters["updates"], step)
+
+
+# ---------------------------------------------------------------------------------
+# self-play sources: in the learner process, or actor processes
 # ---------------------------------------------------------------------------------
 
 def make_selfplay(cfg: TrainConfig, model, rng: np.random.Generator):
@@ -229,6 +641,29 @@ def make_selfplay(cfg: TrainConfig, model, rng: np.random.Generator):
     cls = VecSelfPlay if cfg.selfplay_engine == "vector" else SelfPlay
     return cls(cfg.players, model, rng, num_games=cfg.games_per_actor, epsilon=cfg.epsilon,
                pool_prob=cfg.pool_prob, pool_size=cfg.pool_size, snapshot_every=cfg.snapshot_every)
+
+
+class InProcessSelfPlay:
+    """Self-play in the learner process (``actors=0``; deterministic on CPU for a seed)."""
+
+    def __init__(self, learner: Learner):
+        model = learner.model if learner.device.type == "cpu" else _cpu_copy(learner.model, learner.net_cfg)
+        self.device = learner.device
+        self.sp = make_selfplay(learner.cfg, model, learner.selfplay_rng)
+
+    def get(self, model, want: int) -> list:
+        """One chunk of about ``want`` decisions, as a one-element list of ``(0, Batch, CollectStats)``."""
+        model.eval()
+        batch, stats = self.sp.collect(want)
+        return [(0, batch, stats)]
+
+    def publish(self, model) -> None:
+        """Give self-play the new weights (a copy only when the learner is not on CPU)."""
+        if self.device.type != "cpu":
+            self.sp.model.load_state_dict({k: v.detach().cpu() for k, v in model.state_dict().items()})
+
+    def close(self) -> None:
+        pass
 
 
 def _actor_main(actor_id: int, cfg_dict: dict, net_dict: dict, shared_model, lock, out_queue, stop,
@@ -256,8 +691,93 @@ def _actor_main(actor_id: int, cfg_dict: dict, net_dict: dict, shared_model, loc
         pass
 
 
+class ActorPool:
+    """``cfg.actors`` self-play processes (``torch.multiprocessing``, spawn) that read the
+    weights from a shared-memory copy after every chunk."""
+
+    def __init__(self, learner: Learner):
+        import torch.multiprocessing as mp
+        cfg = learner.cfg
+        ctx = mp.get_context("spawn")
+        self.shared = _cpu_copy(learner.model, learner.net_cfg)
+        self.shared.share_memory()
+        self.lock = ctx.Lock()
+        self.queue = ctx.Queue(maxsize=2 * cfg.actors)
+        self.stop = ctx.Event()
+        self.procs = []
+        for i in range(cfg.actors):
+            p = ctx.Process(target=_actor_main, daemon=True,
+                            args=(i, cfg.to_dict(), learner.net_cfg.to_dict(), self.shared, self.lock,
+                                  self.queue, self.stop, [cfg.seed, 3_000 + i, learner.counters["resumes"]]))
+            p.start()
+            self.procs.append(p)
+
+    def get(self, model, want: int) -> list:
+        """The chunks waiting (at most 1 s for the first); [] if none came.
+
+        Raises:
+            RuntimeError: if every actor process has died.
+        """
+        chunks = []
+        try:
+            chunks.append(self.queue.get(timeout=1.0))
+            while True:
+                chunks.append(self.queue.get_nowait())
+        except queue_mod.Empty:
+            pass
+        if not chunks and not any(p.is_alive() for p in self.procs):
+            raise RuntimeError("all actor processes died")
+        return chunks
+
+    def publish(self, model) -> None:
+        """Copy the learner's weights into shared memory for the actors."""
+        with self.lock:
+            self.shared.load_state_dict({k: v.detach().cpu() for k, v in model.state_dict().items()})
+
+    def close(self) -> None:
+        """Stop the actors (draining the queue so none blocks on a put; 20 s at most)."""
+        self.stop.set()
+        deadline = time.time() + 20
+        while any(p.is_alive() for p in self.procs) and time.time() < deadline:
+            try:
+                self.queue.get(timeout=0.2)
+            except queue_mod.Empty:
+                pass
+        for p in self.procs:
+            p.join(timeout=1)
+            if p.is_alive():
+                p.terminate()
+
+
 # ---------------------------------------------------------------------------------
-# the learner
+# progress bar
+# ---------------------------------------------------------------------------------
+
+def progress_bar(cfg: TrainConfig, decisions: int, elapsed_s: float):
+    """A tqdm bar with a total, so it shows an ETA.
+
+    With ``--minutes`` the total is the time budget (seconds, ``unit="s"``; the decisions
+    count is in the postfix); with only ``--decisions`` it is the decisions budget.
+    """
+    from tqdm import tqdm
+    if cfg.minutes is not None:
+        return tqdm(total=round(cfg.minutes * 60), initial=min(round(elapsed_s), round(cfg.minutes * 60)),
+                    unit="s", disable=not cfg.progress, dynamic_ncols=True, mininterval=1.0,
+                    bar_format="{l_bar}{bar}| {elapsed}<{remaining}{postfix}")
+    return tqdm(total=cfg.decisions, initial=decisions, unit="dec", disable=not cfg.progress,
+                dynamic_ncols=True, mininterval=1.0)
+
+
+def advance_bar(bar, cfg: TrainConfig, new_decisions: int, elapsed_s: float) -> None:
+    """Move ``bar`` (from :func:`progress_bar`) by the decisions received or the time spent."""
+    if cfg.minutes is not None:
+        bar.update(max(0, min(round(elapsed_s), bar.total) - bar.n))
+    else:
+        bar.update(new_decisions)
+
+
+# ---------------------------------------------------------------------------------
+# the training loop
 # ---------------------------------------------------------------------------------
 
 def train(cfg: TrainConfig, override: set | None = None) -> dict:
@@ -269,264 +789,111 @@ def train(cfg: TrainConfig, override: set | None = None) -> dict:
     default those that differ from the ``TrainConfig`` defaults). A new ``lr`` replaces the
     rate in the restored optimizer state (a learning-rate drop for the rest of a run).
 
+    Ctrl-C or SIGTERM (received in the main thread) stops the run: the actors are stopped,
+    the checkpoint is written, and :class:`TrainingInterrupted` is raised carrying the
+    ``--resume`` command that continues the run.
+
     Raises:
-        ValueError: on a bad config, ``cuda`` without a GPU, or an unreadable resume checkpoint.
+        ValueError: on a bad config, ``cuda`` without a GPU, an unreadable resume checkpoint,
+            or (new run) an evaluation opponent that cannot be built.
+        TrainingInterrupted: after Ctrl-C or SIGTERM.
     """
     t_start = time.perf_counter()
-    ckpt = None
-    if cfg.resume:
-        ckpt = load_checkpoint(cfg.resume)
-        saved = TrainConfig.from_dict(ckpt["config"])
-        # keep the run's own settings; take only budget and machinery from the command line
-        for name in ("minutes", "decisions", "actors", "device", "progress", "resume", "eval_deals",
-                     "eval_every", "checkpoint_every"):
-            setattr(saved, name, getattr(cfg, name))
-        if override is None:
-            override = {n for n in ("selfplay_engine", "games_per_actor", "lr")
-                        if getattr(cfg, n) != getattr(TrainConfig, n)}
-        for name in override:
-            setattr(saved, name, getattr(cfg, name))
-        cfg = saved
-        run_dir = Path(cfg.resume)
-        if run_dir.is_file():
-            run_dir = run_dir.parent
-    cfg.validate()
+    with _Signals() as signals:
+        try:
+            return _train(cfg, override, t_start, signals)
+        except TrainingInterrupted:
+            raise
+        except KeyboardInterrupt as e:  # before the learner existed: nothing to save
+            raise TrainingInterrupted(getattr(e, "signum", signal.SIGINT)) from None
+
+
+def _train(cfg: TrainConfig, override: set | None, t_start: float, signals: _Signals) -> dict:
+    cfg, ckpt, run_dir = resolve_config(cfg, override)
     device = check_device(cfg.device)
     torch.set_num_threads(cfg.threads)
-    if ckpt is None:
-        run_dir = Path(cfg.logdir) / f"{cfg.exp}__{cfg.seed}__{int(time.time())}"
-        above = Path(cfg.logdir).resolve()
-        while not above.exists() and above.parent != above:
-            above = above.parent
-        if not above.is_dir():
-            raise ValueError(f"--logdir {cfg.logdir!r} cannot hold run directories: {str(above)!r} is a file, "
-                             "not a folder")
-        if run_dir.exists():  # never write into another run's directory
-            raise ValueError(f"the run directory {str(run_dir)!r} exists already (a run with the same --exp and "
-                             "--seed started in the same second); give another --exp")
-        run_dir.mkdir(parents=True, exist_ok=False)
-
-    torch.manual_seed(cfg.seed)
-    net_cfg = NetConfig(num_roles=1 if cfg.shared_head else num_roles(cfg.players), trunk=tuple(cfg.trunk),
-                        head=tuple(cfg.head))
-    model = QNetwork(net_cfg).to(device)
-    optimizer = torch.optim.Adam(model.parameters(), lr=cfg.lr)
-    learner_rng = np.random.default_rng([cfg.seed, 1_000])
-    selfplay_rng = np.random.default_rng([cfg.seed, 2_000])
-    counters = {"decisions": 0, "updates": 0, "episodes": 0, "recorded": 0, "resumes": 0}
-    if ckpt is not None:
-        model.load_state_dict(model_from_checkpoint(ckpt, str(cfg.resume)).state_dict())
-        if "optimizer" in ckpt:
-            optimizer.load_state_dict(ckpt["optimizer"])
-            for group in optimizer.param_groups:
-                group["lr"] = cfg.lr
-        for k in counters:
-            counters[k] = int(ckpt.get(k, 0))
-        counters["resumes"] += 1
-        rng = ckpt.get("rng", {})
-        if "learner" in rng:
-            _set_rng_state(learner_rng, rng["learner"])
-        if rng.get("selfplay") is not None:
-            _set_rng_state(selfplay_rng, rng["selfplay"])
-        if "torch" in rng:
-            torch.set_rng_state(rng["torch"])
-
-    from torch.utils.tensorboard import SummaryWriter
-    writer = SummaryWriter(str(run_dir))
-    ghash = git_hash() or "unknown"
-    if ckpt is None:
-        text = "config:\n\n```\n" + json.dumps(cfg.to_dict(), indent=1) + f"\n```\n\ngit: {ghash}"
-        writer.add_text("config", text, 0)
-    else:
-        writer.add_text("resume", f"resumed at {counters['decisions']} decisions; git: {ghash}; "
-                        f"budget minutes={cfg.minutes} decisions={cfg.decisions}", counters["decisions"])
-
-    opponents, missing = available_opponents(cfg.eval_opponents) if cfg.eval_deals > 0 else ([], [])
-    if missing:
-        print(f"evaluation: skipping unavailable opponents {missing}")
+    opponents = check_opponents(cfg.eval_opponents, ckpt is not None) if cfg.eval_deals > 0 else []
     deals = eval_deals(cfg.players, cfg.eval_deals, seed=cfg.seed + 12345) if cfg.eval_deals else []
-    buffer = ReplayBuffer(cfg.buffer_size, device)
-    if ckpt is not None and "buffer" in ckpt:
-        buffer.load_state_dict(ckpt["buffer"])
-    last_eval: dict = {}
-
-    def evaluate():
-        nonlocal opponents
-        if cfg.eval_deals > 0:  # re-check: an agent module added during the run is picked up
-            opponents, _ = available_opponents(cfg.eval_opponents)
-        model.eval()
-        cpu_model = model if device.type == "cpu" else _cpu_copy(model, net_cfg)
-        step = counters["decisions"]
-        for spec in opponents:
-            res = duplicate_eval(cpu_model, cfg.players, spec, deals, seed=cfg.seed + 999)
-            name = spec.split(":")[0]
-            writer.add_scalar(f"eval/points_vs_{name}", res.points, step)
-            writer.add_scalar(f"eval/ci95_vs_{name}", res.ci95, step)
-            writer.add_scalar(f"eval/win_rate_vs_{name}", res.win_rate, step)
-            if cfg.players == 3:
-                writer.add_scalar(f"eval/points_as_solo_vs_{name}", res.points_side[0], step)
-                writer.add_scalar(f"eval/points_as_sun_vs_{name}", res.points_side[1], step)
-            last_eval[name] = {"points": round(res.points, 2), "ci95": round(res.ci95, 2),
-                               "win_rate": round(res.win_rate, 3), "deals": res.deals,
-                               "points_side0": round(res.points_side[0], 2),
-                               "points_side1": round(res.points_side[1], 2), "at_decisions": step}
-        writer.flush()
-
-    def checkpoint():
-        sp_state = _rng_state(sp.rng) if sp is not None else None
-        save_checkpoint({
-            "format": FORMAT, "version": VERSION, "num_players": cfg.players, "net": net_cfg.to_dict(),
-            "model": {k: v.detach().cpu() for k, v in model.state_dict().items()},
-            "optimizer": _to_cpu(optimizer.state_dict()),
-            **counters, "config": cfg.to_dict(), "git": ghash,
-            "rng": {"learner": _rng_state(learner_rng), "selfplay": sp_state, "torch": torch.get_rng_state()},
-            "buffer": buffer.state_dict(), "update_credit": update_credit,
-        }, run_dir / CHECKPOINT_NAME)
-
-    # self-play machinery
-    sp = None
-    procs = []
-    if cfg.actors == 0:
-        actor_model = model if device.type == "cpu" else _cpu_copy(model, net_cfg)
-        sp = make_selfplay(cfg, actor_model, selfplay_rng)
-    else:
-        import torch.multiprocessing as mp
-        ctx = mp.get_context("spawn")
-        shared = _cpu_copy(model, net_cfg)
-        shared.share_memory()
-        lock = ctx.Lock()
-        out_queue = ctx.Queue(maxsize=2 * cfg.actors)
-        stop = ctx.Event()
-        for i in range(cfg.actors):
-            p = ctx.Process(target=_actor_main, daemon=True,
-                            args=(i, cfg.to_dict(), net_cfg.to_dict(), shared, lock, out_queue, stop,
-                                  [cfg.seed, 3_000 + i, counters["resumes"]]))
-            p.start()
-            procs.append(p)
-
-    from tqdm import tqdm
-    budget_s = cfg.minutes * 60 if cfg.minutes is not None else math.inf
-    target = cfg.decisions if cfg.decisions is not None else None
-    bar = tqdm(total=target, initial=counters["decisions"], unit="dec",
-               disable=not cfg.progress, dynamic_ncols=True, mininterval=1.0)
-    next_eval = ((counters["decisions"] // cfg.eval_every) + 1) * cfg.eval_every if cfg.eval_every else math.inf
-    last_ckpt = time.perf_counter()
-    update_credit = float(ckpt.get("update_credit", 0.0)) if ckpt is not None else 0.0
-    gen_decisions, gen_seconds = 0, 0.0
-    t_loop = time.perf_counter()
-    if ckpt is None and opponents and cfg.eval_every:
-        evaluate()  # the starting point of the learning curve
+    if ckpt is None:
+        run_dir.mkdir(parents=True, exist_ok=False)
+    for stale in run_dir.glob(CHECKPOINT_NAME + ".tmp*"):  # left by a process killed while saving
+        stale.unlink(missing_ok=True)
+    learner = build_learner(cfg, ckpt, device)
+    counters = learner.counters
+    ghash = git_hash() or "unknown"
+    writer = source = bar = None
     try:
-        while True:
-            if target is not None and counters["decisions"] >= target:
-                break
-            if time.perf_counter() - t_start >= budget_s:
-                break
-            # 1. get self-play data
-            if sp is not None:
-                model.eval()
-                want = cfg.chunk if target is None else max(1, min(cfg.chunk, target - counters["decisions"]))
-                batch, stats = sp.collect(want)
-                chunks = [(0, batch, stats)]
-            else:
-                chunks = []
-                try:
-                    chunks.append(out_queue.get(timeout=1.0))
-                    while True:
-                        chunks.append(out_queue.get_nowait())
-                except queue_mod.Empty:
-                    pass
-                if not chunks:
-                    if not any(p.is_alive() for p in procs):
-                        raise RuntimeError("all actor processes died")
-                    continue
-            ep_points = []
-            for _, batch, stats in chunks:
-                buffer.add(batch)
-                counters["decisions"] += stats.decisions
-                counters["recorded"] += stats.recorded
-                counters["episodes"] += stats.episodes
-                gen_decisions += stats.decisions
-                gen_seconds += stats.seconds
-                ep_points.extend(stats.side0_points)
-                update_credit += stats.recorded * cfg.reuse / cfg.batch_size
-            # 2. learn
-            model.train()
-            losses = []
-            if buffer.size >= cfg.batch_size:
-                while update_credit >= 1.0:
-                    update_credit -= 1.0
-                    idx = torch.from_numpy(learner_rng.integers(0, buffer.size, cfg.batch_size)).to(device)
-                    q = model(buffer.rows[idx], buffer.roles[idx], buffer.actions[idx])
-                    loss = torch.nn.functional.mse_loss(q, buffer.targets[idx])
-                    optimizer.zero_grad(set_to_none=True)
-                    loss.backward()
-                    torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
-                    optimizer.step()
-                    counters["updates"] += 1
-                    losses.append(loss.item())
-            model.eval()
-            if sp is None:
-                with lock:
-                    shared.load_state_dict({k: v.detach().cpu() for k, v in model.state_dict().items()})
-            elif device.type != "cpu":
-                sp.model.load_state_dict({k: v.detach().cpu() for k, v in model.state_dict().items()})
-            # 3. log
-            step = counters["decisions"]
-            wall = time.perf_counter() - t_loop
-            dps = gen_decisions / wall if wall > 0 else 0.0
-            actor_dps = gen_decisions / gen_seconds if gen_seconds > 0 else 0.0
-            if losses:
-                writer.add_scalar("losses/mse", float(np.mean(losses)), step)
-            writer.add_scalar("charts/decisions_per_s", dps, step)
-            writer.add_scalar("charts/actor_decisions_per_s", actor_dps, step)
-            if ep_points:
-                writer.add_scalar("charts/episode_return", float(np.mean(ep_points)) / 360.0, step)
-            writer.add_scalar("charts/episodes", counters["episodes"], step)
-            writer.add_scalar("charts/updates", counters["updates"], step)
-            bar.set_postfix(dec=f"{step:,}", dps=f"{dps:.0f}", loss=f"{np.mean(losses):.4f}" if losses else "-",
-                            refresh=False)
-            bar.update(sum(c[2].decisions for c in chunks))  # no total with --minutes only: a counter
+        writer = open_writer(run_dir, cfg, counters, ghash, resumed=ckpt is not None)
+        source = InProcessSelfPlay(learner) if cfg.actors == 0 else ActorPool(learner)
+        budget_s = cfg.minutes * 60 if cfg.minutes is not None else math.inf
+        target = cfg.decisions
+        bar = progress_bar(cfg, counters["decisions"], time.perf_counter() - t_start)
+        next_eval = ((counters["decisions"] // cfg.eval_every) + 1) * cfg.eval_every if cfg.eval_every else math.inf
+        last_ckpt = time.perf_counter()
+        gen_decisions, gen_seconds = 0, 0.0
+        t_loop = time.perf_counter()
+        if ckpt is None and opponents and cfg.eval_every:
+            evaluate(learner, opponents, deals, writer)  # the starting point of the learning curve
+        while (target is None or counters["decisions"] < target) and time.perf_counter() - t_start < budget_s:
+            # 1. self-play data
+            want = cfg.chunk if target is None else max(1, min(cfg.chunk, target - counters["decisions"]))
+            chunks = source.get(learner.model, want)
+            if not chunks:
+                continue
+            with signals.held():  # a step is taken and logged whole, or not at all
+                # 2. learn
+                losses = learner_step(learner, chunks)
+                source.publish(learner.model)
+                # 3. log
+                new = sum(c[2].decisions for c in chunks)
+                gen_decisions += new
+                gen_seconds += sum(c[2].seconds for c in chunks)
+                step = counters["decisions"]
+                wall = time.perf_counter() - t_loop
+                dps = gen_decisions / wall if wall > 0 else 0.0
+                actor_dps = gen_decisions / gen_seconds if gen_seconds > 0 else 0.0
+                log_step(writer, step, losses, dps, actor_dps, [p for c in chunks for p in c[2].side0_points],
+                         counters)
+                bar.set_postfix(dec=f"{step:,}", dps=f"{dps:.0f}",
+                                loss=f"{np.mean(losses):.4f}" if losses else "-", refresh=False)
+                advance_bar(bar, cfg, new, time.perf_counter() - t_start)
             # 4. evaluate, checkpoint
             if step >= next_eval:
-                evaluate()
+                evaluate(learner, opponents, deals, writer)
                 next_eval = (step // cfg.eval_every + 1) * cfg.eval_every
             if time.perf_counter() - last_ckpt >= cfg.checkpoint_every * 60:
-                checkpoint()
+                save_train_checkpoint(learner, run_dir, ghash)
                 last_ckpt = time.perf_counter()
-    finally:
-        if procs:
-            stop.set()
-            deadline = time.time() + 20
-            while any(p.is_alive() for p in procs) and time.time() < deadline:
-                try:
-                    out_queue.get(timeout=0.2)
-                except queue_mod.Empty:
-                    pass
-            for p in procs:
-                p.join(timeout=1)
-                if p.is_alive():
-                    p.terminate()
+        source.close()
         bar.close()
-    if cfg.eval_deals > 0:
-        opponents, missing = available_opponents(cfg.eval_opponents)
-    if opponents and (not last_eval or
-                      max(v["at_decisions"] for v in last_eval.values()) < counters["decisions"]):
-        evaluate()
-    checkpoint()
-    writer.flush()
-    writer.close()
+        if opponents and last_eval_step(learner) < counters["decisions"]:
+            evaluate(learner, opponents, deals, writer)
+        save_train_checkpoint(learner, run_dir, ghash)
+        writer.close()
+    except KeyboardInterrupt as e:
+        with signals.ignore():  # a second Ctrl-C does not cut the last checkpoint short
+            _close(source, bar)
+            save_train_checkpoint(learner, run_dir, ghash)
+            if writer is not None:
+                writer.close()
+        raise TrainingInterrupted(getattr(e, "signum", signal.SIGINT), run_dir, counters["decisions"],
+                                  resume_command(run_dir, cfg, time.perf_counter() - t_start)) from None
+    except BaseException:
+        _close(source, bar)
+        raise
     wall = time.perf_counter() - t_loop
-    summary = {"run_dir": str(run_dir), "players": cfg.players, "decisions": counters["decisions"],
-               "updates": counters["updates"], "episodes": counters["episodes"],
-               "selfplay_decisions_per_s": round(gen_decisions / wall, 1) if wall > 0 else None,
-               "actor_decisions_per_s": round(gen_decisions / gen_seconds, 1) if gen_seconds > 0 else None,
-               "wall_seconds": round(time.perf_counter() - t_start, 1), "eval": last_eval,
-               "skipped_opponents": missing}
-    who = "per actor process" if cfg.actors else "in the learner process"
-    print(f"self-play: {summary['selfplay_decisions_per_s']} decisions/s overall "
-          f"({summary['actor_decisions_per_s']} decisions/s {who} while generating)")
-    return summary
+    return {"run_dir": str(run_dir), "players": cfg.players, "actors": cfg.actors,
+            "decisions": counters["decisions"], "updates": counters["updates"], "episodes": counters["episodes"],
+            "selfplay_decisions_per_s": round(gen_decisions / wall, 1) if wall > 0 else None,
+            "actor_decisions_per_s": round(gen_decisions / gen_seconds, 1) if gen_seconds > 0 else None,
+            "wall_seconds": round(time.perf_counter() - t_start, 1), "eval": learner.last_eval}
+
+
+def _close(source, bar) -> None:
+    if source is not None:
+        source.close()
+    if bar is not None:
+        bar.close()
 
 
 def _cpu_copy(model: QNetwork, net_cfg: NetConfig) -> QNetwork:
@@ -545,4 +912,4 @@ def _to_cpu(obj):
     return obj
 
 
-__all__ = ["add_arguments", "run", "train", "TrainConfig"]
+__all__ = ["add_arguments", "run", "train", "TrainConfig", "TrainingInterrupted", "resume_command", "summary_table"]

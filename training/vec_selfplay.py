@@ -27,14 +27,15 @@ from twilight_env.cards import PURGATORY_MASK
 from twilight_env.engine import NEW_MOON
 from twilight_env.vector import ALL_CARDS, HALF, HALF_COUNT, HALF_MASK, VectorEngine
 
-from .features import NUM_MASKS
+from agents.nn.features import NUM_MASKS
+
 from .selfplay import Batch, CollectStats, SelfPlay
 
 _POW2 = np.int64(1) << np.arange(40, dtype=np.int64)
 
 
 def vector_rows(eng: VectorEngine, viewer: np.ndarray | None = None) -> np.ndarray:
-    """Compact rows (``training.features`` table) of every deal of a NumPy batch engine.
+    """Compact rows (``agents.nn.features`` table) of every deal of a NumPy batch engine.
 
     Row ``i`` equals ``features.state_row(eng.to_state(i), viewer[i])`` for every deal in
     progress (checked in ``tests/training``); rows of finished deals are meaningless.
@@ -112,7 +113,7 @@ def greedy_actions(model, rows: np.ndarray, roles: np.ndarray, legal_bits: np.nd
     """The highest-scoring legal action of each decision, in one forward pass.
 
     Args:
-        model: a :class:`~training.networks.QNetwork`.
+        model: a :class:`~agents.nn.network.QNetwork`.
         rows: ``(k, 25)`` int64 compact rows; roles: ``(k,)`` int64 heads.
         legal_bits: ``(k,)`` int64 legal actions as 31-bit masks (``VectorEngine.legal_bits``),
             at least one bit set in each.
@@ -137,7 +138,7 @@ class VecSelfPlay:
 
     Args:
         num_players: 3 or 4.
-        model: the current :class:`~training.networks.QNetwork` (read, never trained here).
+        model: the current :class:`~agents.nn.network.QNetwork` (read, never trained here).
         rng: ``numpy.random.Generator`` for deals, exploration and the pool.
         num_games: deals held in the batch engine (deals).
         epsilon: probability of a uniformly random legal action (0..1).

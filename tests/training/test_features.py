@@ -6,9 +6,9 @@ import torch
 
 from twilight_env.engine import State
 from twilight_env.infoset import InfoSet
-from training.features import (ACTION_FEATURES, ACTION_SIZE, NUM_MASKS, STATE_SIZE, expand_rows, infoset_row,
+from agents.nn.features import (ACTION_FEATURES, ACTION_SIZE, NUM_MASKS, STATE_SIZE, expand_rows, infoset_row,
                                state_row)
-from training.networks import NetConfig, QNetwork
+from agents.nn.network import NetConfig, QNetwork
 
 
 def _random_decisions(num_players, deals, seed):

@@ -10,7 +10,7 @@ from agents.base import make_agent, play_deal
 from agents.neural import NeuralAgent, default_weights
 from twilight_env.engine import State
 from twilight_env.infoset import InfoSet
-from training.checkpoint import load_checkpoint
+from agents.nn.checkpoint import load_checkpoint
 
 
 @pytest.mark.parametrize("num_players", [4, 3])

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 import torch
 
-from training.checkpoint import CHECKPOINT_NAME, load_checkpoint
+from agents.nn.checkpoint import CHECKPOINT_NAME, load_checkpoint
 from training.config import TrainConfig
-from training.networks import NetConfig, QNetwork
+from agents.nn.network import NetConfig, QNetwork
 from training.selfplay import SelfPlay, duplicate_eval, eval_deals
 from training.train import check_device, train
 

@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 import torch
 
-from training.features import state_row
-from training.networks import NetConfig, QNetwork
-from training.selfplay import _choose, score_decisions
+from agents.nn.features import state_row
+from agents.nn.network import NetConfig, QNetwork, score_decisions
+from training.selfplay import _choose
 from training.vec_selfplay import VecSelfPlay, greedy_actions, vector_rows
 from twilight_env.engine import NEW_MOON
 from twilight_env.vector import VectorEngine

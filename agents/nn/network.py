@@ -88,7 +88,7 @@ class QNetwork(nn.Module):
         """Q-values of action rows.
 
         Args:
-            rows: ``(B, 25)`` int64 compact rows (``training.features``), one per decision.
+            rows: ``(B, 25)`` int64 compact rows (``agents.nn.features``), one per decision.
             roles: ``(B,)`` int64 head index per decision (0..num_roles-1).
             actions: ``(N,)`` int64 action ids 0..30.
             owner: ``(N,)`` int64 decision index of each action row; None means
@@ -136,4 +136,33 @@ class QNetwork(nn.Module):
         return x.squeeze(1)
 
 
-__all__ = ["NetConfig", "QNetwork"]
+@torch.no_grad()
+def score_decisions(model, rows: list, roles: list, legals: list, device) -> list[list[float]]:
+    """Q-values of every legal action of a list of decisions, in one forward pass.
+
+    Args:
+        model: a :class:`QNetwork`.
+        rows: compact rows (lists of 25 ints). roles: head per decision.
+        legals: legal action tuples per decision.
+
+    Returns:
+        per decision, the Q-values (deal points / 360) of its legal actions in order.
+    """
+    n = len(rows)
+    acts, owner = [], []
+    for i, legal in enumerate(legals):
+        acts.extend(legal)
+        owner.extend([i] * len(legal))
+    q = model(torch.tensor(rows, dtype=torch.int64, device=device),
+              torch.tensor(roles, dtype=torch.int64, device=device),
+              torch.tensor(acts, dtype=torch.int64, device=device),
+              torch.tensor(owner, dtype=torch.int64, device=device)).cpu().tolist()
+    out, k = [], 0
+    for i in range(n):
+        m = len(legals[i])
+        out.append(q[k:k + m])
+        k += m
+    return out
+
+
+__all__ = ["NetConfig", "QNetwork", "score_decisions"]
