@@ -403,6 +403,13 @@ class Game:
         if self.env.infos[player]["deals_played"] != played_before:
             self._finish_deal(player)
 
+    def _line_totals(self, infos: dict) -> list[int]:
+        """Match totals by score line (4 players: Sun, Moon; 3 players: by player, R7.5)."""
+        t = infos["totals"]
+        if self.num_players == 4:  # the env lists each player's side total; player i sits at seat i
+            return [t["player_0"], t["player_1"]]
+        return [t[k] for k in infos["deal_points"]]
+
     def _finish_deal(self, player: str) -> None:
         infos = self.env.infos[player]
         initial = State(tuple(self._deal_hands), self._deal_leader, self.num_players)
@@ -413,7 +420,7 @@ class Game:
         # every card has been played: the whole deal is public now (R2.5)
         summary = {"deal": len(self.deals) + 1, "lines": lines,
                    "points": [infos["deal_points"][k] for k in lines],
-                   "totals": [infos["totals"][k] for k in lines],
+                   "totals": self._line_totals(infos),
                    "sides": list(final.side_scores()),
                    "seat_players": list(self._seat_players),
                    "tricks": tricks_of(InfoSet(final, 0))}
@@ -512,7 +519,7 @@ class Game:
             infos = [self.env.infoset(p) for p in self.players]
             table = spectator_view(infos)
         ex = self.env.infos[self.players[0]]
-        lines = list(ex["totals"])
+        lines = list(ex["deal_points"])
         you = None
         if self.human is not None:
             you = {"player": self.human, "seat": self.env.seat_of(self.human)}
@@ -523,7 +530,7 @@ class Game:
             "deal_number": len(self.deals) + (0 if self.over else 1),
             "who": [self.seat_spec(s) for s in range(4)],
             "seat_players": list(self._seat_players),
-            "lines": lines, "totals": [ex["totals"][k] for k in lines],
+            "lines": lines, "totals": self._line_totals(ex),
             "deals": [d["summary"] for d in self.deals],
             "agents_to_move": not self.over and not self.human_to_move,
             "log": list(self.log[-12:]),
