@@ -18,7 +18,10 @@ the pair score decides the ranking; 0 is a tie), pairings interleaved deal by de
 
 Agents draw from their own streams (``experiments.common``), so a seed reproduces the
 run whatever ``--workers`` is. Output: ``arena.json`` (all figures and per-pair scores),
-``arena.csv`` (one row per pairing) and ``ratings.csv`` in ``--out``.
+``arena.csv`` (one row per pairing) and ``ratings.csv`` in ``--out``; with ``--records DIR``
+also ``DIR/arena.records.jsonl.gz``, every play of every deal as a deal record
+(``docs/RECORDS.md``: the actions, agent specs by seat, and ``meta`` with the pairing,
+A, B, deal index and play).
 """
 
 from __future__ import annotations
@@ -56,6 +59,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--no-lockstep", action="store_true",
                    help="play deal by deal even with a batched agent (neural); same results, slower")
+    p.add_argument("--records", default=None, metavar="DIR",
+                   help="also write every play of every deal as a game record to DIR/arena.records.jsonl.gz "
+                        "(docs/RECORDS.md; twilight replay reads it)")
 
 
 def duplicate_seats(a: str, b: str, num_players: int, play: int) -> list[str]:
@@ -84,28 +90,49 @@ def _result(deal_index: int, pairing: int, states: list) -> dict:
     return {"deal": deal_index, "pairing": pairing, "points": pts, "side_scores": sides}
 
 
+RECORDS_FILE = "arena.records.jsonl.gz"
+"""File name of the game records that ``--records DIR`` writes into DIR."""
+
+
+def _records(deal_index: int, pairing: int, states: list, a: str, b: str, seed: int) -> list[dict]:
+    """The deal records (``docs/RECORDS.md``) of the two plays of one deal."""
+    from twilight_env.records import deal_record
+
+    return [deal_record(st, None, agents=duplicate_seats(a, b, st.num_players, play), seed=seed,
+                        meta={"study": "arena", "pairing": pairing, "a": a, "b": b, "deal": deal_index, "play": play})
+            for play, st in enumerate(states)]
+
+
 def _play_pair(task) -> list[dict]:
-    """Worker: one deal, both plays, for one pairing. Returns A's points per play."""
-    deal_index, deal, a, b, num_players, seed, pairing = task
+    """Worker: one deal, both plays, for one pairing. Returns A's points per play (and,
+    when the task's optional 8th item is true, the plays' records under ``"records"``)."""
+    deal_index, deal, a, b, num_players, seed, pairing, *keep = task
     states = []
     for play in (0, 1):
         state = State.from_deal(deal, 0, num_players)
         # the pairing enters the seat index so two pairings with the same spec differ
         specs = duplicate_seats(a, b, num_players, play)
         states.append(play_seeded(state, specs, seed, deal_index, 2 * pairing + play))
-    return [_result(deal_index, pairing, states)]
+    r = _result(deal_index, pairing, states)
+    if keep and keep[0]:
+        r["records"] = _records(deal_index, pairing, states, a, b, seed)
+    return [r]
 
 
 def _play_pair_lockstep(task) -> list[dict]:
     """Worker: a block of deals of one pairing, both plays each, all played side by side
     (:func:`~experiments.common.play_lockstep`: batched agents decide for every deal of
     the block in one call). Same results as :func:`_play_pair` on each deal."""
-    deal_indices, deals, a, b, num_players, seed, pairing = task
+    deal_indices, deals, a, b, num_players, seed, pairing, *keep = task
     games = [(State.from_deal(deal, 0, num_players), duplicate_seats(a, b, num_players, play), seed, d,
               2 * pairing + play)
              for d, deal in zip(deal_indices, deals) for play in (0, 1)]
     states = play_lockstep(games)
-    return [_result(d, pairing, states[2 * k:2 * k + 2]) for k, d in enumerate(deal_indices)]
+    out = [_result(d, pairing, states[2 * k:2 * k + 2]) for k, d in enumerate(deal_indices)]
+    if keep and keep[0]:
+        for k, (d, r) in enumerate(zip(deal_indices, out)):
+            r["records"] = _records(d, pairing, states[2 * k:2 * k + 2], a, b, seed)
+    return out
 
 
 def _play_task(task) -> list[dict]:
@@ -128,7 +155,7 @@ def labels_of(specs: list[str]) -> list[str]:
 
 
 def play_arena(specs: list[str], deals: list, num_players: int, seed: int, workers: int,
-               progress: bool = True, lockstep: bool = True) -> dict:
+               progress: bool = True, lockstep: bool = True, records: str | None = None) -> dict:
     """Play the round robin and compute all figures.
 
     Args:
@@ -140,6 +167,8 @@ def play_arena(specs: list[str], deals: list, num_players: int, seed: int, worke
         lockstep: play the deals of a pairing that involves a batched agent (``neural``)
             side by side in blocks, scoring their decisions together
             (:func:`~experiments.common.play_lockstep`); the results are the same either way.
+        records: a file path: write every play's deal record there (JSON lines, gzip for
+            ``.gz``; :mod:`twilight_env.records`), in task order.
 
     Returns:
         dict with ``"pairings"`` (figures per pairing), ``"ratings"`` and per-pair data.
@@ -155,10 +184,22 @@ def play_arena(specs: list[str], deals: list, num_players: int, seed: int, worke
             size = max(1, min(LOCKSTEP_BLOCK, -(-len(deals) // max(1, workers))))
             for start in range(0, len(deals), size):
                 idx = list(range(start, min(len(deals), start + size)))
-                tasks.append(("block", (idx, [deals[d] for d in idx], specs[i], specs[j], num_players, seed, k)))
+                tasks.append(("block", (idx, [deals[d] for d in idx], specs[i], specs[j], num_players, seed, k,
+                                        records is not None)))
         else:
-            tasks.extend(("deal", (d, deals[d], specs[i], specs[j], num_players, seed, k)) for d in range(len(deals)))
-    results = run_tasks(_play_task, tasks, workers, desc="arena", progress=progress)
+            tasks.extend(("deal", (d, deals[d], specs[i], specs[j], num_players, seed, k, records is not None))
+                         for d in range(len(deals)))
+    if records is None:
+        results = run_tasks(_play_task, tasks, workers, desc="arena", progress=progress)
+    else:
+        from twilight_env.records import RecordWriter
+
+        with RecordWriter(records) as writer:
+            def write(block):  # records leave the results as they arrive
+                for r in block:
+                    for rec in r.pop("records"):
+                        writer.write(rec)
+            results = run_tasks(_play_task, tasks, workers, desc="arena", progress=progress, on_result=write)
     by_pair: dict[int, list[dict]] = {k: [] for k in range(len(pairs))}
     for block in results:
         for r in block:
@@ -229,9 +270,13 @@ def run(args) -> int:
         raise ValueError(f"--deals must be a positive integer, got {n}")
     deals, meta = deal_set(n, args.seed, args.players, args.deals_file, args.save_deals)
     seed = run_seed(args.seed, meta)
+    records = getattr(args, "records", None)
+    if records is not None:
+        os.makedirs(records, exist_ok=True)
+        records = os.path.join(records, RECORDS_FILE)
     t0 = time.time()
     res = play_arena(specs, deals, args.players, seed, workers, progress=not args.quiet,
-                     lockstep=not args.no_lockstep)
+                     lockstep=not args.no_lockstep, records=records)
     elapsed = time.time() - t0
     folder = out_dir(args.out, "arena", seed)
     doc = {
@@ -270,5 +315,5 @@ def run(args) -> int:
                      [[r["agent"], f"{r['mu']:.2f}", f"{r['sigma']:.2f}", f"{r['ordinal']:.2f}"]
                       for r in res["ratings"]]))
     print(f"\nA points/deal: A's side deal points minus B's, mean over duplicate pairs, 95% t interval. "
-          f"Files: {folder}/arena.json, arena.csv, ratings.csv")
+          f"Files: {folder}/arena.json, arena.csv, ratings.csv" + (f"; records: {records}" if records else ""))
     return 0

@@ -159,8 +159,13 @@ def trick_result(before: State, after: State, human: int) -> str:
 
 
 def play_game(players: int, human: int, opponents: str, partner: str, seed: int,
-              ask: Callable[[str], str] = input, say: Callable[[str], None] = print) -> int:
+              ask: Callable[[str], str] = input, say: Callable[[str], None] = print,
+              record: str | None = None) -> int:
     """Play one deal with a person at seat ``human``; returns an exit code (0 also on quit).
+
+    With ``record`` (a path), the finished deal's record (``docs/RECORDS.md``; agents by
+    seat, the person as ``"human"``) is written there (``.gz``: gzip); a deal left before
+    its end writes none.
 
     Raises:
         ValueError: bad seat or agent spec (before the deal starts).
@@ -242,7 +247,19 @@ def play_game(players: int, human: int, opponents: str, partner: str, seed: int,
     diff = scores[mine] - scores[1 - mine]
     say(f"Your side {'wins' if diff > 0 else 'loses'} the deal by {abs(diff)} points." if diff
         else "The deal is a tie.")
+    if record is not None:
+        _write_record(record, state, specs, seed, human)
+        say(f"Record of the deal written to {record} (twilight replay {record}).")
     return 0
+
+
+def _write_record(path: str, state: State, specs: list[str], seed: int, human: int) -> None:
+    """Write the finished deal's record (docs/RECORDS.md) to ``path``."""
+    from twilight_env.records import deal_record, dump
+
+    agents = ["human" if s == "you" else s for s in specs]
+    dump(deal_record(state, None, agents=agents, seed=seed, meta={"source": "twilight play", "human_seat": human}),
+         path)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -255,7 +272,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--opponents", default=default, help=f"the other side's agent spec (default {default})")
     p.add_argument("--partner", default=None, help="your partner's agent spec (default: as --opponents)")
     p.add_argument("--seed", type=int, default=0, help="seed of the deal and the agents (default 0)")
+    p.add_argument("--record", default=None, metavar="FILE",
+                   help="write the finished deal's record to FILE (JSON, docs/RECORDS.md; .gz: gzip)")
 
 
 def run(args) -> int:
-    return play_game(args.players, args.seat, args.opponents, args.partner or args.opponents, args.seed)
+    return play_game(args.players, args.seat, args.opponents, args.partner or args.opponents, args.seed,
+                     record=args.record)

@@ -51,6 +51,11 @@ Long runs: the folder is made first and, while deals are played, holds
 rewritten atomically every 20 s and on Ctrl-C). ``twilight edge --resume FOLDER`` plays
 only the missing deals and writes the same figures an uninterrupted run would; the
 checkpoint is removed when the run finishes.
+
+Records: ``--records DIR`` also writes ``DIR/edge.records.jsonl.gz``, every play of every
+deal as a deal record (``docs/RECORDS.md``: the rotated deal as played, the actions, the
+agent specs by seat, and ``meta`` with the configuration, deal index and play r). A run
+continued with ``--resume`` writes no records.
 """
 
 from __future__ import annotations
@@ -112,6 +117,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--resume", default=None, metavar="FOLDER",
                    help="finish an interrupted run from the checkpoint in its output folder (its settings are "
                         "kept; only --workers and --quiet may be given with it)")
+    p.add_argument("--records", default=None, metavar="DIR",
+                   help="also write every play of every deal as a game record to DIR/edge.records.jsonl.gz "
+                        "(docs/RECORDS.md; twilight replay reads it)")
 
 
 # ---------------------------------------------------------------------------------
@@ -124,22 +132,33 @@ def rotated_deal(deal, r: int) -> list[list[str]]:
     return [list(deal[a]), list(deal[b]), list(deal[2]), list(deal[c])]
 
 
-def _play_edge_deal(task) -> tuple[int, list[int], list[int]]:
-    """Worker: the three plays of one deal for one configuration; Moon and Sun points per play."""
-    deal_index, deal, solo, sun, seed, config = task
-    moon_pts, sun_pts = [], []
+RECORDS_FILE = "edge.records.jsonl.gz"
+"""File name of the game records that ``--records DIR`` writes into DIR."""
+
+
+def _play_edge_deal(task) -> tuple:
+    """Worker: the three plays of one deal for one configuration; Moon and Sun points per
+    play (and, when the task's optional 7th item is true, the plays' deal records)."""
+    deal_index, deal, solo, sun, seed, config, *keep = task
+    moon_pts, sun_pts, recs = [], [], []
     for r in range(3):
         state = State.from_deal(rotated_deal(deal, r), 0, 3)
         state = play_seeded(state, [solo, sun, solo, sun], seed, deal_index, 3 * config + r)
         m, s = state.side_scores()  # side 0 = seats 0, 2 = Moon in 3 players
         moon_pts.append(m)
         sun_pts.append(s)
-    return deal_index, moon_pts, sun_pts
+        if keep and keep[0]:
+            from twilight_env.records import deal_record
+
+            recs.append(deal_record(state, None, agents=[solo, sun, solo, sun], seed=seed,
+                                    meta={"study": "edge", "solo_spec": solo, "sun_spec": sun, "config_key": config,
+                                          "deal": deal_index, "play": r}))
+    return (deal_index, moon_pts, sun_pts) + ((recs,) if keep and keep[0] else ())
 
 
 def play_config(deals, solo: str, sun: str, seed: int, config: int, workers: int,
                 progress: bool = True, done: dict | None = None,
-                on_result=None) -> tuple[np.ndarray, np.ndarray]:
+                on_result=None, records=None) -> tuple[np.ndarray, np.ndarray]:
     """Play every deal three times (one per solo hand) with the given agents.
 
     Args:
@@ -148,16 +167,26 @@ def play_config(deals, solo: str, sun: str, seed: int, config: int, workers: int
             (seed, deal index, config), so the result equals an uninterrupted run.
         on_result: called with ``(deal index, moon points, sun points)`` of each deal
             as it finishes.
+        records: called with each deal record (``docs/RECORDS.md``) of each play as its
+            deal finishes, or None (no records are made).
 
     Returns:
         ``(moon, sun)``: int arrays of shape ``(N, 3)``, deal points ``[deal, play r]``.
     """
     done = dict(done or {})
-    tasks = [(d, deals[d], solo, sun, seed, config) for d in range(len(deals)) if d not in done]
+    tasks = [(d, deals[d], solo, sun, seed, config) + ((True,) if records is not None else ())
+             for d in range(len(deals)) if d not in done]
     label = solo if solo == sun else f"{solo} vs {sun}"
+    hook = on_result
+    if records is not None:
+        def hook(r):
+            for rec in r[3]:
+                records(rec)
+            if on_result is not None:
+                on_result(r[:3])
     res = run_tasks(_play_edge_deal, tasks, workers, desc=f"edge {label}", progress=progress,
-                    on_result=on_result, done=len(deals) - len(tasks))
-    for d, m, u in res:
+                    on_result=hook, done=len(deals) - len(tasks))
+    for d, m, u, *_ in res:
         done[d] = (m, u)
     order = range(len(deals))
     return (np.array([done[d][0] for d in order], dtype=np.int64).reshape(-1, 3),
@@ -563,11 +592,12 @@ def config_key(solo: str, sun: str) -> int:
 
 def study(configs: list[tuple[str, str]], deals, seed: int, workers: int, target: int = 1000,
           boot: int = 200, matches: int = 1000, progress: bool = True,
-          checkpoint: Checkpoint | None = None) -> list[dict]:
+          checkpoint: Checkpoint | None = None, records=None) -> list[dict]:
     """Play and analyse every configuration; returns one result dict per configuration.
 
     With a ``checkpoint``, deals it holds are not played again and each finished deal is
-    recorded in it (written every ``CHECKPOINT_EVERY_S`` seconds).
+    recorded in it (written every ``CHECKPOINT_EVERY_S`` seconds). ``records``: called with
+    every play's deal record (:func:`play_config`), or None.
 
     Each dict: ``label``, ``solo_spec``, ``sun_spec``, ``deals`` (N), ``figures`` (deal
     figures plus ``"matches"``), ``answer`` (a sentence), ``moon_points`` and
@@ -581,7 +611,7 @@ def study(configs: list[tuple[str, str]], deals, seed: int, workers: int, target
         if checkpoint is not None:
             done = checkpoint.finished(key)
             record = (lambda r, key=key: checkpoint.record(key, *r))
-        moon, sunp = play_config(deals, solo, sun, seed, key, workers, progress, done, record)
+        moon, sunp = play_config(deals, solo, sun, seed, key, workers, progress, done, record, records)
         secs = time.time() - t0
         fig = deal_figures(moon, sunp)
         fig["matches"] = match_figures(moon, sunp, seed, key, target, boot, matches)
@@ -629,7 +659,7 @@ def run_study(specs: list[str] | None = None, deals: int | None = None, seed: in
               out: str | None = None, solo: str | None = None, sun: str | None = None,
               deals_file: str | None = None, save_deals: str | None = None, target: int | None = None,
               boot: int | None = None, matches: int | None = None, progress: bool = True, verbose: bool = True,
-              resume: str | None = None) -> str:
+              resume: str | None = None, records: str | None = None) -> str:
     """Run the whole study (what ``twilight edge`` does) and return the output folder.
 
     Args: as the command-line options (module docstring); ``specs`` None or empty means
@@ -639,6 +669,7 @@ def run_study(specs: list[str] | None = None, deals: int | None = None, seed: in
     a checkpoint (:class:`Checkpoint`) while deals are played; ``resume`` (a folder)
     finishes such a run with the settings saved in it (only ``workers``, ``progress`` and
     ``verbose`` may be given with it). Ctrl-C writes the checkpoint and says how to resume.
+    ``records`` (a folder): write every play's deal record to ``records/edge.records.jsonl.gz``.
 
     Raises:
         ValueError: bad agent spec (listing the valid agents), bad number, bad deal file,
@@ -650,7 +681,7 @@ def run_study(specs: list[str] | None = None, deals: int | None = None, seed: in
         given = [name for name, v in (("specs", specs), ("--deals", deals), ("--seed", seed), ("--out", out),
                                       ("--solo", solo), ("--sun", sun), ("--deals-file", deals_file),
                                       ("--save-deals", save_deals), ("--target", target), ("--boot", boot),
-                                      ("--matches", matches)) if v not in (None, [])]
+                                      ("--matches", matches), ("--records", records)) if v not in (None, [])]
         if given:
             raise ValueError(f"--resume keeps the settings saved in the checkpoint; do not give {', '.join(given)} "
                              "with it (only --workers and --quiet)")
@@ -680,15 +711,24 @@ def run_study(specs: list[str] | None = None, deals: int | None = None, seed: in
         settings = {"configs": [list(c) for c in configs], "seed": seed, "target": target, "boot": boot,
                     "matches": matches, "deals_source": meta}
         ckpt = Checkpoint(folder, settings, [[list(h) for h in d] for d in deal_list])
+    writer = None
+    if records is not None:
+        from twilight_env.records import RecordWriter
+
+        os.makedirs(records, exist_ok=True)
+        writer = RecordWriter(os.path.join(records, RECORDS_FILE))
     try:
         results = study(configs, deal_list, seed, workers, target, boot, matches, progress=progress,
-                        checkpoint=ckpt)
+                        checkpoint=ckpt, records=writer.write if writer else None)
     except KeyboardInterrupt:
         ckpt.write()
         n_done = sum(len(v) for v in ckpt.done.values())
         print(f"\ninterrupted: {n_done} finished deal(s) saved in {ckpt.path}; "
               f"continue with: twilight edge --resume {folder}", file=sys.stderr)
         raise
+    finally:
+        if writer is not None:
+            writer.close()
     doc = {"seed": seed, "deals": len(deal_list), "deals_source": meta, "target": target,
            "configs": [{"solo": s, "sun": u} for s, u in configs], "workers": workers,
            "git": git_hash(), "run_seconds": ckpt.elapsed + time.time() - t0,
@@ -726,7 +766,7 @@ def run(args) -> int:
     try:
         run_study(args.specs, args.deals, args.seed, args.workers, args.out, args.solo, args.sun,
                   args.deals_file, args.save_deals, args.target, args.boot, args.matches,
-                  progress=not args.quiet, resume=args.resume)
+                  progress=not args.quiet, resume=args.resume, records=getattr(args, "records", None))
     except KeyboardInterrupt:
         return 130
     return 0

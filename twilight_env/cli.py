@@ -24,6 +24,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "edge": ("experiments.solo_edge", "3-player study: does the solo or the Sun side have the edge?"),
     "play": ("experiments.play", "play one seat in the terminal against agents"),
     "train": ("training.train", "train a neural agent by self-play"),
+    "replay": ("twilight_env.replay_log", "check a game record with the engine and print it trick by trick"),
     "serve": ("twilight_env.serve.cli", "play, watch and replay games in a browser (local web app)"),
 }
 

@@ -14,7 +14,8 @@ shuffled with it (R2.3), then each decision picks a uniformly random legal actio
   took (denied to the other side, R5.2), and the neutral pile (R4.4); in 3 players
   also what each player is credited (R7.5).
 
-Example: ``twilight deal --seed 7 --players 3 --solo 1``.
+Example: ``twilight deal --seed 7 --players 3 --solo 1``. With ``--json`` the command
+prints the deal's record (``twilight_env.records``, ``docs/RECORDS.md``) instead.
 """
 
 from __future__ import annotations
@@ -45,6 +46,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="4 players: the dealer's seat 0..3; the seat after it leads (default 3)")
     parser.add_argument("--solo", type=int, choices=range(3), metavar="PLAYER",
                         help="3 players: the solo player 0..2 (default 0)")
+    parser.add_argument("--json", action="store_true",
+                        help="print the deal's record as JSON (docs/RECORDS.md) instead of the text log")
 
 
 def play_random_deal(seed: int, num_players: int = 4, dealer: int | None = None,
@@ -178,6 +181,17 @@ def format_deal(match: Match, seed: int | None = None) -> str:
 def run(args: argparse.Namespace) -> int:
     """Play and print one deal; 0 on success (ValueError -> the CLI prints it, exit 2)."""
     match = play_random_deal(args.seed, args.players, args.dealer, args.solo)
+    if getattr(args, "json", False):
+        import json
+
+        from .records import deal_record
+
+        rec = deal_record(match.state, None, config=match.config,
+                          dealer=match.dealer if args.players == 4 else None,
+                          solo=match.solo if args.players == 3 else None,
+                          agents=["random"] * 4, seed=args.seed, meta={"source": "twilight deal"})
+        print(json.dumps(rec, indent=1))
+        return 0
     print(format_deal(match, args.seed))
     return 0
 
