@@ -16,7 +16,7 @@ from starlette.testclient import TestClient  # noqa: E402
 
 from twilight_env.cards import CARDS, CULT  # noqa: E402
 from twilight_env.engine import State  # noqa: E402
-from twilight_env.serve import recording  # noqa: E402
+from twilight_env import records  # noqa: E402
 from twilight_env.serve.app import create_app  # noqa: E402
 from twilight_env.serve.games import Limits  # noqa: E402
 
@@ -169,7 +169,7 @@ def test_full_deal_score_equals_the_engines(client, players, seat):
     state = State.from_deal(deal, 0, players)
     assert [sorted(h) for h in rec["deal"]] == [sorted(h) for h in deal]
     for a in rec["actions"]:
-        state.apply(a)
+        state.apply(a["action"])
     assert state.done
     sides = side_scores_by_cult(end)
     cult = state.seat_cult
@@ -192,7 +192,10 @@ def test_match_plays_several_deals_to_the_target(client):
     assert max(end["totals"]) >= 150
     assert end["totals"] == [sum(d["points"][i] for d in end["deals"]) for i in range(len(end["lines"]))]
     rec = client.get(f"/api/games/{v['id']}/record").json()
-    states = recording.replay(rec)
+    records.validate(rec)
+    assert rec["format"] == records.FORMAT_MATCH and rec["done"] and rec["totals"] == end["totals"]
+    assert rec["agents"] == ["person", "heuristic", "heuristic"]
+    states = records.replay(rec)
     finals = [s for s in states if s.done]
     assert len(finals) == len(end["deals"])
     for s, d in zip(finals, end["deals"]):
@@ -246,7 +249,8 @@ def test_record_download_equals_replay(client):
     r = client.get(f"/api/games/{v['id']}/record")
     assert r.status_code == 200 and "attachment" in r.headers["content-disposition"]
     rec = r.json()
-    states = recording.replay(json.loads(json.dumps(rec)))
+    assert rec["format"] == records.FORMAT_DEAL and rec["agents"][2] == "person"
+    states = records.replay(json.loads(json.dumps(rec)))
     assert states[-1].done and len(states) == len(rec["actions"]) + 1
     assert {("sun", "moon")[states[-1].seat_cult[i]]: states[-1].side_scores()[i] for i in (0, 1)} \
         == side_scores_by_cult(end)
@@ -259,7 +263,7 @@ def test_record_download_equals_replay(client):
     for view in views:
         f = by_step[view["step"]]
         assert f["current_trick"] == view["current_trick"] and f["pending"] == view["pending"]
-    bad = dict(rec, actions=rec["actions"][:5] + [27] + rec["actions"][6:])
+    bad = dict(rec, actions=rec["actions"][:5] + [dict(rec["actions"][5], action=27)] + rec["actions"][6:])
     r = client.post("/api/replay", json=bad)
     assert r.status_code == 422 and "cannot replay" in r.json()["error"]
     assert client.post("/api/replay", json={"hello": 1}).status_code == 422

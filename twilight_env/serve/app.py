@@ -20,8 +20,8 @@ from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from .. import records
 from ..engine import PHASE_NAMES
-from . import recording
 from .games import DEFAULT_AGENT, Game, GameError, GameStore, Limits, action_text, state_view
 
 STATIC_DIR = os.path.join(os.path.dirname(__file__), "static")
@@ -54,11 +54,11 @@ def replay_frames(record: Any) -> dict:
     Raises:
         GameError: 422 when the record cannot be replayed (the step and the reason).
     """
+    if not isinstance(record, dict):
+        raise GameError(422, "cannot replay this: a record is a JSON object (docs/RECORDS.md)")
     try:
-        states = recording.replay(record)
-    except recording.RecordError as e:
-        raise GameError(422, f"cannot replay this record: {e}") from None
-    except (ValueError, TypeError, KeyError) as e:
+        states = records.replay(record)
+    except ValueError as e:  # RecordError: the step, the field and the reason
         raise GameError(422, f"cannot replay this record: {e}") from None
     frames = []
     deal = 1
@@ -76,7 +76,7 @@ def replay_frames(record: Any) -> dict:
                                    if len(st.history) > len(prev.history) else _request_action(prev, st))
         view.update({"text": text, "deal": deal, "index": i})
         frames.append(view)
-    kind = record.get("kind", "deal") if isinstance(record, dict) else "deal"
+    kind = "match" if record.get("format") == records.FORMAT_MATCH else "deal"
     return {"kind": kind, "frames": frames, "count": len(frames)}
 
 

@@ -33,12 +33,12 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .. import records
 from ..aec import raw_env
 from ..cards import CARDS, CULT_NAMES, codes_of, multiplier_of, souls_of
-from ..engine import NEW_MOON, REQUEST_BASE, State
+from ..engine import NEW_MOON, REQUEST_BASE, Config, State
 from ..infoset import InfoSet
 from ..scoring import score_mask
-from . import recording
 
 MODES = ("play", "watch")
 EPISODES = ("deal", "match")
@@ -538,20 +538,30 @@ class Game:
         return table
 
     def record(self) -> dict:
-        """The record of the finished game (``twilight_env.records`` format).
+        """The record of the finished game: a deal record, or a match record of its deals
+        (:mod:`twilight_env.records`, ``docs/RECORDS.md``).
 
         Raises:
             GameError: 409 if the game is not over yet.
         """
         if not self.over:
             raise GameError(409, "the record can be downloaded once the game is over")
-        agents = {p: (self.specs[i] or "person") for i, p in enumerate(self.players)}
+        config = Config(num_players=self.num_players, target=self.target)
         meta = {"source": "twilight serve", "mode": self.mode}
+        deals = []
+        scores = None
+        for d in self.deals:
+            seat_players = d["summary"]["seat_players"]
+            by_seat = [None if p is None else (self.specs[self.players.index(p)] or "person") for p in seat_players]
+            extra = {"solo": self.players.index(seat_players[0])} if self.num_players == 3 else {}
+            rec = records.deal_record(d["initial"], d["actions"], config=config, scores=scores, agents=by_seat,
+                                      seed=self.seed, meta=meta, **extra)
+            scores = rec["totals_after"]
+            deals.append(rec)
         if self.episode == "deal":
-            d = self.deals[0]
-            return recording.deal_record(d["initial"], d["actions"], agents=agents, seed=self.seed, meta=meta)
-        return recording.match_record([(d["initial"], d["actions"]) for d in self.deals], target=self.target,
-                                      agents=agents, seed=self.seed, meta=meta)
+            return deals[0]
+        return records.match_record(deals, config=config, agents=[s or "person" for s in self.specs],
+                                    seed=self.seed, meta=meta)
 
     def touch(self) -> None:
         self.last_used = self.clock()
