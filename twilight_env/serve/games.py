@@ -175,7 +175,7 @@ def tricks_of(info: InfoSet) -> list[dict]:
     return out
 
 
-def table_view(infos: list[InfoSet], visible: list[int]) -> dict:
+def table_view(infos: list[InfoSet], visible: list[int], tricks: list[dict] | None = None) -> dict:
     """The table as the union of some information sets of one deal.
 
     Args:
@@ -183,6 +183,7 @@ def table_view(infos: list[InfoSet], visible: list[int]) -> dict:
             spectator); public facts are read from ``infos[0]``.
         visible: 4 masks, the cards shown in each seat's hand (only cards these
             information sets know).
+        tricks: the finished tricks (:func:`tricks_of`) if already at hand.
 
     Returns:
         A JSON-ready dict (see the module docstring).
@@ -216,26 +217,26 @@ def table_view(infos: list[InfoSet], visible: list[int]) -> dict:
         "num_players": n, "phase": "over" if done else info.phase, "trick": info.trick, "place": info.place,
         "leader": info.leader, "chooser": info.chooser, "holder": info.holder,
         "acting_seat": info.acting_seat, "deciding_seat": info.deciding_seat,
-        "seats": seats, "current_trick": trick, "tricks": tricks_of(info),
+        "seats": seats, "current_trick": trick, "tricks": tricks_of(info) if tricks is None else tricks,
         "pending": codes_of(info.pending), "neutral": codes_of(info.neutral), "sides": sides,
     }
 
 
-def person_view(info: InfoSet) -> dict:
+def person_view(info: InfoSet, tricks: list[dict] | None = None) -> dict:
     """The table for the person at ``info.seat``: own hand and 3p open hand only (R2.5, R7.1)."""
-    view = table_view([info], list(info.known_masks))
+    view = table_view([info], list(info.known_masks), tricks)
     view["to_act"] = info.to_act
     view["legal"] = legal_moves(info) if info.to_act else []
     return view
 
 
-def spectator_view(infos: list[InfoSet]) -> dict:
+def spectator_view(infos: list[InfoSet], tricks: list[dict] | None = None) -> dict:
     """The table with every hand open, from all players' information sets."""
     known = [0, 0, 0, 0]
     for i in infos:
         for s in range(4):
             known[s] |= i.known_masks[s]
-    view = table_view(infos, known)
+    view = table_view(infos, known, tricks)
     view["to_act"] = False
     view["legal"] = []
     return view
@@ -352,6 +353,8 @@ class Game:
         self.created = self.last_used = clock()
         self.finished_at: float | None = None
         self.lock = threading.Lock()
+        self._tricks_key: tuple | None = None
+        self._tricks_list: list[dict] = []
         self._start_deal()
 
     # -- bookkeeping ----------------------------------------------------------------
@@ -402,6 +405,13 @@ class Game:
             del self.log[:-40]
         if self.env.infos[player]["deals_played"] != played_before:
             self._finish_deal(player)
+
+    def _tricks(self, info: InfoSet) -> list[dict]:
+        """The finished tricks of the current deal, rebuilt only when a trick has ended."""
+        key = (len(self.deals), info.trick)
+        if self._tricks_key != key:
+            self._tricks_key, self._tricks_list = key, tricks_of(info)
+        return self._tricks_list
 
     def _line_totals(self, infos: dict) -> list[int]:
         """Match totals by score line (4 players: Sun, Moon; 3 players: by player, R7.5)."""
@@ -514,10 +524,10 @@ class Game:
         """The JSON-ready view of the game for its page (see the module docstring)."""
         if self.human is not None:
             info = self.env.infoset(self.human)
-            table = person_view(info)
+            table = person_view(info, self._tricks(info))
         else:
             infos = [self.env.infoset(p) for p in self.players]
-            table = spectator_view(infos)
+            table = spectator_view(infos, self._tricks(infos[0]))
         ex = self.env.infos[self.players[0]]
         lines = list(ex["deal_points"])
         you = None
