@@ -60,6 +60,10 @@ def replay_frames(record: Any) -> dict:
         states = records.replay(record)
     except ValueError as e:  # RecordError: the step, the field and the reason
         raise GameError(422, f"cannot replay this record: {e}") from None
+    if record.get("format") == records.FORMAT_MATCH:
+        seat_agents = [d.get("agents") for d in record["deals"]]
+    else:
+        seat_agents = [record.get("agents")]
     frames = []
     deal = 1
     for i, st in enumerate(states):
@@ -74,7 +78,11 @@ def replay_frames(record: Any) -> dict:
             else:
                 text = action_text(prev.acting_seat, prev.chooser, PHASE_NAMES[prev.phase], st.history[-1][2]
                                    if len(st.history) > len(prev.history) else _request_action(prev, st))
-        view.update({"text": text, "deal": deal, "index": i})
+        agents = seat_agents[deal - 1] if deal - 1 < len(seat_agents) else None
+        who = [a or "" for a in agents] if agents else ["", "", "", ""]
+        if st.num_players == 3 and agents and not agents[2]:
+            who[2] = f"new moon ({who[0]})" if who[0] else "new moon"
+        view.update({"text": text, "deal": deal, "index": i, "who": who})
         frames.append(view)
     kind = "match" if record.get("format") == records.FORMAT_MATCH else "deal"
     return {"kind": kind, "frames": frames, "count": len(frames)}

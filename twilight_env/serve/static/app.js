@@ -74,7 +74,7 @@ function baseSeat(v) { return app.mode === "play" && v.you ? v.you.seat : 0; }
 function seatTitle(v, s) {
   const seat = v.seats[s];
   let role = seat.role === "solo" ? "solo, Moon" : seat.role === "new moon" ? "new moon, open" : cultName(seat.cult);
-  let who = v.who ? v.who[s] : "";
+  let who = v.who && v.who[s] ? v.who[s] : "";
   if (app.mode === "play" && v.you) {
     const mine = v.seats[v.you.seat].cult;
     if (s !== v.you.seat && who !== "you" && !who.startsWith("new moon")) {
@@ -190,9 +190,9 @@ function promptText(v) {
       ? `Seat ${v.chooser} requests a ${need} card from the new moon: pick one of its glowing cards.`
       : `Seat ${v.chooser} requests a ${need} card from you: pick one of your glowing cards.`;
   }
-  const who = v.who ? v.who[v.acting_seat] : "";
+  const who = v.who && v.who[v.acting_seat] ? ` (${v.who[v.acting_seat]})` : "";
   const doing = v.phase === "hold" ? `gives a card for seat ${v.chooser}` : "chooses";
-  return `Seat ${v.acting_seat} (${who}) ${doing}…`;
+  return `Seat ${v.acting_seat}${who} ${doing}…`;
 }
 
 // ---------------------------------------------------------------- side panels
@@ -444,7 +444,7 @@ function showFrame(i) {
   $("rp-slider").value = app.frame;
   const f = app.frames[app.frame];
   $("rp-text").textContent = `${app.frame} / ${app.frames.length - 1}: ${f.text}`;
-  render({ ...f, who: null, log: [f.text] });
+  render({ ...f, log: [f.text] });
 }
 
 // ---------------------------------------------------------------- setup
