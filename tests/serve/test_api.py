@@ -185,8 +185,9 @@ def test_full_deal_score_equals_the_engines(client, players, seat):
     assert end["deals"][0]["points"] == [pts[k] for k in end["lines"]]
 
 
-def test_match_plays_several_deals_to_the_target(client):
-    v = new_game(client, players=3, seat=1, episode="match", target=150, seed=11)
+@pytest.mark.parametrize("players", [3, 4])
+def test_match_plays_several_deals_to_the_target(client, players):
+    v = new_game(client, players=players, seat=1, episode="match", target=150, seed=11)
     end = play_to_end(client, v, np.random.default_rng(2))
     assert end["over"] and len(end["deals"]) >= 1
     assert max(end["totals"]) >= 150
@@ -194,7 +195,11 @@ def test_match_plays_several_deals_to_the_target(client):
     rec = client.get(f"/api/games/{v['id']}/record").json()
     records.validate(rec)
     assert rec["format"] == records.FORMAT_MATCH and rec["done"] and rec["totals"] == end["totals"]
-    assert rec["agents"] == ["person", "heuristic", "heuristic"]
+    assert rec["agents"][1 if players == 4 else 0] == "person"
+    # the winners shown are the record's (R6.1, R7.5): lines are players in 3p, sides in 4p
+    won = [f"player_{i}" for i in rec["winners"]] if players == 3 else \
+        [f"player_{s}" for s in range(4) if s % 2 in rec["winners"]]
+    assert end["winners"] == won and won
     states = records.replay(rec)
     finals = [s for s in states if s.done]
     assert len(finals) == len(end["deals"])

@@ -347,6 +347,7 @@ class Game:
         self.rngs = {players[p]: np.random.default_rng(np.random.SeedSequence((seed, 1, p))) for p in range(n)}
         self.steps = 0
         self.over = False
+        self.winners: list[str] = []  # match episodes: the players who won, once over
         self.deals: list[dict] = []  # finished deals: summary and record inputs
         self.log: list[str] = []
         self.clock = clock
@@ -440,6 +441,8 @@ class Game:
         if all(self.env.terminations.values()):
             self.over = True
             self.finished_at = self.clock()
+            if self.episode == "match":  # the env's match reward: +1 to the winners (R6.1, R7.5)
+                self.winners = [p for p in self.players if self.env.rewards[p] > 0]
         else:
             self._start_deal()
 
@@ -543,6 +546,7 @@ class Game:
             "lines": lines, "totals": self._line_totals(ex),
             "deals": [d["summary"] for d in self.deals],
             "agents_to_move": not self.over and not self.human_to_move,
+            "winners": list(self.winners),
             "log": list(self.log[-12:]),
         })
         return table

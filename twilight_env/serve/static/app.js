@@ -222,7 +222,14 @@ function renderScores(v) {
       const mine = v.seats[v.you.seat].cult === "sun" ? sun - moon : moon - sun;
       res = mine > 0 ? ` Your side wins by ${mine}.` : mine < 0 ? ` Your side loses by ${-mine}.` : " A tie.";
     }
-    h += `<div id="final" data-sun="${sun}" data-moon="${moon}">Final: Sun ${sun}, Moon ${moon}.${res}</div>`;
+    const label = v.episode === "match" ? "Last deal" : "Final";
+    h += `<div id="final" data-sun="${sun}" data-moon="${moon}">${label}: Sun ${sun}, Moon ${moon}.${res}</div>`;
+    if (v.episode === "match" && v.winners) {
+      const names = v.winners.map((p) => p.replace("player_", "p")).join(" and ");
+      let m = v.winners.length ? `Match over: ${names} won` : "Match over: the new-moon line won";
+      if (v.you) m += v.winners.includes(v.you.player) ? " (you win)." : " (you lose).";
+      h += `<div id="match-result">${m}</div>`;
+    }
   }
   box.innerHTML = h;
 }
@@ -294,7 +301,9 @@ function render(v) {
     renderSeat(v, s, slot, legal);
   }
   renderTrick(v);
-  $("prompt").textContent = promptText(v);
+  const prompt = promptText(v);
+  $("prompt").textContent = prompt;
+  $("prompt").classList.toggle("hidden", !prompt);
   const req = $("requests");
   req.innerHTML = "";
   renderScores(v);
