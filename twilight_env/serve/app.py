@@ -32,6 +32,9 @@ MAX_ADVANCE = 1000
 
 
 async def _body(request: Request, required: bool = True) -> Any:
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > MAX_BODY:
+        raise GameError(413, f"the request body is {declared} bytes; at most {MAX_BODY} are accepted")
     raw = await request.body()
     if len(raw) > MAX_BODY:
         raise GameError(413, f"the request body is {len(raw)} bytes; at most {MAX_BODY} are accepted")

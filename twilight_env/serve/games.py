@@ -428,13 +428,11 @@ class Game:
         for a in self._deal_actions:
             final.apply(a)
         lines = list(infos["deal_points"])
-        # every card has been played: the whole deal is public now (R2.5)
         summary = {"deal": len(self.deals) + 1, "lines": lines,
                    "points": [infos["deal_points"][k] for k in lines],
                    "totals": self._line_totals(infos),
                    "sides": list(final.side_scores()),
-                   "seat_players": list(self._seat_players),
-                   "tricks": tricks_of(InfoSet(final, 0))}
+                   "seat_players": list(self._seat_players)}
         self.deals.append({"summary": summary, "initial": initial, "actions": list(self._deal_actions)})
         self.log.append(f"deal {summary['deal']} over: Sun side {summary['sides'][1 if self.num_players == 3 else 0]}, "
                         f"Moon side {summary['sides'][0 if self.num_players == 3 else 1]}")

@@ -9,6 +9,9 @@ const KIND_NAMES = { P: "Purgatory", C1: "Hierarch", C2: "High Priest", C3: "Pri
   C5: "Novice", "3": "3 souls", "4": "4 souls", "5": "5 souls", "6": "6 souls", "7": "7 souls",
   A: "Altar ×1", T: "Temple ×2", O: "Obelisk ×3" };
 
+// text from the server or a record file goes into HTML only escaped
+const esc = (x) => String(x).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
+
 const app = {
   mode: "play",      // play | watch | replay
   view: null,        // last view from the server (or the replay frame shown)
@@ -53,7 +56,7 @@ function cardEl(code, opts = {}) {
   d.className = `card ${cult}`;
   d.dataset.card = code;
   const big = ROMAN[kind] || kind;
-  d.innerHTML = `<span class="rank">${big}</span><span class="cname">${KIND_NAMES[kind]}</span>`;
+  d.innerHTML = `<span class="rank">${esc(big)}</span><span class="cname">${esc(KIND_NAMES[kind])}</span>`;
   d.title = `${code}: ${cult === "sun" ? "Sun" : "Moon"} ${KIND_NAMES[kind]}`;
   if (opts.small) d.classList.add("small");
   return d;
@@ -94,7 +97,7 @@ function renderSeat(v, s, slot, legal) {
   const t = seatTitle(v, s);
   const head = document.createElement("div");
   head.className = "seat-head";
-  head.innerHTML = `<b>Seat ${s}</b> <span class="role">${t.role}</span> <span class="who">${t.who}</span>`;
+  head.innerHTML = `<b>Seat ${s}</b> <span class="role">${esc(t.role)}</span> <span class="who">${esc(t.who)}</span>`;
   el.appendChild(head);
   const info = document.createElement("div");
   info.className = "seat-info";
@@ -206,7 +209,7 @@ function renderScores(v) {
   h += "</table>";
   if (v.episode === "match" || (v.deals && v.deals.length > 1)) {
     h += `<h3>Match${v.target ? " to " + v.target : ""}</h3><table><tr><th></th>`;
-    for (const l of v.lines) h += `<th>${l.replace("player_", "p")}</th>`;
+    for (const l of v.lines) h += `<th>${esc(l.replace("player_", "p"))}</th>`;
     h += "</tr>";
     for (const d of v.deals) {
       h += `<tr><td>deal ${d.deal}</td>` + d.points.map((x) => `<td>${x}</td>`).join("") + "</tr>";
@@ -264,7 +267,7 @@ function renderTricks(v) {
 function renderLog(v) {
   const box = $("log");
   const lines = app.mode === "replay" ? [v.text] : v.log;
-  box.innerHTML = "<h3>Moves</h3>" + lines.map((l) => `<div>${l}</div>`).join("");
+  box.innerHTML = "<h3>Moves</h3>" + lines.map((l) => `<div>${esc(l)}</div>`).join("");
 }
 
 function renderStatus(v) {
@@ -473,7 +476,7 @@ function fillWatchAgents() {
   box.innerHTML = "";
   for (let i = 0; i < n; i++) {
     const l = document.createElement("label");
-    l.innerHTML = `Player ${i} <input id="watch-agent-${i}" list="agent-list" size="10" value="${old[i] || "heuristic"}">`;
+    l.innerHTML = `Player ${i} <input id="watch-agent-${i}" list="agent-list" size="10" value="${esc(old[i] || "heuristic")}">`;
     box.appendChild(l);
   }
 }
@@ -516,7 +519,7 @@ async function init() {
   matchOnly();
   try {
     const r = await api("GET", "/api/agents");
-    $("agent-list").innerHTML = r.agents.map((a) => `<option value="${a}">`).join("");
+    $("agent-list").innerHTML = r.agents.map((a) => `<option value="${esc(a)}">`).join("");
   } catch (e) { showError(e.message); }
   for (const b of document.querySelectorAll(".tab")) b.addEventListener("click", () => switchTab(b.dataset.tab));
   $("play-players").addEventListener("change", fillSeats);
