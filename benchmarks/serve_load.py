@@ -1,7 +1,7 @@
 """Bounded load test of ``twilight serve`` on loopback: concurrent games against heuristic agents.
 
 Starts ``twilight serve`` in its own process on a free 127.0.0.1 port, then runs
-``--games`` concurrent clients (asyncio, httpx). Each client creates a game (4 and
+``--games`` concurrent clients (one thread and keep-alive connection each). Each client creates a game (4 and
 3 players alternately, the person at a random seat, ``heuristic`` opponents), answers
 every turn with a random legal move sent with ``"advance": true`` (the agents then play
 on to the person's next turn within the same request) and starts a new game when one
@@ -22,7 +22,10 @@ Target: p95 ≤ 50 ms with 20 games and 2,000 moves (the defaults).
 from __future__ import annotations
 
 import argparse
-import asyncio
+import concurrent.futures
+import http.client
+import itertools
+import json
 import os
 import socket
 import subprocess
@@ -32,57 +35,81 @@ import time
 import numpy as np
 
 
+def cpu_seconds(pid: int) -> float | None:
+    """User + system CPU seconds of a process so far (Linux /proc), or None elsewhere."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
 
 
-async def client(http, idx: int, rng: np.random.Generator, budget: list[int], lat: list[float],
-                 create_lat: list[float], errors: list[str], think: float) -> None:
-    while budget[0] > 0:
+class Http:
+    """One keep-alive HTTP/1.1 connection (the standard library's ``http.client``: little
+    client CPU per request, so the figures are mostly the server's)."""
+
+    def __init__(self, port: int):
+        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+
+    def call(self, method: str, path: str, body=None) -> tuple[int, dict]:
+        data = None if body is None else json.dumps(body).encode()
+        headers = {"Content-Type": "application/json"} if data is not None else {}
+        self.conn.request(method, path, body=data, headers=headers)
+        r = self.conn.getresponse()
+        return r.status, json.loads(r.read())
+
+
+def client(port: int, idx: int, rng: np.random.Generator, budget, lat: list[float],
+           create_lat: list[float], errors: list[str], think: float) -> None:
+    """One person after another at one table: new game, random legal moves, until the budget is spent."""
+    http_ = Http(port)
+    while True:
         players = 4 if idx % 2 == 0 else 3
         seat = int(rng.choice([0, 1, 2, 3] if players == 4 else [0, 1, 3]))
         t0 = time.perf_counter()
-        r = await http.post("/api/games", json={"players": players, "seat": seat, "opponents": "heuristic",
-                                                "seed": int(rng.integers(2**31))})
+        status, view = http_.call("POST", "/api/games", {"players": players, "seat": seat, "opponents": "heuristic",
+                                                         "seed": int(rng.integers(2**31))})
         create_lat.append(time.perf_counter() - t0)
-        if r.status_code != 201:
-            errors.append(f"create {r.status_code}: {r.text}")
+        if status != 201:
+            errors.append(f"create {status}: {view}")
             return
-        view = r.json()
         if view["agents_to_move"]:  # the agents lead: let them play to the person's turn
-            view = (await http.post(f"/api/games/{view['id']}/advance", json={"steps": 1000})).json()
-        while not view["over"] and budget[0] > 0:
-            budget[0] -= 1
+            view = http_.call("POST", f"/api/games/{view['id']}/advance", {"steps": 1000})[1]
+        while not view["over"]:
+            if next(budget) <= 0:
+                return
             if think:
-                await asyncio.sleep(think)
+                time.sleep(think)
             move = view["legal"][int(rng.integers(len(view["legal"])))]
             t0 = time.perf_counter()
-            r = await http.post(f"/api/games/{view['id']}/move",
-                                json={"action": move["action"], "step": view["step"], "advance": True})
+            status, view = http_.call("POST", f"/api/games/{view['id']}/move",
+                                      {"action": move["action"], "step": view["step"], "advance": True})
             lat.append(time.perf_counter() - t0)
-            if r.status_code != 200:
-                errors.append(f"move {r.status_code}: {r.text}")
+            if status != 200:
+                errors.append(f"move {status}: {view}")
                 return
-            view = r.json()
-        await http.delete(f"/api/games/{view['id']}")
+        http_.call("DELETE", f"/api/games/{view['id']}")
 
 
-async def run(url: str, games: int, moves: int, seed: int, think: float):
-    import httpx
-
+def run(port: int, games: int, moves: int, seed: int, think: float):
     lat: list[float] = []
     create_lat: list[float] = []
     errors: list[str] = []
-    budget = [moves]
-    limits = httpx.Limits(max_connections=games, max_keepalive_connections=games)
-    async with httpx.AsyncClient(base_url=url, limits=limits, timeout=60) as http:
-        t0 = time.perf_counter()
-        await asyncio.gather(*(client(http, i, np.random.default_rng((seed, i)), budget, lat, create_lat, errors, think)
-                               for i in range(games)))
-        wall = time.perf_counter() - t0
-    return lat, create_lat, errors, wall
+    budget = itertools.count(moves, -1)  # next() is atomic under the GIL
+    t0 = time.perf_counter()
+    with concurrent.futures.ThreadPoolExecutor(games) as pool:
+        futures = [pool.submit(client, port, i, np.random.default_rng((seed, i)), budget, lat, create_lat, errors,
+                               think) for i in range(games)]
+        for f in futures:
+            f.result()
+    return lat, create_lat, errors, time.perf_counter() - t0
 
 
 def main(argv=None) -> int:
@@ -103,21 +130,21 @@ def main(argv=None) -> int:
                                "--max-games", str(max(200, 2 * args.games))], env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
-        import httpx
-
-        url = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + 30
         while True:
             try:
-                httpx.get(url + "/api/agents", timeout=1)
+                Http(port).call("GET", "/api/agents")
                 break
-            except httpx.HTTPError:
+            except OSError:
                 if time.monotonic() > deadline or server.poll() is not None:
                     print("the server did not start:", server.stderr.read().decode() if server.stderr else "")
                     return 1
                 time.sleep(0.1)
-        lat, create_lat, errors, wall = asyncio.run(run(url, args.games, args.moves, args.seed,
-                                                         args.think_ms / 1000))
+        cpu0 = cpu_seconds(server.pid)
+        me0 = cpu_seconds(os.getpid())
+        lat, create_lat, errors, wall = run(port, args.games, args.moves, args.seed, args.think_ms / 1000)
+        cpu1 = cpu_seconds(server.pid)
+        me1 = cpu_seconds(os.getpid())
     finally:
         server.terminate()
         server.wait(10)
@@ -131,6 +158,10 @@ def main(argv=None) -> int:
           f"p99 {np.percentile(ms, 99):.1f}  max {ms.max():.1f}  mean {ms.mean():.1f}")
     print(f"create latency ms: p50 {np.percentile(cms, 50):.1f}  p95 {np.percentile(cms, 95):.1f}")
     print(f"throughput: {len(ms) / wall:.0f} moves/s; errors: {len(errors)}")
+    if cpu0 is not None and cpu1 is not None:
+        print(f"server CPU: {(cpu1 - cpu0) * 1000 / len(ms):.2f} ms per move (all its requests, games created "
+              f"included, divided by the moves); this load client: {(me1 - me0) * 1000 / len(ms):.2f} ms per move; "
+              f"the rest of a move's latency is waiting for a CPU")
     for e in errors[:5]:
         print("  ", e)
     p95 = np.percentile(ms, 95)
