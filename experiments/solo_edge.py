@@ -596,29 +596,41 @@ def study(configs: list[tuple[str, str]], deals, seed: int, workers: int, target
     """Play and analyse every configuration; returns one result dict per configuration.
 
     With a ``checkpoint``, deals it holds are not played again and each finished deal is
-    recorded in it (written every ``CHECKPOINT_EVERY_S`` seconds). ``records``: called with
-    every play's deal record (:func:`play_config`), or None.
+    recorded in it (written every ``CHECKPOINT_EVERY_S`` seconds). With ``records`` (a
+    folder, made if missing), every play's deal record is written to
+    ``records/edge.records.jsonl.gz`` (:data:`RECORDS_FILE`).
 
     Each dict: ``label``, ``solo_spec``, ``sun_spec``, ``deals`` (N), ``figures`` (deal
     figures plus ``"matches"``), ``answer`` (a sentence), ``moon_points`` and
     ``sun_points`` (N × 3 lists, deal points by deal and play), ``play_seconds``.
     """
     results = []
-    for solo, sun in configs:
-        t0 = time.time()
-        key = config_key(solo, sun)
-        done, record = None, None
-        if checkpoint is not None:
-            done = checkpoint.finished(key)
-            record = (lambda r, key=key: checkpoint.record(key, *r))
-        moon, sunp = play_config(deals, solo, sun, seed, key, workers, progress, done, record, records)
-        secs = time.time() - t0
-        fig = deal_figures(moon, sunp)
-        fig["matches"] = match_figures(moon, sunp, seed, key, target, boot, matches)
-        label = solo if solo == sun else f"{solo} / {sun}"
-        results.append({"label": label, "solo_spec": solo, "sun_spec": sun, "deals": len(deals),
-                        "figures": fig, "answer": verdict(fig, label, len(deals)),
-                        "moon_points": moon.tolist(), "sun_points": sunp.tolist(), "play_seconds": secs})
+    writer = None
+    if records is not None:
+        from twilight_env.records import RecordWriter
+
+        os.makedirs(records, exist_ok=True)
+        writer = RecordWriter(os.path.join(records, RECORDS_FILE))
+    try:
+        for solo, sun in configs:
+            t0 = time.time()
+            key = config_key(solo, sun)
+            done, record = None, None
+            if checkpoint is not None:
+                done = checkpoint.finished(key)
+                record = (lambda r, key=key: checkpoint.record(key, *r))
+            moon, sunp = play_config(deals, solo, sun, seed, key, workers, progress, done, record,
+                                     writer.write if writer is not None else None)
+            secs = time.time() - t0
+            fig = deal_figures(moon, sunp)
+            fig["matches"] = match_figures(moon, sunp, seed, key, target, boot, matches)
+            label = solo if solo == sun else f"{solo} / {sun}"
+            results.append({"label": label, "solo_spec": solo, "sun_spec": sun, "deals": len(deals),
+                            "figures": fig, "answer": verdict(fig, label, len(deals)),
+                            "moon_points": moon.tolist(), "sun_points": sunp.tolist(), "play_seconds": secs})
+    finally:  # the records so far stay readable after Ctrl-C or an error
+        if writer is not None:
+            writer.close()
     return results
 
 
@@ -711,24 +723,15 @@ def run_study(specs: list[str] | None = None, deals: int | None = None, seed: in
         settings = {"configs": [list(c) for c in configs], "seed": seed, "target": target, "boot": boot,
                     "matches": matches, "deals_source": meta}
         ckpt = Checkpoint(folder, settings, [[list(h) for h in d] for d in deal_list])
-    writer = None
-    if records is not None:
-        from twilight_env.records import RecordWriter
-
-        os.makedirs(records, exist_ok=True)
-        writer = RecordWriter(os.path.join(records, RECORDS_FILE))
     try:
         results = study(configs, deal_list, seed, workers, target, boot, matches, progress=progress,
-                        checkpoint=ckpt, records=writer.write if writer else None)
+                        checkpoint=ckpt, records=records)
     except KeyboardInterrupt:
         ckpt.write()
         n_done = sum(len(v) for v in ckpt.done.values())
         print(f"\ninterrupted: {n_done} finished deal(s) saved in {ckpt.path}; "
               f"continue with: twilight edge --resume {folder}", file=sys.stderr)
         raise
-    finally:
-        if writer is not None:
-            writer.close()
     doc = {"seed": seed, "deals": len(deal_list), "deals_source": meta, "target": target,
            "configs": [{"solo": s, "sun": u} for s, u in configs], "workers": workers,
            "git": git_hash(), "run_seconds": ckpt.elapsed + time.time() - t0,

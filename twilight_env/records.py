@@ -574,7 +574,8 @@ def _validate_common(record: dict, fmt: str) -> None:
     _check_keys(record, keys, "record")
     _need(isinstance(record["package_version"], str), "package_version", "package_version must be a string")
     _need(isinstance(record["created"], str), "created", "created must be a string (ISO 8601 UTC time)")
-    _need(record["seed"] is None or _is_int(record["seed"]), "seed", f"seed must be an int or null, got {record['seed']!r}")
+    _need(record["seed"] is None or _is_int(record["seed"]), "seed",
+          f"seed must be an int or null, got {record['seed']!r}")
     _need(isinstance(record["meta"], dict), "meta", f"meta must be a JSON object, got {type(record['meta']).__name__}")
     _need(isinstance(record["config"], dict), "config", "config must be a JSON object")
     _check_keys(record["config"], CONFIG_KEYS, "config")
@@ -671,7 +672,8 @@ def _validate_match(r: dict) -> None:
     _need(isinstance(r["done"], bool), "done", "done must be true or false")
     _need(isinstance(r["winners"], list) and all(_is_int(w) and 0 <= w < nl for w in r["winners"]), "winners",
           f"winners must be a list of score-line indices 0..{nl - 1}")
-    _need(isinstance(r["deals"], list) and len(r["deals"]) >= 1, "deals", "deals must be a non-empty list of deal records")
+    _need(isinstance(r["deals"], list) and len(r["deals"]) >= 1, "deals",
+          "deals must be a non-empty list of deal records")
     for k, d in enumerate(r["deals"]):
         try:
             _need(isinstance(d, dict) and d.get("format") == FORMAT_DEAL, "format",

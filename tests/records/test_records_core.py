@@ -322,6 +322,23 @@ def test_sample_records_match_the_json_schema(config):
         assert not errors, errors[0].message
 
 
+def test_json_schema_lists_the_keys_and_codes_of_validate():
+    """The shipped schema and validate() name the same keys, card codes and version."""
+    with open(records.SCHEMA_FILE) as f:
+        schema = json.load(f)
+    defs = schema["$defs"]
+    for kind, keys in (("deal", records._DEAL_KEYS), ("match", records._MATCH_KEYS)):
+        assert defs[kind]["required"] == list(keys) and set(defs[kind]["properties"]) == set(keys)
+        assert defs[kind]["additionalProperties"] is False
+    assert defs["action"]["required"] == list(records._ACTION_KEYS)
+    assert defs["trick"]["required"] == list(records._TRICK_KEYS)
+    assert defs["config"]["required"] == list(records.CONFIG_KEYS)
+    assert defs["code"]["enum"] == list(CARDS)
+    assert defs["deal"]["properties"]["version"]["const"] == records.VERSION
+    assert defs["deal"]["properties"]["format"]["const"] == records.FORMAT_DEAL
+    assert defs["match"]["properties"]["format"]["const"] == records.FORMAT_MATCH
+
+
 @pytest.mark.parametrize("edit", ["missing", "code", "version", "type", "extra"])
 def test_schema_and_validate_refuse_the_same_faults(edit):
     v = _schema_validator()

@@ -142,7 +142,8 @@ def test_swapped_hands_make_actions_illegal_or_cards_wrong(rec):
 # ---------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("edit, field, reason", [
-    (lambda r: r.__setitem__("version", 2), "version", "unsupported twilight-deal version 2; this twilight-env reads version 1"),
+    (lambda r: r.__setitem__("version", 2), "version",
+     "unsupported twilight-deal version 2; this twilight-env reads version 1"),
     (lambda r: r.__setitem__("version", "1"), "version", "version must be an int"),
     (lambda r: r.__setitem__("format", "twilight-game"), "format", "unknown format 'twilight-game'"),
     (lambda r: r.pop("deal_points"), "deal_points", "missing key 'deal_points' in record"),
@@ -157,7 +158,8 @@ def test_swapped_hands_make_actions_illegal_or_cards_wrong(rec):
     (lambda r: r["tricks"].pop(), "tricks", "7 tricks"),
     (lambda r: r.__setitem__("seed", "7"), "seed", "seed must be an int or null"),
     (lambda r: r["config"].__setitem__("target", 0), "config.target", "positive int"),
-    (lambda r: r["config"].__setitem__("three_player_scoring", "solo"), "config.three_player_scoring", "'team' or 'individual'"),
+    (lambda r: r["config"].__setitem__("three_player_scoring", "solo"), "config.three_player_scoring",
+     "'team' or 'individual'"),
     (lambda r: r["config"].pop("goals_333"), "config.goals_333", "missing key 'goals_333' in config"),
     (lambda r: r.__setitem__("dealer", None), "dealer", "dealer must be a seat 0..3 in 4 players"),
     (lambda r: r.__setitem__("solo", 0), "solo", "solo must be null in 4 players"),
