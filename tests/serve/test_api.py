@@ -373,3 +373,57 @@ def test_counterfactual_redeal_of_hidden_hands_gives_the_same_response(client, p
         h1 = client.post(f"/api/games/{base['id']}/hint", json={"agent": "heuristic"}).json()
         h2 = client.post(f"/api/games/{v['id']}/hint", json={"agent": "heuristic"}).json()
         assert h1 == h2
+
+
+def test_who_plays_each_seat(client):
+    v = new_game(client, players=4, seat=0, opponents="heuristic", partner="random")
+    assert v["who"] == ["you", "heuristic", "random", "heuristic"]
+    v = new_game(client, players=3, seat=1, opponents="heuristic", partner="random")
+    assert v["who"] == ["heuristic", "you", "new moon (heuristic)", "random"]
+    v = new_game(client, players=3, seat=0, opponents="random")
+    assert v["who"] == ["you", "random", "new moon (you decide)", "random"]
+    assert v["seats"][2]["role"] == "new moon" and v["seats"][2]["hand"]  # open (R7.1)
+
+
+def test_same_move_from_two_tabs_is_applied_once():
+    import http.client
+    import threading
+
+    from serve_live import LiveServer
+
+    with LiveServer(create_app()) as srv:
+        c = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=30)
+        c.request("POST", "/api/games", body=json.dumps({"players": 4, "seat": 0, "deal": DEAL, "dealer": 3}),
+                  headers={"Content-Type": "application/json"})
+        v = json.loads(c.getresponse().read())
+        action = v["legal"][0]["action"]
+        statuses = []
+
+        def tab():
+            t = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=30)
+            t.request("POST", f"/api/games/{v['id']}/move", body=json.dumps({"action": action, "step": 0}),
+                      headers={"Content-Type": "application/json"})
+            statuses.append(t.getresponse().status)
+
+        threads = [threading.Thread(target=tab) for _ in range(6)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert sorted(statuses) == [200] + [409] * 5
+        c.request("GET", f"/api/games/{v['id']}")
+        assert json.loads(c.getresponse().read())["step"] == 1
+
+
+def test_an_agent_error_is_a_json_500(client, monkeypatch):
+    v = new_game(client, mode="watch", players=4, seed=1)
+    game = client.app.state.store.get(v["id"])
+
+    def broken(*a, **k):
+        raise RuntimeError("agent bug")
+    for agent in game.agents.values():
+        monkeypatch.setattr(agent, "act", broken)
+    with TestClient(client.app, raise_server_exceptions=False) as c:
+        r = c.post(f"/api/games/{v['id']}/advance", json={"steps": 1})
+    assert r.status_code == 500 and "agent bug" in r.json()["error"]
+    assert c.get(f"/api/games/{v['id']}").json()["step"] == 0

@@ -184,6 +184,10 @@ def create_app(limits: Limits | None = None, clock: Callable[[], float] | None =
     async def game_error(request: Request, exc: GameError) -> Response:
         return JSONResponse({"error": exc.message}, status_code=exc.status)
 
+    async def server_error(request: Request, exc: Exception) -> Response:
+        return JSONResponse({"error": f"internal error ({type(exc).__name__}: {exc}); the game is as before "
+                                      "the request if the error came before a move was applied"}, status_code=500)
+
     async def http_error(request: Request, exc: HTTPException) -> Response:
         msg = exc.detail if exc.status_code != 404 else f"no such path {request.url.path!r}"
         return JSONResponse({"error": msg}, status_code=exc.status_code)
@@ -201,6 +205,7 @@ def create_app(limits: Limits | None = None, clock: Callable[[], float] | None =
         Route("/api/replay", replay, methods=["POST"]),
         Mount("/static", StaticFiles(directory=STATIC_DIR), name="static"),
     ]
-    app = Starlette(routes=routes, exception_handlers={GameError: game_error, HTTPException: http_error})
+    app = Starlette(routes=routes, exception_handlers={GameError: game_error, HTTPException: http_error,
+                                                       Exception: server_error})
     app.state.store = store
     return app
