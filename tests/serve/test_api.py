@@ -246,6 +246,16 @@ def test_watch_game_agents_play_to_the_end(client):
 
 # -- records --------------------------------------------------------------------------------
 
+def test_a_drawn_seed_is_shown_only_after_the_game(client):
+    v = new_game(client, players=3, seat=0)
+    views = [v]
+    play_to_end(client, v, np.random.default_rng(4), collect=views)
+    assert all(x["seed"] is None for x in views[:-1]) and views[-1]["over"]
+    rec = client.get(f"/api/games/{v['id']}/record").json()
+    assert views[-1]["seed"] == rec["seed"] and isinstance(rec["seed"], int)
+    assert new_game(client, players=3, seed=77)["seed"] == 77  # a seed the person chose is theirs anyway
+
+
 def test_record_download_equals_replay(client):
     v = new_game(client, players=4, seat=2, seed=8)
     assert client.get(f"/api/games/{v['id']}/record").status_code == 409  # not over yet

@@ -285,6 +285,7 @@ class Game:
         if episode not in EPISODES:
             raise GameError(400, f"'episode' must be 'deal' or 'match', got {episode!r}")
         seed = options.get("seed")
+        self.seed_given = seed is not None
         if seed is None:
             seed = secrets.randbits(32)
         seed = _int({"seed": seed}, "seed", None, "an int >= 0", lambda v: v >= 0)
@@ -535,7 +536,9 @@ class Game:
         if self.human is not None:
             you = {"player": self.human, "seat": self.env.seat_of(self.human)}
         table.update({
-            "id": self.id, "mode": self.mode, "episode": self.episode, "seed": self.seed,
+            "id": self.id, "mode": self.mode, "episode": self.episode,
+            # a drawn seed would let a person re-derive the hidden hands: shown once the game is over
+            "seed": self.seed if (self.over or self.human is None or self.seed_given) else None,
             "target": self.target if self.episode == "match" else None,
             "step": self.steps, "over": self.over, "you": you,
             "deal_number": len(self.deals) + (0 if self.over else 1),

@@ -275,7 +275,7 @@ function renderStatus(v) {
   if (app.mode === "replay") {
     h = `Replay · ${v.num_players} players · deal ${v.deal} · position ${app.frame} of ${app.frames.length - 1}`;
   } else {
-    h = `${app.mode === "play" ? "Playing" : "Watching"} · ${v.num_players} players · ${v.episode === "match" ? "match, deal " + v.deal_number : "one deal"} · seed ${v.seed}`;
+    h = `${app.mode === "play" ? "Playing" : "Watching"} · ${v.num_players} players · ${v.episode === "match" ? "match, deal " + v.deal_number : "one deal"}${v.seed === null ? "" : " · seed " + v.seed}`;
     if (v.over) h += " · <b>game over</b>";
   }
   $("status").innerHTML = h;
