@@ -4,6 +4,7 @@ a record stepped forwards and backwards."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import time
 
@@ -143,3 +144,30 @@ def test_replay_a_record_forwards_and_backwards(server, driver, tmp_path):
     assert int(sun) == next(s["score"] for s in end["sides"] if s["cult"] == "sun")
     driver.find_element(By.TAG_NAME, "body").send_keys("\ue012")  # the left arrow key steps back
     assert shown() == expected(len(frames) - 2)
+
+    # JSON lines, gzip-compressed (as `twilight arena --records` writes): the index picks a record
+    with httpx.Client(base_url=server.url) as c:
+        w = c.post("/api/games", json={"mode": "watch", "players": 3, "seed": 32}).json()
+        c.post(f"/api/games/{w['id']}/advance", json={"steps": 1000})
+        rec3 = c.get(f"/api/games/{w['id']}/record").json()
+        frames3 = c.post("/api/replay", json=rec3).json()["frames"]
+    gz = tmp_path / "plays.jsonl.gz"
+    with gzip.open(gz, "wt") as f:
+        f.write(json.dumps(rec) + "\n" + json.dumps(rec3) + "\n")
+    driver.find_element(By.ID, "tab-replay").click()
+    driver.find_element(By.ID, "replay-file").send_keys(str(gz))
+    _wait(driver, lambda: driver.execute_script("return app.records && app.records.length") == 2, what="2 records")
+    driver.find_element(By.ID, "tab-replay").click()
+    box = driver.find_element(By.ID, "replay-index")
+    box.clear()
+    box.send_keys("1")
+    driver.find_element(By.ID, "replay-open").click()
+    _wait(driver, lambda: driver.execute_script("return app.frames.length && app.frames[0].num_players") == 3,
+          what="record 1")
+    assert driver.execute_script("return app.frames.length") == len(frames3)
+    driver.find_element(By.ID, "rp-last").click()
+    hands = [[el.get_attribute("data-card") for el in driver.find_elements(By.CSS_SELECTOR, f"#seat-{s} .hand .card")]
+             for s in range(4)]
+    assert hands == [[], [], [], []] and frames3[-1]["num_players"] == 3
+    moon = driver.find_element(By.ID, "score-moon").get_attribute("data-score")
+    assert int(moon) == next(s["score"] for s in frames3[-1]["sides"] if s["cult"] == "moon")

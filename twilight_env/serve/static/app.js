@@ -22,6 +22,7 @@ const app = {
   dealsSeen: 0,
   bannerOpen: false,
   frames: [],
+  records: null,     // the records of the opened file
   frame: 0,
   hint: null,
 };
@@ -428,17 +429,46 @@ function watchBody() {
 }
 
 // ---------------------------------------------------------------- replay
-async function openRecord(file) {
-  clearTimeout(app.timer);
-  let rec;
-  try {
-    rec = JSON.parse(await file.text());
-  } catch (e) {
-    showError(`${file.name} is not a JSON file: ${e.message}`);
-    return;
+// A record file: one JSON record (.json), or JSON lines (.jsonl), gzip-compressed or not
+// (.jsonl.gz, as `twilight arena --records` writes): then the index field picks one.
+async function readRecords(file) {
+  const head = new Uint8Array(await file.slice(0, 2).arrayBuffer());
+  let text;
+  if (head[0] === 0x1f && head[1] === 0x8b) {
+    text = await new Response(file.stream().pipeThrough(new DecompressionStream("gzip"))).text();
+  } else {
+    text = await file.text();
   }
   try {
-    const r = await api("POST", "/api/replay", rec);
+    return [JSON.parse(text)];
+  } catch (e) {
+    const lines = text.split("\n").filter((l) => l.trim());
+    if (lines.length < 2) throw e;
+    return lines.map((l, i) => {
+      try { return JSON.parse(l); } catch (err) { throw new Error(`line ${i + 1}: ${err.message}`); }
+    });
+  }
+}
+
+async function openRecord(file) {
+  clearTimeout(app.timer);
+  try {
+    app.records = await readRecords(file);
+  } catch (e) {
+    showError(`${file.name} is not a JSON record file (.json, .jsonl or .jsonl.gz): ${e.message}`);
+    return;
+  }
+  const idx = $("replay-index");
+  idx.max = app.records.length - 1;
+  idx.value = 0;
+  $("replay-index-box").classList.toggle("hidden", app.records.length < 2);
+  $("replay-count").textContent = `of ${app.records.length} records (0 is the first)`;
+  await replayRecord(0);
+}
+
+async function replayRecord(i) {
+  try {
+    const r = await api("POST", "/api/replay", app.records[i]);
     app.frames = r.frames;
     app.frame = 0;
     $("rp-slider").max = r.frames.length - 1;
@@ -529,6 +559,11 @@ async function init() {
   $("start-play").addEventListener("click", () => startGame(playBody()));
   $("start-watch").addEventListener("click", () => startGame(watchBody()));
   $("replay-file").addEventListener("change", (e) => { if (e.target.files[0]) openRecord(e.target.files[0]); });
+  $("replay-open").addEventListener("click", () => {
+    const i = Number($("replay-index").value);
+    if (app.records && i >= 0 && i < app.records.length) replayRecord(i);
+    else showError(`record index must be 0..${app.records ? app.records.length - 1 : 0}`);
+  });
   $("speed").addEventListener("input", () => { $("speed-text").textContent = `${delay()} ms`; });
   $("pause").addEventListener("click", () => {
     app.paused = !app.paused;
