@@ -95,6 +95,8 @@ def test_play_a_3_player_deal_by_clicking(server, driver):
     assert all(shown["sun"] == pts[p] for p in game.players if p != solo)
     assert driver.find_element(By.ID, "download").is_displayed()
     assert driver.find_element(By.ID, "score-sun").get_attribute("data-score") == str(shown["sun"])
+    errors = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+    assert not errors, f"the page logged errors: {errors}"
 
 
 def test_replay_a_record_forwards_and_backwards(server, driver, tmp_path):
