@@ -1,9 +1,10 @@
 """The Starlette application of ``twilight serve`` (HTTP API in ``docs/SERVE.md``).
 
-Every error is JSON ``{"error": message}`` with a 4xx status (503 when the store is
-full): 400 malformed request, 404 unknown game or path, 409 not now, 413 body too
-large, 422 illegal move or unreadable record. Game logic runs in worker threads, one
-game at a time under the game's own lock, so several games and tabs never share state.
+Every error is JSON ``{"error": message}``: 400 malformed request, 404 unknown game or
+path, 409 not now, 413 body too large, 422 illegal move or a record the engine refuses,
+503 the store is full, 500 an internal error (a broken agent). Game logic runs in
+worker threads, one request per game at a time under the game's own lock, so several
+games and tabs never share state.
 """
 
 from __future__ import annotations
@@ -51,8 +52,15 @@ async def _body(request: Request, required: bool = True) -> Any:
 def replay_frames(record: Any) -> dict:
     """Every position of a record, as spectator views with the move that led to each.
 
+    Args:
+        record: a deal or match record (``docs/RECORDS.md``), checked and replayed by
+            :func:`twilight_env.records.replay`.
+
     Returns:
-        ``{"kind", "frames": [view + {"text", "deal"}], "meta"}``.
+        ``{"kind": "deal" | "match", "count": int, "frames": [...]}``: one spectator view
+        per position (every hand open: a record holds the whole deal), each with
+        ``text`` (the move that led there), ``deal`` (1-based), ``index`` and ``who``
+        (the recorded agent of each seat).
 
     Raises:
         GameError: 422 when the record cannot be replayed (the step and the reason).
