@@ -393,8 +393,8 @@ class Game:
     def human_to_move(self) -> bool:
         return self.human is not None and self.to_move == self.human
 
-    def _step(self, player: str, action: int) -> None:
-        info = self.env.infoset(player)
+    def _step(self, player: str, action: int, info: InfoSet) -> None:
+        """Apply ``action`` of ``player``, whose information set now is ``info``."""
         seat, chooser, phase = info.acting_seat, info.chooser, info.phase
         played_before = self.env.infos[player]["deals_played"]
         self.env.step(action)  # ValueError on an illegal action: nothing changed
@@ -477,7 +477,7 @@ class Game:
                                  f"({info.phase} phase; R3.2, R3.5); legal: "
                                  + ", ".join(f"{m['action']} ({w})" for m, w in zip(legal_moves(info), words)))
         try:
-            self._step(self.human, action)
+            self._step(self.human, action, info)
         except ValueError as e:  # cannot happen after the check above; kept so nothing half-applies
             raise GameError(422, str(e)) from None
 
@@ -497,7 +497,7 @@ class Game:
             action = self.agents[p].act(info, info.legal_actions, self.rngs[p])
             if action not in info.legal_actions:
                 raise ValueError(f"agent {self.specs[self.players.index(p)]!r} chose illegal action {action!r}")
-            self._step(p, int(action))
+            self._step(p, int(action), info)
             made += 1
         return made
 
