@@ -28,7 +28,8 @@ from . import __version__
 
 # subcommand -> (module, one-line help)
 # subcommand -> the extra whose packages it needs beyond the core install
-EXTRAS: dict[str, str] = {"arena": "study", "edge": "study", "ladder": "study", "play": "study", "train": "train"}
+EXTRAS: dict[str, str] = {"arena": "study", "edge": "study", "ladder": "study", "play": "study", "train": "train",
+                         "serve": "serve"}
 
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "deal": ("twilight_env.deal_log", "play one random deal and print it trick by trick"),
@@ -38,6 +39,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "play": ("experiments.play", "play one seat in the terminal against agents"),
     "train": ("training.train", "train a neural agent by self-play"),
     "replay": ("twilight_env.replay_log", "check a game record with the engine and print it trick by trick"),
+    "serve": ("twilight_env.serve.cli", "play, watch and replay games in a browser (local web app)"),
 }
 
 

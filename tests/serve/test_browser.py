@@ -1,0 +1,175 @@
+"""The page in real headless Chromium (Debian's ``chromium`` and ``chromium-driver``), driven
+by Selenium against a live server on 127.0.0.1: a whole 3-player deal played by clicks, and
+a record stepped forwards and backwards."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import time
+
+import pytest
+
+pytest.importorskip("starlette")
+pytest.importorskip("uvicorn")
+
+from serve_live import Browser, LiveServer, browser_missing  # noqa: E402
+
+_why = browser_missing()
+pytestmark = pytest.mark.skipif(_why is not None, reason=f"browser tests need headless Chromium: {_why}")
+
+
+@pytest.fixture(scope="module")
+def server():
+    from twilight_env.serve.app import create_app
+
+    with LiveServer(create_app()) as srv:
+        yield srv
+
+
+@pytest.fixture(scope="module")
+def driver():
+    with Browser() as d:
+        yield d
+
+
+def _wait(driver, cond, timeout=20.0, what="the page"):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        try:
+            v = cond()
+        except Exception:  # a node replaced while read: try again
+            v = None
+        if v:
+            return v
+        time.sleep(0.02)
+    raise AssertionError(f"timed out waiting for {what}; page state: {driver.execute_script('return document.body.dataset.state')}")
+
+
+def _idle_state(driver):
+    """'your-turn' or 'over' once no request is in flight and no agent move is due."""
+    return driver.execute_script(
+        "if (app.busy || !app.view) return null;"
+        "const s = document.body.dataset.state;"
+        "if (s === 'your-turn' || s === 'over') return s; return null;")
+
+
+def test_play_a_3_player_deal_by_clicking(server, driver):
+    from selenium.common.exceptions import StaleElementReferenceException
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    driver.get(server.url + "/?speed=0")
+    _wait(driver, lambda: driver.execute_script("return document.body.dataset.ready"), what="the page to load")
+    Select(driver.find_element(By.ID, "play-players")).select_by_value("3")
+    Select(driver.find_element(By.ID, "play-seat")).select_by_value("1")
+    driver.find_element(By.ID, "play-seed").send_keys("12")
+    driver.find_element(By.ID, "start-play").click()
+    clicks = 0
+    while True:
+        state = _wait(driver, lambda: _idle_state(driver), what="your turn or the end")
+        if state == "over":
+            break
+        step = driver.execute_script("return app.view.step")
+        legal = driver.find_elements(By.CSS_SELECTOR, ".legal")
+        assert legal, "your turn, but nothing is highlighted"
+        # cards that are not legal moves carry no action
+        for el in driver.find_elements(By.CSS_SELECTOR, ".card:not(.legal)"):
+            assert el.get_attribute("data-action") is None
+        try:
+            legal[clicks % len(legal)].click()
+        except StaleElementReferenceException:
+            continue
+        clicks += 1
+        _wait(driver, lambda: driver.execute_script("return app.view.step") > step, what="the move to land")
+        assert clicks < 60
+    assert clicks >= 7  # every seat chooses once per trick (R3.1)
+    final = driver.find_element(By.ID, "final")
+    shown = {"sun": int(final.get_attribute("data-sun")), "moon": int(final.get_attribute("data-moon"))}
+    gid = driver.execute_script("return app.gid")
+    game = server.server.config.app.state.store.get(gid)
+    assert game.over and game.num_players == 3
+    pts = game.env.infos["player_0"]["deal_points"]
+    solo = next(p for p in game.players if game.env.seat_of(p) == 0)
+    assert shown["moon"] == pts[solo]
+    assert all(shown["sun"] == pts[p] for p in game.players if p != solo)
+    assert driver.find_element(By.ID, "download").is_displayed()
+    assert driver.find_element(By.ID, "score-sun").get_attribute("data-score") == str(shown["sun"])
+    errors = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+    assert not errors, f"the page logged errors: {errors}"
+
+
+def test_replay_a_record_forwards_and_backwards(server, driver, tmp_path):
+    import httpx
+    from selenium.webdriver.common.by import By
+
+    with httpx.Client(base_url=server.url) as c:
+        v = c.post("/api/games", json={"mode": "watch", "players": 4, "seed": 31}).json()
+        end = c.post(f"/api/games/{v['id']}/advance", json={"steps": 1000}).json()
+        rec = c.get(f"/api/games/{v['id']}/record").json()
+        frames = c.post("/api/replay", json=rec).json()["frames"]
+    assert end["over"]
+    path = tmp_path / "deal.json"
+    path.write_text(json.dumps(rec))
+
+    driver.get(server.url + "/")
+    _wait(driver, lambda: driver.execute_script("return document.body.dataset.ready"), what="the page to load")
+    driver.find_element(By.ID, "tab-replay").click()
+    driver.find_element(By.ID, "replay-file").send_keys(str(path))
+    _wait(driver, lambda: driver.execute_script("return app.frames.length") == len(frames), what="the record")
+
+    def shown():
+        trick = [el.get_attribute("data-card") for el in driver.find_elements(By.CSS_SELECTOR, "#trick .card")]
+        hands = [[el.get_attribute("data-card") for el in driver.find_elements(By.CSS_SELECTOR, f"#seat-{s} .hand .card")]
+                 for s in range(4)]
+        return trick, hands, driver.find_element(By.ID, "rp-text").text
+
+    def expected(i):
+        f = frames[i]
+        cur = [p["card"] for p in f["current_trick"] if p]
+        if not cur and f["phase"] != "hold" and f["tricks"]:
+            cur = [c["card"] for c in f["tricks"][-1]["cards"]]
+        return cur, [s["hand"] for s in f["seats"]], f"{i} / {len(frames) - 1}: {f['text']}"
+
+    assert shown() == expected(0)
+    seen = [shown()]
+    for i in range(1, 12):
+        driver.find_element(By.ID, "rp-next").click()
+        assert shown() == expected(i)
+        seen.append(shown())
+    for i in range(10, -1, -1):
+        driver.find_element(By.ID, "rp-prev").click()
+        assert shown() == seen[i]
+    driver.find_element(By.ID, "rp-last").click()
+    assert shown() == expected(len(frames) - 1)
+    sun = driver.find_element(By.ID, "score-sun").get_attribute("data-score")
+    assert int(sun) == next(s["score"] for s in end["sides"] if s["cult"] == "sun")
+    driver.find_element(By.TAG_NAME, "body").send_keys("\ue012")  # the left arrow key steps back
+    assert shown() == expected(len(frames) - 2)
+
+    # JSON lines, gzip-compressed (as `twilight arena --records` writes): the index picks a record
+    with httpx.Client(base_url=server.url) as c:
+        w = c.post("/api/games", json={"mode": "watch", "players": 3, "seed": 32}).json()
+        c.post(f"/api/games/{w['id']}/advance", json={"steps": 1000})
+        rec3 = c.get(f"/api/games/{w['id']}/record").json()
+        frames3 = c.post("/api/replay", json=rec3).json()["frames"]
+    gz = tmp_path / "plays.jsonl.gz"
+    with gzip.open(gz, "wt") as f:
+        f.write(json.dumps(rec) + "\n" + json.dumps(rec3) + "\n")
+    driver.find_element(By.ID, "tab-replay").click()
+    driver.find_element(By.ID, "replay-file").send_keys(str(gz))
+    _wait(driver, lambda: driver.execute_script("return app.records && app.records.length") == 2, what="2 records")
+    driver.find_element(By.ID, "tab-replay").click()
+    box = driver.find_element(By.ID, "replay-index")
+    box.clear()
+    box.send_keys("1")
+    driver.find_element(By.ID, "replay-open").click()
+    _wait(driver, lambda: driver.execute_script("return app.frames.length && app.frames[0].num_players") == 3,
+          what="record 1")
+    assert driver.execute_script("return app.frames.length") == len(frames3)
+    driver.find_element(By.ID, "rp-last").click()
+    hands = [[el.get_attribute("data-card") for el in driver.find_elements(By.CSS_SELECTOR, f"#seat-{s} .hand .card")]
+             for s in range(4)]
+    assert hands == [[], [], [], []] and frames3[-1]["num_players"] == 3
+    moon = driver.find_element(By.ID, "score-moon").get_attribute("data-score")
+    assert int(moon) == next(s["score"] for s in frames3[-1]["sides"] if s["cult"] == "moon")
