@@ -8,7 +8,7 @@ Every agent satisfies one small protocol::
         def reset(self) -> None: ...          # optional: called before each deal
 
 Agents see only the :class:`~twilight_env.infoset.InfoSet` (never the true state) and
-return an action in the INTERFACE encoding (0..27 card ids, 28..30 requests).
+return an action in the encoding of ``docs/API.md``, Actions (0..27 card ids, 28..30 requests).
 
 Agents are built from spec strings usable on the command line: ``NAME`` or
 ``NAME:key=value,key=value``, e.g. ``random``, ``heuristic``, ``pimc:worlds=32``,

@@ -33,8 +33,8 @@ Two classes hold the same fields and follow the same rules, written once, in Pyt
   :class:`PurePythonState`; :func:`backend` says which. ``tests/engine/test_compiled_core.py``
   plays both side by side and compares every field after every action.
 
-Action encoding (INTERFACE.md)
-------------------------------
+Action encoding (``docs/API.md``, Actions)
+------------------------------------------
 | action | meaning |
 |--------|---------|
 | 0..27  | play that card id from the acting hand (the chooser's own hand in the choose phase, the holder's in the hold phase) |
