@@ -2,7 +2,9 @@
 
 A rewrite for clarity should cost no speed. This script loads the module's source at
 ``--rev`` (``git show REV:PATH``) beside the working tree's module and times both on the
-same inputs in alternating, paired rounds, so that the machine's drift hits both alike.
+same inputs in alternating, paired rounds, so that the machine's drift hits both alike;
+times are the process's CPU time (``time.process_time``), which on a shared machine
+leaves out the time other processes hold the core.
 It prints the per-call time of each side in every round, then the median over rounds of
 the within-round ratio new / old (below 1: the working tree is faster) and the two best
 rounds.
@@ -13,8 +15,9 @@ Targets:
   by a mix of heuristic and random actions (the information set's facts, as
   ``decide_infoset`` passes them), and whole heuristic rollouts from those points
   (``decide_state`` to the deal's end: what ``pimc`` and ``ismcts`` run);
-- ``encoder``: ``twilight_env._encoding_nb.encode_into`` through
-  :func:`twilight_env.encoding.encode_observation` on random states (numba);
+- ``encoder``: the compiled encoder (``twilight_env._encoding_nb.encode_into`` with its
+  caller in ``twilight_env/encoding.py``) through ``observation_and_mask`` on the
+  decision points of random deals, the call the env makes at each step (numba);
 - ``solver``: the numba solver's ``Solver.solve`` on random positions with 3 and 4
   tricks left (``agents._solver_nb``; both sides start with empty tables).
 
@@ -63,16 +66,21 @@ def load_old(path: str, rev: str, name: str, package: str | None = None):
     return mod
 
 
-def paired(label: str, sides: dict, rounds: int, calls: int) -> None:
-    """Time each side's callable once per round, alternating which goes first; print
-    µs per call per round, the median within-round ratio new/old and the best rounds."""
+def paired(label: str, sides: dict, rounds: int, calls: int, repeat: int = 3) -> None:
+    """Time each side's callable in every round (CPU time of this process, so time spent
+    descheduled by other processes does not count; the best of ``repeat`` runs),
+    alternating which side goes first; print µs per call per round, the median
+    within-round ratio new/old and the best rounds."""
     times = {k: [] for k in sides}
     order = list(sides)
     for r in range(rounds):
         for k in (order if r % 2 == 0 else order[::-1]):
-            t0 = time.perf_counter()
-            sides[k]()
-            times[k].append((time.perf_counter() - t0) / calls * 1e6)
+            best = float("inf")
+            for _ in range(repeat):
+                t0 = time.process_time()
+                sides[k]()
+                best = min(best, time.process_time() - t0)
+            times[k].append(best / calls * 1e6)
         print(f"  {label} round {r}: " + ", ".join(f"{k} {times[k][-1]:.2f} µs" for k in order), flush=True)
     ratios = [n / o for n, o in zip(times["new"], times["old"])]
     print(f"{label}: median new/old = {statistics.median(ratios):.3f} (rounds: "
@@ -132,12 +140,14 @@ def heuristic(rev: str, rounds: int, seed: int) -> None:
 
 
 def encoder(rev: str, rounds: int, seed: int) -> None:
-    import twilight_env._encoding_nb as new_nb
-    from twilight_env import encoding as E
+    from twilight_env import encoding as new_E
 
-    if E.backend() != "numba":
+    if new_E.backend() != "numba":
         raise SystemExit("encoder: numba is not installed (or TWILIGHT_ENV_PURE_PYTHON=1)")
+    # the old kernel with the old caller (the caller passes the kernel's arguments)
     old_nb = load_old("twilight_env/_encoding_nb.py", rev, "twilight_env._encoding_nb_ab_old", "twilight_env")
+    old_E = load_old("twilight_env/encoding.py", rev, "twilight_env._encoding_ab_old", "twilight_env")
+    old_E._ENCODE_INTO = old_nb.encode_into
     rng = np.random.default_rng(seed)
     states = []
     for n in (4, 3):
@@ -147,22 +157,38 @@ def encoder(rev: str, rounds: int, seed: int) -> None:
                 states.append((st.clone(), st.deciding_seat))
                 la = st.legal_actions()
                 st.apply(la[int(rng.integers(len(la)))])
-    new_fn = new_nb.encode_into
-
-    def run(fn):
-        def go():
-            E._ENCODE_INTO = fn
-            for st, seat in states:
-                E.encode_observation(st, seat)
-        return go
-
-    E._ENCODE_INTO = old_nb.encode_into
-    a = [E.encode_observation(st, s).tobytes() for st, s in states[:500]]
-    E._ENCODE_INTO = new_fn
-    assert a == [E.encode_observation(st, s).tobytes() for st, s in states[:500]], "different vectors"
+    same = all(old_E.observation_and_mask(st, s)[0].tobytes() == new_E.observation_and_mask(st, s)[0].tobytes()
+               for st, s in states)
+    assert same, "the two versions write different vectors"
     print(f"encoder: {len(states)} states; same vectors", flush=True)
-    paired("encode_observation", {"old": run(old_nb.encode_into), "new": run(new_fn)}, rounds, len(states))
-    E._ENCODE_INTO = new_fn
+
+    def run(mod):
+        f = mod.observation_and_mask
+        return lambda: [f(st, s) for st, s in states]
+
+    paired("observation_and_mask", {"old": run(old_E), "new": run(new_E)}, rounds, len(states))
+
+    # the batch engine's compiled path: encode_batch calls encode_into row by row
+    from twilight_env import _encoding_nb as new_nb
+    from twilight_env.vector import VectorEngine
+
+    B = 1024
+    eng = VectorEngine(B, 4)
+    eng.reset(rng=rng)
+    for _ in range(9):
+        eng.apply(eng.random_actions(rng))
+    args = (eng.leader, False, eng.num_players, eng.hands, eng.leader, eng.trick, eng.place, eng.phase,
+            eng.holder, eng.trick_code, eng.pending, eng.captured, eng.played_for, eng.held_by, eng.trick_of)
+    outs = {k: np.empty((B, new_E.OBS_SIZE), np.float32) for k in ("old", "new")}
+    old_nb.encode_batch(outs["old"], *args)
+    new_nb.encode_batch(outs["new"], *args)
+    assert outs["old"].tobytes() == outs["new"].tobytes(), "the two batch encoders differ"
+
+    def run_batch(k, mod):
+        return lambda: [mod.encode_batch(outs[k], *args) for _ in range(5)]
+
+    paired(f"encode_batch row (B = {B})", {"old": run_batch("old", old_nb), "new": run_batch("new", new_nb)},
+           rounds, 5 * B)
 
 
 def solver(rev: str, rounds: int, seed: int) -> None:
