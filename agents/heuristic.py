@@ -322,8 +322,7 @@ def _choose(value, legal, keep_scale: float, chooser: int, cult: int, place: int
     shift = 14 * cult
     best_a, best_v = legal[0], None
     cmask = CULT_MASK[cult]
-    partner_request = REQUEST_BASE + 1
-    opp_request = any(a >= REQUEST_BASE and a != partner_request for a in legal)
+    opp_request = REQUEST_BASE in legal or REQUEST_BASE + 2 in legal  # an opponent may be requested (+1, +3)
     pool = pool_vals = None
     for a in legal:
         if a < REQUEST_BASE:
