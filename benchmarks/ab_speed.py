@@ -19,7 +19,8 @@ Targets:
   caller in ``twilight_env/encoding.py``) through ``observation_and_mask`` on the
   decision points of random deals, the call the env makes at each step (numba);
 - ``solver``: the numba solver's ``Solver.solve`` on random positions with 3 and 4
-  tricks left (``agents._solver_nb``; both sides start with empty tables).
+  tricks left (``agents._solver_nb``; every solve starts with an empty table and no
+  killer moves).
 
 Usage::
 
@@ -203,28 +204,31 @@ def solver(rev: str, rounds: int, seed: int) -> None:
     positions = []
     for n in (4, 3):
         for tricks_left in (3, 4):
-            for _ in range(15):
+            for _ in range(12):
                 st = State.random(rng, int(rng.integers(4)) if n == 4 else 0, n)
                 while st.trick < 7 - tricks_left:
                     la = st.legal_actions()
                     st.apply(la[int(rng.integers(len(la)))])
                 positions.append(st)
 
-    def run(mod):
-        def go():
-            solver_mod._nb = mod
-            for st in positions:
-                solver_mod.Solver(st.num_players, "numba").solve(st)
-        return go
+    def solve_all(mod):
+        """Each position solved by a fresh Solver on ``mod``'s search and table (killer
+        moves reset first, so every solve starts alike)."""
+        table = mod.shared_table()
+        killers = slice(1 << mod.TT_BITS, (1 << mod.TT_BITS) + mod._KILLER_ROWS)
+        out = []
+        for st in positions:
+            s = solver_mod.Solver(st.num_players, "numba")
+            s._nb, s._tt, s._gen = mod.search, table, mod.new_generation()
+            table[killers] = -1
+            out.append(s.solve(st))
+        return out
 
-    values = {}
-    for k, mod in (("old", old_nb), ("new", new_nb)):
-        solver_mod._nb = mod
-        values[k] = [solver_mod.Solver(st.num_players, "numba").solve(st) for st in positions]
-    assert values["old"] == values["new"], "different values"
+    values = {"old": solve_all(old_nb), "new": solve_all(new_nb)}
+    assert values["old"] == values["new"], "the two versions give different values"
     print(f"solver: {len(positions)} positions (3 and 4 tricks left); same values", flush=True)
-    paired("solve", {"old": run(old_nb), "new": run(new_nb)}, rounds, len(positions))
-    solver_mod._nb = new_nb
+    paired("solve", {"old": lambda: solve_all(old_nb), "new": lambda: solve_all(new_nb)}, rounds, len(positions),
+           repeat=1)
 
 
 def main(argv=None) -> int:
