@@ -202,5 +202,6 @@ def test_array_pass_observations_equal_the_scalar_encoder(num_players):
         eng.apply(eng.random_actions(rng))
         done = eng.done
         if done.any():
-            eng.reset(np.nonzero(done)[0], rng=rng, leaders=rng.integers(0, 4, int(done.sum())) if num_players == 4 else 0)
+            idx = np.nonzero(done)[0]
+            eng.reset(idx, rng=rng, leaders=rng.integers(0, 4, idx.size) if num_players == 4 else 0)
     assert checked == 60 * B
