@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -27,12 +28,13 @@ TEXT_SUFFIXES = {".py", ".md", ".txt", ".toml", ".cfg", ".ini", ".json", ".ipynb
 def project_files(root: Path = ROOT):
     """Text files of the project (sources, docs, tests, notebooks, config, CI), outside
     build outputs and virtual environments: ``(relative path, path)`` pairs."""
-    for path in sorted(root.rglob("*")):
-        rel = path.relative_to(root)
-        if any(part in SKIP_DIRS or part.startswith(".venv") or part.endswith(".egg-info") for part in rel.parts):
-            continue
-        if path.is_file() and path.suffix in TEXT_SUFFIXES:
-            yield rel, path
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames
+                             if d not in SKIP_DIRS and not d.startswith(".venv") and not d.endswith(".egg-info"))
+        for name in sorted(filenames):
+            path = Path(dirpath, name)
+            if path.suffix in TEXT_SUFFIXES:
+                yield path.relative_to(root), path
 
 
 BANNED = ("INTERFACE" + ".md", ".." + "/shared")
@@ -61,7 +63,8 @@ def test_the_citation_scan_finds_a_citation(tmp_path):
     (tmp_path / "notes.md").write_text("Sources in `" + BANNED[1] + "/seeds`.\n")
     (tmp_path / "build").mkdir()
     (tmp_path / "build" / "copy.py").write_text(BANNED[0] + "\n")  # build outputs are not the project's text
-    assert outside_citations(tmp_path) == (2, [f"{Path('agents/m.py')}: {BANNED[0]}", f"notes.md: {BANNED[1]}"])
+    seen, hits = outside_citations(tmp_path)
+    assert seen == 2 and sorted(hits) == [f"{Path('agents/m.py')}: {BANNED[0]}", f"notes.md: {BANNED[1]}"]
 
 
 def test_api_page_holds_the_observation_layout():
