@@ -16,7 +16,7 @@ and may add optional members (``OPTIONAL_MEMBERS``; callers read them with
 | ``act_batch(infosets, legal_actions_list) -> list[int]`` | none | decides many positions in one call, one legal action per position, the same as ``act`` on each would (the ``neural`` agent's one forward pass); see :class:`BatchAgent` |
 
 Agents see only the :class:`~twilight_env.infoset.InfoSet` (never the true state) and
-return an action in the INTERFACE encoding (0..27 card ids, 28..30 requests).
+return an action in the encoding of ``docs/API.md``, Actions (0..27 card ids, 28..30 requests).
 
 Agents are built from spec strings usable on the command line: ``NAME`` or
 ``NAME:key=value,key=value``, e.g. ``random``, ``heuristic``, ``pimc:worlds=32``,

@@ -1,4 +1,4 @@
-"""``heuristic``: a fast rule-based agent that plays like a decent human (issue 4).
+"""``heuristic``: a fast rule-based agent that plays like a decent human.
 
 It sees only the information set: its own hand, the open new-moon hand in 3 players
 (R7.1), the public card-back counts (R2.5), every card played (it remembers them), the
@@ -138,6 +138,12 @@ def decide(num_players: int, seat_cult, decider: int, leader: int, place: int, p
            cards, pending: int, known, unseen: int, captured, trick: int, legal, counts=None) -> int:
     """The heuristic's action from plain facts the deciding seat knows.
 
+    The steps, each its own function: the trick so far (:func:`_trick_so_far`), how far
+    the later places reach (:func:`_later_places`), the estimate ``E(y)`` of every card
+    (:func:`_estimator`), then the choice: :func:`_give_for_own_side` or
+    :func:`_give_for_opponent` in the hold phase, :func:`_choose` in the choose phase
+    (module docstring).
+
     Args:
         num_players: 3 or 4.
         seat_cult: 4 ints, cult (0 Sun, 1 Moon) of each seat.
@@ -157,22 +163,70 @@ def decide(num_players: int, seat_cult, decider: int, leader: int, place: int, p
         One action of ``legal``.
     """
     chooser = (leader + place) & 3
-    k = chooser & 1                      # side of the chooser
-    cult = seat_cult[chooser]
-    shift = 14 * cult
-    last_trick = trick == NUM_TRICKS - 1
-    keep_scale = 0.0 if last_trick else (1.0 if trick < NUM_TRICKS - 2 else 0.5)
+    side = chooser & 1  # the chooser's side, for which E(y) is estimated
+    now = _trick_so_far(cards, place, pending)
+    later = _later_places(seat_cult, leader, place, unseen, known)
+    value = _estimator(seat_cult, side, leader, place, trick, now, captured, later)
+    keep_scale = 0.0 if trick == NUM_TRICKS - 1 else (1.0 if trick < NUM_TRICKS - 2 else 0.5)
+    if phase == HOLD:
+        if (holder & 1) == side:  # for the partner (or 3p: solo <-> new moon)
+            return _give_for_own_side(value, legal, keep_scale)
+        return _give_for_opponent(value, legal, seat_cult[chooser], side, holder, leader, now, later, unseen, known)
+    return _choose(value, legal, keep_scale, chooser, seat_cult[chooser], place, unseen, known, counts)
 
-    # --- the trick so far --------------------------------------------------------
-    bstr, bplace = -1, 0   # strongest card so far and its place (ties: the earlier, R4.1)
-    tp = pending           # cards the taker of this trick gets: the trick and the pending pile
-    cult0, cult1 = seat_cult[0], seat_cult[1]
+
+def _trick_so_far(cards, place: int, pending: int) -> tuple[int, int, int]:
+    """The current trick before this place: ``(best, best_place, stake)``.
+
+    ``best`` is the strongest strength played (-1 when the trick is empty) and
+    ``best_place`` its place, ties to the earlier (R4.1); ``stake`` is the mask of what the
+    trick's taker gets so far: its cards and the pending pile (R4.3).
+    """
+    best, best_place, stake = -1, 0, pending
     for p in range(place):
         x = cards[p]
-        tp |= 1 << x
+        stake |= 1 << x
         s = STRENGTH[x]
-        if s > bstr:
-            bstr, bplace = s, p
+        if s > best:
+            best, best_place = s, p
+    return best, best_place, stake
+
+
+def _later_places(seat_cult, leader: int, place: int, unseen: int, known) -> tuple[list, list]:
+    """What the places after this one may bring: ``(reach_against, later_count)``.
+
+    ``reach_against[j]`` is the strongest card a later seat *not* of side ``j`` may bring,
+    the card that could beat side ``j``'s best (-1 when none): a later chooser plays its
+    own cult (R3.2), from the cards of that cult its side may hold (unseen, or in a hand
+    the decider sees on that side). ``later_count[j]`` counts the later places of side ``j``.
+    """
+    reach_against = [-1, -1]
+    later_count = [0, 0]
+    for q in range(place + 1, 4):
+        s = (leader + q) & 3
+        j = s & 1
+        later_count[j] += 1
+        avail = unseen | known[j] | known[j + 2]
+        r = _HALF_MAXSTR[(avail >> (14 * seat_cult[s])) & SUN_MASK]
+        if r > reach_against[1 - j]:
+            reach_against[1 - j] = r
+    return reach_against, later_count
+
+
+def _estimator(seat_cult, k: int, leader: int, place: int, trick: int, now, captured, later):
+    """``E(y)``: the deal points card ``y`` played at this place brings side ``k``.
+
+    Args:
+        seat_cult, leader, place, trick, captured: as in :func:`decide`.
+        k: the chooser's side.
+        now: :func:`_trick_so_far`'s result; later: :func:`_later_places`'s result.
+
+    Returns:
+        ``value(y) -> float`` (module docstring, steps 1-3).
+    """
+    bstr, bplace, tp = now
+    reach_against, later_cnt = later
+    cult0, cult1 = seat_cult[0], seat_cult[1]
     tsouls = souls_of(tp)
     tm = (multiplier_of(tp, cult0), multiplier_of(tp, cult1))  # own-cult multiplier for side 0 / 1
     # weights: a soul is worth the multiplier, a multiplier point the souls (R5.3)
@@ -184,32 +238,15 @@ def decide(num_players: int, seat_cult, decider: int, leader: int, place: int, p
     # side that side's sanctuaries (R5.2), which it would likely have taken later
     base = (ws[0] * tsouls + wm[0] * tm[0] + DENY * wm[1] * tm[1],
             ws[1] * tsouls + wm[1] * tm[1] + DENY * wm[0] * tm[0])
-    own_cult_of_side = (cult0, cult1)
-
-    # --- reach of the later places -------------------------------------------------
-    # reach_against[j]: strongest card a later seat NOT of side j may bring (beats side j's best)
-    reach_against = [-1, -1]
-    later_cnt = [0, 0]
-    for q in range(place + 1, 4):
-        s = (leader + q) & 3
-        j = s & 1
-        later_cnt[j] += 1
-        vc = seat_cult[s]
-        # cards of cult vc that side j may hold: unseen, or in a known hand of side j
-        avail = unseen | known[j] | known[j + 2]
-        r = _HALF_MAXSTR[(avail >> (14 * vc)) & SUN_MASK]
-        if r > reach_against[1 - j]:
-            reach_against[1 - j] = r
-
     o = 1 - k
     ck = base[k] + LATER_OWN * later_cnt[k] + LATER_OTHER * later_cnt[o]
     co = base[o] + LATER_OWN * later_cnt[o] + LATER_OTHER * later_cnt[k]
     wsk, wso, wmk, wmo = ws[k], ws[o], wm[k], wm[o]
     dmk, dmo = DENY * wmo, DENY * wmk
-    mk_tab = _MULT_OF_CULT[own_cult_of_side[k]]
-    mo_tab = _MULT_OF_CULT[own_cult_of_side[o]]
+    mk_tab = _MULT_OF_CULT[(cult0, cult1)[k]]
+    mo_tab = _MULT_OF_CULT[(cult0, cult1)[o]]
     ra0, ra1 = reach_against
-    lead_now = LEAD if not last_trick else 0.0
+    lead_now = LEAD if trick != NUM_TRICKS - 1 else 0.0
 
     def value(y: int) -> float:
         """E(y) for side k: y played at this place for the chooser."""
@@ -231,38 +268,61 @@ def decide(num_players: int, seat_cult, decider: int, leader: int, place: int, p
             pk = 0.0 if sure else 1.0 - P_UNSURE
         return pk * (ck + wsk * sy + wmk * my + dmk * oy) - (1.0 - pk) * (co + wso * sy + wmo * oy + dmo * my)
 
-    # --- hold phase: the decider gives a card for the chooser ------------------------
-    if phase == HOLD:
-        if (holder & 1) == k:  # for the partner (or 3p: solo <-> new moon): best for the side
-            best_a, best_v = legal[0], None
-            for y in legal:
-                v = value(y) - keep_scale * _KEEP[y]
-                if best_v is None or v > best_v:
-                    best_a, best_v = y, v
-            return best_a
-        # for an opponent: the weakest, least valuable card for the chooser's side
-        ours_sure = False
-        if place > 0 and bstr >= 0 and bstr != 7:
-            bs = (leader + bplace) & 1
-            ours_sure = bs == (holder & 1) and reach_against[bs] <= bstr and _HALF_MAXSTR[
-                ((unseen | known[k] | known[k + 2]) >> shift) & SUN_MASK] <= bstr
-        cands = legal
-        if not ours_sure:
-            non_sanct = [y for y in legal if not _SANCT[y]]
-            if non_sanct:
-                cands = non_sanct  # never give the opponents their own sanctuary if avoidable
-        best_a, best_v = cands[0], None
-        for y in cands:
-            v = value(y) + 0.01 * STRENGTH[y]
-            if best_v is None or v < best_v:
-                best_a, best_v = y, v
-        return best_a
+    return value
 
-    # --- choose phase ----------------------------------------------------------------
+
+def _give_for_own_side(value, legal, keep_scale: float) -> int:
+    """Hold phase, for the partner (3 players: the solo for the new moon and back, R7.3):
+    the card with the highest ``E − keep``; ties to the lowest action."""
+    best_a, best_v = legal[0], None
+    for y in legal:
+        v = value(y) - keep_scale * _KEEP[y]
+        if best_v is None or v > best_v:
+            best_a, best_v = y, v
+    return best_a
+
+
+def _give_for_opponent(value, legal, cult: int, k: int, holder: int, leader: int, now, later, unseen: int,
+                       known) -> int:
+    """Hold phase, for an opponent chooser of cult ``cult`` and side ``k``: the weakest,
+    least valuable card for that side. Never a sanctuary of the chooser's cult when another
+    card will do, unless the holder's side surely takes the trick already (then the
+    sanctuary is denied to the chooser's side, R5.2)."""
+    bstr, bplace, _ = now
+    ours_sure = False
+    if bstr >= 0 and bstr != 7:  # a card is in the trick and no Purgatory leads it
+        bs = (leader + bplace) & 1
+        ours_sure = bs == (holder & 1) and later[0][bs] <= bstr and _HALF_MAXSTR[
+            ((unseen | known[k] | known[k + 2]) >> (14 * cult)) & SUN_MASK] <= bstr
+    cands = legal
+    if not ours_sure:
+        non_sanct = [y for y in legal if not _SANCT[y]]
+        if non_sanct:
+            cands = non_sanct  # never give the opponents their own sanctuary if avoidable
+    best_a, best_v = cands[0], None
+    for y in cands:
+        v = value(y) + 0.01 * STRENGTH[y]
+        if best_v is None or v < best_v:
+            best_a, best_v = y, v
+    return best_a
+
+
+def _choose(value, legal, keep_scale: float, chooser: int, cult: int, place: int, unseen: int, known,
+            counts) -> int:
+    """Choose phase: the action with the highest estimate; ties to the lowest action.
+
+    A card is worth ``E − keep``. A request is worth what the requested holder will give:
+    its best card for the chooser (partner) or its worst (opponent), exact for a hand the
+    decider sees, else the expected extreme over the unseen cards of the chooser's cult
+    (:func:`_expected_extreme`, with the holder's public count, R2.5). When the partner
+    plays last (place 1), the partner is not requested if an opponent may be, and an
+    opponent request gets the ``TIP`` bonus (the publisher's tip).
+    """
+    k = chooser & 1
+    shift = 14 * cult
     best_a, best_v = legal[0], None
     cmask = CULT_MASK[cult]
-    partner_request = REQUEST_BASE + 1
-    opp_request = any(a >= REQUEST_BASE and a != partner_request for a in legal)
+    opp_request = REQUEST_BASE in legal or REQUEST_BASE + 2 in legal  # an opponent may be requested (+1, +3)
     pool = pool_vals = None
     for a in legal:
         if a < REQUEST_BASE:

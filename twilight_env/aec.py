@@ -115,7 +115,7 @@ CONFIG_DEFAULTS: dict[str, Any] = {
     "fixed_solo": False,
     "render_mode": None,
 }
-"""Accepted config keywords and their defaults (INTERFACE.md)."""
+"""Accepted config keywords and their defaults (``docs/API.md``, Environment)."""
 
 EPISODES = ("deal", "match")
 RENDER_MODES = ("human", "ansi")

@@ -642,16 +642,12 @@ def _encode_state_nb(state, seat, totals, target, out, want_mask):
         for a in state.legal_actions():
             lb |= 1 << a
     pf, hb, tm = _history_masks(state.history)[3]
-    x0, x1, x2, x3 = state.cards
-    y0, y1, y2, y3 = state.holders
-    c0, c1, c2, c3 = state.captured
     if out is None:
         out = _empty(OBS_SIZE, _float32)
     mask = _empty(NUM_ACTIONS, _int8) if want_mask else _EMPTY_MASK
     _ENCODE_INTO(out, mask, seat, np_, done, phase, acting, deciding, leader, state.trick, place, state.holder,
-                 h0, h1, h2, h3, x0, x1, x2, x3, y0, y1, y2, y3, state.pending, c0, c1, c2, c3,
-                 pf[0], pf[1], pf[2], pf[3], hb[0], hb[1], hb[2], hb[3],
-                 tm[0], tm[1], tm[2], tm[3], tm[4], tm[5], tm[6], lb, totals is not None)
+                 (h0, h1, h2, h3), tuple(state.cards), tuple(state.holders), state.pending, tuple(state.captured),
+                 tuple(pf), tuple(hb), tuple(tm), lb, totals is not None)
     if totals is not None:
         ego = acting if (not done and deciding == seat) else seat
         key = (ego, totals, target)

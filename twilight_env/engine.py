@@ -36,8 +36,8 @@ Two classes hold the same fields and follow the same rules, written once, in Pyt
 When the core is built these are two classes, so a check of the type of a state, in
 either engine, is ``isinstance(x, DealState)`` (an ABC registered for both).
 
-Action encoding (INTERFACE.md)
-------------------------------
+Action encoding (``docs/API.md``, Actions)
+------------------------------------------
 | action | meaning |
 |--------|---------|
 | 0..27  | play that card id from the acting hand (the chooser's own hand in the choose phase, the holder's in the hold phase) |

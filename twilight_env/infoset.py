@@ -95,7 +95,7 @@ class InfoSet:
         self.totals = None if totals is None else tuple(totals)
         self.target = target
 
-    # -- INTERFACE views ----------------------------------------------------------
+    # -- public views (docs/API.md, Information sets) -----------------------------
     @property
     def hand(self) -> list[str]:
         """The viewer's own cards, as codes in id order."""
@@ -166,7 +166,7 @@ class InfoSet:
 
     def sample_world(self, rng: np.random.Generator) -> list[list[str]]:
         """Four hands by seat (card codes) drawn uniformly from all deals of the unseen
-        cards consistent with this information set (INTERFACE.md)."""
+        cards consistent with this information set (``docs/API.md``, Information sets)."""
         return [codes_of(h) for h in self.sample_hands(rng)]
 
     def world_state(self, world: Sequence[Sequence[str]] | Sequence[int]) -> State:

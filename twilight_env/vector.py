@@ -41,7 +41,7 @@ State arrays (``B`` = ``num_envs``; masks are 28-bit ints, bit ``i`` = card id `
 About 310 bytes per deal (:meth:`VectorEngine.nbytes_per_deal`); ``history`` carries one
 extra column (index 28) that absorbs the writes of rows that played no card.
 
-Action encoding (INTERFACE.md): ``0..27`` play that card id from the acting hand,
+Action encoding (``docs/API.md``, Actions): ``0..27`` play that card id from the acting hand,
 ``28 + o - 1`` request the seat at offset ``o`` (1..3) from the chooser (R3.2).
 
 Usage
@@ -998,7 +998,7 @@ class TwilightVectorEnv:
     | ``info["acting_seat"]`` | (B,) int64 | seat whose hand or choice the decision is about (chooser or requested holder) |
     | ``info["deal_points"]`` | (B, 2) int64 | deal points of side 0 (seats 0, 2) and side 1 (seats 1, 3) of the deal that ended in this step; 0 elsewhere |
 
-    Reward convention (INTERFACE.md, deal episodes): at a deal's end seat ``s`` receives
+    Reward convention (``docs/API.md``, Rewards, deal episodes): at a deal's end seat ``s`` receives
     ``returns[s] / 360`` where ``returns`` is :meth:`VectorEngine.returns`; partners get
     the same reward and the two sides' rewards sum to 0; each reward lies in [-1, 1]. In
     3 players seat 0 is the solo (Moon, with the new moon, seat 2) against Sun seats 1

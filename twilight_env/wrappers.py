@@ -7,7 +7,7 @@ learning player must decide, so the learner sees an ordinary Gymnasium env:
 | | |
 |---|---|
 | Observation | float32 ``(OBS_SIZE,)``: the learner's information set (:mod:`twilight_env.encoding`) |
-| Action | ``Discrete(31)`` (INTERFACE.md encoding); an illegal action ends the episode with reward ``illegal_reward`` (−1), as PettingZoo's classic ``env()`` does, or raises ``ValueError`` with ``illegal_action="raise"`` |
+| Action | ``Discrete(31)`` (encoding: ``docs/API.md``, Actions); an illegal action ends the episode with reward ``illegal_reward`` (−1), as PettingZoo's classic ``env()`` does, or raises ``ValueError`` with ``illegal_action="raise"`` |
 | Action mask | ``env.action_masks()`` bool ``(31,)`` (the method sb3-contrib's ``MaskablePPO`` calls), and ``info["action_mask"]`` int8 |
 | Reward | the learner's AEC reward collected since its previous decision (deal points / 360 at a deal's end, or ±1 at a match's end) |
 | Episode | one deal or one match (config keyword ``episode``) |

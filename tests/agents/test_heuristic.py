@@ -1,6 +1,10 @@
-"""The heuristic's documented rules, on built positions and random ones (issue 4)."""
+"""The heuristic's documented rules, on built positions and random ones, and its decisions
+pinned to recorded ones (``heuristic_decisions.json``)."""
 
 from __future__ import annotations
+
+import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -10,7 +14,7 @@ from twilight_env.cards import MULTIPLIER, card_id
 from twilight_env.engine import HOLD, State
 from twilight_env.infoset import InfoSet
 from agents.base import make_agent, play_deal
-from agents.heuristic import HeuristicAgent, decide_infoset, decide_state
+from agents.heuristic import HeuristicAgent, decide, decide_infoset, decide_state
 
 
 def _act(st: State) -> int:
@@ -117,3 +121,63 @@ def test_heuristic_beats_random_in_duplicate_deals(num_players):
     d = np.asarray(diffs, dtype=float)
     low = d.mean() - 1.96 * d.std(ddof=1) / np.sqrt(len(d))
     assert low > 30, (d.mean(), low)
+
+
+# ---------------------------------------------------------------------------------
+# decisions pinned to recorded ones
+# ---------------------------------------------------------------------------------
+DECISIONS = Path(__file__).with_name("heuristic_decisions.json")
+"""Recorded decisions of :func:`agents.heuristic.decide` along fixed deals: each deal is
+``[num_players, leader, hands (4 masks), actions played, decisions with the public
+counts, decisions without them]``. Regenerate only for an intended change of play:
+``python -c "import sys; sys.path[:0] = ['.', 'tests/agents']; import test_heuristic as t; t.record_decisions()"``."""
+
+
+def _decisions_at(st: State) -> tuple[int, int]:
+    """``decide`` from the deciding seat's information set, with and without ``counts``."""
+    info = InfoSet(st, st.deciding_seat)
+    counts_tab = info.hand_counts
+    args = (info.num_players, info.seat_cult, info.deciding_seat, info.leader, info.place,
+            HOLD if info.phase == "hold" else 0, info.holder, info.trick_cards, info.pending,
+            info.known_masks, info.unseen_mask, info.captured, info.trick, tuple(info.legal_actions))
+    return decide(*args, lambda seat, cult: counts_tab[seat][cult]), decide(*args)
+
+
+def record_decisions(path: Path = DECISIONS, deals: int = 120, seed: int = 2026) -> None:
+    """Write the fixture: ``deals`` deals per player count, each played by a mix of the
+    heuristic's and random actions (so its usual positions and odd ones both occur)."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for num_players in (4, 3):
+        for _ in range(deals):
+            leader = int(rng.integers(4)) if num_players == 4 else 0
+            st = State.random(rng, leader, num_players)
+            row = [num_players, leader, list(st.hands), [], [], []]
+            while not st.done:
+                with_counts, without = _decisions_at(st)
+                legal = st.legal_actions()
+                a = with_counts if rng.random() < 0.6 else legal[int(rng.integers(len(legal)))]
+                row[3].append(a)
+                row[4].append(with_counts)
+                row[5].append(without)
+                st.apply(a)
+            out.append(row)
+    path.write_text(json.dumps({"format": "heuristic-decisions", "version": 1, "deals": out},
+                               separators=(",", ":")) + "\n")
+
+
+def test_decisions_equal_the_recorded_ones():
+    """Along every recorded deal, ``decide`` gives the recorded decision at every decision
+    point, with and without the public counts (R2.5): rewriting the heuristic must not
+    change its play."""
+    data = json.loads(DECISIONS.read_text())
+    assert data["format"] == "heuristic-decisions" and len(data["deals"]) >= 200
+    checked = 0
+    for num_players, leader, hands, actions, with_counts, without in data["deals"]:
+        st = State(tuple(hands), leader, num_players)
+        for i, a in enumerate(actions):
+            assert _decisions_at(st) == (with_counts[i], without[i]), (num_players, hands, leader, actions[:i])
+            st.apply(a)
+            checked += 1
+        assert st.done
+    assert checked > 200 * 28

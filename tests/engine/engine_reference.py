@@ -30,7 +30,7 @@ def deal_score(cards, cult_letter: str) -> int:
 
 
 class ReferenceDeal:
-    """One deal by the rules, in card codes. Actions use the INTERFACE encoding."""
+    """One deal by the rules, in card codes. Actions use the encoding of docs/API.md, Actions."""
 
     def __init__(self, hands: list[list[str]], leader: int, num_players: int = 4):
         self.hands = [set(h) for h in hands]

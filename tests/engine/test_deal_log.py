@@ -108,3 +108,24 @@ def test_deal_log_bad_arguments_exit_with_error(argv, capsys):
 def test_deal_log_wrong_option_for_player_count(argv, message, capsys):
     assert main(["deal", *argv]) == 2
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("num_players", [4, 3])
+def test_r4_1_the_card_named_as_taking_is_the_engines(capsys, num_players):
+    """The log names the card that takes each trick by its own R4.1 reading (highest
+    strength, ties to the earlier place); it must be the card played by the seat the
+    engine lets lead the next trick (R4.2)."""
+    checked = 0
+    for seed in range(30):
+        out = run_cli(capsys, "--seed", str(seed), "--players", str(num_players))
+        st = engine_deal(seed, num_players).state
+        blocks = re.split(r"^Trick (\d)  \(leader seat (\d)", out, flags=re.M)[1:]
+        for t, leader, body in zip(blocks[0::3], blocks[1::3], blocks[2::3]):
+            m = re.search(r"-> seat (\d) \(.*?\) takes the trick with ([SM][A-Z0-9]+)", body)
+            if m is None:
+                continue  # the trick went pending (R4.3) or neutral (R4.4)
+            taker, card = int(m.group(1)), m.group(2)
+            place = (taker - int(leader)) % 4
+            assert card == CARDS[st.history[4 * (int(t) - 1) + place][2]], (seed, t)
+            checked += 1
+    assert checked > 100

@@ -1,4 +1,7 @@
-"""The AEC env's contract: masks, terminal steps, rewards, infos, options, errors (INTERFACE.md)."""
+"""The AEC env's contract: masks, terminal steps, rewards, infos, options, errors.
+
+See docs/API.md, sections Actions, Reset options, Infos, Rewards and End of episode.
+"""
 
 from __future__ import annotations
 

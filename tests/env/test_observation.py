@@ -366,3 +366,49 @@ def test_own_hand_and_open_hand_change_the_observation(num_players):
                             != E.encode_observation(st, seat).tobytes())
                     tested += 1
     assert tested > 100
+
+
+# ---------------------------------------------------------------------------------
+# the fourth place of the current trick (docs/API.md, Observation)
+# ---------------------------------------------------------------------------------
+FOURTH_PLACE = slice(E.TRICK + 3 * E.TRICK_PLACE_SIZE, E.TRICK + 4 * E.TRICK_PLACE_SIZE)
+
+
+@pytest.mark.parametrize("num_players", [4, 3])
+def test_fourth_place_of_the_trick_is_always_empty(num_players, monkeypatch):
+    """Slots 620..655 stay 0: the fourth card resolves the trick in the same step (R4.1-R4.3),
+    so no observation shows a trick with four cards; checked for both scalar encoders and
+    the batch engine, over many random steps, while the third place is seen filled."""
+    from twilight_env import vector_obs
+    from twilight_env.vector import VectorEngine
+
+    assert (FOURTH_PLACE.start, FOURTH_PLACE.stop) == (620, 656) and FOURTH_PLACE.stop == E.GONE
+    third = slice(E.TRICK + 2 * E.TRICK_PLACE_SIZE, FOURTH_PLACE.start)
+    rng = np.random.default_rng(620 + num_players)
+    steps = third_seen = 0
+    for st in random_points(rng, num_players, deals=40):
+        for seat in viewer_seats(num_players):
+            vecs = [E.encode_observation(st, seat)]
+            with monkeypatch.context() as m:
+                m.setattr(E, "_ENCODE_INTO", False)  # the pure-Python encoder
+                vecs.append(E.encode_observation(st, seat))
+            for v in vecs:
+                assert not v[FOURTH_PLACE].any(), f"place 3 of the trick is set at trick {st.trick}, place {st.place}"
+                third_seen += bool(v[third].any())
+        steps += 1
+    assert steps > 40 * 28 and third_seen > 0  # the third place does show when it is filled
+
+    B = 64
+    eng = VectorEngine(B, num_players)
+    eng.reset(rng=rng)
+    third_seen = 0
+    for _ in range(300):
+        for compiled in (True, False):
+            obs = vector_obs.observe(eng, compiled=compiled)
+            assert not obs[:, FOURTH_PLACE].any()
+            third_seen += int(obs[:, third].any(axis=1).sum())
+        eng.apply(eng.random_actions(rng))
+        done = eng.done
+        if done.any():
+            eng.reset(np.nonzero(done)[0], rng=rng)
+    assert third_seen > 0

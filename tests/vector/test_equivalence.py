@@ -175,3 +175,33 @@ def test_many_random_deals_torch(num_players, torch_one_thread):
     stats = play_side_by_side(num_players, num_rows=500, num_deals=3000, seed=50 + num_players,
                               backend="torch")
     assert stats["deals"] >= 3000
+
+
+@pytest.mark.parametrize("num_players", [4, 3])
+def test_array_pass_observations_equal_the_scalar_encoder(num_players):
+    """The batch engine's array passes (``vector_obs.observe(..., compiled=False)``, the path
+    without numba) write the scalar encoder's vector for every row, for the deciding seat
+    and for other viewers (R2.5, R7.1, R7.3), even where numba makes ``observe`` take the
+    compiled path."""
+    from twilight_env import vector_obs
+
+    B = 32
+    rng = np.random.default_rng(40 + num_players)
+    eng = VectorEngine(B, num_players)
+    eng.reset(rng=rng, leaders=rng.integers(0, 4, B) if num_players == 4 else 0)
+    viewers = np.array([0, 1, 3] if num_players == 3 else [0, 1, 2, 3])
+    checked = 0
+    for _ in range(60):
+        states = [eng.to_state(i) for i in range(B)]
+        obs = vector_obs.observe(eng, compiled=False)
+        np.testing.assert_array_equal(obs, [encode_observation(st, st.deciding_seat) for st in states])
+        seats = viewers[rng.integers(len(viewers), size=B)]
+        obs = vector_obs.observe(eng, seats, compiled=False)
+        np.testing.assert_array_equal(obs, [encode_observation(st, int(s)) for st, s in zip(states, seats)])
+        checked += B
+        eng.apply(eng.random_actions(rng))
+        done = eng.done
+        if done.any():
+            idx = np.nonzero(done)[0]
+            eng.reset(idx, rng=rng, leaders=rng.integers(0, 4, idx.size) if num_players == 4 else 0)
+    assert checked == 60 * B

@@ -223,7 +223,7 @@ def test_observe_rejects_the_new_moon_as_viewer():
 
 @pytest.mark.parametrize("num_players", [4, 3])
 def test_env_auto_reset_rewards_and_infos(num_players):
-    """Deal episodes: rewards per seat = returns / 360 at the deal's end (INTERFACE.md);
+    """Deal episodes: rewards per seat = returns / 360 at the deal's end (docs/API.md, Rewards);
     finished rows start a new deal in the same step; obs and mask are the deciding
     player's."""
     B = 16
@@ -251,7 +251,7 @@ def test_env_auto_reset_rewards_and_infos(num_players):
         for i, st in enumerate(states):
             assert bool(done[i]) == st.done
             if st.done:
-                ret = np.array(st.returns()) / 360.0  # INTERFACE.md: deal points difference / 360
+                ret = np.array(st.returns()) / 360.0  # docs/API.md, Rewards: deal points difference / 360
                 np.testing.assert_array_equal(reward[i], ret.astype(np.float32))
                 assert reward[i, 0] == reward[i, 2] and reward[i, 0] == -reward[i, 1]
                 assert tuple(info["deal_points"][i]) == st.side_scores()

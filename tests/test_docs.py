@@ -1,0 +1,136 @@
+"""The project's own docs stay true: the pages they cite exist, and so does what they name.
+
+- No file in the project cites the contract or rules by a path outside the project: the
+  references live in ``docs/`` (``docs/API.md``, ``docs/RULES.md``).
+- ``docs/API.md`` holds the observation layout generated from the code, and every
+  ``docs/API.md, <section>`` citation in code, tests and docs names one of its sections.
+- Every file path and test name that ``docs/ARCHITECTURE.md`` (and ``docs/API.md``)
+  cites in backticks exists, so the map cannot go stale silently.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from twilight_env.encoding import layout_table
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+SKIP_DIRS = {".git", "build", "dist", "out", "runs", "__pycache__", ".pytest_cache", ".hypothesis", "node_modules"}
+TEXT_SUFFIXES = {".py", ".md", ".txt", ".toml", ".cfg", ".ini", ".json", ".ipynb", ".c", ".h", ".yml", ".yaml",
+                 ".sh", ".rst", ""}
+
+
+def project_files(root: Path = ROOT):
+    """Text files of the project (sources, docs, tests, notebooks, config, CI), outside
+    build outputs and virtual environments: ``(relative path, path)`` pairs."""
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames
+                             if d not in SKIP_DIRS and not d.startswith(".venv") and not d.endswith(".egg-info"))
+        for name in sorted(filenames):
+            path = Path(dirpath, name)
+            if path.suffix in TEXT_SUFFIXES:
+                yield path.relative_to(root), path
+
+
+BANNED = ("INTERFACE" + ".md", ".." + "/shared")
+"""Citations of files outside the project (written split so this file does not match itself)."""
+
+
+def outside_citations(root: Path = ROOT) -> tuple[int, list[str]]:
+    """Files scanned, and ``"path: citation"`` for each banned citation found."""
+    seen, hits = 0, []
+    for rel, path in project_files(root):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        seen += 1
+        hits += [f"{rel}: {b}" for b in BANNED if b in text]
+    return seen, hits
+
+
+def test_no_file_cites_the_outside_interface_or_shared_folder():
+    seen, hits = outside_citations()
+    assert seen > 100  # the walk did reach the project
+    assert not hits, "cite docs/API.md or docs/RULES.md instead: " + "; ".join(hits)
+
+
+def test_the_citation_scan_finds_a_citation(tmp_path):
+    (tmp_path / "agents").mkdir()
+    (tmp_path / "agents" / "m.py").write_text('"""Encoding as in ' + BANNED[0] + '."""\n')
+    (tmp_path / "notes.md").write_text("Sources in `" + BANNED[1] + "/seeds`.\n")
+    (tmp_path / "build").mkdir()
+    (tmp_path / "build" / "copy.py").write_text(BANNED[0] + "\n")  # build outputs are not the project's text
+    seen, hits = outside_citations(tmp_path)
+    assert seen == 2 and sorted(hits) == [f"{Path('agents/m.py')}: {BANNED[0]}", f"notes.md: {BANNED[1]}"]
+
+
+def test_api_page_holds_the_observation_layout():
+    assert layout_table() in (DOCS / "API.md").read_text(encoding="utf-8")
+
+
+def _sections(page: Path) -> set[str]:
+    return {m.group(1).strip() for m in re.finditer(r"^#{2,3} (.+)$", page.read_text(encoding="utf-8"), re.M)}
+
+
+def test_api_citations_name_sections_of_the_page():
+    sections = _sections(DOCS / "API.md")
+    cite = re.compile(r"docs/API\.md`*(?:,|:)\s*(?:sections?\s+)?([A-Z][a-z]+(?: [a-z]+)*)")
+    found, bad = 0, []
+    for rel, path in project_files():
+        for m in cite.finditer(path.read_text(encoding="utf-8", errors="replace")):
+            found += 1
+            if m.group(1) not in sections:
+                bad.append(f"{rel}: {m.group(1)!r}")
+    assert found >= 10
+    assert not bad, f"no such section in docs/API.md ({sorted(sections)}): {bad}"
+
+
+_BACKTICKED = re.compile(r"`([^`\s]+)`")
+_PATHLIKE = re.compile(r"^(?:twilight_env|agents|training|experiments|benchmarks|tests|docs|notebooks)/[\w./-]*$"
+                       r"|^[\w-]+\.(?:py|md|toml|c)$")
+
+
+def cited_names(page: Path) -> tuple[list[str], list[tuple[str, str]]]:
+    """Backticked paths (``dir/file.py``) and ``path::name`` citations of a page."""
+    paths, names = [], []
+    for token in _BACKTICKED.findall(page.read_text(encoding="utf-8")):
+        token = token.split("#")[0]
+        if "::" in token:
+            path, _, name = token.partition("::")
+            names.append((path, name))
+        elif _PATHLIKE.match(token):
+            paths.append(token)
+    return paths, names
+
+
+def _defines(path: Path, name: str) -> bool:
+    text = path.read_text(encoding="utf-8")
+    return bool(re.search(rf"^\s*(?:def|class) {re.escape(name)}\b|^{re.escape(name)}\s*[:=]", text, re.M))
+
+
+@pytest.mark.parametrize("page", ["ARCHITECTURE.md", "API.md"])
+def test_architecture_names_only_files_and_tests_that_exist(page):
+    paths, names = cited_names(DOCS / page)
+    if page == "ARCHITECTURE.md":
+        assert len(paths) > 30 and len(names) > 25  # the parser does read the map
+    missing = [p for p in paths if not (ROOT / p).exists() and not (DOCS / p).exists()]
+    missing += [f"{p}::{n}" for p, n in names if not (ROOT / p).is_file() or not _defines(ROOT / p, n)]
+    assert not missing, f"docs/{page} names what does not exist: {missing}"
+
+
+def test_the_name_check_catches_a_stale_entry(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text("`agents/heuristic.py::decide` `agents/heuristic.py::no_such_step` `agents/no_such.py` "
+                    "`tests/agents/test_heuristic.py::test_decisions_equal_the_recorded_ones`\n")
+    paths, names = cited_names(page)
+    assert paths == ["agents/no_such.py"]
+    assert [n for p, n in names if not _defines(ROOT / p, n)] == ["no_such_step"]
+    assert not (ROOT / paths[0]).exists()
+
+
+def test_readme_links_the_architecture_page():
+    head = (ROOT / "README.md").read_text(encoding="utf-8").split("\n## ")[0]
+    assert "docs/ARCHITECTURE.md" in head and "docs/API.md" in head
