@@ -68,8 +68,7 @@ def resolve_backend(backend: str) -> str:
 
 
 def _params() -> np.ndarray:
-    """The heuristic's constants as the compiled code reads them (read at each call of
-    :func:`params`'s users, so a changed constant in :mod:`agents.heuristic` is seen)."""
+    """The heuristic's constants as the compiled code reads them, from :mod:`agents.heuristic`."""
     from agents import heuristic as H
     from twilight_env.cards import STRENGTH
 
@@ -81,8 +80,11 @@ _PARAMS: np.ndarray | None = None
 
 
 def params() -> np.ndarray:
-    """float64 array of the heuristic's constants (``LEAD, TIP, LATER_OWN, LATER_OTHER,
-    DENY, P_UNSURE``, then the keep cost of each card id 0..27), built once."""
+    """float64 array of shape (34,): the heuristic's constants ``LEAD, TIP, LATER_OWN,
+    LATER_OTHER, DENY, P_UNSURE``, then the keep cost of each card id 0..27
+    (``KEEP_BY_STRENGTH`` by the card's strength). Built on first use from
+    :mod:`agents.heuristic`'s module constants and kept (set ``_PARAMS = None`` to read
+    them again); the compiled code never has them compiled in."""
     global _PARAMS
     if _PARAMS is None:
         _PARAMS = _params()
