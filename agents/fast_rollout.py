@@ -3,7 +3,8 @@
 A rollout plays a determinized world (a full deal :class:`~twilight_env.engine.State`)
 to the end of the deal with the ``heuristic`` policy (:func:`agents.heuristic.decide_state`)
 for every seat, as Perfect Information Monte Carlo (Ginsberg 2001; Long, Sturtevant, Buro
-& Furtak 2010) and IS-MCTS (Cowling, Powley & Whitehouse 2012) do to value a leaf. In the
+& Furtak 2010) and IS-MCTS (Cowling, Powley & Whitehouse 2012, "Information Set Monte Carlo Tree Search",
+IEEE Trans. Comput. Intell. AI Games 4(2)) do to value a leaf. In the
 pure-Python rollout the heuristic's decisions are about nine tenths of a search agent's
 time; :mod:`agents._rollout_nb` makes the same decisions in compiled code.
 

@@ -23,6 +23,15 @@ seats 0 and 2 are side 0, R7.3), and selection uses the value from that side's v
 so the alternation of sides, which follows requests and trick takers, needs no
 bookkeeping. The root returns its most-visited legal action (ties to the lowest id).
 
+Rollouts: with ``rollout=heuristic`` and ``rollout_backend=auto`` (the default) the
+playouts run compiled (:mod:`agents.fast_rollout`, numba) when numba is installed, with
+the same actions and random draws as the Python heuristic rollout, so the same tree and
+decision for the same seed; the search itself (determinization, selection, backup) stays
+in Python and then takes most of the time. ``rollout_backend=python`` keeps the
+pure-Python rollout, which is also the fallback without numba.
+``python benchmarks/rollout_speed.py --agents`` prints the time per decision with both
+and the iterations the compiled rollout affords in a given time per decision.
+
 Spec: ``ismcts:iterations=1000,c=0.7,rollout=heuristic,epsilon=0,rollout_backend=auto``.
 """
 

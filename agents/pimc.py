@@ -1,6 +1,9 @@
 """``pimc``: Perfect Information Monte Carlo search (issue 4).
 
-For one decision the agent draws ``worlds`` determinizations of its information set
+PIMC as in Ginsberg's GIB (Ginsberg 2001, "GIB: Imperfect information in a
+computationally challenging game", JAIR 14) and as analysed by Long, Sturtevant, Buro &
+Furtak (2010, "Understanding the success of Perfect Information Monte Carlo sampling in
+game tree search", AAAI). For one decision the agent draws ``worlds`` determinizations of its information set
 (:meth:`~twilight_env.infoset.InfoSet.sample_state`: full deals uniform over the unseen
 cards consistent with the counts, R2.5), and values every legal action in every world:
 
@@ -23,6 +26,12 @@ with 3 tricks left took 0.14 s median but up to 1.7 s, over the 0.5 s per-decisi
 target. The compiled solver (``backend=auto`` with numba installed) is much faster at 3
 tricks (0.2-0.3 ms per solve), which makes ``solver_tricks=3`` affordable; the default
 stays 2 so that ``pimc`` plays the same with either backend.
+Rollouts: with ``rollout=heuristic`` and ``rollout_backend=auto`` (the default) the
+playouts run compiled (:mod:`agents.fast_rollout`, numba) when numba is installed: the
+same actions as the Python heuristic at every decision, so the same values and decisions
+for the same seed, about 20-30 times faster per rollout
+(``python benchmarks/rollout_speed.py --agents``); ``rollout_backend=python`` keeps the
+pure-Python rollout, which is also the fallback without numba.
 Known weakness of PIMC (strategy fusion, non-locality): it assumes it will know the
 hidden cards after this decision.
 """
