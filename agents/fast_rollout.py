@@ -4,9 +4,11 @@ A rollout plays a determinized world (a full deal :class:`~twilight_env.engine.S
 to the end of the deal with the ``heuristic`` policy (:func:`agents.heuristic.decide_state`)
 for every seat, as Perfect Information Monte Carlo (Ginsberg 2001; Long, Sturtevant, Buro
 & Furtak 2010) and IS-MCTS (Cowling, Powley & Whitehouse 2012, "Information Set Monte Carlo Tree Search",
-IEEE Trans. Comput. Intell. AI Games 4(2)) do to value a leaf. In the
-pure-Python rollout the heuristic's decisions are about nine tenths of a search agent's
-time; :mod:`agents._rollout_nb` makes the same decisions in compiled code.
+IEEE Trans. Comput. Intell. AI Games 4(2)) do to value a leaf. With the pure-Python
+rollout the heuristic's decisions take most of a search agent's time (ismcts: about 85%,
+inferred from the time per decision with each backend in
+``benchmarks/rollout_speed.py --agents``); :mod:`agents._rollout_nb` makes the same
+decisions in compiled code.
 
 Parity: the compiled rollout takes the same action as the Python heuristic at every
 decision point (the same estimate, computed in the same order in IEEE doubles, with the
