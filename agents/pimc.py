@@ -3,8 +3,8 @@
 PIMC as in Ginsberg's GIB (Ginsberg 2001, "GIB: Imperfect information in a
 computationally challenging game", JAIR 14) and as analysed by Long, Sturtevant, Buro &
 Furtak (2010, "Understanding the success of Perfect Information Monte Carlo sampling in
-game tree search", AAAI). For one decision the agent draws ``worlds`` determinizations of its information set
-(:meth:`~twilight_env.infoset.InfoSet.sample_state`: full deals uniform over the unseen
+game tree search", AAAI). For one decision the agent draws ``worlds`` determinizations
+of its information set (:meth:`~twilight_env.infoset.InfoSet.sample_state`: full deals uniform over the unseen
 cards consistent with the counts, R2.5), and values every legal action in every world:
 
 - with at most ``solver_tricks`` tricks left (counting the current one) by the exact
@@ -29,8 +29,8 @@ stays 2 so that ``pimc`` plays the same with either backend.
 Rollouts: with ``rollout=heuristic`` and ``rollout_backend=auto`` (the default) the
 playouts run compiled (:mod:`agents.fast_rollout`, numba) when numba is installed: the
 same actions as the Python heuristic at every decision, so the same values and decisions
-for the same seed, about 20-30 times faster per rollout
-(``python benchmarks/rollout_speed.py --agents``); ``rollout_backend=python`` keeps the
+for the same seed, and an order of magnitude faster per rollout
+(``python benchmarks/rollout_speed.py --agents`` measures both); ``rollout_backend=python`` keeps the
 pure-Python rollout, which is also the fallback without numba.
 Known weakness of PIMC (strategy fusion, non-locality): it assumes it will know the
 hidden cards after this decision.
