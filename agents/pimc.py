@@ -4,8 +4,9 @@ PIMC as in Ginsberg's GIB (Ginsberg 2001, "GIB: Imperfect information in a
 computationally challenging game", JAIR 14) and as analysed by Long, Sturtevant, Buro &
 Furtak (2010, "Understanding the success of Perfect Information Monte Carlo sampling in
 game tree search", AAAI). For one decision the agent draws ``worlds`` determinizations
-of its information set (:meth:`~twilight_env.infoset.InfoSet.sample_state`: full deals uniform over the unseen
-cards consistent with the counts, R2.5), and values every legal action in every world:
+of its information set (:meth:`~twilight_env.infoset.InfoSet.sample_state`: full deals
+uniform over the unseen cards consistent with the counts, R2.5), and values every legal
+action in every world:
 
 - with at most ``solver_tricks`` tricks left (counting the current one) by the exact
   perfect-information solver (:mod:`agents.solver`, partners and the solo's two hands as
