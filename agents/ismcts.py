@@ -23,7 +23,16 @@ seats 0 and 2 are side 0, R7.3), and selection uses the value from that side's v
 so the alternation of sides, which follows requests and trick takers, needs no
 bookkeeping. The root returns its most-visited legal action (ties to the lowest id).
 
-Spec: ``ismcts:iterations=1000,c=0.7,rollout=heuristic``.
+Rollouts: with ``rollout=heuristic`` and ``rollout_backend=auto`` (the default) the
+playouts run compiled (:mod:`agents.fast_rollout`, numba) when numba is installed, with
+the same actions and random draws as the Python heuristic rollout, so the same tree and
+decision for the same seed; the search itself (determinization, selection, backup) stays
+in Python and then takes most of the time. ``rollout_backend=python`` keeps the
+pure-Python rollout, which is also the fallback without numba.
+``python benchmarks/rollout_speed.py --agents`` prints the time per decision with both
+and the iterations the compiled rollout affords in a given time per decision.
+
+Spec: ``ismcts:iterations=1000,c=0.7,rollout=heuristic,epsilon=0,rollout_backend=auto``.
 """
 
 from __future__ import annotations
@@ -35,7 +44,7 @@ import numpy as np
 from twilight_env.engine import NUM_TRICKS
 
 from .base import register
-from .pimc import _check_rollout_options, _positive_int, rollout as play_out
+from .pimc import _check_rollout_options, _positive_int, RolloutScorer
 
 
 class _Node:
@@ -59,6 +68,10 @@ class ISMCTSAgent:
         c: UCT exploration constant (>= 0), for values scaled to [-1, 1].
         rollout: ``"heuristic"`` or ``"random"`` playout policy.
         epsilon: random-action chance inside heuristic playouts (0..1).
+        rollout_backend: heuristic rollout backend: ``"auto"`` (the compiled rollout of
+            :mod:`agents.fast_rollout` when numba is installed, else Python),
+            ``"numba"`` or ``"python"``; the same actions and random draws, so the same
+            tree and decisions for the same seed.
 
     Raises:
         ValueError: on a bad option value (names it and the allowed values).
@@ -68,7 +81,8 @@ class ISMCTSAgent:
     """Decisions depend only on (information set, legal actions, rng): one instance may
     play many deals at once (``experiments.common.play_lockstep``)."""
 
-    def __init__(self, iterations: int = 1000, c: float = 0.7, rollout: str = "heuristic", epsilon: float = 0.0):
+    def __init__(self, iterations: int = 1000, c: float = 0.7, rollout: str = "heuristic", epsilon: float = 0.0,
+                 rollout_backend: str = "auto"):
         _positive_int("iterations", iterations)
         if isinstance(c, bool) or not isinstance(c, (int, float)) or c < 0:
             raise ValueError(f"c must be a number >= 0, got {c!r}")
@@ -77,6 +91,8 @@ class ISMCTSAgent:
         self.c = float(c)
         self.rollout = rollout
         self.epsilon = float(epsilon)
+        self.rollout_backend = rollout_backend
+        self._score = RolloutScorer(rollout, float(epsilon), rollout_backend)
         self.name = f"ismcts:iterations={iterations}"
 
     def reset(self) -> None:
@@ -86,6 +102,7 @@ class ISMCTSAgent:
         """Run the iterations and return the root node (visits per action in ``root.visits``)."""
         root = _Node()
         c = self.c
+        score = self._score
         for _ in range(self.iterations):
             state = infoset.sample_state(rng)
             node = root
@@ -121,8 +138,7 @@ class ISMCTSAgent:
                 state.apply(best_a)
                 node = node.children[best_a]
             # rollout and backup
-            play_out(state, rng, self.rollout, self.epsilon)
-            r0, r1 = state.side_scores()
+            r0, r1 = score(state, rng)
             z = (r0 - r1) / 360.0
             for n_, a in path:
                 n_.visits[a] += 1

@@ -1,8 +1,12 @@
 """``pimc``: Perfect Information Monte Carlo search (issue 4).
 
-For one decision the agent draws ``worlds`` determinizations of its information set
-(:meth:`~twilight_env.infoset.InfoSet.sample_state`: full deals uniform over the unseen
-cards consistent with the counts, R2.5), and values every legal action in every world:
+PIMC as in Ginsberg's GIB (Ginsberg 2001, "GIB: Imperfect information in a
+computationally challenging game", JAIR 14) and as analysed by Long, Sturtevant, Buro &
+Furtak (2010, "Understanding the success of Perfect Information Monte Carlo sampling in
+game tree search", AAAI). For one decision the agent draws ``worlds`` determinizations
+of its information set (:meth:`~twilight_env.infoset.InfoSet.sample_state`: full deals
+uniform over the unseen cards consistent with the counts, R2.5), and values every legal
+action in every world:
 
 - with at most ``solver_tricks`` tricks left (counting the current one) by the exact
   perfect-information solver (:mod:`agents.solver`, partners and the solo's two hands as
@@ -15,7 +19,7 @@ A world's value is the deciding side's final deal score minus the other side's (
 points, R5). The action with the best mean over the worlds is played (ties to the lowest
 action id). The same worlds are used for every action (common random numbers).
 
-Spec: ``pimc:worlds=32,solver_tricks=2,rollouts=1,rollout=heuristic,epsilon=0,backend=auto``.
+Spec: ``pimc:worlds=32,solver_tricks=2,rollouts=1,rollout=heuristic,epsilon=0,backend=auto,rollout_backend=auto``.
 The default ``solver_tricks=2`` comes from measurement with the pure-Python solver
 (``benchmarks/agent_speed.py``, one idle core): it values all actions of a 2-trick
 endgame in about 0.5 ms, so 32 worlds cost little; with ``solver_tricks=3`` a decision
@@ -23,6 +27,12 @@ with 3 tricks left took 0.14 s median but up to 1.7 s, over the 0.5 s per-decisi
 target. The compiled solver (``backend=auto`` with numba installed) is much faster at 3
 tricks (0.2-0.3 ms per solve), which makes ``solver_tricks=3`` affordable; the default
 stays 2 so that ``pimc`` plays the same with either backend.
+Rollouts: with ``rollout=heuristic`` and ``rollout_backend=auto`` (the default) the
+playouts run compiled (:mod:`agents.fast_rollout`, numba) when numba is installed: the
+same actions as the Python heuristic at every decision, so the same values and decisions
+for the same seed, and an order of magnitude faster per rollout
+(``python benchmarks/rollout_speed.py --agents`` measures both); ``rollout_backend=python`` keeps the
+pure-Python rollout, which is also the fallback without numba.
 Known weakness of PIMC (strategy fusion, non-locality): it assumes it will know the
 hidden cards after this decision.
 """
@@ -39,7 +49,9 @@ from .solver import Solver
 
 
 def rollout(state: State, rng: np.random.Generator, policy: str = "heuristic", epsilon: float = 0.0) -> State:
-    """Play ``state`` to the end in place with the rollout policy and return it.
+    """Play ``state`` to the end in place with the rollout policy and return it (the
+    pure-Python rollout; :mod:`agents.fast_rollout` is the compiled heuristic one, with
+    the same actions and random draws).
 
     Args:
         state: a full (determinized) deal state; changed in place.
@@ -68,6 +80,38 @@ def _check_rollout_options(rollout_policy, epsilon):
         raise ValueError(f"epsilon must be a number in [0, 1], got {epsilon!r}")
 
 
+class RolloutScorer:
+    """Plays a rollout from a state (possibly changing it) and returns the final deal
+    scores ``(side 0, side 1)`` (R5): ``scorer(state, rng)``. Picklable.
+
+    Args:
+        policy: ``"heuristic"`` or ``"random"``.
+        epsilon: random-action chance inside heuristic rollouts (0..1).
+        backend: ``"auto"``, ``"numba"`` or ``"python"`` (see
+            :func:`agents.fast_rollout.resolve_backend`): the compiled heuristic rollout
+            of :mod:`agents.fast_rollout` or :func:`rollout`; both play the same
+            actions. The ``random`` policy always runs in Python.
+
+    Raises:
+        ValueError: on a bad option, or ``"numba"`` without numba installed.
+    """
+
+    def __init__(self, policy: str = "heuristic", epsilon: float = 0.0, backend: str = "auto"):
+        from . import fast_rollout
+
+        _check_rollout_options(policy, epsilon)
+        self.policy = policy
+        self.epsilon = float(epsilon)
+        self.backend = fast_rollout.resolve_backend(backend)
+        self.compiled = self.backend == "numba" and policy == "heuristic"
+        self._fast = fast_rollout.rollout_scores if self.compiled else None
+
+    def __call__(self, state: State, rng: np.random.Generator) -> tuple[int, int]:
+        if self.compiled:
+            return self._fast(state, rng, self.epsilon)
+        return rollout(state, rng, self.policy, self.epsilon).side_scores()
+
+
 def _positive_int(name, value, minimum=1):
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}")
@@ -87,6 +131,9 @@ class PIMCAgent:
         backend: solver backend: ``"auto"`` (numba when installed, else Python),
             ``"python"`` or ``"numba"`` (see :class:`agents.solver.Solver`; the same
             values, so the same decisions, only faster).
+        rollout_backend: heuristic rollout backend: ``"auto"`` (the compiled rollout of
+            :mod:`agents.fast_rollout` when numba is installed, else Python),
+            ``"numba"`` or ``"python"``; the same actions, so the same decisions.
 
     Raises:
         ValueError: on a bad option value (names it and the allowed values).
@@ -97,7 +144,8 @@ class PIMCAgent:
     play many deals at once (``experiments.common.play_lockstep``)."""
 
     def __init__(self, worlds: int = 32, solver_tricks: int = 2, rollouts: int = 1,
-                 rollout: str = "heuristic", epsilon: float = 0.0, backend: str = "auto"):
+                 rollout: str = "heuristic", epsilon: float = 0.0, backend: str = "auto",
+                 rollout_backend: str = "auto"):
         _positive_int("worlds", worlds)
         _positive_int("rollouts", rollouts)
         if isinstance(solver_tricks, bool) or not isinstance(solver_tricks, int) or not 0 <= solver_tricks <= 7:
@@ -106,6 +154,8 @@ class PIMCAgent:
         if backend not in ("auto", "python", "numba"):
             raise ValueError(f"backend must be 'auto', 'python' or 'numba', got {backend!r}")
         self.backend = backend
+        self.rollout_backend = rollout_backend
+        self._score = RolloutScorer(rollout, float(epsilon), rollout_backend)
         self.worlds = worlds
         self.solver_tricks = solver_tricks
         self.rollouts = rollouts
@@ -134,6 +184,7 @@ class PIMCAgent:
         sign = 1 if side == 0 else -1
         use_solver = NUM_TRICKS - infoset.trick <= self.solver_tricks
         solver = self._solver(infoset.num_players) if use_solver else None
+        score = self._score
         for _ in range(self.worlds):
             world = infoset.sample_state(rng)
             if use_solver:
@@ -147,8 +198,7 @@ class PIMCAgent:
                 for _ in range(self.rollouts):
                     s = world.clone()
                     s.apply(a)
-                    rollout(s, rng, self.rollout, self.epsilon)
-                    r0, r1 = s.side_scores()
+                    r0, r1 = score(s, rng)
                     acc += (r0 - r1) * sign
                 totals[a] += acc / self.rollouts
         return {a: totals[a] / self.worlds for a in legal}
@@ -166,4 +216,4 @@ class PIMCAgent:
         return best
 
 
-__all__ = ["PIMCAgent", "rollout"]
+__all__ = ["PIMCAgent", "rollout", "RolloutScorer"]

@@ -1,0 +1,225 @@
+"""The compiled heuristic rollout (agents.fast_rollout) against the Python heuristic:
+the same action at every decision, the same final state and scores, the same random
+draws with epsilon, and the same search decisions in pimc and ismcts."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+
+from twilight_env.engine import _FIELDS, HOLD, NUM_TRICKS, Config, Match
+from twilight_env.infoset import InfoSet
+from agents import fast_rollout
+from agents import heuristic
+from agents.base import make_agent
+from agents.ismcts import ISMCTSAgent
+from agents.pimc import PIMCAgent, RolloutScorer, rollout as python_rollout
+
+needs_numba = pytest.mark.skipif(not fast_rollout.HAVE_NUMBA, reason="numba is not installed")
+
+VARIANTS = [
+    Config(num_players=4),
+    Config(num_players=4, goals_333=True),
+    Config(num_players=3),
+    Config(num_players=3, three_player_scoring="individual"),
+    Config(num_players=3, goals_333=True, fixed_solo=True),
+]
+
+
+def _states(seed: int, n: int):
+    """``n`` states of deals of every variant, played forward by random legal actions
+    for a random number of steps (any trick, place and phase, hold phases included)."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for i in range(n):
+        cfg = VARIANTS[i % len(VARIANTS)]
+        m = Match(cfg, rng, dealer=int(rng.integers(4)) if cfg.num_players == 4 else None,
+                  solo=int(rng.integers(3)) if cfg.num_players == 3 else None)
+        st = m.state
+        for _ in range(int(rng.integers(0, 50))):
+            if st.done:
+                break
+            la = st.legal_actions()
+            st.apply(la[int(rng.integers(len(la)))])
+        if not st.done:
+            out.append(st)
+    return out
+
+
+def _fields(st):
+    return {f: getattr(st, f) for f in _FIELDS}
+
+
+@needs_numba
+def test_states_cover_hold_phases_mid_trick_and_both_player_counts():
+    sts = _states(11, 300)
+    assert any(s.phase == HOLD for s in sts)
+    assert any(s.place == 3 for s in sts)
+    assert {s.num_players for s in sts} == {3, 4}
+    assert any(s.trick == NUM_TRICKS - 1 for s in sts)
+
+
+@needs_numba
+def test_every_decision_equals_the_python_heuristic():
+    """Along the Python heuristic's own rollout from each state, the compiled decision
+    equals ``heuristic.decide_state`` at every decision point (thousands of them)."""
+    decisions = 0
+    for st in _states(1, 160):
+        s = st.clone()
+        while not s.done:
+            a = heuristic.decide_state(s)
+            assert fast_rollout.decide_state(s) == a, (s, s.cards, s.captured)
+            s.apply(a)
+            decisions += 1
+    assert decisions > 3000
+
+
+@needs_numba
+def test_rollout_reaches_the_python_rollouts_final_state_and_scores():
+    rng = np.random.default_rng(0)
+    for st in _states(2, 160):
+        want = python_rollout(st.clone(), rng, "heuristic", 0.0)
+        got = fast_rollout.rollout(st.clone())
+        assert _fields(got) == _fields(want)
+        assert fast_rollout.rollout_scores(st) == want.side_scores()
+        assert got.returns() == want.returns() and got.seat_scores() == want.seat_scores()
+        assert fast_rollout.rollout_actions(st) == _actions(st, want)
+
+
+def _actions(start, final):
+    """The actions that lead from ``start`` to ``final`` (requests from the history)."""
+    s = start.clone()
+    acts = []
+    for chooser, holder, card in final.history[len(start.history):]:
+        if s.holder < 0 and holder != chooser:
+            acts.append(28 + ((holder - chooser) & 3) - 1)
+            s.apply(acts[-1])
+        acts.append(card)
+        s.apply(card)
+    return acts
+
+
+@needs_numba
+def test_rollout_from_sampled_worlds_of_information_sets():
+    """The states the search agents roll out: determinizations of an information set."""
+    rng = np.random.default_rng(5)
+    for st in _states(3, 60):
+        info = InfoSet(st, st.deciding_seat)
+        world = info.sample_state(rng)
+        want = python_rollout(world.clone(), rng, "heuristic", 0.0)
+        assert fast_rollout.rollout_scores(world) == want.side_scores()
+        assert _fields(fast_rollout.rollout(world.clone())) == _fields(want)
+
+
+@needs_numba
+@pytest.mark.parametrize("epsilon", [0.1, 0.5, 1.0])
+def test_epsilon_rollout_draws_the_same_random_stream(epsilon):
+    """With epsilon the compiled rollout makes the same draws as the Python one: the same
+    actions, and the Generator is left in the same state."""
+    for i, st in enumerate(_states(4, 40)):
+        r_py, r_nb = np.random.default_rng(i), np.random.default_rng(i)
+        want = python_rollout(st.clone(), r_py, "heuristic", epsilon)
+        got = fast_rollout.rollout(st.clone(), r_nb, epsilon)
+        assert _fields(got) == _fields(want)
+        assert r_py.bit_generator.state == r_nb.bit_generator.state
+        r_py, r_nb = np.random.default_rng(i), np.random.default_rng(i)
+        assert fast_rollout.rollout_scores(st, r_nb, epsilon) == \
+            python_rollout(st.clone(), r_py, "heuristic", epsilon).side_scores()
+        assert r_py.bit_generator.state == r_nb.bit_generator.state
+
+
+@needs_numba
+def test_constants_are_read_from_the_heuristic_not_compiled_in(monkeypatch):
+    """Other values of the heuristic's constants change the play, and the compiled
+    rollout follows them (it reads them through ``params()``, not from its compiled cache)."""
+    rng = np.random.default_rng(0)
+    sts = _states(6, 60)
+    before = [python_rollout(st.clone(), rng, "heuristic", 0.0).history for st in sts]
+    for name, value in [("TIP", 40.0), ("DENY", 0.05), ("LEAD", 30.0), ("P_UNSURE", 0.9),
+                        ("LATER_OWN", 0.0), ("LATER_OTHER", 12.0)]:
+        monkeypatch.setattr(heuristic, name, value)
+    monkeypatch.setattr(fast_rollout, "_PARAMS", None)
+    changed = 0
+    for st, old in zip(sts, before):
+        want = python_rollout(st.clone(), rng, "heuristic", 0.0)
+        assert _fields(fast_rollout.rollout(st.clone())) == _fields(want)
+        changed += want.history != old
+    assert changed > 0
+
+
+@needs_numba
+@pytest.mark.parametrize("spec", ["ismcts:iterations=60", "pimc:worlds=6,solver_tricks=1"])
+def test_search_agents_decide_the_same_with_either_backend(spec):
+    """pimc and ismcts make the same decisions with the compiled and the Python rollout
+    (the same rollout results and the same random draws); ismcts builds the same tree."""
+    for i, st in enumerate(_states(7, 20)):
+        info = InfoSet(st, st.deciding_seat)
+        legal = info.legal_actions
+        py = make_agent(spec + ",rollout_backend=python")
+        nb = make_agent(spec + ",rollout_backend=numba")
+        r_py, r_nb = np.random.default_rng(i), np.random.default_rng(i)
+        assert py.act(info, legal, r_py) == nb.act(info, legal, r_nb)
+        assert r_py.bit_generator.state == r_nb.bit_generator.state
+        if isinstance(py, ISMCTSAgent) and len(legal) > 1:
+            t_py = py.search(info, np.random.default_rng(i))
+            t_nb = nb.search(info, np.random.default_rng(i))
+            assert t_py.visits == t_nb.visits and t_py.value == t_nb.value
+        if isinstance(py, PIMCAgent) and len(legal) > 1:
+            assert py.action_means(info, legal, np.random.default_rng(i)) == \
+                nb.action_means(info, legal, np.random.default_rng(i))
+
+
+@needs_numba
+def test_auto_backend_is_numba_when_installed_and_agents_pickle():
+    for spec in ("pimc", "ismcts"):
+        agent = make_agent(spec)
+        assert agent._score.compiled
+        again = pickle.loads(pickle.dumps(agent))
+        assert again._score.compiled
+        assert not make_agent(spec + ":rollout_backend=python")._score.compiled
+        assert not make_agent(spec + ":rollout=random")._score.compiled
+
+
+def test_backend_options_are_checked(monkeypatch):
+    with pytest.raises(ValueError, match="rollout_backend must be 'auto', 'numba' or 'python'"):
+        make_agent("ismcts:rollout_backend=fast")
+    with pytest.raises(ValueError, match="rollout_backend must be"):
+        PIMCAgent(rollout_backend="c")
+    monkeypatch.setattr(fast_rollout, "HAVE_NUMBA", False)
+    assert fast_rollout.resolve_backend("auto") == "python"
+    assert not RolloutScorer("heuristic", 0.0, "auto").compiled
+    with pytest.raises(ValueError, match="needs the numba package"):
+        make_agent("pimc:rollout_backend=numba")
+
+
+@needs_numba
+def test_bad_inputs_are_refused():
+    st = _states(8, 1)[0]
+    with pytest.raises(ValueError, match="epsilon must be a number in"):
+        fast_rollout.rollout_actions(st, np.random.default_rng(0), 1.5)
+    with pytest.raises(ValueError, match="needs rng"):
+        fast_rollout.rollout_actions(st, None, 0.5)
+    with pytest.raises(ValueError, match="expected a twilight_env.engine.State"):
+        fast_rollout.state_array(object())
+    done = fast_rollout.rollout(st.clone())
+    with pytest.raises(ValueError, match="the deal is over"):
+        fast_rollout.decide_state(done)
+    assert fast_rollout.rollout_actions(done) == []
+
+
+hypothesis = pytest.importorskip("hypothesis")
+from hypothesis import given, strategies as hst  # noqa: E402
+
+
+@needs_numba
+@given(seed=hst.integers(0, 2**32 - 1))
+def test_property_rollout_parity_over_seeds(seed):
+    """Any seed: random states of every variant roll out to the Python rollout's final
+    state, decision by decision."""
+    rng = np.random.default_rng(seed)
+    for st in _states(seed, 3):
+        want = python_rollout(st.clone(), rng, "heuristic", 0.0)
+        assert fast_rollout.rollout_actions(st) == _actions(st, want)
+        assert fast_rollout.rollout_scores(st) == want.side_scores()
