@@ -1,10 +1,12 @@
-"""Seconds per decision of agent specs on the same decisions, side by side.
+"""CPU seconds per decision of agent specs on the same decisions, side by side.
 
 Plays ``--deals`` deals with ``heuristic`` on every seat and, at every ``--every``-th
 decision with more than one legal action, times each spec's ``act`` on that information
-set (each with its own fresh generator). Prints mean and median seconds per decision for
-each spec and their ratio to the first spec, all from the same run, e.g. to choose the
-iterations of ``openspiel:ismcts`` that match ``ismcts`` or ``pimc`` in time::
+set (each with its own fresh generator). Prints mean and median CPU seconds per decision
+(``time.process_time``: this process only, so other jobs on a shared machine count less
+than in wall time) for each spec and their ratio to the first spec, all from the same
+run, e.g. to choose the iterations of ``openspiel:ismcts`` that match ``ismcts`` or
+``pimc`` in time::
 
     python benchmarks/decision_time.py ismcts pimc openspiel:ismcts:iterations=100 --players 3
 """
@@ -46,17 +48,17 @@ def main(argv=None) -> None:
                 if k % args.every == 0:
                     for spec, agent in zip(args.specs, agents):
                         r = np.random.default_rng((args.seed, d, k))
-                        t = time.perf_counter()
+                        t = time.process_time()
                         agent.act(info, legal, r)
-                        times[spec].append(time.perf_counter() - t)
+                        times[spec].append(time.process_time() - t)
             state.apply(guide.act(info, legal, rng))
     base = statistics.mean(times[args.specs[0]])
     n = len(times[args.specs[0]])
     print(f"{n} decisions, {args.players} players, {args.deals} deals, seed {args.seed}")
-    print(f"{'spec':45s} {'mean s':>9s} {'median s':>9s} {'mean / first':>13s}")
+    print(f"{'spec':45s} {'mean cpu s':>11s} {'median cpu s':>13s} {'mean / first':>13s}")
     for spec in args.specs:
         m = statistics.mean(times[spec])
-        print(f"{spec:45s} {m:9.4f} {statistics.median(times[spec]):9.4f} {m / base:13.2f}")
+        print(f"{spec:45s} {m:11.4f} {statistics.median(times[spec]):13.4f} {m / base:13.2f}")
 
 
 if __name__ == "__main__":
