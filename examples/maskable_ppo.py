@@ -33,8 +33,16 @@ def _play(env, policy, seed: int) -> float:
     return total
 
 
+class FixedSolo(gym.Wrapper):
+    """3 players: the learner (``player_0``) is the solo in every deal (R7.3: it also
+    plays the new moon), by the env's ``solo`` reset option."""
+
+    def reset(self, *, seed=None, options=None):
+        return self.env.reset(seed=seed, options={"solo": 0, **(options or {})})
+
+
 def main(timesteps: int = 20000, eval_deals: int = 300, num_players: int = 4, opponents: str = "random",
-         seed: int = 0, verbose: bool = True) -> dict:
+         seed: int = 0, solo: bool = False, verbose: bool = True) -> dict:
     """Train, then evaluate against a random policy on the same deals.
 
     Returns:
@@ -46,6 +54,10 @@ def main(timesteps: int = 20000, eval_deals: int = 300, num_players: int = 4, op
 
     torch.set_num_threads(1)
     env = gym.make("twilight/SingleAgent-v0", num_players=num_players, opponents=opponents)
+    if solo:
+        if num_players != 3:
+            raise ValueError("solo=True is for 3 players")
+        env = FixedSolo(env)
     model = MaskablePPO("MlpPolicy", env, n_steps=512, batch_size=128, learning_rate=1e-3, gamma=1.0,
                         seed=seed, verbose=0, policy_kwargs={"net_arch": [128, 128]})
     model.learn(total_timesteps=timesteps)
@@ -80,5 +92,6 @@ if __name__ == "__main__":
     ap.add_argument("--players", type=int, choices=(3, 4), default=4)
     ap.add_argument("--opponents", default="random")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--solo", action="store_true", help="3 players: the learner is the solo in every deal")
     a = ap.parse_args()
-    main(a.timesteps, a.eval_deals, a.players, a.opponents, a.seed)
+    main(a.timesteps, a.eval_deals, a.players, a.opponents, a.seed, a.solo)
