@@ -20,7 +20,8 @@ return an action in the encoding of ``docs/API.md``, Actions (0..27 card ids, 28
 
 Agents are built from spec strings usable on the command line: ``NAME`` or
 ``NAME:key=value,key=value``, e.g. ``random``, ``heuristic``, ``pimc:worlds=32``,
-``ismcts:iterations=1000``, ``neural:path=run/ckpt.pt``. Agent modules register a
+``ismcts:iterations=1000``, ``neural:path=run/ckpt.pt``, ``openspiel:ismcts:iterations=50``
+(OpenSpiel's bots: the bot's name, then its options). Agent modules register a
 factory with :func:`register`; :func:`make_agent` parses a spec and builds the agent.
 """
 
@@ -92,6 +93,7 @@ _LAZY: dict[str, str] = {
     "pimc": "agents.pimc",
     "ismcts": "agents.ismcts",
     "neural": "agents.neural",
+    "openspiel": "agents.openspiel_bots",
 }
 
 
@@ -133,6 +135,10 @@ def parse_spec(spec: str) -> tuple[str, dict]:
     if name not in available_agents():
         raise ValueError(f"unknown agent {name!r} in spec {spec!r}; valid agents: {', '.join(available_agents())}")
     kwargs = {}
+    if name == "openspiel" and rest and "=" not in rest.partition(":")[0].partition(",")[0]:
+        # openspiel:BOT[:k=v,...] -- the bot's name first (agents/openspiel_bots.py)
+        bot, _, rest = rest.partition(":")
+        kwargs["bot"] = bot.strip()
     if rest:
         for part in rest.split(","):
             key, eq, value = part.partition("=")

@@ -7,7 +7,10 @@ the engine (``import twilight_env.engine``) does not import PettingZoo.
 Importing ``twilight_env`` registers ``twilight/Twilight-v0`` in PettingZoo's registry
 (PettingZoo >= 1.27): at once if PettingZoo is already imported, otherwise as soon as
 it is, so ``pettingzoo.make("aec", "twilight/Twilight-v0", num_players=3)`` works in
-either import order.
+either import order. In the same way it registers ``twilight/SingleAgent-v0`` in
+Gymnasium's registry: ``gymnasium.make("twilight/SingleAgent-v0", num_players=3,
+opponents="heuristic")`` builds :class:`twilight_env.wrappers.SingleAgentEnv` with those
+keywords.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import sys
 __version__ = "0.1.0"
 
 ENV_ID = "twilight/Twilight-v0"
+SINGLE_AGENT_ID = "twilight/SingleAgent-v0"
 
 
 def _register() -> None:
@@ -30,31 +34,65 @@ def _register() -> None:
     register("aec", ENV_ID, entry_point="twilight_env.aec:env")
 
 
+def _register_gym() -> None:
+    """Add the single-agent wrapper to Gymnasium's registry as ``SINGLE_AGENT_ID``."""
+    gym = sys.modules.get("gymnasium")
+    registry = getattr(gym, "registry", None)
+    register = getattr(gym, "register", None)
+    if registry is None or register is None or SINGLE_AGENT_ID in registry:
+        return
+    register(id=SINGLE_AGENT_ID, entry_point="twilight_env.wrappers:SingleAgentEnv")
+
+
+_REGISTER = {"pettingzoo": _register, "gymnasium": _register_gym}
+"""Module -> the function that registers this package's envs in it."""
+
+
 class _RegisterOnImport(importlib.abc.MetaPathFinder):
-    """Import hook: once ``pettingzoo`` finishes importing, register the env and retire."""
+    """Import hook: once ``pettingzoo`` or ``gymnasium`` finishes importing, register the
+    envs there; retire when both are done."""
+
+    def __init__(self, names):
+        self.pending = set(names)
 
     def find_spec(self, fullname, path=None, target=None):
-        if fullname != "pettingzoo":
+        if fullname not in self.pending:
             return None
-        sys.meta_path.remove(self)
+        self.pending.discard(fullname)
+        if not self.pending:
+            sys.meta_path.remove(self)
         import importlib.util
-        spec = importlib.util.find_spec("pettingzoo")
+        # find the real spec with this finder out of the way
+        was_here = self in sys.meta_path
+        if was_here:
+            sys.meta_path.remove(self)
+        try:
+            spec = importlib.util.find_spec(fullname)
+        finally:
+            if was_here:
+                sys.meta_path.insert(0, self)
         if spec is None or spec.loader is None:
             return spec
         exec_module = spec.loader.exec_module
+        register = _REGISTER[fullname]
 
         def exec_and_register(module):
             exec_module(module)
-            _register()
+            register()
 
         spec.loader.exec_module = exec_and_register
         return spec
 
 
-if "pettingzoo" in sys.modules:
-    _register()
-elif not any(isinstance(f, _RegisterOnImport) for f in sys.meta_path):
-    sys.meta_path.insert(0, _RegisterOnImport())
+_pending = []
+for _name, _fn in _REGISTER.items():
+    if _name in sys.modules:
+        _fn()
+    else:
+        _pending.append(_name)
+if _pending and not any(isinstance(f, _RegisterOnImport) for f in sys.meta_path):
+    sys.meta_path.insert(0, _RegisterOnImport(_pending))
+del _pending, _name, _fn
 
 
 def __getattr__(name: str):
@@ -64,4 +102,4 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'twilight_env' has no attribute {name!r}")
 
 
-__all__ = ["env", "raw_env", "ENV_ID", "__version__"]
+__all__ = ["env", "raw_env", "ENV_ID", "SINGLE_AGENT_ID", "__version__"]

@@ -14,7 +14,19 @@ from twilight_env.wrappers import SingleAgentEnv
 @pytest.mark.parametrize("config", [dict(num_players=4), dict(num_players=3, learner=1),
                                     dict(num_players=3, episode="match", target=200, render_mode="ansi")])
 def test_gymnasium_check_env_passes(config):
-    check_env(SingleAgentEnv(**config), skip_render_check=config.get("render_mode") is None)
+    """Gymnasium's checker passes, without a warning, on the env built through the registry
+    (``twilight/SingleAgent-v0``: it has a spec, so the render modes are checked too)."""
+    import warnings
+
+    import gymnasium
+
+    import twilight_env
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        env = gymnasium.make(twilight_env.SINGLE_AGENT_ID, **config).unwrapped
+        assert isinstance(env, SingleAgentEnv)
+        check_env(env, skip_render_check=config.get("render_mode") is None)
+    assert [str(w.message) for w in caught] == []
 
 
 class FirstLegal:

@@ -1,0 +1,65 @@
+"""CPU seconds per decision of agent specs on the same decisions, side by side.
+
+Plays ``--deals`` deals with ``heuristic`` on every seat and, at every ``--every``-th
+decision with more than one legal action, times each spec's ``act`` on that information
+set (each with its own fresh generator). Prints mean and median CPU seconds per decision
+(``time.process_time``: this process only, so other jobs on a shared machine count less
+than in wall time) for each spec and their ratio to the first spec, all from the same
+run, e.g. to choose the iterations of ``openspiel:ismcts`` that match ``ismcts`` or
+``pimc`` in time::
+
+    python benchmarks/decision_time.py ismcts pimc openspiel:ismcts:iterations=100 --players 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import numpy as np
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("specs", nargs="+", help="agent specs to time, e.g. ismcts pimc openspiel:ismcts:iterations=100")
+    ap.add_argument("--players", type=int, choices=(3, 4), default=3)
+    ap.add_argument("--deals", type=int, default=2)
+    ap.add_argument("--every", type=int, default=4, help="time every k-th decision (default 4)")
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args(argv)
+
+    from agents.base import make_agent
+    from twilight_env.engine import State
+    from twilight_env.infoset import InfoSet
+
+    agents = [make_agent(s) for s in args.specs]
+    guide = make_agent("heuristic")
+    rng = np.random.default_rng(args.seed)
+    times = {s: [] for s in args.specs}
+    k = 0
+    for d in range(args.deals):
+        state = State.random(rng, 0, args.players)
+        while not state.done:
+            info = InfoSet(state, state.deciding_seat)
+            legal = info.legal_actions
+            if len(legal) > 1:
+                k += 1
+                if k % args.every == 0:
+                    for spec, agent in zip(args.specs, agents):
+                        r = np.random.default_rng((args.seed, d, k))
+                        t = time.process_time()
+                        agent.act(info, legal, r)
+                        times[spec].append(time.process_time() - t)
+            state.apply(guide.act(info, legal, rng))
+    base = statistics.mean(times[args.specs[0]])
+    n = len(times[args.specs[0]])
+    print(f"{n} decisions, {args.players} players, {args.deals} deals, seed {args.seed}")
+    print(f"{'spec':45s} {'mean cpu s':>11s} {'median cpu s':>13s} {'mean / first':>13s}")
+    for spec in args.specs:
+        m = statistics.mean(times[spec])
+        print(f"{spec:45s} {m:11.4f} {statistics.median(times[spec]):13.4f} {m / base:13.2f}")
+
+
+if __name__ == "__main__":
+    main()
