@@ -41,12 +41,14 @@ class CardLocationNet(nn.Module):
 
     Args:
         hidden: width of the two hidden layers.
+        dropout: dropout after each hidden layer while training (none in eval mode).
     """
 
-    def __init__(self, hidden: int = 256):
+    def __init__(self, hidden: int = 256, dropout: float = 0.0):
         super().__init__()
         self.hidden = hidden
-        self.body = nn.Sequential(nn.Linear(FEATURE_SIZE, hidden), nn.ReLU(), nn.Linear(hidden, hidden), nn.ReLU(),
+        self.body = nn.Sequential(nn.Linear(FEATURE_SIZE, hidden), nn.ReLU(), nn.Dropout(dropout),
+                                  nn.Linear(hidden, hidden), nn.ReLU(), nn.Dropout(dropout),
                                   nn.Linear(hidden, 28 * 4))
 
     def forward(self, x: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:

@@ -23,7 +23,9 @@ seats 0 and 2 are side 0, R7.3), and selection uses the value from that side's v
 so the alternation of sides, which follows requests and trick takers, needs no
 bookkeeping. The root returns its most-visited legal action (ties to the lowest id).
 
-Spec: ``ismcts:iterations=1000,c=0.7,rollout=heuristic``.
+Spec: ``ismcts:iterations=1000,c=0.7,rollout=heuristic,inference=uniform``; ``inference=model``
+(or a checkpoint path) draws the determinizations from the card-location model
+(:func:`agents.pimc.world_drawer`, docs/INFERENCE.md).
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ import numpy as np
 from twilight_env.engine import NUM_TRICKS
 
 from .base import register
-from .pimc import _check_rollout_options, _positive_int, rollout as play_out
+from .pimc import _check_inference, _check_rollout_options, _positive_int, rollout as play_out, world_drawer
 
 
 class _Node:
@@ -59,6 +61,8 @@ class ISMCTSAgent:
         c: UCT exploration constant (>= 0), for values scaled to [-1, 1].
         rollout: ``"heuristic"`` or ``"random"`` playout policy.
         epsilon: random-action chance inside heuristic playouts (0..1).
+        inference: ``"uniform"``, ``"model"`` or a card-location checkpoint path
+            (:func:`agents.pimc.world_drawer`).
 
     Raises:
         ValueError: on a bad option value (names it and the allowed values).
@@ -68,7 +72,8 @@ class ISMCTSAgent:
     """Decisions depend only on (information set, legal actions, rng): one instance may
     play many deals at once (``experiments.common.play_lockstep``)."""
 
-    def __init__(self, iterations: int = 1000, c: float = 0.7, rollout: str = "heuristic", epsilon: float = 0.0):
+    def __init__(self, iterations: int = 1000, c: float = 0.7, rollout: str = "heuristic", epsilon: float = 0.0,
+                 inference: str = "uniform"):
         _positive_int("iterations", iterations)
         if isinstance(c, bool) or not isinstance(c, (int, float)) or c < 0:
             raise ValueError(f"c must be a number >= 0, got {c!r}")
@@ -77,7 +82,8 @@ class ISMCTSAgent:
         self.c = float(c)
         self.rollout = rollout
         self.epsilon = float(epsilon)
-        self.name = f"ismcts:iterations={iterations}"
+        self.inference = _check_inference(inference)
+        self.name = f"ismcts:iterations={iterations}" + ("" if inference == "uniform" else f",inference={inference}")
 
     def reset(self) -> None:
         """Nothing to reset: each decision builds a fresh tree."""
@@ -86,8 +92,9 @@ class ISMCTSAgent:
         """Run the iterations and return the root node (visits per action in ``root.visits``)."""
         root = _Node()
         c = self.c
+        draw = world_drawer(infoset, self.inference)
         for _ in range(self.iterations):
-            state = infoset.sample_state(rng)
+            state = draw(rng)
             node = root
             path = []
             # selection and expansion

@@ -5,9 +5,9 @@
 Supervised learning (Solinas, Rebstock & Buro, AAAI 2019): minimise the cross-entropy
 of the true seat of every unseen card under the masked softmax of the network, in nats
 per unseen card. The records are split by deal: deals whose index is ``≡ 0 mod 10``
-form the validation set (never trained on). Adam, minibatches of ``--batch`` records,
-until ``--minutes`` of training time in total (a resumed run counts the time already
-spent). Every ``--eval-every`` seconds the validation loss is measured, logged to
+form the validation set (never trained on). AdamW (``--weight-decay``), ``--dropout``
+after each hidden layer, minibatches of ``--batch`` records, until ``--minutes`` of
+training time in total (a resumed run counts the time already spent). Every ``--eval-every`` seconds the validation loss is measured, logged to
 TensorBoard (``losses/train``, ``losses/val``; the run directory ``--logdir``, default
 ``runs/inference__{seed}__{unixtime}``) and the checkpoint ``--out`` is written
 atomically (temporary file, then rename): the model, the optimizer, the step and time
@@ -89,9 +89,34 @@ def _git_hash() -> str:
         return ""
 
 
-def train(data: str, out: str, minutes: float, resume: bool = False, hidden: int = 256, batch: int = 512,
+def load_many(paths) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict]:
+    """:func:`training.inference_data.load` of one or more record files of one variant,
+    concatenated (deal indices offset so that deals of different files stay apart).
+
+    Raises:
+        ValueError: as ``load``, or files of different numbers of players.
+    """
+    if isinstance(paths, str):
+        paths = [paths]
+    xs, ys, ds, metas = [], [], [], []
+    offset = 0
+    for p in paths:
+        x, y, d, meta = load(p)
+        if metas and meta["num_players"] != metas[0]["num_players"]:
+            raise ValueError(f"record files mix {metas[0]['num_players']} and {meta['num_players']} players")
+        xs.append(x)
+        ys.append(y)
+        ds.append(d.astype(np.int64) + offset)
+        offset += int(d.max()) + 1 if len(d) else 0
+        metas.append(meta)
+    meta = dict(metas[0])
+    meta["files"] = metas
+    return np.concatenate(xs), np.concatenate(ys), np.concatenate(ds), meta
+
+
+def train(data, out: str, minutes: float, resume: bool = False, hidden: int = 256, batch: int = 512,
           lr: float = 1e-3, seed: int = 0, eval_every: float = 30.0, logdir: str | None = None,
-          threads: int = 1, log=print) -> dict:
+          threads: int = 1, dropout: float = 0.3, weight_decay: float = 1e-3, log=print) -> dict:
     """Train (or continue) a card-location model; returns the final checkpoint dict.
 
     Raises:
@@ -100,14 +125,15 @@ def train(data: str, out: str, minutes: float, resume: bool = False, hidden: int
     """
     if not minutes > 0:
         raise ValueError(f"--minutes must be > 0, got {minutes!r}")
-    if hidden < 1 or batch < 1 or not lr > 0 or not eval_every > 0:
-        raise ValueError("--hidden and --batch must be >= 1, --lr and --eval-every > 0")
+    if hidden < 1 or batch < 1 or not lr > 0 or not eval_every > 0 or not 0 <= dropout < 1 or weight_decay < 0:
+        raise ValueError("--hidden and --batch must be >= 1, --lr and --eval-every > 0, --dropout in [0, 1), "
+                         "--weight-decay >= 0")
     torch.set_num_threads(threads)
-    x_np, y_np, deal, meta = load(data)
+    x_np, y_np, deal, meta = load_many(data)
     npl = meta["num_players"]
     val = deal % VAL_MOD == 0
     if val.all() or not val.any():
-        raise ValueError(f"{data!r} needs records from at least {VAL_MOD + 1} deals (train and validation split by deal)")
+        raise ValueError(f"{data!r} need records from at least {VAL_MOD + 1} deals (train and validation split by deal)")
     x_tr, y_tr = torch.from_numpy(x_np[~val]), torch.from_numpy(y_np[~val].astype(np.int64))
     x_va, y_va = torch.from_numpy(x_np[val]), torch.from_numpy(y_np[val].astype(np.int64))
     out_p = Path(out)
@@ -117,8 +143,10 @@ def train(data: str, out: str, minutes: float, resume: bool = False, hidden: int
         ckpt = read_checkpoint(out_p, npl)
         if "optimizer" not in ckpt:
             raise ValueError(f"{out!r} holds weights only (an export); resume needs a training checkpoint")
-        model = model_from_checkpoint(ckpt, out).train()
-        opt = torch.optim.Adam(model.parameters(), lr=lr)
+        model = CardLocationNet(int(ckpt["hidden"]), dropout)
+        model.load_state_dict(model_from_checkpoint(ckpt, out).state_dict())
+        model.train()
+        opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
         opt.load_state_dict(ckpt["optimizer"])
         step, seconds, best_val = ckpt["step"], ckpt["seconds"], ckpt["best_val"]
         best_model = ckpt["best_model"]
@@ -129,8 +157,8 @@ def train(data: str, out: str, minutes: float, resume: bool = False, hidden: int
         log(f"resumed {out} at step {step}, {seconds:.0f} s trained, best val {best_val:.4f}")
     else:
         torch.manual_seed(seed)
-        model = CardLocationNet(hidden)
-        opt = torch.optim.Adam(model.parameters(), lr=lr)
+        model = CardLocationNet(hidden, dropout)
+        opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
         step, seconds, best_val, best_model = 0, 0.0, float("inf"), None
         rng = np.random.default_rng(seed)
         logdir = logdir or f"runs/inference__{seed}__{int(time.time())}"
@@ -139,13 +167,15 @@ def train(data: str, out: str, minutes: float, resume: bool = False, hidden: int
         f"{uniform_nll(x_va, y_va):.4f} nats/card")
     if not resume:
         writer.add_text("config", json.dumps({"data": data, "data_meta": meta, "hidden": hidden, "batch": batch,
-                                              "lr": lr, "seed": seed, "minutes": minutes, "git": _git_hash()}))
+                                              "lr": lr, "dropout": dropout, "weight_decay": weight_decay, "seed": seed, "minutes": minutes, "git": _git_hash()}))
 
     def checkpoint():
         save_checkpoint(checkpoint_dict(model, npl, optimizer=opt.state_dict(), step=step, seconds=seconds,
                                         best_val=best_val, best_model=best_model,
                                         rng=json.dumps(rng.bit_generator.state), torch_rng=torch.get_rng_state(),
-                                        logdir=logdir, data=os.path.abspath(data)), out_p)
+                                        logdir=logdir,
+                                        data=[os.path.abspath(d) for d in ([data] if isinstance(data, str) else data)]),
+                        out_p)
 
     budget = minutes * 60.0
     n = len(x_tr)
@@ -185,7 +215,7 @@ def export(ckpt: dict, dst: str) -> None:
     model = CardLocationNet(int(ckpt["hidden"]))
     model.load_state_dict(ckpt["best_model"] if ckpt.get("best_model") is not None else ckpt["model"])
     small = checkpoint_dict(model, ckpt["num_players"], best_val=ckpt.get("best_val"), step=ckpt.get("step"),
-                            data=os.path.basename(str(ckpt.get("data", ""))))
+                            data=[os.path.basename(str(d)) for d in ckpt.get("data", [])])
     for k in list(small["model"]):
         small["model"][k] = small["model"][k].half()  # float16: half the size; loads as float32
     save_checkpoint(small, dst)
@@ -193,7 +223,7 @@ def export(ckpt: dict, dst: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m training.train_inference", description=__doc__.split("\n")[0])
-    p.add_argument("--data", required=True, help="record file of training.inference_data")
+    p.add_argument("--data", required=True, nargs="+", help="record file(s) of training.inference_data")
     p.add_argument("--out", required=True, help="training checkpoint (written atomically)")
     p.add_argument("--minutes", type=float, required=True, help="training time in total, resumed runs included")
     p.add_argument("--resume", action="store_true", help="continue the checkpoint at --out")
@@ -204,11 +234,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--eval-every", type=float, default=30.0, help="seconds between validation and checkpoint")
     p.add_argument("--logdir", default=None)
     p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--dropout", type=float, default=0.3)
+    p.add_argument("--weight-decay", type=float, default=1e-3)
     p.add_argument("--export", default=None, help="also write the best weights alone to this file")
     a = p.parse_args(argv)
     try:
         ckpt = train(a.data, a.out, a.minutes, a.resume, a.hidden, a.batch, a.lr, a.seed, a.eval_every, a.logdir,
-                     a.threads)
+                     a.threads, a.dropout, a.weight_decay)
         if a.export:
             export(ckpt, a.export)
             print(f"exported best weights (val {ckpt['best_val']:.4f} nats/card) to {a.export}")
