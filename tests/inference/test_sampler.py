@@ -8,27 +8,12 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from agents.heuristic import decide_state
 from agents.worlds import (WorldSampler, allowed_seats, hidden_seats, infoset_features, true_locations,
                            uniform_log_prob)
 from twilight_env.cards import MOON_MASK, SUN_MASK
-from twilight_env.engine import State
 from twilight_env.infoset import InfoSet
 
-
-def _position(seed: int, players: int, steps: int) -> State:
-    rng = np.random.default_rng(seed)
-    state = State.random(rng, int(rng.integers(4)), players)
-    for _ in range(steps):
-        if state.done:
-            break
-        la = state.legal_actions()
-        state.apply(decide_state(state) if rng.random() < 0.7 else la[int(rng.integers(len(la)))])
-    return state
-
-
-def _viewers(state: State) -> list[int]:
-    return [s for s in range(4) if not (state.num_players == 3 and s == 2)]
+from inference_positions import position as _position, viewers as _viewers
 
 
 def _assert_consistent(info: InfoSet, hands: list[int]) -> None:
