@@ -38,7 +38,7 @@ from typing import Sequence
 
 import numpy as np
 
-from twilight_env.cards import NUM_CARDS, SUN_MASK
+from twilight_env.cards import NUM_CARDS
 from twilight_env.engine import NEW_MOON, NUM_TRICKS, State
 
 FEATURE_VERSION = 1
