@@ -231,6 +231,8 @@ class WorldSampler:
                 raise ValueError("no world is consistent with this information set and these weights")
             log_z += math.log(z) + float(np.log(scale).sum())
             self._cults.append((cards, w, table, room, np.log(scale)))
+        self._steps: dict = {}
+        self._n_cards = sum(len(c[0]) for c in self._cults)
         self.log_partition = log_z
         """log Z: the log of the total weight ``sum over consistent worlds of prod_c q[c, seat_c]``."""
 
@@ -251,30 +253,51 @@ class WorldSampler:
                         cur[r] = cur.get(r, 0.0) + w[i, j] * val
         return table
 
+    def _step(self, k: int, i: int, room: tuple) -> tuple:
+        """Cumulative draw probabilities of card ``i`` of cult ``k`` over the hidden seats
+        given the room left, and the room left after each choice (memoised per decision)."""
+        key = (k, i, room)
+        hit = self._steps.get(key)
+        if hit is not None:
+            return hit
+        _, w, table, _, _ = self._cults[k]
+        nxt = table[i + 1]
+        weights, rooms = [], []
+        for j in range(len(room)):
+            r = room[:j] + (room[j] - 1,) + room[j + 1:]
+            weights.append(w[i, j] * nxt.get(r, 0.0) if room[j] > 0 else 0.0)
+            rooms.append(r)
+        tot = sum(weights)
+        cum, acc = [], 0.0
+        for x in weights:
+            acc += x
+            cum.append(acc / tot)
+        hit = self._steps[key] = (cum, rooms, [x > 0 for x in weights])
+        return hit
+
     def sample_hands(self, rng: np.random.Generator) -> list[int]:
         """One world as 4 hand masks by seat (the seen hands as they are).
 
         Args:
-            rng: numpy Generator.
+            rng: numpy Generator (one uniform draw per unseen card).
         """
         hands = list(self.info.known_masks)
-        for cards, w, table, room, _ in self._cults:
-            r = list(room)
+        hidden = self.hidden
+        us = rng.random(self._n_cards).tolist()
+        n = 0
+        for k, (cards, _, _, room, _) in enumerate(self._cults):
             for i, c in enumerate(cards):
-                nxt = table[i + 1]
-                p = np.zeros(len(r))
-                for j in range(len(r)):
-                    if r[j] > 0 and w[i, j] > 0:
-                        r[j] -= 1
-                        p[j] = w[i, j] * nxt.get(tuple(r), 0.0)
-                        r[j] += 1
-                tot = p.sum()
-                j = int(np.searchsorted(np.cumsum(p), rng.random() * tot, side="right"))
-                j = min(j, len(r) - 1)
-                while p[j] == 0:  # guard against the float edge of searchsorted
+                cum, rooms, ok = self._step(k, i, room)
+                u = us[n]
+                n += 1
+                j = 0
+                last = len(cum) - 1
+                while j < last and (u >= cum[j] or not ok[j]):
+                    j += 1
+                while not ok[j]:  # float edge: u beyond the last rounded sum
                     j -= 1
-                r[j] -= 1
-                hands[self.hidden[j]] |= 1 << c
+                room = rooms[j]
+                hands[hidden[j]] |= 1 << c
         return hands
 
     def sample_state(self, rng: np.random.Generator) -> State:
