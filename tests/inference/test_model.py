@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 torch = pytest.importorskip("torch")
 
@@ -87,15 +88,24 @@ def test_uniform_stays_the_default_and_bad_values_are_refused():
         make_agent("ismcts:inference=3")
 
 
-def test_model_sampler_draws_consistent_worlds():
-    state = _position(4, 4, 9)
-    info = InfoSet(state, state.deciding_seat)
-    sampler = model_sampler(info)
-    rng = np.random.default_rng(0)
-    for _ in range(20):
-        world = sampler.sample_state(rng)  # world_state raises on any inconsistency
-        assert InfoSet(world, info.seat).known_masks == info.known_masks
-    assert math.isfinite(sampler.log_prob(state.hands))
+@settings(max_examples=20)
+@given(seed=st.integers(0, 10_000), players=st.sampled_from([3, 4]), steps=st.integers(0, 27))
+def test_model_sampler_draws_consistent_worlds(seed, players, steps):
+    """With the shipped model's probabilities, every world passes the uniform sampler's
+    consistency check and leaves every viewer's information set unchanged."""
+    state = _position(seed, players, steps)
+    rng = np.random.default_rng(seed)
+    for viewer in _viewers(state):
+        info = InfoSet(state, viewer)
+        sampler = model_sampler(info)
+        for _ in range(4):
+            hands = sampler.sample_hands(rng)
+            world = info.world_state(hands)  # raises on seen hands, counts (R2.5) or played cards
+            again = InfoSet(world, viewer)
+            assert again.known_masks == info.known_masks and again.hand_counts == info.hand_counts
+            assert again.legal_actions == info.legal_actions
+            assert hands[0] | hands[1] | hands[2] | hands[3] == ((1 << 28) - 1) & ~info.played
+        assert math.isfinite(sampler.log_prob(state.hands))
 
 
 def _tiny_data(tmp_path, players=3, deals=24, seed=5):
