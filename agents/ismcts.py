@@ -32,7 +32,9 @@ pure-Python rollout, which is also the fallback without numba.
 ``python benchmarks/rollout_speed.py --agents`` prints the time per decision with both
 and the iterations the compiled rollout affords in a given time per decision.
 
-Spec: ``ismcts:iterations=1000,c=0.7,rollout=heuristic,epsilon=0,rollout_backend=auto``.
+Spec: ``ismcts:iterations=1000,c=0.7,rollout=heuristic,epsilon=0,rollout_backend=auto,inference=uniform``;
+``inference=model`` (or a checkpoint path) draws the determinizations from the card-location
+model (:func:`agents.pimc.world_drawer`, docs/INFERENCE.md).
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ import numpy as np
 from twilight_env.engine import NUM_TRICKS
 
 from .base import register
-from .pimc import _check_rollout_options, _positive_int, RolloutScorer
+from .pimc import RolloutScorer, _check_inference, _check_rollout_options, _positive_int, world_drawer
 
 
 class _Node:
@@ -72,6 +74,8 @@ class ISMCTSAgent:
             :mod:`agents.fast_rollout` when numba is installed, else Python),
             ``"numba"`` or ``"python"``; the same actions and random draws, so the same
             tree and decisions for the same seed.
+        inference: ``"uniform"``, ``"model"`` or a card-location checkpoint path
+            (:func:`agents.pimc.world_drawer`).
 
     Raises:
         ValueError: on a bad option value (names it and the allowed values).
@@ -82,7 +86,7 @@ class ISMCTSAgent:
     play many deals at once (``experiments.common.play_lockstep``)."""
 
     def __init__(self, iterations: int = 1000, c: float = 0.7, rollout: str = "heuristic", epsilon: float = 0.0,
-                 rollout_backend: str = "auto"):
+                 rollout_backend: str = "auto", inference: str = "uniform"):
         _positive_int("iterations", iterations)
         if isinstance(c, bool) or not isinstance(c, (int, float)) or c < 0:
             raise ValueError(f"c must be a number >= 0, got {c!r}")
@@ -93,7 +97,8 @@ class ISMCTSAgent:
         self.epsilon = float(epsilon)
         self.rollout_backend = rollout_backend
         self._score = RolloutScorer(rollout, float(epsilon), rollout_backend)
-        self.name = f"ismcts:iterations={iterations}"
+        self.inference = _check_inference(inference)
+        self.name = f"ismcts:iterations={iterations}" + ("" if inference == "uniform" else f",inference={inference}")
 
     def reset(self) -> None:
         """Nothing to reset: each decision builds a fresh tree."""
@@ -103,8 +108,9 @@ class ISMCTSAgent:
         root = _Node()
         c = self.c
         score = self._score
+        draw = world_drawer(infoset, self.inference)
         for _ in range(self.iterations):
-            state = infoset.sample_state(rng)
+            state = draw(rng)
             node = root
             path = []
             # selection and expansion

@@ -19,7 +19,11 @@ A world's value is the deciding side's final deal score minus the other side's (
 points, R5). The action with the best mean over the worlds is played (ties to the lowest
 action id). The same worlds are used for every action (common random numbers).
 
-Spec: ``pimc:worlds=32,solver_tricks=2,rollouts=1,rollout=heuristic,epsilon=0,backend=auto,rollout_backend=auto``.
+Spec: ``pimc:worlds=32,solver_tricks=2,rollouts=1,rollout=heuristic,epsilon=0,backend=auto,rollout_backend=auto,inference=uniform``.
+``inference=model`` draws the worlds from the card-location model instead
+(:mod:`agents.inference`, shipped weights; ``inference=PATH`` a checkpoint file): still
+only worlds consistent with the information set, weighted by where the players' plays
+suggest the cards lie (docs/INFERENCE.md).
 The default ``solver_tricks=2`` comes from measurement with the pure-Python solver
 (``benchmarks/agent_speed.py``, one idle core): it values all actions of a 2-trick
 endgame in about 0.5 ms, so 32 worlds cost little; with ``solver_tricks=3`` a decision
@@ -112,6 +116,31 @@ class RolloutScorer:
         return rollout(state, rng, self.policy, self.epsilon).side_scores()
 
 
+def _check_inference(inference) -> str:
+    if not isinstance(inference, str) or not inference:
+        raise ValueError(f"inference must be 'uniform', 'model' or a checkpoint path, got {inference!r}")
+    if inference not in ("uniform", "model"):
+        from pathlib import Path
+        if not Path(inference).is_file():
+            raise ValueError(f"inference must be 'uniform', 'model' or the path of a card-location checkpoint; "
+                             f"{inference!r} is neither")
+    return inference
+
+
+def world_drawer(infoset, inference: str = "uniform"):
+    """The determinization function of one decision: ``rng -> State``.
+
+    ``"uniform"``: :meth:`InfoSet.sample_state <twilight_env.infoset.InfoSet.sample_state>`;
+    ``"model"`` or a checkpoint path: :meth:`agents.worlds.WorldSampler.sample_state` with
+    the card-location model's probabilities (built once per decision; imports torch).
+    Both draw only worlds consistent with the information set (R2.5).
+    """
+    if inference == "uniform":
+        return infoset.sample_state
+    from .inference import model_sampler
+    return model_sampler(infoset, None if inference == "model" else inference).sample_state
+
+
 def _positive_int(name, value, minimum=1):
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}")
@@ -134,6 +163,9 @@ class PIMCAgent:
         rollout_backend: heuristic rollout backend: ``"auto"`` (the compiled rollout of
             :mod:`agents.fast_rollout` when numba is installed, else Python),
             ``"numba"`` or ``"python"``; the same actions, so the same decisions.
+        inference: how worlds are drawn: ``"uniform"`` (``InfoSet.sample_state``),
+            ``"model"`` (the shipped card-location weights) or a checkpoint path
+            (:func:`world_drawer`).
 
     Raises:
         ValueError: on a bad option value (names it and the allowed values).
@@ -145,7 +177,7 @@ class PIMCAgent:
 
     def __init__(self, worlds: int = 32, solver_tricks: int = 2, rollouts: int = 1,
                  rollout: str = "heuristic", epsilon: float = 0.0, backend: str = "auto",
-                 rollout_backend: str = "auto"):
+                 rollout_backend: str = "auto", inference: str = "uniform"):
         _positive_int("worlds", worlds)
         _positive_int("rollouts", rollouts)
         if isinstance(solver_tricks, bool) or not isinstance(solver_tricks, int) or not 0 <= solver_tricks <= 7:
@@ -156,12 +188,13 @@ class PIMCAgent:
         self.backend = backend
         self.rollout_backend = rollout_backend
         self._score = RolloutScorer(rollout, float(epsilon), rollout_backend)
+        self.inference = _check_inference(inference)
         self.worlds = worlds
         self.solver_tricks = solver_tricks
         self.rollouts = rollouts
         self.rollout = rollout
         self.epsilon = float(epsilon)
-        self.name = f"pimc:worlds={worlds}"
+        self.name = f"pimc:worlds={worlds}" + ("" if inference == "uniform" else f",inference={inference}")
         self._solvers: dict[int, Solver] = {}
 
     def reset(self) -> None:
@@ -185,8 +218,9 @@ class PIMCAgent:
         use_solver = NUM_TRICKS - infoset.trick <= self.solver_tricks
         solver = self._solver(infoset.num_players) if use_solver else None
         score = self._score
+        draw = world_drawer(infoset, self.inference)
         for _ in range(self.worlds):
-            world = infoset.sample_state(rng)
+            world = draw(rng)
             if use_solver:
                 solver.clear()
                 vals = solver.action_values(world)
@@ -216,4 +250,4 @@ class PIMCAgent:
         return best
 
 
-__all__ = ["PIMCAgent", "rollout", "RolloutScorer"]
+__all__ = ["PIMCAgent", "rollout", "RolloutScorer", "world_drawer"]
