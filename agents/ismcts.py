@@ -30,7 +30,11 @@ decision for the same seed; the search itself (determinization, selection, backu
 in Python and then takes most of the time. ``rollout_backend=python`` keeps the
 pure-Python rollout, which is also the fallback without numba.
 ``python benchmarks/rollout_speed.py --agents`` prints the time per decision with both
-and the iterations the compiled rollout affords in a given time per decision.
+and the iterations the compiled rollout affords in a given time per decision. In play
+(``benchmarks/timed_arena.py``, 3 players), ``iterations=4800`` with the compiled
+rollout took about the time of the default 1000 with the Python rollout (0.21 against
+0.22 s per decision) and won by 23 deal points per deal over 96 duplicate deals (95% CI
+12 to 35); the default stays 1000 so that results do not depend on numba being installed.
 
 Spec: ``ismcts:iterations=1000,c=0.7,rollout=heuristic,epsilon=0,rollout_backend=auto,inference=uniform``;
 ``inference=model`` (or a checkpoint path) draws the determinizations from the card-location
