@@ -467,7 +467,9 @@ def load_br_checkpoint(run_dir: str | os.PathLike) -> dict:
 
 
 def resume_command(run_dir: Path, cfg: BRConfig, elapsed_s: float) -> str:
-    """The command line that continues ``run_dir`` with the budget left."""
+    """The command line that continues ``run_dir``: the same total budgets (``--decisions``,
+    ``--cpu-minutes``), the wall-clock minutes left, and the evaluation and checkpoint flags
+    that differ from their defaults."""
     cmd = ["python", "-m", "training.best_response", "--resume", str(run_dir)]
     if cfg.decisions is not None:
         cmd += ["--decisions", str(cfg.decisions)]
@@ -475,6 +477,11 @@ def resume_command(run_dir: Path, cfg: BRConfig, elapsed_s: float) -> str:
         cmd += ["--cpu-minutes", f"{cfg.cpu_minutes:g}"]
     if cfg.minutes is not None:
         cmd += ["--minutes", f"{max(0.1, math.ceil((cfg.minutes - elapsed_s / 60) * 10) / 10):g}"]
+    d = BRConfig()
+    for name, flag in (("eval_every", "--eval-every"), ("eval_deals", "--eval-deals"), ("final_deals", "--deals"),
+                       ("checkpoint_every", "--checkpoint-every")):
+        if getattr(cfg, name) != getattr(d, name):
+            cmd += [flag, f"{getattr(cfg, name):g}"]
     if not cfg.progress:
         cmd.append("--no-progress")
     return " ".join(shlex.quote(c) for c in cmd)
