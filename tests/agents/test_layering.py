@@ -65,3 +65,12 @@ def test_neural_agent_plays_with_training_blocked():
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
                        timeout=300)
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-2000:]
+
+
+def test_features_import_without_torch():
+    """``agents.nn`` and its feature encoding import without torch (only the network needs it)."""
+    code = ("import sys\nimport agents.nn, agents.nn.features\n"
+            "assert 'torch' not in sys.modules\nprint('ok')\n")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-2000:]

@@ -166,10 +166,13 @@ def test_resume_does_not_repeat_the_last_evaluation(tmp_path):
     run = Path(out["run_dir"])
     assert list(out["eval"]) == ["random"]
     at = out["eval"]["random"]["at_decisions"]
-    # the budget is already spent: nothing new to evaluate
+    # the budget is already spent: nothing new to evaluate. (Pauses: TensorBoard reads event
+    # files in name order, and names written by one process within one second can sort wrong.)
+    time.sleep(1.1)
     again = train(_cfg(tmp_path, decisions=1500, eval_deals=2, resume=str(run)))
     assert again["eval"]["random"]["at_decisions"] == at
     # a longer budget: one new point
+    time.sleep(1.1)
     more = train(_cfg(tmp_path, decisions=2500, eval_deals=2, resume=str(run)))
     acc = EventAccumulator(str(run), size_guidance={"scalars": 0})
     acc.Reload()
