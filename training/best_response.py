@@ -19,8 +19,9 @@ call. The DMC target of each learner decision is the learner side's final deal r
 ``(own side's deal score − other side's) / 360`` (R5).
 
 The figure: the greedy learner against the agent on duplicate deals of a held-out deal
-set (``heldout-3``: deals drawn from seed 2_026_120_103, the same generator as
-:func:`training.selfplay.eval_deals`), each deal played twice with the sides swapped;
+set (``heldout-3``: the first N deals of seed 2_026_120_103 drawn by
+:func:`experiments.dealsets.generate_deals`, seat 0 leading, the deals that ``twilight
+arena --seed 2026120103 --deals N`` plays), each deal played twice with the sides swapped;
 mean learner points per deal (the learner side's deal score minus the agent side's,
 averaged over the two plays) with a 95% Student-t interval over deals. Seeds
 2_026_120_101..2_026_120_103 are reserved for held-out sets: they are refused as
@@ -67,7 +68,7 @@ import torch
 from agents.nn.checkpoint import CHECKPOINT_NAME, FORMAT, VERSION, load_checkpoint, save_checkpoint
 from agents.nn.features import role_of, state_row
 from agents.nn.network import score_decisions
-from twilight_env.engine import State, random_hands
+from twilight_env.engine import State, random_hands, validate_deal
 from twilight_env.infoset import InfoSet
 
 from .config import TrainConfig
@@ -76,7 +77,7 @@ from .train import (TrainingInterrupted, _Signals, _rng_state, _set_rng_state, _
                     git_hash, learner_step, log_step)
 
 DEAL_SETS: dict[str, int] = {"heldout-1": 2_026_120_101, "heldout-2": 2_026_120_102, "heldout-3": 2_026_120_103}
-"""Held-out deal sets by name: the seed of :func:`training.selfplay.eval_deals`."""
+"""Held-out deal sets by name: the seed of :func:`experiments.dealsets.generate_deals`."""
 RESERVED_SEEDS = range(2_026_120_101, 2_026_120_104)
 """Seeds of held-out deal sets: never a training seed (and never the evaluation during training)."""
 RESULT_NAME = "exploitability.json"
@@ -656,6 +657,19 @@ def write_result(run_dir: Path, summary: dict) -> None:
     write_json_atomic(str(Path(run_dir) / RESULT_NAME), summary)
 
 
+def heldout_deals(deal_set: str, n: int) -> list[tuple]:
+    """The first ``n`` deals of a held-out set as ``(hands, leader)`` pairs (hands as card-id
+    bit masks by seat, seat 0 leading), as :func:`experiments.dealsets.generate_deals` draws them.
+
+    Raises:
+        ValueError: on an unknown set name or a negative ``n``.
+    """
+    from experiments.dealsets import generate_deals
+    if deal_set not in DEAL_SETS:
+        raise ValueError(f"unknown deal set {deal_set!r}; known: {', '.join(DEAL_SETS)}")
+    return [(tuple(validate_deal(deal)), 0) for deal in generate_deals(n, DEAL_SETS[deal_set])]
+
+
 def evaluate_run(run_dir: str | os.PathLike, deals: int, deal_set: str = "heldout-3", write: bool = True) -> dict:
     """The figure of a best-response run: its greedy network against its frozen agent on
     ``deals`` duplicate deals of ``deal_set`` (:func:`duplicate_points`).
@@ -681,7 +695,7 @@ def evaluate_run(run_dir: str | os.PathLike, deals: int, deal_set: str = "heldou
     model = model_from_checkpoint(ckpt, str(run_dir))
     torch.set_num_threads(1)
     t0 = time.perf_counter()
-    res = duplicate_points(model, cfg.players, cfg.agent, eval_deals(cfg.players, deals, DEAL_SETS[deal_set]),
+    res = duplicate_points(model, cfg.players, cfg.agent, heldout_deals(deal_set, deals),
                            seed=DEAL_SETS[deal_set])
     res = {**_rounded(res), "deal_set": deal_set, "agent": cfg.agent, "players": cfg.players,
            "at_decisions": int(ckpt["decisions"]), "eval_seconds": round(time.perf_counter() - t0, 1)}

@@ -240,3 +240,16 @@ def test_resume_command_keeps_budgets_and_evaluation_flags():
     for part in ("--cpu-minutes 3", "--minutes 1", "--eval-every 500000", "--no-progress"):
         assert part in cmd, cmd
     assert "--deals" not in cmd  # 200 is the default
+
+
+def test_heldout_deals_are_the_named_seed_deal_set():
+    from experiments.dealsets import generate_deals
+    from training.best_response import heldout_deals
+    deals = heldout_deals("heldout-3", 5)
+    assert len(deals) == 5 and all(leader == 0 for _, leader in deals)
+    for (hands, _), codes in zip(deals, generate_deals(5, 2_026_120_103)):
+        assert State.from_deal(codes).hands == list(hands)
+    assert heldout_deals("heldout-3", 3) == deals[:3]
+    assert heldout_deals("heldout-2", 1) != deals[:1]
+    with pytest.raises(ValueError, match="unknown deal set"):
+        heldout_deals("heldout-7", 1)
