@@ -253,3 +253,27 @@ def test_heldout_deals_are_the_named_seed_deal_set():
     assert heldout_deals("heldout-2", 1) != deals[:1]
     with pytest.raises(ValueError, match="unknown deal set"):
         heldout_deals("heldout-7", 1)
+
+
+@pytest.mark.parametrize("players", [3, 4])
+def test_targets_are_the_learner_sides_deal_return(players, random_ckpt):
+    model = model_from_checkpoint(load_checkpoint(random_ckpt(players)))
+    src = BestResponseSource(players, model, FrozenAgent("random", np.random.default_rng(1)),
+                             np.random.default_rng(9), num_games=1)
+    signs = set()
+    for _ in range(12):  # one deal at a time: every sample of a deal has that deal's target
+        game = src.games[0]
+        side = game.side
+        while True:
+            batch, stats = src.collect(1)
+            if stats.episodes:
+                break
+        assert stats.episodes == 1 and len(batch) > 0
+        learner_points = stats.side0_points[0]
+        assert game.state.done and learner_points == game.state.returns()[side]  # own side minus the other (R5)
+        assert learner_points == -game.state.returns()[1 - side]
+        assert np.allclose(batch.targets, learner_points / 360.0)
+        if players == 3:  # heads: the solo side's roles are 0 and 2, the Sun side's 1 and 3
+            assert set(batch.roles.tolist()) <= ({0, 2} if side == 0 else {1, 3})
+        signs.add(np.sign(learner_points))
+    assert len(signs) >= 2  # the learner both won and lost deals: the target is not one side's score
