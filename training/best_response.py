@@ -180,6 +180,8 @@ class BRConfig:
 
     def train_config(self) -> TrainConfig:
         """The learner's :class:`TrainConfig` (in-process data, no opponent pool)."""
+        # TrainConfig asks for a wall-clock or decisions budget; with only cpu_minutes the
+        # stored decisions=1 is a placeholder (this module's loop reads the BRConfig budgets)
         return TrainConfig(exp="br", players=self.players, minutes=self.minutes,
                            decisions=self.decisions if self.decisions or self.minutes else 1,
                            actors=0, seed=self.seed, lr=self.lr, batch_size=self.batch_size, reuse=self.reuse,
