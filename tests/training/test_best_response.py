@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import torch
 
-from agents.base import make_agent, play_deal, register
+from agents.base import make_agent, play_deal
 from agents.nn.checkpoint import CHECKPOINT_NAME, load_checkpoint, model_from_checkpoint
 from training.best_response import (DEAL_SETS, RESULT_NAME, BestResponseSource, BRConfig, FrozenAgent, Game,
                                     duplicate_points, evaluate_run, main, play_round, train_best_response)
@@ -54,7 +54,6 @@ class SpyAgent:
 _SPIES: list = []
 
 
-@register("br_spy")
 def _make_spy():
     spy = SpyAgent()
     _SPIES.append(spy)
@@ -122,7 +121,9 @@ def test_frozen_agent_sees_only_its_information_set(players, random_ckpt):
                 assert info.known_masks[seat] == 0, "the agent saw another seat's hand"
 
 
-def test_frozen_agent_through_a_spec_gets_infosets(tmp_path, random_ckpt):
+def test_frozen_agent_through_a_spec_gets_infosets(tmp_path, random_ckpt, monkeypatch):
+    import agents.base
+    monkeypatch.setitem(agents.base._REGISTRY, "br_spy", _make_spy)  # only for this test
     _SPIES.clear()
     train_best_response(_cfg(random_ckpt(4), agent="br_spy", decisions=1000, final_deals=2), out=tmp_path / "r")
     calls = [c for spy in _SPIES for c in spy.calls]
