@@ -1,0 +1,798 @@
+"""Approximate exploitability: a Deep Monte-Carlo best response to a frozen agent.
+
+Approximate exploitability (Timbers et al., "Approximate Exploitability: Learning a Best
+Response", IJCAI 2022): hold an agent fixed, train a learner against it alone, and
+report how many points the learner then takes from it. The learner's score is a lower
+bound on the agent's exploitability (the best response value); a lower figure means a
+harder agent to exploit, 0 is the value of the agent against itself on duplicate deals.
+
+The learner is the project's Deep Monte-Carlo learner (:mod:`training.train`: the same
+:class:`~agents.nn.network.QNetwork`, DMC features :mod:`agents.nn.features`, replay
+buffer, MSE regression with Adam, checkpoint format). Only the data source differs from
+self-play: in every deal the learner plays one side, chosen at random per deal (in 3
+players the solo side, seats 0 and 2 with the new moon (R7.3), or the Sun side, seats 1
+and 3), with epsilon-greedy exploration, and the frozen agent plays every other seat
+through the agent protocol (:mod:`agents.base`): it is called with an
+:class:`~twilight_env.infoset.InfoSet` only, never the engine state, and agents with
+``act_batch`` (``neural``) get all their pending decisions of the batch of deals in one
+call. The DMC target of each learner decision is the learner side's final deal return,
+``(own side's deal score − other side's) / 360`` (R5).
+
+The figure: the greedy learner against the agent on duplicate deals of a held-out deal
+set (``heldout-3``: the first N deals of seed 2_026_120_103 drawn by
+:func:`experiments.dealsets.generate_deals`, seat 0 leading, the deals that ``twilight
+arena --seed 2026120103 --deals N`` plays), each deal played twice with the sides swapped;
+mean learner points per deal (the learner side's deal score minus the agent side's,
+averaged over the two plays) with a 95% Student-t interval over deals. Seeds
+2_026_120_101..2_026_120_103 are reserved for held-out sets: they are refused as
+training seeds, and the evaluation during training uses other deals (seed + 12345).
+
+Run directory (``--out``): ``checkpoint.pt`` (the :mod:`agents.nn.checkpoint` format
+plus a ``best_response`` entry; playable as ``neural:path=RUN_DIR/checkpoint.pt``,
+written atomically every ``--checkpoint-every`` minutes, at the end and on Ctrl-C or
+SIGTERM), TensorBoard event files and ``exploitability.json`` (the figure). TensorBoard
+tags, x-axis = decisions played (learner and agent, forced ones included):
+
+| tag | meaning |
+|-----|---------|
+| ``losses/mse`` | mean squared error of Q against returns ((deal points / 360)²) |
+| ``charts/decisions_per_s`` | deal-playing speed (decisions/s) |
+| ``charts/episode_return`` | mean learner return of finished deals (deal points / 360) |
+| ``charts/episodes``, ``charts/updates`` | deals finished, gradient updates |
+| ``eval/points_vs_agent`` | duplicate deals (not held out): learner points per deal |
+| ``eval/ci95_vs_agent`` | half-width of its 95% interval (deal points) |
+| ``eval/points_as_solo``, ``eval/points_as_sun`` | 3 players: the same split by the learner's role |
+
+Usage::
+
+    python -m training.best_response --agent heuristic --players 4 --minutes 7 --out runs/br_heuristic_4p
+    python -m training.best_response --resume runs/br_heuristic_4p --minutes 3
+    python -m training.best_response --evaluate runs/br_heuristic_4p --deals 200
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import shlex
+import sys
+import time
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from agents.nn.checkpoint import CHECKPOINT_NAME, FORMAT, VERSION, load_checkpoint, save_checkpoint
+from agents.nn.features import role_of, state_row
+from agents.nn.network import score_decisions
+from twilight_env.engine import State, random_hands, validate_deal
+from twilight_env.infoset import InfoSet
+
+from .config import TrainConfig
+from .selfplay import Batch, CollectStats, _choose, eval_deals
+from .train import (TrainingInterrupted, _Signals, _rng_state, _set_rng_state, _to_cpu, build_learner,
+                    git_hash, learner_step, log_step)
+
+DEAL_SETS: dict[str, int] = {"heldout-1": 2_026_120_101, "heldout-2": 2_026_120_102, "heldout-3": 2_026_120_103}
+"""Held-out deal sets by name: the seed of :func:`experiments.dealsets.generate_deals`."""
+RESERVED_SEEDS = range(2_026_120_101, 2_026_120_104)
+"""Seeds of held-out deal sets: never a training seed (and never the evaluation during training)."""
+RESULT_NAME = "exploitability.json"
+"""File name of the figure inside a run directory."""
+EVAL_SEED_OFFSET = 12345
+"""Deals of the evaluation during training: :func:`eval_deals` with ``seed + EVAL_SEED_OFFSET``."""
+
+
+@dataclass
+class BRConfig:
+    """A best-response run (module docstring). Every field gives its unit."""
+
+    agent: str = "heuristic"
+    """The frozen agent (:func:`agents.base.make_agent` spec) (spec)."""
+    players: int = 4
+    """Variant: 3 or 4 players (seats at the table)."""
+    minutes: float | None = None
+    """Wall-clock budget of this invocation's training, evaluations during training included (minutes)."""
+    decisions: int | None = None
+    """Budget: total decisions played, resumed ones included (decisions)."""
+    cpu_minutes: float | None = None
+    """Budget: total CPU time of the training process (one core: torch uses one thread),
+    resumed runs included, evaluations during training included (minutes). Unlike
+    ``minutes`` it does not depend on how busy the machine is."""
+    seed: int = 1
+    """Seed of deals, sides, exploration, weights and the agent's randomness (integer)."""
+    init: str = "default"
+    """Learner's starting weights: ``scratch`` (random), ``default`` (the shipped network of
+    the variant) or a checkpoint path (name or path)."""
+    epsilon: float = 0.05
+    """Exploration: probability of a uniformly random legal action (probability)."""
+    lr: float = 3e-4
+    """Adam learning rate (per update); the rate the shipped networks ended their training with."""
+    batch_size: int = 512
+    """Samples per gradient update (decisions)."""
+    reuse: float = 2.0
+    """Average times each recorded decision is used in an update (ratio)."""
+    buffer_size: int = 100_000
+    """Replay buffer capacity, most recent samples kept (decisions)."""
+    games: int = 128
+    """Deals played side by side, batched through one forward pass (deals)."""
+    chunk: int = 2048
+    """Decisions played between learner steps (decisions)."""
+    eval_every: int = 100_000
+    """Decisions between evaluations during training (decisions); 0 = none."""
+    eval_deals: int = 50
+    """Duplicate deals of each evaluation during training (deals; not the held-out set)."""
+    final_deals: int = 200
+    """Held-out duplicate deals of the figure at the end (deals); 0 = no figure."""
+    deal_set: str = "heldout-3"
+    """Held-out deal set of the figure (a :data:`DEAL_SETS` name)."""
+    checkpoint_every: float = 2.0
+    """Minutes between checkpoints (minutes); one is always written at the end."""
+    progress: bool = True
+    """Show a tqdm progress bar (flag)."""
+
+    def validate(self) -> "BRConfig":
+        """Check values; return self.
+
+        Raises:
+            ValueError: naming the bad field and what is allowed.
+        """
+        if self.players not in (3, 4):
+            raise ValueError(f"players must be 3 or 4, got {self.players!r}")
+        if self.minutes is None and self.decisions is None and self.cpu_minutes is None:
+            raise ValueError("give a budget: --minutes M, --cpu-minutes M or --decisions N (or several)")
+        if self.cpu_minutes is not None and not self.cpu_minutes > 0:
+            raise ValueError(f"cpu_minutes must be > 0, got {self.cpu_minutes!r}")
+        if self.minutes is not None and not self.minutes > 0:
+            raise ValueError(f"minutes must be > 0, got {self.minutes!r}")
+        if self.decisions is not None and self.decisions < 1:
+            raise ValueError(f"decisions must be >= 1, got {self.decisions!r}")
+        if self.seed in RESERVED_SEEDS or self.seed + EVAL_SEED_OFFSET in RESERVED_SEEDS:
+            raise ValueError(f"seed {self.seed} is reserved: seeds {RESERVED_SEEDS.start:_}.."
+                             f"{RESERVED_SEEDS.stop - 1:_} draw the held-out deal sets (and seed + "
+                             f"{EVAL_SEED_OFFSET} the evaluation during training); pick another seed")
+        if self.deal_set not in DEAL_SETS:
+            raise ValueError(f"unknown deal set {self.deal_set!r}; known: {', '.join(DEAL_SETS)}")
+        if not 0.0 <= self.epsilon <= 1.0:
+            raise ValueError(f"epsilon must be in [0, 1], got {self.epsilon!r}")
+        for name in ("batch_size", "games", "chunk"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)!r}")
+        for name in ("eval_every", "eval_deals", "final_deals"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)!r}")
+        if not self.lr > 0 or not self.reuse > 0 or not self.checkpoint_every > 0:
+            raise ValueError("lr, reuse and checkpoint_every must be > 0")
+        if self.buffer_size < self.batch_size:
+            raise ValueError(f"buffer_size ({self.buffer_size}) must be >= batch_size ({self.batch_size})")
+        return self
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "BRConfig":
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in d.items() if k in names})
+
+    def train_config(self) -> TrainConfig:
+        """The learner's :class:`TrainConfig` (in-process data, no opponent pool)."""
+        # TrainConfig asks for a wall-clock or decisions budget; with only cpu_minutes the
+        # stored decisions=1 is a placeholder (this module's loop reads the BRConfig budgets)
+        return TrainConfig(exp="br", players=self.players, minutes=self.minutes,
+                           decisions=self.decisions if self.decisions or self.minutes else 1,
+                           actors=0, seed=self.seed, lr=self.lr, batch_size=self.batch_size, reuse=self.reuse,
+                           buffer_size=self.buffer_size, epsilon=self.epsilon, games_per_actor=self.games,
+                           chunk=self.chunk, pool_prob=0.0, eval_deals=0, progress=self.progress).validate()
+
+
+# ---------------------------------------------------------------------------------
+# playing deals: learner (network) against the frozen agent
+# ---------------------------------------------------------------------------------
+
+class FrozenAgent:
+    """The agent under test, seen only through the agent protocol (:mod:`agents.base`).
+
+    One instance plays every deal when the agent is ``stateless``; otherwise each deal gets
+    its own instance (``reset()`` before the deal). Agents with ``act_batch`` decide for
+    many deals in one call.
+
+    Args:
+        spec: agent spec (:func:`agents.base.make_agent`), or an agent object.
+        rng: the agent's randomness (``numpy.random.Generator``).
+
+    Raises:
+        ValueError: on a spec that cannot be built (the message lists the valid agents).
+    """
+
+    def __init__(self, spec, rng: np.random.Generator):
+        self.spec = spec
+        self.rng = rng
+        self.shared = self._build()
+        self.stateless = bool(getattr(self.shared, "stateless", False))
+
+    def _build(self):
+        if not isinstance(self.spec, str):
+            return self.spec
+        from agents.base import make_agent
+        return make_agent(self.spec)
+
+    def for_deal(self):
+        """The instance that plays a new deal (reset)."""
+        agent = self.shared if self.stateless else self._build()
+        reset = getattr(agent, "reset", None)
+        if reset is not None:
+            reset()
+        return agent
+
+    def decide(self, items: list) -> list[int]:
+        """Actions for ``(agent, infoset, legal)`` items; batched where the agent allows.
+
+        Raises:
+            ValueError: if the agent returns an illegal action (naming the agent).
+        """
+        out: list = [None] * len(items)
+        batches: dict[int, tuple] = {}
+        for i, (agent, info, legal) in enumerate(items):
+            if hasattr(agent, "act_batch"):
+                batches.setdefault(id(agent), (agent, []))[1].append(i)
+            else:
+                out[i] = agent.act(info, legal, self.rng)
+        for agent, idx in batches.values():
+            acts = agent.act_batch([items[i][1] for i in idx], [items[i][2] for i in idx])
+            for i, a in zip(idx, acts):
+                out[i] = a
+        for (agent, info, legal), a in zip(items, out):
+            if a not in legal:
+                raise ValueError(f"agent {getattr(agent, 'name', self.spec)!r} at seat {info.seat} chose illegal "
+                                 f"action {a!r}; legal: {list(legal)}")
+        return [int(a) for a in out]
+
+
+class Game:
+    """One deal in progress: the engine state, the learner's side (0 or 1: seat parity;
+    3 players: 0 the solo side, 1 the Sun side), the agent instance and the learner's
+    recorded decisions ``(row, role, action, seat)``."""
+
+    __slots__ = ("state", "side", "agent", "records")
+
+    def __init__(self, state: State, side: int, agent):
+        self.state, self.side, self.agent, self.records = state, side, agent, []
+
+
+def play_round(games: list, model, frozen: FrozenAgent, epsilon: float, rng: np.random.Generator,
+               record: bool) -> tuple[int, list]:
+    """Every unfinished game makes its next decision: forced ones applied directly, the
+    learner's scored in one forward pass (epsilon-greedy), the agent's through
+    :meth:`FrozenAgent.decide` (an :class:`InfoSet` only).
+
+    Args:
+        games: :class:`Game` objects, played forward in place.
+        model: the learner's network. epsilon: exploration probability (0 = greedy).
+        rng: exploration randomness. record: keep the learner's decisions in ``Game.records``.
+
+    Returns:
+        ``(decisions applied, indices of games that finished)``.
+    """
+    npl = games[0].state.num_players if games else 4
+    mine, theirs = [], []
+    applied, finished = 0, []
+    for g, game in enumerate(games):
+        st = game.state
+        if st.done:
+            continue
+        legal = st.legal_actions()
+        if len(legal) == 1:
+            st.apply(legal[0])
+            applied += 1
+            if st.done:
+                finished.append(g)
+            continue
+        v = st.deciding_seat
+        if (v & 1) == game.side:
+            mine.append((g, v, legal, state_row(st, v), role_of(npl, st.acting_seat)))
+        else:
+            theirs.append((g, (game.agent, InfoSet(st, v), tuple(legal))))
+    if mine:
+        qs = score_decisions(model, [m[3] for m in mine], [m[4] for m in mine], [m[2] for m in mine], "cpu")
+        for (g, v, legal, row, role), q in zip(mine, qs):
+            if epsilon > 0 and rng.random() < epsilon:
+                a = legal[int(rng.integers(len(legal)))]
+            else:
+                a = _choose(q, legal)
+            if record:
+                games[g].records.append((row, role, a, v))
+            games[g].state.apply(a)
+    if theirs:
+        for (g, _), a in zip(theirs, frozen.decide([t[1] for t in theirs])):
+            games[g].state.apply(a)
+    for g, *_ in mine:
+        if games[g].state.done:
+            finished.append(g)
+    for g, _ in theirs:
+        if games[g].state.done:
+            finished.append(g)
+    return applied + len(mine) + len(theirs), finished
+
+
+class BestResponseSource:
+    """Training data: deals of the learner against the frozen agent (module docstring).
+
+    Same interface as the trainer's self-play sources (:func:`training.train.learner_step`
+    takes its chunks). Deals in progress carry over between calls.
+
+    Args:
+        num_players: 3 or 4. model: the learner's network (read, trained elsewhere).
+        frozen: the :class:`FrozenAgent`. rng: deals, sides and exploration.
+        num_games: deals side by side. epsilon: exploration probability.
+    """
+
+    def __init__(self, num_players: int, model, frozen: FrozenAgent, rng: np.random.Generator,
+                 num_games: int = 128, epsilon: float = 0.05):
+        self.num_players, self.model, self.frozen, self.rng = num_players, model, frozen, rng
+        self.epsilon = epsilon
+        self.sides_played = [0, 0]
+        """Deals started with the learner on side 0 and on side 1 (deals)."""
+        self.games = [self._new_game() for _ in range(num_games)]
+
+    def _new_game(self) -> Game:
+        rng = self.rng
+        leader = int(rng.integers(4)) if self.num_players == 4 else 0
+        side = int(rng.integers(2))
+        self.sides_played[side] += 1
+        return Game(State(random_hands(rng), leader, self.num_players), side, self.frozen.for_deal())
+
+    def collect(self, min_decisions: int) -> tuple[Batch, CollectStats]:
+        """Play until at least ``min_decisions`` decisions are applied; finished deals yield
+        their learner decisions with the learner side's return / 360 as target.
+        ``CollectStats.side0_points`` holds the learner's deal points per finished deal."""
+        t0 = time.perf_counter()
+        stats = CollectStats()
+        rows, roles, acts, targets = [], [], [], []
+        while stats.decisions < min_decisions:
+            n, finished = play_round(self.games, self.model, self.frozen, self.epsilon, self.rng, record=True)
+            stats.decisions += n
+            for g in finished:
+                game = self.games[g]
+                ret = game.state.returns()
+                for row, role, a, v in game.records:
+                    rows.append(row)
+                    roles.append(role)
+                    acts.append(a)
+                    targets.append(ret[v] / 360.0)
+                stats.episodes += 1
+                stats.side0_points.append(ret[game.side])
+                self.games[g] = self._new_game()
+        stats.recorded = len(targets)
+        stats.seconds = time.perf_counter() - t0
+        batch = Batch(np.array(rows, dtype=np.int64).reshape(len(rows), -1) if rows else
+                      np.zeros((0, 25), dtype=np.int64), np.array(roles, dtype=np.int64),
+                      np.array(acts, dtype=np.int64), np.array(targets, dtype=np.float32))
+        return batch, stats
+
+    def get(self, model, want: int) -> list:
+        """One chunk as ``[(0, Batch, CollectStats)]`` (the trainer's source interface)."""
+        model.eval()
+        return [(0, *self.collect(want))]
+
+
+def duplicate_points(model, num_players: int, agent, deals: list, seed: int = 0) -> dict:
+    """The greedy learner against ``agent`` on duplicate deals.
+
+    Args:
+        model: the learner's :class:`~agents.nn.network.QNetwork`.
+        num_players: 3 or 4.
+        agent: agent spec or object (:class:`FrozenAgent`).
+        deals: ``(hands, leader)`` pairs (:func:`training.selfplay.eval_deals`), each played
+            twice, the learner on side 0 then on side 1.
+        seed: the agent's randomness.
+
+    Returns:
+        dict: ``deals``; ``points`` (learner side's deal score minus the agent side's, per
+        deal, averaged over both plays; deal points) with ``ci_low``/``ci_high`` (95%
+        Student-t over deals) and ``ci95`` (half-width); ``win_rate`` (share of plays the
+        learner side scored more, ties 0.5); ``points_side0`` / ``points_side1`` (per play
+        with the learner on that side; 3 players: solo / Sun).
+
+    Raises:
+        ValueError: on no deals, or an agent playing an illegal action.
+    """
+    from experiments.common import mean_ci
+    if not deals:
+        raise ValueError("duplicate_points needs at least one deal")
+    frozen = FrozenAgent(agent, np.random.default_rng([seed, 5_000]))
+    games = [Game(State(hands, leader, num_players), side, frozen.for_deal())
+             for hands, leader in deals for side in (0, 1)]
+    model.eval()
+    with torch.no_grad():
+        while any(not g.state.done for g in games):
+            play_round(games, model, frozen, 0.0, np.random.default_rng(0), record=False)
+    pts = np.array([g.state.returns()[g.side] for g in games], dtype=np.float64)
+    pairs = pts.reshape(-1, 2).mean(axis=1)
+    m, lo, hi = mean_ci(pairs)
+    return {"deals": len(pairs), "points": m, "ci_low": lo, "ci_high": hi,
+            "ci95": (hi - lo) / 2 if len(pairs) > 1 else math.nan,
+            "win_rate": float(np.mean((pts > 0) + 0.5 * (pts == 0))),
+            "points_side0": float(pts[0::2].mean()), "points_side1": float(pts[1::2].mean())}
+
+
+# ---------------------------------------------------------------------------------
+# checkpoints
+# ---------------------------------------------------------------------------------
+
+def init_weights(cfg: BRConfig) -> dict | None:
+    """The state dict the learner starts from (``cfg.init``), or None for ``scratch``.
+
+    Raises:
+        ValueError: if the checkpoint is missing, corrupt or for the other variant.
+    """
+    if cfg.init == "scratch":
+        return None
+    from agents.neural import default_weights
+    path = default_weights(cfg.players) if cfg.init == "default" else cfg.init
+    return load_checkpoint(path, cfg.players)
+
+
+def save_br_checkpoint(learner, source: BestResponseSource, cfg: BRConfig, run_dir: Path, git: str,
+                       evals: dict, cpu_seconds: float) -> None:
+    """Write ``run_dir/checkpoint.pt`` atomically: the trainer's checkpoint format (weights,
+    optimizer, counters, RNG states, replay buffer) plus ``best_response`` (the
+    :class:`BRConfig`) and ``br_state`` (the agent's RNG state, sides played, evaluations)."""
+    save_checkpoint({
+        "format": FORMAT, "version": VERSION, "num_players": cfg.players, "net": learner.net_cfg.to_dict(),
+        "model": {k: v.detach().cpu() for k, v in learner.model.state_dict().items()},
+        "optimizer": _to_cpu(learner.optimizer.state_dict()),
+        **learner.counters, "config": learner.cfg.to_dict(), "git": git,
+        "rng": {"learner": _rng_state(learner.rng), "selfplay": _rng_state(learner.selfplay_rng),
+                "torch": torch.get_rng_state()},
+        "buffer": learner.buffer.state_dict(), "update_credit": learner.update_credit,
+        "best_response": cfg.to_dict(),
+        "br_state": {"agent_rng": _rng_state(source.frozen.rng), "sides_played": list(source.sides_played),
+                     "evals": evals, "cpu_seconds": float(cpu_seconds)},
+    }, run_dir / CHECKPOINT_NAME)
+
+
+def load_br_checkpoint(run_dir: str | os.PathLike) -> dict:
+    """The checkpoint of a best-response run directory (or file).
+
+    Raises:
+        ValueError: if it is missing or corrupt, or not written by a best-response run.
+    """
+    ckpt = load_checkpoint(run_dir)
+    if "best_response" not in ckpt or "optimizer" not in ckpt:
+        raise ValueError(f"{str(run_dir)!r} holds a network checkpoint, but not one of a best-response run "
+                         f"(no 'best_response' entry); give the --out folder of "
+                         f"`python -m training.best_response`")
+    return ckpt
+
+
+def resume_command(run_dir: Path, cfg: BRConfig, elapsed_s: float) -> str:
+    """The command line that continues ``run_dir``: the same total budgets (``--decisions``,
+    ``--cpu-minutes``), the wall-clock minutes left, and the evaluation and checkpoint flags
+    that differ from their defaults."""
+    cmd = ["python", "-m", "training.best_response", "--resume", str(run_dir)]
+    if cfg.decisions is not None:
+        cmd += ["--decisions", str(cfg.decisions)]
+    if cfg.cpu_minutes is not None:
+        cmd += ["--cpu-minutes", f"{cfg.cpu_minutes:g}"]
+    if cfg.minutes is not None:
+        cmd += ["--minutes", f"{max(0.1, math.ceil((cfg.minutes - elapsed_s / 60) * 10) / 10):g}"]
+    d = BRConfig()
+    for name, flag in (("eval_every", "--eval-every"), ("eval_deals", "--eval-deals"), ("final_deals", "--deals"),
+                       ("checkpoint_every", "--checkpoint-every")):
+        if getattr(cfg, name) != getattr(d, name):
+            cmd += [flag, f"{getattr(cfg, name):g}"]
+    if not cfg.progress:
+        cmd.append("--no-progress")
+    return " ".join(shlex.quote(c) for c in cmd)
+
+
+# ---------------------------------------------------------------------------------
+# the run
+# ---------------------------------------------------------------------------------
+
+def train_best_response(cfg: BRConfig, out: str | os.PathLike | None = None,
+                        resume: str | os.PathLike | None = None) -> dict:
+    """Train (or continue) a best response, then measure it on the held-out deals.
+
+    Args:
+        cfg: the run's config (for ``resume``, only the budget, ``progress``,
+            ``final_deals``, ``eval_every``, ``eval_deals`` and ``checkpoint_every`` are taken;
+            the rest comes from the checkpoint).
+        out: run directory of a new run (must not hold a checkpoint yet).
+        resume: run directory to continue.
+
+    Returns:
+        The summary dict written to ``RUN_DIR/exploitability.json`` (``result`` is None
+        when ``final_deals`` is 0).
+
+    Raises:
+        ValueError: bad config, an existing run at ``out``, an unreadable checkpoint, an
+            unknown agent spec.
+        TrainingInterrupted: after Ctrl-C or SIGTERM, once the checkpoint is written; its
+            message holds the command that continues the run.
+    """
+    t_start = time.perf_counter()
+    ckpt = None
+    if resume is not None:
+        ckpt = load_br_checkpoint(resume)
+        saved = BRConfig.from_dict(ckpt["best_response"])
+        for name in ("minutes", "decisions", "cpu_minutes", "progress", "final_deals", "eval_every", "eval_deals",
+                     "checkpoint_every"):
+            setattr(saved, name, getattr(cfg, name))
+        cfg = saved
+        run_dir = Path(resume)
+        if run_dir.is_file():
+            run_dir = run_dir.parent
+    else:
+        if out is None:
+            raise ValueError("give --out RUN_DIR for a new run (or --resume RUN_DIR)")
+        run_dir = Path(out)
+        if (run_dir / CHECKPOINT_NAME).exists():
+            raise ValueError(f"{str(run_dir)!r} already holds a run; continue it with --resume {run_dir} "
+                             f"or choose another --out")
+    cfg.validate()
+    torch.set_num_threads(1)
+    tcfg = cfg.train_config()
+    if ckpt is not None:
+        tcfg.resume = str(run_dir)
+    start = init_weights(cfg) if ckpt is None else None
+    frozen = FrozenAgent(cfg.agent, np.random.default_rng([cfg.seed, 4_000]))  # fails early on a bad spec
+    if start is not None and start["net"]["num_roles"] != (1 if cfg.players == 4 else 4):
+        raise ValueError(f"--init {cfg.init!r}: the network has {start['net']['num_roles']} heads")
+    if start is not None:
+        tcfg.trunk, tcfg.head = tuple(start["net"]["trunk"]), tuple(start["net"]["head"])
+    elif ckpt is not None:
+        tcfg.trunk, tcfg.head = tuple(ckpt["net"]["trunk"]), tuple(ckpt["net"]["head"])
+    learner = build_learner(tcfg, ckpt, torch.device("cpu"))
+    if start is not None:
+        learner.model.load_state_dict({k: v.float() for k, v in start["model"].items()})
+    run_dir.mkdir(parents=True, exist_ok=True)
+    for stale in run_dir.glob(CHECKPOINT_NAME + ".tmp*"):
+        stale.unlink(missing_ok=True)
+    source = BestResponseSource(cfg.players, learner.model, frozen, learner.selfplay_rng, cfg.games, cfg.epsilon)
+    evals: dict = {}
+    cpu_prev = 0.0
+    if ckpt is not None:
+        st = ckpt.get("br_state", {})
+        if "agent_rng" in st:
+            _set_rng_state(frozen.rng, st["agent_rng"])
+        source.sides_played = [int(x) for x in st.get("sides_played", source.sides_played)]
+        evals = dict(st.get("evals", {}))
+        cpu_prev = float(st.get("cpu_seconds", 0.0))
+    counters = learner.counters
+    ghash = git_hash()
+    eval_set = eval_deals(cfg.players, cfg.eval_deals, seed=cfg.seed + EVAL_SEED_OFFSET) if cfg.eval_deals else []
+    writer = bar = None
+    cpu0 = time.process_time()
+
+    def cpu_used() -> float:
+        return cpu_prev + time.process_time() - cpu0
+
+    cpu_budget = cfg.cpu_minutes * 60 if cfg.cpu_minutes is not None else math.inf
+    with _Signals() as signals:
+        try:
+            from torch.utils.tensorboard import SummaryWriter
+            from tqdm import tqdm
+            if ckpt is None:
+                print(f"run directory: {run_dir}", flush=True)
+                writer = SummaryWriter(str(run_dir))
+                writer.add_text("config", "```\n" + json.dumps(cfg.to_dict(), indent=1) + f"\n```\n\ngit: {ghash}", 0)
+            else:
+                print(f"resumed {run_dir} at {counters['decisions']:,} decisions", flush=True)
+                writer = SummaryWriter(str(run_dir), purge_step=counters["decisions"] + 1)
+            budget_s = cfg.minutes * 60 if cfg.minutes is not None else math.inf
+            bar = tqdm(total=cfg.decisions, initial=counters["decisions"], unit="dec", disable=not cfg.progress,
+                       mininterval=1.0, dynamic_ncols=True)
+            next_eval = (counters["decisions"] // cfg.eval_every + 1) * cfg.eval_every if cfg.eval_every else math.inf
+            last_ckpt = t_loop = time.perf_counter()
+            gen = 0
+            while ((cfg.decisions is None or counters["decisions"] < cfg.decisions)
+                   and time.perf_counter() - t_start < budget_s and cpu_used() < cpu_budget):
+                want = cfg.chunk if cfg.decisions is None else max(1, min(cfg.chunk, cfg.decisions - counters["decisions"]))
+                chunks = source.get(learner.model, want)
+                with signals.held():
+                    losses = learner_step(learner, chunks)
+                    new = chunks[0][2].decisions
+                    gen += new
+                    step = counters["decisions"]
+                    dps = gen / max(1e-9, time.perf_counter() - t_loop)
+                    log_step(writer, step, losses, dps, chunks[0][2].decisions / max(1e-9, chunks[0][2].seconds),
+                             chunks[0][2].side0_points, counters)
+                    bar.update(new)
+                    bar.set_postfix(dps=f"{dps:.0f}", loss=f"{np.mean(losses):.4f}" if losses else "-", refresh=False)
+                if step >= next_eval and eval_set:
+                    res = duplicate_points(learner.model, cfg.players, cfg.agent, eval_set, seed=cfg.seed)
+                    with signals.held():
+                        _log_eval(writer, res, step, cfg.players)
+                        evals[str(step)] = _rounded(res)
+                    next_eval = (step // cfg.eval_every + 1) * cfg.eval_every
+                if time.perf_counter() - last_ckpt >= cfg.checkpoint_every * 60:
+                    save_br_checkpoint(learner, source, cfg, run_dir, ghash, evals, cpu_used())
+                    last_ckpt = time.perf_counter()
+            bar.close()
+            save_br_checkpoint(learner, source, cfg, run_dir, ghash, evals, cpu_used())
+            train_s = time.perf_counter() - t_start
+        except KeyboardInterrupt as e:
+            with signals.ignore():
+                if bar is not None:
+                    bar.close()
+                save_br_checkpoint(learner, source, cfg, run_dir, ghash, evals, cpu_used())
+                if writer is not None:
+                    writer.close()
+            raise TrainingInterrupted(getattr(e, "signum", 2), run_dir, counters["decisions"],
+                                      resume_command(run_dir, cfg, time.perf_counter() - t_start)) from None
+    summary = {"agent": cfg.agent, "players": cfg.players, "run_dir": str(run_dir),
+               "checkpoint": str(run_dir / CHECKPOINT_NAME), "decisions": counters["decisions"],
+               "updates": counters["updates"], "episodes": counters["episodes"],
+               "sides_played": list(source.sides_played), "train_seconds_this_run": round(train_s, 1),
+               "train_cpu_seconds": round(cpu_used(), 1),
+               "init": cfg.init, "seed": cfg.seed, "git": ghash, "result": None}
+    if cfg.final_deals:
+        summary["result"] = evaluate_run(run_dir, cfg.final_deals, cfg.deal_set, write=False)
+    write_result(run_dir, summary)
+    if writer is not None:
+        writer.close()
+    return summary
+
+
+def _rounded(res: dict) -> dict:
+    return {k: (round(v, 3) if isinstance(v, float) else v) for k, v in res.items()}
+
+
+def _log_eval(writer, res: dict, step: int, players: int) -> None:
+    writer.add_scalar("eval/points_vs_agent", res["points"], step)
+    writer.add_scalar("eval/ci95_vs_agent", res["ci95"], step)
+    writer.add_scalar("eval/win_rate_vs_agent", res["win_rate"], step)
+    if players == 3:
+        writer.add_scalar("eval/points_as_solo", res["points_side0"], step)
+        writer.add_scalar("eval/points_as_sun", res["points_side1"], step)
+    writer.flush()
+
+
+def write_result(run_dir: Path, summary: dict) -> None:
+    """Write ``summary`` to ``run_dir/exploitability.json`` atomically."""
+    from experiments.common import write_json_atomic
+    write_json_atomic(str(Path(run_dir) / RESULT_NAME), summary)
+
+
+def heldout_deals(deal_set: str, n: int) -> list[tuple]:
+    """The first ``n`` deals of a held-out set as ``(hands, leader)`` pairs (hands as card-id
+    bit masks by seat, seat 0 leading), as :func:`experiments.dealsets.generate_deals` draws them.
+
+    Raises:
+        ValueError: on an unknown set name or a negative ``n``.
+    """
+    from experiments.dealsets import generate_deals
+    if deal_set not in DEAL_SETS:
+        raise ValueError(f"unknown deal set {deal_set!r}; known: {', '.join(DEAL_SETS)}")
+    return [(tuple(validate_deal(deal)), 0) for deal in generate_deals(n, DEAL_SETS[deal_set])]
+
+
+def evaluate_run(run_dir: str | os.PathLike, deals: int, deal_set: str = "heldout-3", write: bool = True) -> dict:
+    """The figure of a best-response run: its greedy network against its frozen agent on
+    ``deals`` duplicate deals of ``deal_set`` (:func:`duplicate_points`).
+
+    Args:
+        run_dir: a best-response run directory. deals: number of deals (>= 2).
+        deal_set: a :data:`DEAL_SETS` name. write: also store it in ``exploitability.json``.
+
+    Returns:
+        :func:`duplicate_points`'s dict plus ``deal_set``, ``agent``, ``players``,
+        ``at_decisions`` and ``eval_seconds``.
+
+    Raises:
+        ValueError: on an unknown deal set, fewer than 2 deals, or a bad checkpoint.
+    """
+    from agents.nn.checkpoint import model_from_checkpoint
+    if deal_set not in DEAL_SETS:
+        raise ValueError(f"unknown deal set {deal_set!r}; known: {', '.join(DEAL_SETS)}")
+    if deals < 2:
+        raise ValueError(f"deals must be >= 2 for an interval, got {deals!r}")
+    ckpt = load_br_checkpoint(run_dir)
+    cfg = BRConfig.from_dict(ckpt["best_response"])
+    model = model_from_checkpoint(ckpt, str(run_dir))
+    torch.set_num_threads(1)
+    t0 = time.perf_counter()
+    res = duplicate_points(model, cfg.players, cfg.agent, heldout_deals(deal_set, deals),
+                           seed=DEAL_SETS[deal_set])
+    res = {**_rounded(res), "deal_set": deal_set, "agent": cfg.agent, "players": cfg.players,
+           "at_decisions": int(ckpt["decisions"]), "eval_seconds": round(time.perf_counter() - t0, 1)}
+    if write:
+        path = Path(run_dir) if Path(run_dir).is_dir() else Path(run_dir).parent
+        summary = {}
+        if (path / RESULT_NAME).is_file():
+            summary = json.loads((path / RESULT_NAME).read_text())
+        summary["result"] = res
+        write_result(path, summary)
+    return res
+
+
+def format_result(res: dict) -> str:
+    """One line: agent, players, points per deal [95% CI], deals, deal set."""
+    line = (f"exploitability of {res['agent']} ({res['players']} players): {res['points']:+.1f} "
+            f"[{res['ci_low']:+.1f}, {res['ci_high']:+.1f}] points per deal, {res['deals']} duplicate deals "
+            f"of {res['deal_set']}, best responder at {res['at_decisions']:,} decisions")
+    if res["players"] == 3:
+        line += f" (as solo {res['points_side0']:+.1f}, as Sun {res['points_side1']:+.1f} per play)"
+    return line
+
+
+# ---------------------------------------------------------------------------------
+# command line
+# ---------------------------------------------------------------------------------
+
+def build_parser() -> argparse.ArgumentParser:
+    d = BRConfig()
+    p = argparse.ArgumentParser(prog="python -m training.best_response",
+                                description="Approximate exploitability: train a DMC best response against a "
+                                            "frozen agent and measure it on held-out duplicate deals.")
+    p.add_argument("--agent", default=None, help="the frozen agent spec, e.g. heuristic, neural:default")
+    p.add_argument("--players", type=int, choices=(3, 4), default=None, help="3 or 4 players")
+    p.add_argument("--minutes", type=float, default=None, help="training budget of this invocation (minutes)")
+    p.add_argument("--decisions", type=int, default=None, help="budget: total decisions played, resumed ones included")
+    p.add_argument("--cpu-minutes", type=float, default=None,
+                   help="budget: total CPU minutes of training (one core), resumed ones included")
+    p.add_argument("--seed", type=int, default=d.seed, help="random seed (not 2026120101..2026120103)")
+    p.add_argument("--out", default=None, metavar="RUN_DIR", help="run directory of a new run")
+    p.add_argument("--resume", default=None, metavar="RUN_DIR", help="continue a run from its checkpoint")
+    p.add_argument("--evaluate", default=None, metavar="RUN_DIR", help="only measure a run's best responder")
+    p.add_argument("--init", default=d.init, help="starting weights: default (shipped network), scratch, or a checkpoint")
+    p.add_argument("--epsilon", type=float, default=d.epsilon, help="exploration probability")
+    p.add_argument("--lr", type=float, default=d.lr, help="Adam learning rate")
+    p.add_argument("--batch-size", type=int, default=d.batch_size, help="samples per update")
+    p.add_argument("--games", type=int, default=d.games, help="deals played side by side")
+    p.add_argument("--eval-every", type=int, default=d.eval_every, help="decisions between evaluations (0 = none)")
+    p.add_argument("--eval-deals", type=int, default=d.eval_deals, help="deals per evaluation during training")
+    p.add_argument("--deals", type=int, default=d.final_deals,
+                   help="held-out duplicate deals of the final figure (0 = none)")
+    p.add_argument("--deal-set", default=d.deal_set, choices=sorted(DEAL_SETS), help="held-out deal set")
+    p.add_argument("--checkpoint-every", type=float, default=d.checkpoint_every, help="minutes between checkpoints")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line entry point; returns the exit status (130/143 after Ctrl-C/SIGTERM, 2 on bad input)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.evaluate:
+            print(format_result(evaluate_run(args.evaluate, args.deals, args.deal_set)))
+            return 0
+        if args.resume and args.out:
+            parser.error("give either --out (a new run) or --resume (continue one), not both")
+        if args.resume:
+            saved = load_br_checkpoint(args.resume)["best_response"]
+            for flag, key in (("agent", "agent"), ("players", "players")):
+                if getattr(args, flag) is not None and getattr(args, flag) != saved[key]:
+                    raise ValueError(f"--{flag} {getattr(args, flag)!r} but the run {args.resume!r} has "
+                                     f"{key}={saved[key]!r}")
+        elif args.agent is None or args.players is None or args.out is None:
+            parser.error("a new run needs --agent SPEC, --players 3|4 and --out RUN_DIR (or --resume RUN_DIR)")
+        cfg = BRConfig(agent=args.agent or "", players=args.players or 4, minutes=args.minutes,
+                       decisions=args.decisions, cpu_minutes=args.cpu_minutes, seed=args.seed, init=args.init, epsilon=args.epsilon, lr=args.lr,
+                       batch_size=args.batch_size, games=args.games, eval_every=args.eval_every,
+                       eval_deals=args.eval_deals, final_deals=args.deals, deal_set=args.deal_set,
+                       checkpoint_every=args.checkpoint_every, progress=not args.no_progress)
+        summary = train_best_response(cfg, out=args.out, resume=args.resume)
+    except TrainingInterrupted as e:
+        print(f"\n{e}".replace("twilight train", "python -m training.best_response"), file=sys.stderr)
+        return 128 + e.signum
+    except (ValueError, OSError) as e:
+        print(f"python -m training.best_response: error: {e}", file=sys.stderr)
+        return 2
+    if summary["result"] is not None:
+        print(format_result(summary["result"]))
+    print(f"written: {Path(summary['run_dir']) / RESULT_NAME}")
+    return 0
+
+
+__all__ = ["BRConfig", "DEAL_SETS", "RESERVED_SEEDS", "FrozenAgent", "BestResponseSource", "duplicate_points",
+           "train_best_response", "evaluate_run", "format_result", "main"]
+
+if __name__ == "__main__":
+    sys.exit(main())
