@@ -26,6 +26,9 @@ class TrainConfig:
     """Actor processes generating self-play; 0 = generate in the learner process (processes)."""
     device: str = "cpu"
     """Learner device, ``cpu`` or ``cuda`` (actors always run on CPU) (device name)."""
+    ray: str | None = None
+    """Run the ``actors`` as Ray actors on this cluster (``auto``, ``local``, ``HOST:PORT``;
+    ``experiments.distributed``) instead of local processes; None: local (address)."""
     seed: int = 1
     """Seed of deals, exploration, weights and evaluation deals (integer)."""
     logdir: str = "runs"
@@ -97,6 +100,8 @@ class TrainConfig:
             raise ValueError(f"actors must be >= 0 (0 = in-process), got {self.actors!r}")
         if self.selfplay_engine not in ("vector", "scalar"):
             raise ValueError(f"selfplay_engine must be 'vector' or 'scalar', got {self.selfplay_engine!r}")
+        if self.ray is not None and self.actors < 1:
+            raise ValueError("--ray runs the self-play actors on a Ray cluster: give --actors 1 or more")
         if self.device not in ("cpu", "cuda"):
             raise ValueError(f"--device must be 'cpu' or 'cuda', got {self.device!r}")
         for name in ("eval_every", "eval_deals", "buffer_size", "snapshot_every"):

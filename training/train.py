@@ -74,6 +74,10 @@ def add_arguments(parser) -> None:
                         help="budget: total self-play decisions seen, resumed ones included")
     parser.add_argument("--actors", type=non_negative_int, default=d.actors, help="actor processes (0 = in-process)")
     parser.add_argument("--device", default=d.device, help="learner device: cpu or cuda")
+    parser.add_argument("--ray", nargs="?", const="auto", default=None, metavar="ADDRESS",
+                        help="run the --actors self-play actors as Ray actors ('auto' for a bare --ray: join this "
+                             "machine's cluster or start a local one; 'local'; HOST:PORT), the learner here; "
+                             "needs the 'dist' extra; same checkpoints, resumable with or without --ray")
     parser.add_argument("--seed", type=non_negative_int, default=d.seed, help="random seed")
     parser.add_argument("--logdir", default=d.logdir, help="parent folder of run directories")
     parser.add_argument("--exp", default=d.exp, help="experiment name (run dir {exp}__{seed}__{unixtime})")
@@ -110,7 +114,7 @@ def config_from_args(args) -> TrainConfig:
     d = TrainConfig()
     return TrainConfig(
         exp=args.exp, players=args.players or 4, minutes=args.minutes, decisions=args.decisions,
-        actors=args.actors, device=args.device, seed=args.seed, logdir=args.logdir, resume=args.resume,
+        actors=args.actors, device=args.device, ray=args.ray, seed=args.seed, logdir=args.logdir, resume=args.resume,
         eval_every=args.eval_every, eval_deals=args.eval_deals,
         eval_opponents=tuple(s for s in args.eval_opponents.split(",") if s),
         checkpoint_every=args.checkpoint_every, lr=args.lr if args.lr is not None else d.lr, batch_size=args.batch_size, reuse=args.reuse,
@@ -214,7 +218,7 @@ def resume_command(run_dir: str | os.PathLike, cfg: TrainConfig, elapsed_s: floa
     if cfg.minutes is not None:
         left = max(0.1, math.ceil((cfg.minutes - elapsed_s / 60) * 10) / 10)
         cmd += ["--minutes", f"{left:g}"]
-    for name, flag in (("actors", "--actors"), ("device", "--device"), ("eval_every", "--eval-every"),
+    for name, flag in (("actors", "--actors"), ("device", "--device"), ("ray", "--ray"), ("eval_every", "--eval-every"),
                        ("eval_deals", "--eval-deals"), ("checkpoint_every", "--checkpoint-every")):
         if getattr(cfg, name) != getattr(d, name):
             cmd += [flag, f"{getattr(cfg, name):g}" if isinstance(getattr(cfg, name), float) else str(getattr(cfg, name))]
@@ -462,7 +466,7 @@ def resolve_config(cfg: TrainConfig, override: set | None) -> tuple[TrainConfig,
     ckpt = load_checkpoint(cfg.resume)
     saved = TrainConfig.from_dict(ckpt["config"])
     # keep the run's own settings; take only budget and machinery from the command line
-    for name in ("minutes", "decisions", "actors", "device", "progress", "resume", "eval_deals",
+    for name in ("minutes", "decisions", "actors", "device", "ray", "progress", "resume", "eval_deals",
                  "eval_every", "checkpoint_every"):
         setattr(saved, name, getattr(cfg, name))
     if override is None:
@@ -749,6 +753,88 @@ class ActorPool:
                 p.terminate()
 
 
+class _RaySelfPlayActor:
+    """Body of a Ray self-play actor: the same generator as an actor process
+    (:func:`_actor_main`), fed the learner's latest weights with every request."""
+
+    def __init__(self, cfg_dict: dict, net_dict: dict, seed_seq: list):
+        torch.set_num_threads(1)
+        self.cfg = TrainConfig.from_dict(cfg_dict)
+        self.model = QNetwork(NetConfig.from_dict(net_dict)).eval()
+        self.sp = make_selfplay(self.cfg, self.model, np.random.default_rng(seed_seq))
+
+    def collect(self, weights: dict, want: int):
+        self.model.load_state_dict(weights)
+        return self.sp.collect(want)
+
+
+class RayActorPool:
+    """``cfg.actors`` self-play actors on a Ray cluster (``--ray``), the learner in this
+    process. Each actor always has one ``collect`` request in flight, sent with the
+    latest published weights; :meth:`get` takes the chunks that are ready. An actor
+    whose process dies is restarted by Ray (``max_restarts``) with a fresh generator,
+    and its lost chunk is simply not counted: the learner counts only chunks it
+    received, so the decision counts, checkpoints and ``--resume`` work as with local
+    actor processes.
+
+    Raises:
+        ValueError: a malformed address or no cluster there (``experiments.distributed``).
+        ModuleNotFoundError: ray is not installed (the ``dist`` extra).
+    """
+
+    MAX_RESTARTS = 5
+
+    def __init__(self, learner: Learner):
+        from experiments.distributed import check_address, connect
+
+        cfg = learner.cfg
+        self.ray = connect(check_address(cfg.ray))
+        actor_cls = self.ray.remote(num_cpus=1, max_restarts=self.MAX_RESTARTS,
+                                    max_task_retries=0)(_RaySelfPlayActor)
+        self.weights = self.ray.put({k: v.detach().cpu() for k, v in learner.model.state_dict().items()})
+        self.actors = [actor_cls.remote(cfg.to_dict(), learner.net_cfg.to_dict(),
+                                        [cfg.seed, 3_000 + i, learner.counters["resumes"]])
+                       for i in range(cfg.actors)]
+        self.chunk = cfg.chunk
+        self.pending = {a.collect.remote(self.weights, self.chunk): i for i, a in enumerate(self.actors)}
+
+    def get(self, model, want: int) -> list:
+        """The chunks ready (waiting at most 1 s for the first) as ``(actor, Batch, CollectStats)``.
+
+        Raises:
+            RuntimeError: if no actor returned anything because every one failed for good.
+        """
+        ready, _ = self.ray.wait(list(self.pending), num_returns=len(self.pending), timeout=1.0)
+        chunks, failed = [], 0
+        for ref in ready:
+            i = self.pending.pop(ref)
+            try:
+                batch, stats = self.ray.get(ref)
+                # arrays from Ray's object store are read-only views: the learner gets its own
+                batch = type(batch)(*(np.array(a) for a in (batch.rows, batch.roles, batch.actions, batch.targets)))
+                chunks.append((i, batch, stats))
+            except self.ray.exceptions.RayActorError:
+                failed += 1  # the actor died mid-chunk; Ray restarts it and the chunk is dropped
+            self.pending[self.actors[i].collect.remote(self.weights, self.chunk)] = i
+        if not chunks and failed == len(self.actors):
+            raise RuntimeError("every Ray self-play actor failed")
+        return chunks
+
+    def publish(self, model) -> None:
+        """Send the learner's weights with the actors' next requests."""
+        self.weights = self.ray.put({k: v.detach().cpu() for k, v in model.state_dict().items()})
+
+    def close(self) -> None:
+        for ref in list(self.pending):
+            try:
+                self.ray.cancel(ref, force=True)
+            except Exception:  # noqa: BLE001 (an actor task that already ended)
+                pass
+        for a in self.actors:
+            self.ray.kill(a)
+        self.pending.clear()
+
+
 # ---------------------------------------------------------------------------------
 # progress bar
 # ---------------------------------------------------------------------------------
@@ -824,7 +910,8 @@ def _train(cfg: TrainConfig, override: set | None, t_start: float, signals: _Sig
     writer = source = bar = None
     try:
         writer = open_writer(run_dir, cfg, counters, ghash, resumed=ckpt is not None)
-        source = InProcessSelfPlay(learner) if cfg.actors == 0 else ActorPool(learner)
+        source = (InProcessSelfPlay(learner) if cfg.actors == 0 else
+                  RayActorPool(learner) if cfg.ray is not None else ActorPool(learner))
         budget_s = cfg.minutes * 60 if cfg.minutes is not None else math.inf
         target = cfg.decisions
         bar = progress_bar(cfg, counters["decisions"], time.perf_counter() - t_start)
