@@ -796,28 +796,32 @@ class RayActorPool:
                                         [cfg.seed, 3_000 + i, learner.counters["resumes"]])
                        for i in range(cfg.actors)]
         self.chunk = cfg.chunk
+        self.failures = [0] * len(self.actors)
         self.pending = {a.collect.remote(self.weights, self.chunk): i for i, a in enumerate(self.actors)}
 
     def get(self, model, want: int) -> list:
         """The chunks ready (waiting at most 1 s for the first) as ``(actor, Batch, CollectStats)``.
 
         Raises:
-            RuntimeError: if no actor returned anything because every one failed for good.
+            RuntimeError: when every actor has failed more than ``MAX_RESTARTS`` times in
+                a row (Ray has given up restarting them).
         """
         ready, _ = self.ray.wait(list(self.pending), num_returns=len(self.pending), timeout=1.0)
-        chunks, failed = [], 0
+        chunks = []
         for ref in ready:
             i = self.pending.pop(ref)
             try:
                 batch, stats = self.ray.get(ref)
+            except self.ray.exceptions.RayActorError:
+                self.failures[i] += 1  # the actor died mid-chunk; Ray restarts it and the chunk is dropped
+            else:
+                self.failures[i] = 0
                 # arrays from Ray's object store are read-only views: the learner gets its own
                 batch = type(batch)(*(np.array(a) for a in (batch.rows, batch.roles, batch.actions, batch.targets)))
                 chunks.append((i, batch, stats))
-            except self.ray.exceptions.RayActorError:
-                failed += 1  # the actor died mid-chunk; Ray restarts it and the chunk is dropped
             self.pending[self.actors[i].collect.remote(self.weights, self.chunk)] = i
-        if not chunks and failed == len(self.actors):
-            raise RuntimeError("every Ray self-play actor failed")
+        if all(f > self.MAX_RESTARTS for f in self.failures):
+            raise RuntimeError(f"every Ray self-play actor failed more than {self.MAX_RESTARTS} times in a row")
         return chunks
 
     def publish(self, model) -> None:
