@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import math
+import os
 import signal
 import sys
 import threading
@@ -153,6 +154,12 @@ def main(argv: list[str] | None = None) -> int:
     except ModuleNotFoundError as e:  # an optional dependency imported on first use
         print(f"twilight {args.command}: error: {_missing(args.command, e)}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # the reader went away (`twilight replay FILE | head`): stop quietly
+        try:
+            sys.stdout = open(os.devnull, "w")  # nothing more reaches the closed pipe at exit
+        except OSError:
+            pass
+        return 0
     except (ValueError, OSError) as e:
         print(f"twilight {args.command}: error: {e}", file=sys.stderr)
         return 2

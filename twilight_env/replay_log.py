@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 
 from . import records
 from .deal_log import format_deal
@@ -108,6 +109,11 @@ def run(args: argparse.Namespace) -> int:
     path = os.fspath(args.file)
     rec, deal = pick(path, args.index)
     print(format_record(rec, deal))
+    if args.index is None and _many(path):
+        count = sum(1 for _ in records.load_many(path))
+        if count > 1:
+            print(f"(record 0 of the {count} in {path}; --index K prints record K, 0..{count - 1})",
+                  file=sys.stderr)
     return 0
 
 

@@ -234,3 +234,32 @@ def test_edge_records_stay_readable_after_an_interrupt(tmp_path, monkeypatch):
     recs = list(records.load_many(tmp_path / "rec" / edge.RECORDS_FILE))
     assert interrupt.value is not None
     assert [(r["meta"]["deal"], r["meta"]["play"]) for r in recs] == [(0, 0), (0, 1), (0, 2)]
+
+
+def test_replay_of_a_many_record_file_says_which_record_it_printed(tmp_path, capsys):
+    from twilight_env.cli import main as cli_main
+
+    out = tmp_path / "a"
+    assert cli_main(["arena", "random", "heuristic", "--deals", "2", "--workers", "1", "--quiet", "--out", str(out),
+                     "--records", str(tmp_path / "recs")]) == 0
+    capsys.readouterr()
+    path = str(tmp_path / "recs" / "arena.records.jsonl.gz")
+    assert cli_main(["replay", path]) == 0
+    assert "record 0 of the 4" in capsys.readouterr().err
+    assert cli_main(["replay", path, "--index", "1"]) == 0
+    assert "record 0 of" not in capsys.readouterr().err
+
+
+def test_a_closed_pipe_ends_replay_quietly(tmp_path):
+    import subprocess
+    import sys
+
+    from twilight_env import records
+
+    path = tmp_path / "deal.json"
+    assert subprocess.run([sys.executable, "-m", "twilight_env.cli", "deal", "--seed", "5", "--json"],
+                          stdout=open(path, "w"), check=False).returncode == 0
+    records.load(str(path))
+    proc = subprocess.run(f"{sys.executable} -m twilight_env.cli replay {path} | head -1", shell=True,
+                          capture_output=True, text=True, executable="/bin/bash")
+    assert "Broken pipe" not in proc.stderr and "error" not in proc.stderr, proc.stderr
