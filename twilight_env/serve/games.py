@@ -13,7 +13,10 @@ open hand, every seat's Sun and Moon card counts, the current trick (chooser, ho
 card per place), the pending pile, each side's taken cards and deal score so far, the
 finished tricks and deals, and the match totals. Hidden hands are never read, so they
 cannot leak. A watched game (agents only) is shown to a spectator with every hand open:
-the union of all players' information sets.
+the union of all players' information sets. Score lines are named as in records
+(``docs/RECORDS.md``: ``"sun"``, ``"moon"``; ``"player 0"`` ..., R6, R7.5), ``winners``
+are indices into them, and ``credited`` gives each line's seats and points of the last
+finished deal once the game is over.
 
 Limits
 ------
