@@ -182,7 +182,19 @@ def test_full_deal_score_equals_the_engines(client, players, seat):
     else:
         solo = game.players[[game.env.seat_of(p) for p in game.players].index(0)]
         assert all(pts[p] == (sides["moon"] if p == solo else sides["sun"]) for p in game.players)
-    assert end["deals"][0]["points"] == [pts[k] for k in end["lines"]]
+    assert end["deals"][0]["points"] == [pts[k.replace(" ", "_")] for k in end["lines"]]
+    # the view names score lines as the record does, and credits them as it does (R5, R7.5)
+    assert end["lines"] == rec["lines"] and end["deals"][0]["points"] == rec["deal_points"]
+    assert [c["line"] for c in end["credited"]] == rec["lines"]
+    assert [c["points"] for c in end["credited"]] == rec["deal_points"]
+    if players == 3:  # solo line: seats 0 and 2 (the new moon); the others their own seat (R7.4)
+        assert [c["seats"] for c in end["credited"]] == \
+            [[0, 2] if i == rec["solo"] else [(0, 1, 3)[(i - rec["solo"]) % 3]] for i in range(3)]
+        assert end["credited"][end["you"]["line"]]["seats"][0] == seat
+    else:
+        assert [c["seats"] for c in end["credited"]] == [[s for s in range(4) if cult[s % 2] == k] for k in (0, 1)]
+        assert end["you"]["line"] == seat % 2
+    assert v["credited"] is None  # nothing credited before the end
 
 
 @pytest.mark.parametrize("players", [3, 4])
@@ -195,11 +207,14 @@ def test_match_plays_several_deals_to_the_target(client, players):
     rec = client.get(f"/api/games/{v['id']}/record").json()
     records.validate(rec)
     assert rec["format"] == records.FORMAT_MATCH and rec["done"] and rec["totals"] == end["totals"]
-    assert rec["agents"][1 if players == 4 else 0] == "person"
-    # the winners shown are the record's (R6.1, R7.5): lines are players in 3p, sides in 4p
-    won = [f"player_{i}" for i in rec["winners"]] if players == 3 else \
-        [f"player_{s}" for s in range(4) if s % 2 in rec["winners"]]
-    assert end["winners"] == won and won
+    assert rec["agents"][1 if players == 4 else 0] == "human"
+    # the winners shown are the record's (R6.1, R7.5): indices into the same lines
+    assert end["lines"] == rec["lines"] and end["winners"] == rec["winners"] and end["winners"]
+    for d, rd in zip(end["deals"], rec["deals"]):
+        assert d["lines"] == rd["lines"] and d["points"] == rd["deal_points"] and d["totals"] == rd["totals_after"]
+        assert [c["points"] for c in d["credited"]] == rd["deal_points"]
+        assert rd["agents"][2] == (rd["agents"][0] if players == 3 else rd["agents"][2])
+    assert end["credited"] == end["deals"][-1]["credited"]
     states = records.replay(rec)
     finals = [s for s in states if s.done]
     assert len(finals) == len(end["deals"])
@@ -256,6 +271,20 @@ def test_a_drawn_seed_is_shown_only_after_the_game(client):
     assert new_game(client, players=3, seed=77)["seed"] == 77  # a seed the person chose is theirs anyway
 
 
+@pytest.mark.parametrize("seat", [0, 1])
+def test_3p_record_names_the_person_human_and_the_new_moon_as_the_solo(client, seat):
+    # docs/RECORDS.md: agents by seat, "human" for a person; seat 2 is decided by the solo (R7.3)
+    v = new_game(client, players=3, seat=seat, opponents="random", partner="heuristic", seed=21)
+    play_to_end(client, v, np.random.default_rng(seat))
+    rec = client.get(f"/api/games/{v['id']}/record").json()
+    records.validate(rec)
+    solo = "human" if seat == 0 else "random"
+    sun = {0: ["random", "random"], 1: ["human", "heuristic"]}[seat]
+    assert rec["agents"] == [solo, sun[0], solo, sun[1]]
+    frames = client.post("/api/replay", json=rec).json()["frames"]
+    assert frames[0]["who"][2] == f"new moon ({solo})" and frames[0]["who"][0] == solo
+
+
 def test_record_download_equals_replay(client):
     v = new_game(client, players=4, seat=2, seed=8)
     assert client.get(f"/api/games/{v['id']}/record").status_code == 409  # not over yet
@@ -264,7 +293,7 @@ def test_record_download_equals_replay(client):
     r = client.get(f"/api/games/{v['id']}/record")
     assert r.status_code == 200 and "attachment" in r.headers["content-disposition"]
     rec = r.json()
-    assert rec["format"] == records.FORMAT_DEAL and rec["agents"][2] == "person"
+    assert rec["format"] == records.FORMAT_DEAL and rec["agents"][2] == "human"
     states = records.replay(json.loads(json.dumps(rec)))
     assert states[-1].done and len(states) == len(rec["actions"]) + 1
     assert {("sun", "moon")[states[-1].seat_cult[i]]: states[-1].side_scores()[i] for i in (0, 1)} \
@@ -273,6 +302,7 @@ def test_record_download_equals_replay(client):
     assert frames["count"] == len(states)
     assert frames["frames"][-1]["sides"] == end["sides"]
     assert frames["frames"][-1]["tricks"] == end["tricks"]
+    assert frames["frames"][-1]["credited"] == end["credited"] and frames["frames"][0]["credited"] is None
     # every position the person saw is a replay position (public parts equal)
     by_step = {f["index"]: f for f in frames["frames"]}
     for view in views:

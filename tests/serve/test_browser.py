@@ -95,8 +95,37 @@ def test_play_a_3_player_deal_by_clicking(server, driver):
     assert all(shown["sun"] == pts[p] for p in game.players if p != solo)
     assert driver.find_element(By.ID, "download").is_displayed()
     assert driver.find_element(By.ID, "score-sun").get_attribute("data-score") == str(shown["sun"])
+    # the deal is over: the score is final, and each player's credited points are shown (R7.5)
+    assert driver.find_element(By.ID, "score-head").get_attribute("textContent") == "Final"
+    rows = driver.find_elements(By.CSS_SELECTOR, "#credited tr[data-line]")
+    assert [(r.get_attribute("data-line"), int(r.get_attribute("data-points"))) for r in rows] \
+        == [(p.replace("_", " "), pts[p]) for p in game.players]
     errors = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
     assert not errors, f"the page logged errors: {errors}"
+
+
+def _rgb(css: str) -> tuple[int, ...]:
+    return tuple(int(float(x)) for x in css[css.index("(") + 1:css.index(")")].split(",")[:3])
+
+
+def test_a_hint_does_not_look_like_an_error(server, driver):
+    from selenium.webdriver.common.by import By
+
+    driver.get(server.url + "/?speed=0")
+    _wait(driver, lambda: driver.execute_script("return document.body.dataset.ready"), what="the page to load")
+    driver.find_element(By.ID, "play-seed").send_keys("5")
+    driver.find_element(By.ID, "start-play").click()
+    assert _wait(driver, lambda: _idle_state(driver), what="your turn") == "your-turn"
+    driver.find_element(By.ID, "hint").click()
+    hint = driver.find_element(By.ID, "hint-text")
+    _wait(driver, lambda: "would" in hint.text, what="the hint")
+    assert driver.find_elements(By.CSS_SELECTOR, ".hinted")
+    style = lambda el, k: driver.execute_script(f"return getComputedStyle(arguments[0]).{k}", el)  # noqa: E731
+    err = driver.find_element(By.ID, "error")
+    r, g, b = _rgb(style(hint, "color"))
+    assert not (r > 120 and r > 2 * g and r > 2 * b), f"the hint is red: {style(hint, 'color')}"
+    assert _rgb(style(hint, "color")) != _rgb(style(err, "backgroundColor"))
+    assert _rgb(style(hint, "color")) != _rgb(style(err, "color"))
 
 
 def test_replay_a_record_forwards_and_backwards(server, driver, tmp_path):
@@ -159,6 +188,29 @@ def test_replay_a_record_forwards_and_backwards(server, driver, tmp_path):
     driver.find_element(By.ID, "tab-replay").click()
     driver.find_element(By.ID, "replay-file").send_keys(str(gz))
     _wait(driver, lambda: driver.execute_script("return app.records && app.records.length") == 2, what="2 records")
+    # the board says which record it shows and keeps a picker for the others
+    _wait(driver, lambda: driver.execute_script("return app.frames.length") == len(frames), what="record 0")
+    assert "record 0 of 2" in driver.find_element(By.ID, "status").text
+    assert driver.find_element(By.ID, "rp-records").is_displayed()
+    assert not driver.find_element(By.ID, "rp-rec-prev").is_enabled()
+    driver.find_element(By.ID, "rp-rec-next").click()
+    _wait(driver, lambda: driver.execute_script("return app.frames[0].num_players") == 3, what="record 1")
+    assert "record 1 of 2" in driver.find_element(By.ID, "status").text
+    assert driver.execute_script("return app.frames.length") == len(frames3)
+    assert not driver.find_element(By.ID, "rp-rec-next").is_enabled()
+    driver.find_element(By.ID, "rp-last").click()
+    # the end of a 3-player deal: final, with each player's credited points as the record's lines (R7.5)
+    assert driver.find_element(By.ID, "score-head").get_attribute("textContent") == "Final"
+    rows = driver.find_elements(By.CSS_SELECTOR, "#credited tr[data-line]")
+    assert [(r.get_attribute("data-line"), int(r.get_attribute("data-points"))) for r in rows] \
+        == list(zip(rec3["lines"], rec3["deal_points"]))
+    driver.save_screenshot(str(tmp_path / "replay_board.png"))
+    box = driver.find_element(By.ID, "rp-record")
+    box.clear()
+    box.send_keys("0\n")
+    _wait(driver, lambda: driver.execute_script("return app.frames[0].num_players") == 4, what="record 0 again")
+    assert "record 0 of 2" in driver.find_element(By.ID, "status").text
+    assert driver.find_element(By.ID, "score-head").get_attribute("textContent") == "This deal so far"
     driver.find_element(By.ID, "tab-replay").click()
     box = driver.find_element(By.ID, "replay-index")
     box.clear()

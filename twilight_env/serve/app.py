@@ -23,7 +23,8 @@ from starlette.staticfiles import StaticFiles
 
 from .. import records
 from ..engine import PHASE_NAMES
-from .games import DEFAULT_AGENT, Game, GameError, GameStore, Limits, action_text, state_view
+from .games import (DEFAULT_AGENT, Game, GameError, GameStore, Limits, action_text, credited, line_seats,
+                    state_view)
 
 STATIC_DIR = os.path.join(os.path.dirname(__file__), "static")
 MAX_BODY = 4 * 1024 * 1024
@@ -59,8 +60,9 @@ def replay_frames(record: Any) -> dict:
     Returns:
         ``{"kind": "deal" | "match", "count": int, "frames": [...]}``: one spectator view
         per position (every hand open: a record holds the whole deal), each with
-        ``text`` (the move that led there), ``deal`` (1-based), ``index`` and ``who``
-        (the recorded agent of each seat).
+        ``text`` (the move that led there), ``deal`` (1-based), ``index``, ``who``
+        (the recorded agent of each seat) and ``credited`` (at the end of a deal: the
+        record's ``lines`` with their seats and ``deal_points``, R5, R7.5; else None).
 
     Raises:
         GameError: 422 when the record cannot be replayed (the step and the reason).
@@ -71,10 +73,8 @@ def replay_frames(record: Any) -> dict:
         states = records.replay(record)
     except ValueError as e:  # RecordError: the step, the field and the reason
         raise GameError(422, f"cannot replay this record: {e}") from None
-    if record.get("format") == records.FORMAT_MATCH:
-        seat_agents = [d.get("agents") for d in record["deals"]]
-    else:
-        seat_agents = [record.get("agents")]
+    deal_recs = record["deals"] if record.get("format") == records.FORMAT_MATCH else [record]
+    seat_agents = [d.get("agents") for d in deal_recs]
     frames = []
     deal = 1
     for i, st in enumerate(states):
@@ -91,9 +91,13 @@ def replay_frames(record: Any) -> dict:
                                    if len(st.history) > len(prev.history) else _request_action(prev, st))
         agents = seat_agents[deal - 1] if deal - 1 < len(seat_agents) else None
         who = [a or "" for a in agents] if agents else ["", "", "", ""]
-        if st.num_players == 3 and agents and not agents[2]:
-            who[2] = f"new moon ({who[0]})" if who[0] else "new moon"
-        view.update({"text": text, "deal": deal, "index": i, "who": who})
+        if st.num_players == 3:  # seat 2 holds the solo's entry, or null in older records (R7.3)
+            by = who[2] or who[0]
+            who[2] = f"new moon ({by})" if by else "new moon"
+        d = deal_recs[deal - 1]
+        view.update({"text": text, "deal": deal, "index": i, "who": who,
+                     "credited": credited(d["lines"], d["deal_points"], line_seats(d["lines"], st.seat_cult, d.get("solo")))
+                     if st.done else None})
         frames.append(view)
     kind = "match" if record.get("format") == records.FORMAT_MATCH else "deal"
     return {"kind": kind, "frames": frames, "count": len(frames)}

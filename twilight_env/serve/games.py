@@ -13,7 +13,10 @@ open hand, every seat's Sun and Moon card counts, the current trick (chooser, ho
 card per place), the pending pile, each side's taken cards and deal score so far, the
 finished tricks and deals, and the match totals. Hidden hands are never read, so they
 cannot leak. A watched game (agents only) is shown to a spectator with every hand open:
-the union of all players' information sets.
+the union of all players' information sets. Score lines are named as in records
+(``docs/RECORDS.md``: ``"sun"``, ``"moon"``; ``"player 0"`` ..., R6, R7.5), ``winners``
+are indices into them, and ``credited`` gives each line's seats and points of the last
+finished deal once the game is over.
 
 Limits
 ------
@@ -222,6 +225,46 @@ def table_view(infos: list[InfoSet], visible: list[int], tricks: list[dict] | No
     }
 
 
+def line_name(key: str) -> str:
+    """The record's name of an env score line: ``"sun"``, ``"player 0"``, ``"new moon"`` (R6, R7.5).
+
+    The env keys its ``deal_points``/``totals`` infos ``"sun"``, ``"player_0"``, ``"new_moon"``;
+    views and records use the names of :meth:`twilight_env.engine.Match.line_names`.
+    """
+    return key.replace("_", " ")
+
+
+def line_seats(lines: list[str], seat_cult: tuple | list, solo: int | None) -> list[list[int]]:
+    """The seats each score line is credited for in one deal (R5, R7.5).
+
+    Args:
+        lines: the record's line names (:func:`line_name`).
+        seat_cult: cult index (0 Sun, 1 Moon) of seats 0..3.
+        solo: 3 players: the solo player of the deal (at seat 0, with the new moon at 2);
+            None in 4 players.
+
+    Returns:
+        One list of seats per line: 4 players the seats of that cult; 3 players the
+        player's seat, the solo's line with the new moon's seat 2 too (team scoring).
+    """
+    out = []
+    for name in lines:
+        if name in ("sun", "moon"):
+            out.append([s for s in range(4) if CULT_NAMES[seat_cult[s]] == name])
+        elif name == "new moon":
+            out.append([2])
+        else:
+            p = int(name.split()[1])
+            seat = (0, 1, 3)[(p - solo) % 3]
+            out.append([0, 2] if seat == 0 and "new moon" not in lines else [seat])
+    return out
+
+
+def credited(lines: list[str], points: list[int], seats: list[list[int]]) -> list[dict]:
+    """``[{"line", "seats", "points"}]``: what each score line is credited for a finished deal (R5, R7.5)."""
+    return [{"line": n, "seats": s, "points": int(x)} for n, s, x in zip(lines, seats, points)]
+
+
 def person_view(info: InfoSet, tricks: list[dict] | None = None) -> dict:
     """The table for the person at ``info.seat``: own hand and 3p open hand only (R2.5, R7.1)."""
     view = table_view([info], list(info.known_masks), tricks)
@@ -348,7 +391,7 @@ class Game:
         self.rngs = {players[p]: np.random.default_rng(np.random.SeedSequence((seed, 1, p))) for p in range(n)}
         self.steps = 0
         self.over = False
-        self.winners: list[str] = []  # match episodes: the players who won, once over
+        self.winners: list[int] = []  # match episodes: the winning score lines, once over
         self.deals: list[dict] = []  # finished deals: summary and record inputs
         self.log: list[str] = []
         self.clock = clock
@@ -428,11 +471,14 @@ class Game:
         final = initial.clone()
         for a in self._deal_actions:
             final.apply(a)
-        lines = list(infos["deal_points"])
-        summary = {"deal": len(self.deals) + 1, "lines": lines,
-                   "points": [infos["deal_points"][k] for k in lines],
+        keys = list(infos["deal_points"])
+        lines = [line_name(k) for k in keys]
+        points = [infos["deal_points"][k] for k in keys]
+        solo = self.players.index(self._seat_players[0]) if self.num_players == 3 else None
+        summary = {"deal": len(self.deals) + 1, "lines": lines, "points": points,
                    "totals": self._line_totals(infos),
                    "sides": list(final.side_scores()),
+                   "credited": credited(lines, points, line_seats(lines, final.seat_cult, solo)),
                    "seat_players": list(self._seat_players)}
         self.deals.append({"summary": summary, "initial": initial, "actions": list(self._deal_actions)})
         self.log.append(f"deal {summary['deal']} over: Sun side {summary['sides'][1 if self.num_players == 3 else 0]}, "
@@ -441,7 +487,9 @@ class Game:
             self.over = True
             self.finished_at = self.clock()
             if self.episode == "match":  # the env's match reward: +1 to the winners (R6.1, R7.5)
-                self.winners = [p for p in self.players if self.env.rewards[p] > 0]
+                won = [self.players.index(p) for p in self.players if self.env.rewards[p] > 0]
+                # as the record's winners: indices of score lines (4p: side of player i's seat i)
+                self.winners = sorted({i % 2 for i in won}) if self.num_players == 4 else won
         else:
             self._start_deal()
 
@@ -531,10 +579,12 @@ class Game:
             infos = [self.env.infoset(p) for p in self.players]
             table = spectator_view(infos, self._tricks(infos[0]))
         ex = self.env.infos[self.players[0]]
-        lines = list(ex["deal_points"])
+        lines = [line_name(k) for k in ex["deal_points"]]
         you = None
         if self.human is not None:
-            you = {"player": self.human, "seat": self.env.seat_of(self.human)}
+            seat = self.env.seat_of(self.human)
+            line = self.players.index(self.human) if self.num_players == 3 else seat % 2
+            you = {"player": self.human, "seat": seat, "line": line}
         table.update({
             "id": self.id, "mode": self.mode, "episode": self.episode,
             # a drawn seed would let a person re-derive the hidden hands: shown once the game is over
@@ -548,6 +598,7 @@ class Game:
             "deals": [d["summary"] for d in self.deals],
             "agents_to_move": not self.over and not self.human_to_move,
             "winners": list(self.winners),
+            "credited": self.deals[-1]["summary"]["credited"] if self.over else None,
             "log": list(self.log[-12:]),
         })
         return table
@@ -567,7 +618,10 @@ class Game:
         scores = None
         for d in self.deals:
             seat_players = d["summary"]["seat_players"]
-            by_seat = [None if p is None else (self.specs[self.players.index(p)] or "person") for p in seat_players]
+            # the person is "human" (as `twilight play --record` writes); in 3 players the new
+            # moon's seat 2 gets the solo's entry: the solo decides for it (R7.3, docs/RECORDS.md)
+            deciders = [seat_players[0] if p is None else p for p in seat_players]
+            by_seat = [self.specs[self.players.index(p)] or "human" for p in deciders]
             extra = {"solo": self.players.index(seat_players[0])} if self.num_players == 3 else {}
             rec = records.deal_record(d["initial"], d["actions"], config=config, scores=scores, agents=by_seat,
                                       seed=self.seed, meta=meta, **extra)
@@ -575,7 +629,7 @@ class Game:
             deals.append(rec)
         if self.episode == "deal":
             return deals[0]
-        return records.match_record(deals, config=config, agents=[s or "person" for s in self.specs],
+        return records.match_record(deals, config=config, agents=[s or "human" for s in self.specs],
                                     seed=self.seed, meta=meta)
 
     def touch(self) -> None:

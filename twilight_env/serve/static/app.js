@@ -23,6 +23,7 @@ const app = {
   bannerOpen: false,
   frames: [],
   records: null,     // the records of the opened file
+  record: 0,         // index of the record replayed
   frame: 0,
   hint: null,
 };
@@ -202,7 +203,9 @@ function promptText(v) {
 // ---------------------------------------------------------------- side panels
 function renderScores(v) {
   const box = $("scores");
-  let h = "<h3>This deal so far</h3><table><tr><th>side</th><th>seats</th><th>souls</th><th>×</th><th>score</th></tr>";
+  // once the deal is over its score is final (the last deal of a match: the match is over too)
+  const head = v.phase === "over" ? (v.over && v.episode === "match" ? "Final · last deal" : "Final") : "This deal so far";
+  let h = `<h3 id="score-head">${head}</h3><table><tr><th>side</th><th>seats</th><th>souls</th><th>×</th><th>score</th></tr>`;
   for (const s of v.sides) {
     h += `<tr id="score-${s.cult}" data-score="${s.score}"><td><span class="chip ${s.cult}">${cultName(s.cult)}</span></td>`
       + `<td>${s.seats.join(", ")}</td><td>${s.souls}</td><td>${s.multiplier}</td><td><b>${s.score}</b></td></tr>`;
@@ -210,13 +213,13 @@ function renderScores(v) {
   h += "</table>";
   if (v.episode === "match" || (v.deals && v.deals.length > 1)) {
     h += `<h3>Match${v.target ? " to " + v.target : ""}</h3><table><tr><th></th>`;
-    for (const l of v.lines) h += `<th>${esc(l.replace("player_", "p"))}</th>`;
+    for (const l of v.lines) h += `<th>${esc(l)}</th>`;
     h += "</tr>";
     for (const d of v.deals) {
       h += `<tr><td>deal ${d.deal}</td>` + d.points.map((x) => `<td>${x}</td>`).join("") + "</tr>";
     }
     h += `<tr class="totals"><td>total</td>` + v.totals.map((x) => `<td><b>${x}</b></td>`).join("") + "</tr></table>";
-    if (v.you) h += `<div class="note">you are ${v.you.player.replace("player_", "p")}</div>`;
+    if (v.you) h += `<div class="note">your line: ${esc(v.lines[v.you.line])}</div>`;
   }
   if (v.over) {
     const sun = v.sides.find((s) => s.cult === "sun").score;
@@ -229,13 +232,25 @@ function renderScores(v) {
     const label = v.episode === "match" ? "Last deal" : "Final";
     h += `<div id="final" data-sun="${sun}" data-moon="${moon}">${label}: Sun ${sun}, Moon ${moon}.${res}</div>`;
     if (v.episode === "match" && v.winners) {
-      const names = v.winners.map((p) => p.replace("player_", "p")).join(" and ");
-      let m = v.winners.length ? `Match over: ${names} won` : "Match over: the new-moon line won";
-      if (v.you) m += v.winners.includes(v.you.player) ? " (you win)." : " (you lose).";
+      const names = v.winners.map((i) => v.lines[i]).join(" and ");
+      let m = v.winners.length ? `Match over: ${esc(names)} won` : "Match over: the new-moon line won";
+      if (v.you) m += v.winners.includes(v.you.line) ? " (you win)." : " (you lose).";
       h += `<div id="match-result">${m}</div>`;
     }
   }
+  h += creditedTable(v);
   box.innerHTML = h;
+}
+
+// 3 players: what each player's score line is credited for the finished deal (R7.5)
+function creditedTable(v) {
+  if (v.num_players !== 3 || !v.credited) return "";
+  let h = '<table id="credited"><tr><th>credited</th><th>seats</th><th>points</th></tr>';
+  for (const c of v.credited) {
+    h += `<tr data-line="${esc(c.line)}" data-points="${c.points}"><td>${esc(c.line)}</td>`
+      + `<td>${c.seats.join(", ")}</td><td><b>${c.points}</b></td></tr>`;
+  }
+  return h + "</table>";
 }
 
 function renderPending(v) {
@@ -274,7 +289,9 @@ function renderLog(v) {
 function renderStatus(v) {
   let h = "";
   if (app.mode === "replay") {
-    h = `Replay · ${v.num_players} players · deal ${v.deal} · position ${app.frame} of ${app.frames.length - 1}`;
+    const n = app.records ? app.records.length : 1;
+    const rec = n > 1 ? ` · <b id="rp-which">record ${app.record} of ${n}</b> (numbered 0..${n - 1})` : "";
+    h = `Replay${rec} · ${v.num_players} players · deal ${v.deal} · position ${app.frame} of ${app.frames.length - 1}`;
   } else {
     h = `${app.mode === "play" ? "Playing" : "Watching"} · ${v.num_players} players · ${v.episode === "match" ? "match, deal " + v.deal_number : "one deal"}${v.seed === null ? "" : " · seed " + v.seed}`;
     if (v.over) h += " · <b>game over</b>";
@@ -337,7 +354,7 @@ function checkDealEnd(v) {
     const sunSide = v.num_players === 4 ? 0 : 1;
     let txt = `Deal ${d.deal} over: Sun side ${d.sides[sunSide]}, Moon side ${d.sides[1 - sunSide]}.`;
     if (v.episode === "match") {
-      txt += " Totals: " + d.lines.map((l, i) => `${l.replace("player_", "p")} ${d.totals[i]}`).join(", ") + ".";
+      txt += " Totals: " + d.lines.map((l, i) => `${l} ${d.totals[i]}`).join(", ") + ".";
       txt += v.over ? " The match is decided." : " The next deal is dealt.";
       app.bannerOpen = !v.over;
       $("banner-text").textContent = txt;
@@ -463,12 +480,25 @@ async function openRecord(file) {
   idx.value = 0;
   $("replay-index-box").classList.toggle("hidden", app.records.length < 2);
   $("replay-count").textContent = `of ${app.records.length} records (0 is the first)`;
+  // on the board, a file of several records keeps a picker: the record number, back and forward
+  $("rp-records").classList.toggle("hidden", app.records.length < 2);
+  $("rp-record").max = app.records.length - 1;
+  $("rp-record-count").textContent = `of ${app.records.length} (0..${app.records.length - 1})`;
   await replayRecord(0);
 }
 
 async function replayRecord(i) {
+  if (!app.records || !(i >= 0 && i < app.records.length)) {
+    showError(`record index must be 0..${app.records ? app.records.length - 1 : 0}`);
+    return;
+  }
   try {
     const r = await api("POST", "/api/replay", app.records[i]);
+    app.record = i;
+    $("replay-index").value = i;
+    $("rp-record").value = i;
+    $("rp-rec-prev").disabled = i === 0;
+    $("rp-rec-next").disabled = i === app.records.length - 1;
     app.frames = r.frames;
     app.frame = 0;
     $("rp-slider").max = r.frames.length - 1;
@@ -590,6 +620,9 @@ async function init() {
   $("rp-next").addEventListener("click", () => showFrame(app.frame + 1));
   $("rp-last").addEventListener("click", () => showFrame(app.frames.length - 1));
   $("rp-slider").addEventListener("input", (e) => showFrame(Number(e.target.value)));
+  $("rp-rec-prev").addEventListener("click", () => replayRecord(app.record - 1));
+  $("rp-rec-next").addEventListener("click", () => replayRecord(app.record + 1));
+  $("rp-record").addEventListener("change", (e) => replayRecord(Number(e.target.value)));
   document.addEventListener("keydown", (e) => {
     if (app.mode !== "replay" || e.target.tagName === "INPUT") return;
     if (e.key === "ArrowLeft") showFrame(app.frame - 1);
