@@ -651,8 +651,8 @@ def write_outputs(folder: str, doc: dict) -> dict[str, str]:
     lines += [f"- {r['answer']}" for r in results]
     lines += [f"- {rotating_line(r)}" for r in results]
     runner = doc.get("runner", "local")
-    where = f"{doc['workers']} worker(s)" if runner == "local" else f"on {runner}"
-    lines.append(f"\nRun time {doc['run_seconds']:.1f} s with {where}.")
+    where = f"with {doc['workers']} worker(s)" if runner == "local" else f"on {runner}"
+    lines.append(f"\nRun time {doc['run_seconds']:.1f} s {where}.")
     with open(paths["md"], "w") as f:
         f.write("\n".join(lines) + "\n")
     plot(results, paths["png"], doc["seed"])

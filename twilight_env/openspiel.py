@@ -111,6 +111,8 @@ def _config(params: dict) -> Config:
     if unknown:
         raise ValueError(f"python_twilight has no parameter {unknown}; its parameters: {sorted(_PARAMS)}")
     p = {**_PARAMS, **params}
+    if p["players"] not in (3, 4) or isinstance(p["players"], bool):
+        raise ValueError(f"python_twilight parameter 'players' must be 3 or 4, got {p['players']!r}")
     cfg = Config(num_players=p["players"], goals_333=p["goals_333"],
                  three_player_scoring=p["three_player_scoring"], fixed_solo=p["fixed_solo"])
     if cfg.num_players == 4 and cfg.three_player_scoring != "team":

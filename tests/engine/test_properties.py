@@ -12,7 +12,7 @@ hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import given, settings, strategies as st  # noqa: E402
 
 from twilight_env.cards import CARDS, NUM_CARDS, souls_of  # noqa: E402
-from twilight_env.engine import NUM_ACTIONS, State  # noqa: E402
+from twilight_env.engine import NUM_ACTIONS, PurePythonState, State  # noqa: E402
 from twilight_env.infoset import InfoSet  # noqa: E402
 
 from engine_reference import ReferenceDeal  # noqa: E402
@@ -21,11 +21,14 @@ seeds = st.integers(min_value=0, max_value=2**32 - 1)
 players = st.sampled_from([3, 4])
 
 
-def play_checked(seed: int, num_players: int, infosets: bool = False) -> State:
-    """Deal and play one random deal, checking every step against the reference."""
+def play_checked(seed: int, num_players: int, infosets: bool = False, cls=State) -> State:
+    """Deal and play one random deal, checking every step against the reference.
+
+    ``cls``: the engine class played (``State``, the compiled core when it is built, or
+    ``PurePythonState``, the reference rules ``_Rules`` alone)."""
     rng = np.random.default_rng(seed)
     leader = int(rng.integers(4))
-    state = State.random(rng, leader=leader, num_players=num_players)
+    state = cls.random(rng, leader=leader, num_players=num_players)
     ref = ReferenceDeal([[CARDS[i] for i in range(NUM_CARDS) if h >> i & 1] for h in state.hands],
                         leader, num_players)
     while True:
@@ -62,9 +65,11 @@ def check_infosets(state: State) -> None:
             assert getattr(twin, name) == getattr(info, name), name
 
 
-@given(seed=seeds, num_players=players)
-def test_r3_r4_random_deals_match_the_reference(seed, num_players):
-    state, ref = play_checked(seed, num_players)
+@given(seed=seeds, num_players=players, pure=st.booleans())
+def test_r3_r4_random_deals_match_the_reference(seed, num_players, pure):
+    """Both ``State`` and ``PurePythonState`` (the reference rules alone, whichever engine
+    ``State`` is) play every step as the plain reference does."""
+    state, ref = play_checked(seed, num_players, cls=PurePythonState if pure else State)
     for seat in range(4):
         assert state.captured[seat] == sum(1 << CARDS.index(c) for c in ref.taken[seat])
     assert state.neutral == sum(1 << CARDS.index(c) for c in ref.neutral)

@@ -412,3 +412,22 @@ def test_fourth_place_of_the_trick_is_always_empty(num_players, monkeypatch):
         if done.any():
             eng.reset(np.nonzero(done)[0], rng=rng)
     assert third_seen > 0
+
+
+@pytest.mark.parametrize("num_players", [4, 3])
+def test_r5_deal_score_so_far_in_the_observation_is_the_engines(num_players):
+    """The SIDE fields restate R5 (souls x own multipliers) from the encoders' own tables;
+    the decoded deal score so far equals the engine's side scores, own side first."""
+    from twilight_env.encoding import decode_observation, encode_observation
+
+    rng = np.random.default_rng(17 + num_players)
+    for _ in range(40):
+        s = State.random(rng, leader=0, num_players=num_players)
+        while not s.done:
+            legal = s.legal_actions()
+            s.apply(legal[int(rng.integers(len(legal)))])
+            for seat in ((0, 1, 3) if num_players == 3 else range(4)):  # the new moon has no view of its own
+                own = seat & 1
+                scores = s.side_scores()
+                got = decode_observation(encode_observation(s, seat))["score"]
+                assert tuple(got) == (scores[own], scores[1 - own])

@@ -66,6 +66,8 @@ def test_edge_on_ray_equals_local(ray_cluster, tmp_path):
     pb, db = _edge_points(b)
     assert pa == pb
     assert (da["runner"], db["runner"]) == ("local", "ray:auto")
+    assert "s on ray:auto." in (b / "edge.md").read_text()
+    assert "s with 2 worker(s)." in (a / "edge.md").read_text()
 
 
 def test_arena_cli_on_ray_equals_local(ray_cluster, tmp_path, capsys):

@@ -47,7 +47,7 @@ def test_game_facts():
 
 
 @pytest.mark.parametrize("params, match", [
-    ({"players": 5}, "num_players"),
+    ({"players": 5}, "parameter 'players' must be 3 or 4"),
     ({"players": 4, "three_player_scoring": "individual"}, "3-player"),
     ({"players": 3, "three_player_scoring": "best"}, "three_player_scoring"),
     ({"players": 3, "goals_333": True}, "match rules"),
