@@ -31,3 +31,49 @@ else:
     settings.register_profile("thorough", deadline=None, max_examples=2000,
                               suppress_health_check=[HealthCheck.too_slow])
     settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+
+class ProcessKiller:
+    """A background thread that SIGKILLs the first process whose command line starts
+    with ``prefix`` (e.g. a busy Ray worker, ``ray::_run_block``); ``killed`` holds its
+    pid once done. Use as a context manager around the run to disturb."""
+
+    def __init__(self, prefix: str):
+        import threading
+
+        self.prefix, self.killed, self._stop = prefix, [], threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+
+    def _watch(self) -> None:
+        import signal
+        import time
+
+        import psutil
+
+        while not self._stop.is_set() and not self.killed:
+            for proc in psutil.process_iter(["pid", "cmdline"]):
+                if " ".join(proc.info["cmdline"] or []).startswith(self.prefix):
+                    try:
+                        os.kill(proc.info["pid"], signal.SIGKILL)
+                    except ProcessLookupError:
+                        continue
+                    self.killed.append(proc.info["pid"])
+                    return
+            time.sleep(0.005)
+
+    def __enter__(self) -> "ProcessKiller":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+import pytest as _pytest  # noqa: E402
+
+
+@_pytest.fixture
+def process_killer():
+    """:class:`ProcessKiller` by prefix: ``with process_killer("ray::_run_block") as k: ...``."""
+    return ProcessKiller

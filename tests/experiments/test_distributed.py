@@ -3,10 +3,6 @@ identical to the local runner, survive a killed worker process without losing or
 double-counting a deal, and resume across runners."""
 
 import json
-import os
-import signal
-import threading
-import time
 
 import pytest
 
@@ -96,40 +92,17 @@ def _deals(n, seed=11):
     return deal_set(n, seed, 3, None, None)[0]
 
 
-def _kill_one_busy_worker(stop: threading.Event, killed: list) -> None:
-    """SIGKILL the first Ray worker process caught running a block of deals."""
-    import psutil
-
-    while not stop.is_set() and not killed:
-        for proc in psutil.process_iter(["pid", "cmdline"]):
-            cmd = " ".join(proc.info["cmdline"] or [])
-            if cmd.startswith("ray::_run_block"):
-                try:
-                    os.kill(proc.info["pid"], signal.SIGKILL)
-                except ProcessLookupError:
-                    continue
-                killed.append(proc.info["pid"])
-                return
-        time.sleep(0.005)
-
-
-def test_a_killed_worker_loses_nothing_and_counts_nothing_twice(ray_cluster):
+def test_a_killed_worker_loses_nothing_and_counts_nothing_twice(ray_cluster, process_killer):
     deals = _deals(400, seed=21)
     tasks = [(d, deal, "heuristic", "heuristic", 7, 0) for d, deal in enumerate(deals)]
     expected = [edge._play_edge_deal(t) for t in tasks]
     for _attempt in range(3):  # the worker must be caught mid-block; retry the run if it was not
-        stop, killed = threading.Event(), []
-        watcher = threading.Thread(target=_kill_one_busy_worker, args=(stop, killed), daemon=True)
-        watcher.start()
         seen = []
-        try:
+        with process_killer("ray::_run_block") as killer:
             out = run_tasks_ray(edge._play_edge_deal, tasks, "auto", on_result=seen.append, block=8)
-        finally:
-            stop.set()
-            watcher.join()
-        if killed:
+        if killer.killed:
             break
-    assert killed, "no Ray worker was caught running a block"
+    assert killer.killed, "no Ray worker was caught running a block"
     assert out == expected  # every deal once, in order, with the same points
     assert seen == expected
     assert sorted(r[0] for r in out) == list(range(400))

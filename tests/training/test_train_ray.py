@@ -61,34 +61,8 @@ def test_bad_ray_address_is_refused(tmp_path):
         train(_cfg(tmp_path, ray="nowhere"))
 
 
-def test_a_killed_ray_actor_is_restarted_and_training_goes_on(cluster, tmp_path):
-    import signal
-    import threading
-    import time
-
-    import psutil
-
-    killed, stop = [], threading.Event()
-
-    def kill_one_actor():
-        while not stop.is_set() and not killed:
-            for proc in psutil.process_iter(["pid", "cmdline"]):
-                cmd = " ".join(proc.info["cmdline"] or [])
-                if cmd.startswith("ray::_RaySelfPlayActor.collect"):
-                    try:
-                        os.kill(proc.info["pid"], signal.SIGKILL)
-                    except ProcessLookupError:
-                        continue
-                    killed.append(proc.info["pid"])
-                    return
-            time.sleep(0.01)
-
-    watcher = threading.Thread(target=kill_one_actor, daemon=True)
-    watcher.start()
-    try:
+def test_a_killed_ray_actor_is_restarted_and_training_goes_on(cluster, tmp_path, process_killer):
+    with process_killer("ray::_RaySelfPlayActor.collect") as killer:
         out = train(_cfg(tmp_path, decisions=4000, exp="kill"))
-    finally:
-        stop.set()
-        watcher.join()
-    assert killed, "no Ray self-play actor was caught collecting"
+    assert killer.killed, "no Ray self-play actor was caught collecting"
     assert load_checkpoint(Path(out["run_dir"]) / CHECKPOINT_NAME)["decisions"] >= 4000
