@@ -82,29 +82,46 @@ def projection(half_width: float, deals: int, seconds: float, workers: tuple[int
 
 def run_edge_ladder(ladder_folder: str, deals: int, deal_set_name: str = DEFAULT_DEAL_SET, workers: int = 1,
                     out: str | None = None, progress: bool = True, verbose: bool = True,
-                    ray: str | None = None, boot: int | None = None, matches: int | None = None) -> str:
+                    ray: str | None = None, boot: int | None = None, matches: int | None = None,
+                    rung_deals: dict[str, int] | None = None) -> str:
     """Play (or resume, or read back) the edge at every rung; write the outputs; return the folder.
 
+    Args:
+        deals: deals per rung (each played 3 times).
+        rung_deals: ``{spec: N}`` overriding ``deals`` for some rungs (fast rungs can
+            reach a tight interval, slow search rungs take fewer); 0 leaves a rung out.
+
     Raises:
-        ValueError: as :func:`load_ladder`, a bad number of deals, or an unknown deal set.
+        ValueError: as :func:`load_ladder`, a bad number of deals, a ``rung_deals`` spec
+            that is not a rung of the ladder, or an unknown deal set.
     """
     from .solo_edge import CHECKPOINT, load_result, run_study
 
     lad = load_ladder(ladder_folder)
     if isinstance(deals, bool) or not isinstance(deals, int) or deals < 2:
         raise ValueError(f"--deals must be at least 2, got {deals!r}")
+    rung_deals = dict(rung_deals or {})
+    unknown = sorted(set(rung_deals) - set(lad["rungs"]))
+    if unknown:
+        raise ValueError(f"--rung-deals names {unknown}, which are not rungs of the ladder {lad['rungs']}")
+    for spec, n in rung_deals.items():
+        if isinstance(n, bool) or not isinstance(n, int) or n == 1 or n < 0:
+            raise ValueError(f"--rung-deals {spec}={n!r}: N must be 0 (leave the rung out) or at least 2")
     seed = heldout_seed(deal_set_name)
     folder = out_dir(out, "edge_ladder", seed, force=True)  # re-entered on purpose: each rung has its own folder
     rows = []
     for k, (spec, rating) in enumerate(zip(lad["rungs"], lad["ratings"])):
         if spec.split(":")[0] == "random":
             continue
+        n_rung = rung_deals.get(spec, deals)
+        if n_rung == 0:
+            continue
         sub = os.path.join(folder, f"edge_{k}_{_slug(spec)}")
         if os.path.isfile(os.path.join(sub, "edge.json")):
             doc = load_result(sub)
-            if doc["deals"] != deals or doc["seed"] != seed:
+            if doc["deals"] != n_rung or doc["seed"] != seed:
                 raise ValueError(f"{sub!r} holds an edge run of {doc['deals']} deals (seed {doc['seed']}); this "
-                                 f"command asks for {deals} (seed {seed}): use another --out")
+                                 f"command asks for {n_rung} (seed {seed}): use another --out")
         elif os.path.isfile(os.path.join(sub, CHECKPOINT)):
             if verbose:
                 print(f"rung {k} ({spec}): resuming {sub}", file=sys.stderr)
@@ -112,8 +129,8 @@ def run_edge_ladder(ladder_folder: str, deals: int, deal_set_name: str = DEFAULT
             doc = load_result(sub)
         else:
             if verbose:
-                print(f"rung {k} ({spec}): {deals} deals into {sub}", file=sys.stderr)
-            run_study([spec], deals, seed, workers, sub, progress=progress, verbose=False, ray=ray, boot=boot,
+                print(f"rung {k} ({spec}): {n_rung} deals into {sub}", file=sys.stderr)
+            run_study([spec], n_rung, seed, workers, sub, progress=progress, verbose=False, ray=ray, boot=boot,
                       matches=matches)
             doc = load_result(sub)
         r = doc["results"][0]
@@ -183,7 +200,7 @@ def write_outputs(folder: str, result: dict) -> None:
         json.dump(result, f, indent=1)
     header, rows = table_rows(result)
     lines = ["# The solo-vs-Sun edge against strength (3 players)", "",
-             f"Edge runs on the held-out deal set {result['deal_set']} ({result['deals']} deals x 3 plays per rung); "
+             f"Edge runs on the held-out deal set {result['deal_set']} (each rung's N deals x 3 plays, column N); "
              f"ratings from the ladder in {result['ladder']}.", "", markdown_table(header, rows), "",
              top_two_line(result), "",
              "Moon − Sun: deal points per deal, each deal's three plays averaged, Student-t interval. Deals for "
@@ -214,8 +231,10 @@ def plot(result: dict, path: str) -> None:
         ax.annotate(r["spec"], (xi, yi), textcoords="offset points", xytext=(6, 6), fontsize=9)
     ax.set_xlabel("ladder points rating (deal points per deal above the bottom rung)")
     ax.set_ylabel("Moon − Sun deal points per deal")
-    ax.set_title(f"Solo-vs-Sun edge against strength, 3 players ({result['deal_set']}, "
-                 f"{result['deals']} deals per rung, 95% intervals)", fontsize=10)
+    ns = sorted({r["deals"] for r in rows})
+    per = f"{ns[0]} deals per rung" if len(ns) == 1 else "deals per rung: " + " / ".join(str(r["deals"]) for r in rows)
+    ax.set_title(f"Solo-vs-Sun edge against strength, 3 players\n({result['deal_set']}, {per}, 95% intervals)",
+                 fontsize=10)
     ax.grid(alpha=0.3)
     fig.tight_layout()
     fig.savefig(path, dpi=110)

@@ -133,6 +133,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="the edge at every rung of a finished 3-player `twilight ladder` run, on the held-out deal "
                         "set heldout-2, with --deals N per rung; writes edge_vs_strength.md/.json/.png (run the same "
                         "command again to resume)")
+    p.add_argument("--rung-deals", action="append", default=None, metavar="SPEC=N",
+                   help="with --ladder: N deals for the rung SPEC instead of --deals (repeat for several rungs; "
+                        "0 leaves the rung out)")
     add_ray_argument(p)
 
 
@@ -769,7 +772,24 @@ def load_result(folder: str) -> dict:
         raise ValueError(f"no readable edge output in {folder!r}: {e}") from None
 
 
+def parse_rung_deals(items: list[str] | None) -> dict[str, int]:
+    """``["SPEC=N", ...]`` (the spec may hold ``=`` itself: the last one splits) -> ``{SPEC: N}``.
+
+    Raises:
+        ValueError: an item without ``=N`` or with a non-integer N.
+    """
+    out = {}
+    for item in items or []:
+        spec, sep, n = item.rpartition("=")
+        if not sep or not spec or not n.strip().lstrip("-").isdigit():
+            raise ValueError(f"--rung-deals takes SPEC=N (N deals for that rung), got {item!r}")
+        out[spec.strip()] = int(n)
+    return out
+
+
 def run(args) -> int:
+    if args.rung_deals and args.ladder is None:
+        raise ValueError("--rung-deals goes with --ladder")
     if args.ladder is not None:
         given = [name for name, v in (("specs", args.specs), ("--solo", args.solo), ("--sun", args.sun),
                                       ("--seed", args.seed), ("--deals-file", args.deals_file),
@@ -785,7 +805,8 @@ def run(args) -> int:
 
         try:
             run_edge_ladder(args.ladder, args.deals, workers=args.workers, out=args.out, progress=not args.quiet,
-                            ray=args.ray, boot=args.boot, matches=args.matches)
+                            ray=args.ray, boot=args.boot, matches=args.matches,
+                            rung_deals=parse_rung_deals(args.rung_deals))
         except KeyboardInterrupt:
             return 130
         return 0

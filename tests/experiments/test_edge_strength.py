@@ -86,3 +86,19 @@ def test_ladder_option_errors(lad, tmp_path, capsys):
     assert "do not give specs" in capsys.readouterr().err
     assert main(["edge", "--ladder", str(tmp_path), "--deals", "4"]) == 2
     assert "no readable ladder.json" in capsys.readouterr().err
+
+
+def test_rung_deals_give_each_rung_its_own_n_and_zero_leaves_it_out(lad, tmp_path):
+    out = tmp_path / "el"
+    assert main(["edge", "--ladder", str(lad), "--deals", "4", "--rung-deals", "heuristic:=0", "--rung-deals",
+                 "heuristic=3", "--out", str(out), "--quiet", "--boot", "10", "--matches", "20",
+                 "--workers", "1"]) == 0
+    doc = json.loads((out / "edge_vs_strength.json").read_text())
+    assert [(r["spec"], r["deals"]) for r in doc["rungs"]] == [("heuristic", 3)]
+    with pytest.raises(ValueError, match="not rungs of the ladder"):
+        es.run_edge_ladder(str(lad), 4, out=str(out), rung_deals={"pimc": 5}, progress=False, verbose=False)
+    with pytest.raises(ValueError, match="N must be 0"):
+        es.run_edge_ladder(str(lad), 4, out=str(out), rung_deals={"heuristic": 1}, progress=False, verbose=False)
+    assert edge.parse_rung_deals(["ismcts:iterations=4800=200"]) == {"ismcts:iterations=4800": 200}
+    with pytest.raises(ValueError, match="SPEC=N"):
+        edge.parse_rung_deals(["heuristic"])
