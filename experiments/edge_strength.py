@@ -66,8 +66,12 @@ def load_ladder(folder: str) -> dict:
     return doc
 
 
-def projection(half_width: float, deals: int, seconds: float, workers: tuple[int, ...] = (8, 32)) -> dict:
+def projection(half_width: float, deals: int, seconds: float, workers: tuple[int, ...] = (8, 32),
+               used: int = 1) -> dict:
     """Deals and hours needed for a half-width of ``TARGET_HALF_WIDTH`` (1/sqrt(N) scaling).
+
+    ``seconds`` is the wall time the run took with ``used`` workers; N workers are taken
+    to play N / ``used`` times as fast (on paper).
 
     Returns:
         ``{"deals_needed", "hours_here", "hours_on": {workers: hours}}``; deals_needed is
@@ -77,7 +81,7 @@ def projection(half_width: float, deals: int, seconds: float, workers: tuple[int
         return {"deals_needed": None, "hours_here": None, "hours_on": {}}
     need = max(deals, math.ceil(deals * (half_width / TARGET_HALF_WIDTH) ** 2))
     hours = seconds / deals * need / 3600.0
-    return {"deals_needed": need, "hours_here": hours, "hours_on": {str(w): hours / w for w in workers}}
+    return {"deals_needed": need, "hours_here": hours, "hours_on": {str(w): hours * used / w for w in workers}}
 
 
 def run_edge_ladder(ladder_folder: str, deals: int, deal_set_name: str = DEFAULT_DEAL_SET, workers: int = 1,
@@ -139,7 +143,8 @@ def run_edge_ladder(ladder_folder: str, deals: int, deal_set_name: str = DEFAULT
         rows.append({"rung": k, "spec": spec, "rating": rating, "deals": doc["deals"], "diff": f["diff"],
                      "half_width": hw, "p_moon_outscores": f["p_moon_outscores"],
                      "p_solo_wins": f["matches"]["fixed_solo"], "hours": doc["run_seconds"] / 3600.0,
-                     "projection": projection(hw, doc["deals"], doc["run_seconds"]), "folder": sub,
+                     "projection": projection(hw, doc["deals"], doc["run_seconds"], used=int(doc.get("workers", 1))),
+                     "workers": int(doc.get("workers", 1)), "folder": sub,
                      "diff_per_deal": (np.asarray(r["moon_points"], float) - np.asarray(r["sun_points"], float))
                      .mean(axis=1).tolist()})
     if not rows:
@@ -182,7 +187,7 @@ def top_two_line(result: dict) -> str:
 
 def table_rows(result: dict) -> tuple[list[str], list[list[str]]]:
     header = ["rung", "agent", "points rating [CI]", "N", "Moon − Sun [95% CI]", "half-width", "P(Moon > Sun)",
-              "P(solo wins), fixed_solo", "hours", f"deals for ±{TARGET_HALF_WIDTH:g} (hours here / 8 / 32 workers)"]
+              "P(solo wins), fixed_solo", "hours", f"deals for ±{TARGET_HALF_WIDTH:g} (hours here, with the run's workers / on 8 / 32 workers)"]
     rows = []
     for r in result["rungs"]:
         rt, d, p, s, pr = r["rating"], r["diff"], r["p_moon_outscores"], r["p_solo_wins"], r["projection"]

@@ -75,6 +75,7 @@ def test_projection_scales_as_one_over_root_n():
     p = es.projection(4.0, 100, 3600.0)
     assert p["deals_needed"] == 400 and p["hours_here"] == pytest.approx(4.0)
     assert p["hours_on"]["8"] == pytest.approx(0.5)
+    assert es.projection(4.0, 100, 3600.0, used=2)["hours_on"]["8"] == pytest.approx(1.0)
     assert es.projection(1.5, 100, 10.0)["deals_needed"] == 100  # already met
     assert es.projection(math.nan, 100, 10.0)["deals_needed"] is None
 
