@@ -450,6 +450,37 @@ def write_json_atomic(path: str, obj) -> None:
     os.replace(tmp, path)
 
 
+def read_progress_file(folder: str, name: str, kind: str, version: int, what: str, title: str,
+                       result_file: str | None = None) -> dict:
+    """Read and check the JSON progress file ``folder/name`` of an interrupted run.
+
+    Args:
+        kind, version: the ``"kind"`` and ``"version"`` the file must carry.
+        what: the file's name in messages (e.g. ``"arena checkpoint"``); title: what it
+            must be (e.g. ``"twilight arena checkpoint"``).
+        result_file: the finished run's output in ``folder``; its presence means the run
+            has finished and removed its progress file.
+
+    Raises:
+        ValueError: no such file (finished or never started), unreadable JSON, or another
+            kind or version.
+    """
+    path = os.path.join(folder, name)
+    if not os.path.isfile(path):
+        if result_file and os.path.isfile(os.path.join(folder, result_file)):
+            raise ValueError(f"the run in {folder!r} has already finished (its {result_file} is there); "
+                             "there is nothing to resume")
+        raise ValueError(f"no {what} in {folder!r} (expected {path}); a finished run removes it")
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+    except (OSError, json.JSONDecodeError) as e:
+        raise ValueError(f"{what} {path!r} is not readable JSON: {e}") from None
+    if not isinstance(doc, dict) or doc.get("kind") != kind or doc.get("version") != version:
+        raise ValueError(f"{path!r} is not a {title} (version {version})")
+    return doc
+
+
 class RunCheckpoint:
     """The finished deals of a long run (``edge``, ``arena``), kept in its output folder.
 
@@ -541,18 +572,8 @@ class RunCheckpoint:
         """
         what = f"{cls.COMMAND.split()[-1]} checkpoint"
         path = os.path.join(folder, cls.NAME)
-        if not os.path.isfile(path):
-            if cls.RESULT_FILE and os.path.isfile(os.path.join(folder, cls.RESULT_FILE)):
-                raise ValueError(f"the run in {folder!r} has already finished (its {cls.RESULT_FILE} is there); "
-                                 "there is nothing to resume")
-            raise ValueError(f"no {what} in {folder!r} (expected {path}); a finished run removes it")
-        try:
-            with open(path) as f:
-                doc = json.load(f)
-        except (OSError, json.JSONDecodeError) as e:
-            raise ValueError(f"{what} {path!r} is not readable JSON: {e}") from None
-        if not isinstance(doc, dict) or doc.get("kind") != cls.KIND or doc.get("version") != cls.VERSION:
-            raise ValueError(f"{path!r} is not a {cls.COMMAND} checkpoint (version {cls.VERSION})")
+        doc = read_progress_file(folder, cls.NAME, cls.KIND, cls.VERSION, what, f"{cls.COMMAND} checkpoint",
+                                 cls.RESULT_FILE)
         try:
             settings, deals, done = cls.parse(doc)
             elapsed = float(doc["elapsed_seconds"])

@@ -41,7 +41,7 @@ import time
 import numpy as np
 
 from .common import (check_specs, check_workers, default_workers, fmt_ci, git_hash, markdown_table, mean_ci,
-                     out_dir, text_table, write_json_atomic)
+                     out_dir, read_progress_file, text_table, write_json_atomic)
 from .dealsets import HELDOUT_SEEDS, deal_set, heldout_seed
 from .distributed import add_ray_argument, ray_runner, runner_label
 
@@ -181,21 +181,12 @@ def play_step(upper: str, lower: str, deals: list, num_players: int, seed: int, 
 
 
 def _load_steps(folder: str) -> dict:
-    path = os.path.join(folder, STEPS_FILE)
-    if not os.path.isfile(path):
-        if os.path.isfile(os.path.join(folder, "ladder.json")):
-            raise ValueError(f"the ladder in {folder!r} has already finished (its ladder.json is there)")
-        raise ValueError(f"no ladder progress file in {folder!r} (expected {path})")
-    try:
-        with open(path) as f:
-            doc = json.load(f)
-    except (OSError, json.JSONDecodeError) as e:
-        raise ValueError(f"ladder progress file {path!r} is not readable JSON: {e}") from None
-    if not isinstance(doc, dict) or doc.get("kind") != STEPS_KIND or doc.get("version") != 1:
-        raise ValueError(f"{path!r} is not a twilight ladder progress file (version 1)")
+    doc = read_progress_file(folder, STEPS_FILE, STEPS_KIND, 1, "ladder progress file",
+                             "twilight ladder progress file", "ladder.json")
     for key in ("settings", "deals", "steps"):
         if key not in doc:
-            raise ValueError(f"ladder progress file {path!r} is malformed: the key {key!r} is missing")
+            raise ValueError(f"ladder progress file {os.path.join(folder, STEPS_FILE)!r} is malformed: "
+                             f"the key {key!r} is missing")
     return doc
 
 
