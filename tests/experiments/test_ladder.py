@@ -46,9 +46,13 @@ def test_the_held_out_deals_are_the_named_seed(tmp_path):
     ladder.run_ladder(["random", "random"], out=str(out), deal_set_name="heldout-2", **SMALL)
     doc = _doc(out)
     assert doc["seed"] == heldout_seed("heldout-2")
-    # the step's side scores are those of the held-out deals (same first deal as the seed draws)
     assert doc["deals_source"]["seed"] == HELDOUT_SEEDS["heldout-2"]
-    assert generate_deals(1, HELDOUT_SEEDS["heldout-2"])  # the named set is a plain seeded deal set
+    # the step was played on the named set's deals: replaying it on those deals gives its points
+    deals = generate_deals(6, HELDOUT_SEEDS["heldout-2"])
+    again = ladder.play_step("random", "random", deals, 3, doc["seed"], 1, 0, False)
+    assert doc["steps"][0]["points"] == again["points"]
+    other = ladder.play_step("random", "random", generate_deals(6, 5), 3, doc["seed"], 1, 0, False)
+    assert other["points"] != again["points"]
 
 
 def test_ratings_sum_the_margins_and_bootstrap_the_deals():
