@@ -41,24 +41,12 @@ from agents.pimc import rollout as python_rollout  # noqa: E402
 
 def positions(rng: np.random.Generator, n: int, min_left: int = 1, max_left: int = 7) -> list[State]:
     """``n`` states: random deals played by random actions until 1..7 tricks are left,
-    then a few more random actions within that trick (any place and phase)."""
-    out = []
-    while len(out) < n:
-        num_players = 4 if len(out) % 2 == 0 else 3
-        st = State.random(rng, int(rng.integers(4)) if num_players == 4 else 0, num_players)
-        left = int(rng.integers(min_left, max_left + 1))
-        while st.trick < 7 - left:
-            la = st.legal_actions()
-            st.apply(la[int(rng.integers(len(la)))])
-        for _ in range(int(rng.integers(0, 8))):
-            la = st.legal_actions()
-            s2 = st.clone()
-            s2.apply(la[int(rng.integers(len(la)))])
-            if s2.trick != st.trick:
-                break
-            st = s2
-        out.append(st)
-    return out
+    then a few more random actions within that trick (any place and phase), 4 and 3
+    players in turn (:func:`benchmarks.agent_speed.position`)."""
+    from benchmarks.agent_speed import position
+
+    return [position(rng, 4 if k % 2 == 0 else 3, int(rng.integers(min_left, max_left + 1)), int(rng.integers(0, 8)))
+            for k in range(n)]
 
 
 def bench_rollouts(states: list[State], reps: int, chunk: int = 20) -> None:
