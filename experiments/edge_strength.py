@@ -6,7 +6,9 @@ the rung's agent on all three chairs on the held-out deal set ``heldout-2`` (by 
 the ladder itself plays ``heldout-1``), each rung in its own folder
 ``FOLDER_OUT/edge_{k}_{agent}/``. A rung already finished there is read back, and a rung
 interrupted midway resumes from its checkpoint, so long studies are spread over several
-sittings by running the same command again.
+sittings by running the same command again; asking a finished rung for more deals
+(``--rung-deals SPEC=N``) grows its run, playing only the new deals
+(:func:`experiments.solo_edge.grow_run`).
 
 Outputs in ``FOLDER_OUT`` (default ``out/edge_ladder__{seed}__{unixtime}``):
 
@@ -99,7 +101,7 @@ def run_edge_ladder(ladder_folder: str, deals: int, deal_set_name: str = DEFAULT
         ValueError: as :func:`load_ladder`, a bad number of deals, a ``rung_deals`` spec
             that is not a rung of the ladder, or an unknown deal set.
     """
-    from .solo_edge import CHECKPOINT, load_result, run_study
+    from .solo_edge import CHECKPOINT, Checkpoint, grow_run, load_result, run_study
 
     lad = load_ladder(ladder_folder)
     if isinstance(deals, bool) or not isinstance(deals, int) or deals < 2:
@@ -121,16 +123,29 @@ def run_edge_ladder(ladder_folder: str, deals: int, deal_set_name: str = DEFAULT
         if n_rung == 0:
             continue
         sub = os.path.join(folder, f"edge_{k}_{_slug(spec)}")
-        if os.path.isfile(os.path.join(sub, "edge.json")):
-            doc = load_result(sub)
-            if doc["deals"] != n_rung or doc["seed"] != seed:
-                raise ValueError(f"{sub!r} holds an edge run of {doc['deals']} deals (seed {doc['seed']}); this "
-                                 f"command asks for {n_rung} (seed {seed}): use another --out")
-        elif os.path.isfile(os.path.join(sub, CHECKPOINT)):
+        if os.path.isfile(os.path.join(sub, CHECKPOINT)):
+            held = len(Checkpoint.load(sub).deals)
+            if held < n_rung:
+                grow_run(sub, n_rung)
+            elif held > n_rung:
+                raise ValueError(f"{sub!r} holds an unfinished edge run of {held} deals; this command asks for "
+                                 f"{n_rung}: give {spec}={held} or more, or use another --out")
             if verbose:
-                print(f"rung {k} ({spec}): resuming {sub}", file=sys.stderr)
+                print(f"rung {k} ({spec}): resuming {sub} ({n_rung} deals)", file=sys.stderr)
             run_study(resume=sub, workers=workers, progress=progress, verbose=False, ray=ray)
             doc = load_result(sub)
+        elif os.path.isfile(os.path.join(sub, "edge.json")):
+            doc = load_result(sub)
+            if doc["seed"] != seed or doc["deals"] > n_rung:
+                raise ValueError(f"{sub!r} holds an edge run of {doc['deals']} deals (seed {doc['seed']}); this "
+                                 f"command asks for {n_rung} (seed {seed}): use another --out")
+            if doc["deals"] < n_rung:
+                if verbose:
+                    print(f"rung {k} ({spec}): growing {sub} from {doc['deals']} to {n_rung} deals",
+                          file=sys.stderr)
+                grow_run(sub, n_rung)
+                run_study(resume=sub, workers=workers, progress=progress, verbose=False, ray=ray)
+                doc = load_result(sub)
         else:
             if verbose:
                 print(f"rung {k} ({spec}): {n_rung} deals into {sub}", file=sys.stderr)

@@ -50,7 +50,10 @@ Long runs: the folder is made first and, while deals are played, holds
 ``edge.checkpoint.json`` (the settings, the deals and every finished deal's points,
 written atomically at the start, every 20 s and on Ctrl-C or SIGTERM). ``twilight edge
 --resume FOLDER`` plays only the missing deals and writes the same figures an
-uninterrupted run would; the checkpoint is removed when the run finishes.
+uninterrupted run would; the checkpoint is removed when the run finishes. ``twilight edge
+--resume FOLDER --deals N`` grows a finished or interrupted run of generated deals to N
+deals, playing only the new ones (:func:`grow_run`): a study reaches a tight interval
+over several sittings, and ``run_seconds`` adds up the sittings.
 
 Records: ``--records DIR`` also writes ``DIR/edge.records.jsonl.gz``, every play of every
 deal as a deal record (``docs/RECORDS.md``: the rotated deal as played, the actions, the
@@ -124,8 +127,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--resume", default=None, metavar="FOLDER",
                    help="finish an interrupted run from the checkpoint in its output folder (its settings are "
-                        "kept; only --workers, --ray and --quiet may be given with it; a run started on one "
-                        "runner may be resumed on the other)")
+                        "kept; only --workers, --ray, --quiet and --deals may be given with it; a run started on "
+                        "one runner may be resumed on the other); with --deals N, grow a finished or interrupted "
+                        "run to N deals, playing only the new ones")
     p.add_argument("--records", default=None, metavar="DIR",
                    help="also write every play of every deal as a game record to DIR/edge.records.jsonl.gz "
                         "(docs/RECORDS.md; twilight replay reads it)")
@@ -737,7 +741,8 @@ def run_study(specs: list[str] | None = None, deals: int | None = None, seed: in
     except KeyboardInterrupt as e:
         print(ckpt.interrupted(e), file=sys.stderr)
         raise
-    doc = {"seed": seed, "deals": len(deal_list), "deals_source": meta, "target": target,
+    doc = {"seed": seed, "deals": len(deal_list), "deals_source": meta, "target": target, "boot": boot,
+           "matches": matches,
            "configs": [{"solo": s, "sun": u} for s, u in configs], "workers": workers,
            "runner": runner_label(ray),
            "git": git_hash(), "run_seconds": ckpt.elapsed + time.time() - t0,
@@ -770,6 +775,69 @@ def load_result(folder: str) -> dict:
             return json.load(f)
     except (OSError, json.JSONDecodeError) as e:
         raise ValueError(f"no readable edge output in {folder!r}: {e}") from None
+
+
+def grow_run(folder: str, deals: int) -> None:
+    """Grow the edge run in ``folder`` to ``deals`` deals, keeping every deal it has played.
+
+    A long study is spread over sittings this way: ``twilight edge --resume FOLDER
+    --deals N`` after a finished (or interrupted) run of fewer deals plays only the new
+    deals. The deals of a seed are a fixed sequence (:func:`experiments.dealsets.generate_deals`:
+    the first n of N deals are the n deals of that seed) and every deal is seeded by
+    (seed, deal index, configuration), so the grown run ends with the figures of one
+    uninterrupted run of ``deals`` deals. A finished run's results move into a checkpoint
+    (:class:`Checkpoint`, written first and atomically) and its ``edge.json`` is renamed
+    ``edge.previous.json``; its run time carries over. Runs whose deals came from a file
+    cannot grow (the file's order is the user's).
+
+    Args:
+        folder: the output folder of an ``edge`` run (finished or interrupted).
+        deals: the new number of deals N (more than the run holds).
+
+    Raises:
+        ValueError: no run in the folder, deals from a file, N not larger than the run's
+            deals, or deals that disagree with the seed's sequence.
+    """
+    if isinstance(deals, bool) or not isinstance(deals, int) or deals < 2:
+        raise ValueError(f"--deals must be at least 2, got {deals!r}")
+    ckpt_path = os.path.join(folder, CHECKPOINT)
+    if os.path.isfile(ckpt_path):
+        ckpt = Checkpoint.load(folder)
+        settings, old_deals, done, elapsed = ckpt.settings, ckpt.deals, ckpt.done, ckpt.elapsed
+    elif os.path.isfile(os.path.join(folder, "edge.json")):
+        doc = load_result(folder)
+        settings = {"configs": [[c["solo"], c["sun"]] for c in doc["configs"]], "seed": int(doc["seed"]),
+                    "target": int(doc["target"]), "boot": int(doc.get("boot", 200)),
+                    "matches": int(doc.get("matches", 1000)), "deals_source": doc["deals_source"]}
+        old_deals = None
+        done = {}
+        for r in doc["results"]:
+            key = str(config_key(r["solo_spec"], r["sun_spec"]))
+            done[key] = {i: ([int(x) for x in m], [int(x) for x in u])
+                         for i, (m, u) in enumerate(zip(r["moon_points"], r["sun_points"]))}
+        elapsed = float(doc.get("run_seconds", 0.0))
+        n_old = int(doc["deals"])
+    else:
+        raise ValueError(f"no edge run in {folder!r} (neither {CHECKPOINT} nor edge.json): nothing to grow")
+    source = settings["deals_source"]
+    if source.get("source") != "seed":
+        raise ValueError(f"the run in {folder!r} plays deals from a file ({source.get('path')!r}); only runs of "
+                         "generated deals (--seed) can grow with --resume --deals")
+    if old_deals is not None:
+        n_old = len(old_deals)
+    if deals <= n_old:
+        raise ValueError(f"the run in {folder!r} holds {n_old} deals; --deals with --resume grows it, so give "
+                         f"more than {n_old} (got {deals})")
+    new_deals, _ = deal_set(deals, int(settings["seed"]), 3)
+    new_deals = [[list(h) for h in d] for d in new_deals]
+    if old_deals is not None and [[list(h) for h in d] for d in old_deals] != new_deals[:n_old]:
+        raise ValueError(f"the deals in {ckpt_path!r} are not the first {n_old} deals of seed {settings['seed']}; "
+                         "the run cannot grow")
+    grown = Checkpoint(folder, settings, new_deals, done, elapsed)
+    grown.write()
+    previous = os.path.join(folder, "edge.json")
+    if os.path.isfile(previous):
+        os.replace(previous, os.path.join(folder, "edge.previous.json"))
 
 
 def parse_rung_deals(items: list[str] | None) -> dict[str, int]:
@@ -810,8 +878,12 @@ def run(args) -> int:
         except KeyboardInterrupt:
             return 130
         return 0
+    deals = args.deals
+    if args.resume is not None and deals is not None:
+        grow_run(args.resume, deals)
+        deals = None
     try:
-        run_study(args.specs, args.deals, args.seed, args.workers, args.out, args.solo, args.sun,
+        run_study(args.specs, deals, args.seed, args.workers, args.out, args.solo, args.sun,
                   args.deals_file, args.save_deals, args.target, args.boot, args.matches,
                   progress=not args.quiet, resume=args.resume, force=args.force,
                   records=getattr(args, "records", None), ray=args.ray)

@@ -74,9 +74,56 @@ def test_resume_errors_are_clear(tmp_path, capsys):
         edge.run_study(resume=str(folder), **SMALL)
     with pytest.raises(ValueError, match="keeps the settings.*--seed"):
         edge.run_study(seed=4, resume=str(folder), **SMALL)
-    assert main(["edge", "--resume", str(folder), "--deals", "5", "--quiet"]) == 2
+    assert main(["edge", "--resume", str(folder), "--seed", "5", "--quiet"]) == 2
     err = capsys.readouterr().err
-    assert "--deals" in err and "Traceback" not in err
+    assert "--seed" in err and "Traceback" not in err
+
+
+def test_a_finished_run_grows_to_the_figures_of_a_longer_run(tmp_path, monkeypatch, capsys):
+    """``--resume FOLDER --deals N`` after a finished run plays only the new deals and ends
+    with the figures (bootstrap included) of one run of N deals; nothing is lost."""
+    short, long_ = tmp_path / "short", tmp_path / "long"
+    edge.run_study(["random", "heuristic"], deals=4, seed=5, out=str(short), **SMALL)
+    edge.run_study(["random", "heuristic"], deals=7, seed=5, out=str(long_), **SMALL)
+    before = json.loads((short / "edge.json").read_text())
+    calls = _counting(monkeypatch)
+    assert main(["edge", "--resume", str(short), "--deals", "7", "--quiet", "--workers", "1"]) == 0
+    assert len(calls) == 2 * 3  # two configurations, three new deals each
+    assert _points(short) == _points(long_)
+    doc = json.loads((short / "edge.json").read_text())
+    assert doc["deals"] == 7 and doc["run_seconds"] >= before["run_seconds"]
+    assert json.loads((short / "edge.previous.json").read_text()) == before
+    assert not (short / edge.CHECKPOINT).exists()
+    capsys.readouterr()
+    # an interrupted run grows too
+    part, ref = tmp_path / "part", tmp_path / "ref"
+    edge.run_study(["heuristic"], deals=8, seed=6, out=str(ref), **SMALL)
+    _counting(monkeypatch, fail_at=3)
+    with pytest.raises(KeyboardInterrupt):
+        edge.run_study(["heuristic"], deals=5, seed=6, out=str(part), **SMALL)
+    calls = _counting(monkeypatch)
+    edge.grow_run(str(part), 8)
+    edge.run_study(resume=str(part), workers=1, progress=False, verbose=False)
+    assert len(calls) == 8 - 2
+    assert _points(part) == _points(ref)
+
+
+def test_growing_errors_are_clear(tmp_path, capsys):
+    run = tmp_path / "run"
+    edge.run_study(["random"], deals=4, seed=5, out=str(run), **SMALL)
+    with pytest.raises(ValueError, match="holds 4 deals.*more than 4"):
+        edge.grow_run(str(run), 4)
+    with pytest.raises(ValueError, match="nothing to grow"):
+        edge.grow_run(str(tmp_path), 9)
+    deals = tmp_path / "deals.json"
+    edge.run_study(["random"], deals=3, seed=5, out=str(tmp_path / "d"), save_deals=str(deals), **SMALL)
+    edge.run_study(["random"], deals_file=str(deals), out=str(tmp_path / "f"), **SMALL)
+    with pytest.raises(ValueError, match="deals from a file"):
+        edge.grow_run(str(tmp_path / "f"), 9)
+    assert main(["edge", "--resume", str(run), "--deals", "3", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "more than 4" in err and "Traceback" not in err
+    assert (run / "edge.json").is_file()  # a refused grow leaves the run as it was
 
 
 def test_malformed_checkpoints_are_refused_before_any_play(tmp_path, monkeypatch):

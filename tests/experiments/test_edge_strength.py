@@ -44,8 +44,28 @@ def test_edge_at_every_rung_but_random(lad, tmp_path, monkeypatch):
     monkeypatch.setattr(edge, "run_study", lambda *a, **k: calls.append(a))
     es.run_edge_ladder(str(lad), 4, out=str(out), workers=1, progress=False, verbose=False)
     assert calls == []
-    with pytest.raises(ValueError, match="use another --out"):
-        es.run_edge_ladder(str(lad), 5, out=str(out), workers=1, progress=False, verbose=False)
+    with pytest.raises(ValueError, match="use another --out"):  # fewer deals than a finished rung holds
+        es.run_edge_ladder(str(lad), 3, out=str(out), workers=1, progress=False, verbose=False)
+
+
+def test_more_deals_grow_the_finished_rungs(lad, tmp_path, monkeypatch):
+    """Asking finished rungs for more deals plays only the new deals, and the figures are
+    those of a run of that many deals from the start."""
+    out, ref = tmp_path / "el", tmp_path / "ref"
+    opts = dict(workers=1, progress=False, verbose=False, boot=10, matches=20)
+    es.run_edge_ladder(str(lad), 3, out=str(out), **opts)
+    es.run_edge_ladder(str(lad), 5, out=str(ref), **opts)
+    real = edge._play_edge_deal
+    played = []
+    monkeypatch.setattr(edge, "_play_edge_deal", lambda task: (played.append(task[0]), real(task))[1])
+    es.run_edge_ladder(str(lad), 5, out=str(out), workers=1, progress=False, verbose=False)
+    assert len(played) == 2 * 2  # two rungs, two new deals each
+    grown = json.loads((out / "edge_vs_strength.json").read_text())["rungs"]
+    fresh = json.loads((ref / "edge_vs_strength.json").read_text())["rungs"]
+    assert [(r["deals"], r["diff"], r["diff_per_deal"], r["p_solo_wins"]) for r in grown] == \
+        [(r["deals"], r["diff"], r["diff_per_deal"], r["p_solo_wins"]) for r in fresh]
+    for r in grown:
+        assert (out / r["folder"].split("/")[-1] / "edge.previous.json").is_file()
 
 
 def test_an_interrupted_rung_resumes(lad, tmp_path, monkeypatch):
