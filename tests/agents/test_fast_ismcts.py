@@ -122,7 +122,7 @@ def _uniform_position():
 
 
 def test_sampler_is_uniform_over_all_consistent_worlds():
-    from scipy.stats import chisquare
+    from scipy.stats import chi2_contingency, chisquare
 
     info, n_worlds = _uniform_position()
     worlds = _all_worlds(info)
@@ -132,6 +132,19 @@ def test_sampler_is_uniform_over_all_consistent_worlds():
     assert set(got) == set(worlds)  # every consistent world, and nothing else
     counts = np.array([got[w] for w in worlds])
     assert chisquare(counts).pvalue > 1e-4  # deterministic seed: no flake
+    # one draw per call (each from the unshuffled pool): uniform too, and consecutive
+    # draws of one stream are independent (the pair of worlds is uniform over pairs)
+    rng = np.random.default_rng(4)
+    single = Counter(tuple(fast_ismcts.sample_hands(info, 1, rng)[0].tolist()) for _ in range(draws))
+    assert chisquare(np.array([single[w] for w in worlds])).pvalue > 1e-4
+    stream = fast_ismcts.sample_hands(info, 2 * draws, np.random.default_rng(8))
+    index = {w: i for i, w in enumerate(worlds)}
+    ids = np.array([index[tuple(r)] for r in stream.tolist()])
+    first_half = ids[0::2] < n_worlds // 2
+    second_half = ids[1::2] < n_worlds // 2
+    pairs = [[int(np.sum(first_half & second_half)), int(np.sum(first_half & ~second_half))],
+             [int(np.sum(~first_half & second_half)), int(np.sum(~first_half & ~second_half))]]
+    assert chi2_contingency(pairs).pvalue > 1e-4
 
 
 def test_sampler_card_locations_match_infoset_sample_hands():
