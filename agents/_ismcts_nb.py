@@ -1,0 +1,177 @@
+"""Compiled single-observer IS-MCTS (numba; :mod:`agents.fast_ismcts` loads it).
+
+The same algorithm as :meth:`agents.ismcts.ISMCTSAgent.search` (Cowling, Powley &
+Whitehouse 2012, "Information Set Monte Carlo Tree Search", IEEE Trans. Comput. Intell.
+AI Games 4(2)), with the determinization, the tree and the rollout all in compiled code.
+The engine steps (:func:`agents._rollout_nb.apply`, :func:`~agents._rollout_nb.legal_into`)
+and the heuristic rollout (:func:`~agents._rollout_nb.play_out`) are imported from
+:mod:`agents._rollout_nb`, so the state array layout is the same (see there).
+
+Determinization: the information set travels as a *base* state array (hidden hands
+empty, the seen hands and every public field filled in), the hidden seats, their public
+Sun and Moon counts (R2.5) and the unseen cards of each cult. Each world shuffles each
+cult's unseen cards (Fisher-Yates) and deals them in order to the hidden seats' slots:
+uniform over all consistent deals, the distribution of
+:meth:`twilight_env.infoset.InfoSet.sample_hands`.
+
+Tree: preallocated arrays, one row per information-set node (the action sequence from
+the root) and one column per action id (0..30, engine encoding): ``child`` (-1 untried,
+-2 tried but the node pool was full, else the child's row), ``visits``, ``avail``
+(the node's visits in which the action was legal, the subset-armed bandit) and ``value``
+(sum of outcomes for side 0, deal score difference / 360). When the pool is full no
+node is added; the iteration rolls out from there.
+
+Random draws: NumPy's legacy generator as numba implements it (``np.random.seed``,
+``randint``, ``random``), seeded once per search by the caller, so a search is a pure
+function of its arguments.
+"""
+
+from __future__ import annotations
+
+from math import log, sqrt
+
+import numba
+import numpy as np
+
+from agents._rollout_nb import (HOLDER, LEADER, MAX_ACTIONS, PHASE, PLACE, ST_SIZE, TRICK, apply, decide,
+                                legal_into, new_scratch, play_out, side_scores)
+
+NUM_ACTIONS = 31
+"""Action ids 0..30 (engine encoding: cards 0..27, requests 28..30)."""
+NO_CHILD = -1
+FULL = -2
+
+
+@numba.njit(cache=True)
+def sample_into(base, hidden, counts, pool0, pool1, st):  # pragma: no cover - compiled
+    """Write one uniform determinization into ``st``: ``base`` copied, then each cult's
+    pool (``pool0`` Sun ids, ``pool1`` Moon ids; shuffled in place) dealt in order to
+    the seats ``hidden`` with ``counts[i, cult]`` slots each."""
+    for i in range(ST_SIZE):
+        st[i] = base[i]
+    for cult in range(2):
+        pool = pool0 if cult == 0 else pool1
+        n = pool.shape[0]
+        for i in range(n - 1, 0, -1):  # Fisher-Yates
+            j = np.random.randint(0, i + 1)
+            t = pool[i]
+            pool[i] = pool[j]
+            pool[j] = t
+        k = 0
+        for h in range(hidden.shape[0]):
+            s = hidden[h]
+            m = 0
+            for _ in range(counts[h, cult]):
+                m |= 1 << pool[k]
+                k += 1
+            st[s] |= m
+
+
+@numba.njit(cache=True)
+def sample_many(base, hidden, counts, pool0, pool1, n, seed):  # pragma: no cover - compiled
+    """``n`` determinizations as hand masks, int64 array ``(n, 4)`` (after seeding)."""
+    np.random.seed(seed)
+    out = np.empty((n, 4), dtype=np.int64)
+    st = np.empty(ST_SIZE, dtype=np.int64)
+    for i in range(n):
+        sample_into(base, hidden, counts, pool0, pool1, st)
+        for s in range(4):
+            out[i, s] = st[s]
+    return out
+
+
+@numba.njit(cache=True)
+def _roll_out(st, acts, params, epsilon, legal, iscratch, fscratch):  # pragma: no cover - compiled
+    """Play ``st`` to the end: the heuristic, or with chance ``epsilon`` a uniformly random
+    legal action (``epsilon = 1``: the ``random`` rollout policy)."""
+    if epsilon == 0.0:
+        play_out(st, acts, params)
+        return
+    while st[TRICK] != 7:
+        nl = legal_into(st, legal)
+        if np.random.random() < epsilon:
+            a = legal[np.random.randint(0, nl)] if nl > 1 else legal[0]
+        else:
+            a = decide(st, legal, nl, params, iscratch, fscratch)
+        apply(st, a)
+
+
+@numba.njit(cache=True)
+def search(base, hidden, counts, pool0, pool1, iterations, c, params, epsilon, prior, prior_weight, max_nodes,
+           seed):  # pragma: no cover - compiled
+    """Run ``iterations`` IS-MCTS iterations from the information set given as arrays.
+
+    Returns ``(visits, value, nodes)``: the root's visits (int64, 31) and value sums for
+    side 0 (float64, 31), and the number of tree nodes used.
+    """
+    np.random.seed(seed)
+    nn = iterations + 1
+    if nn > max_nodes:
+        nn = max_nodes
+    child = np.full((nn, NUM_ACTIONS), NO_CHILD, dtype=np.int32)
+    visits = np.zeros((nn, NUM_ACTIONS), dtype=np.int64)
+    avail = np.zeros((nn, NUM_ACTIONS), dtype=np.int64)
+    value = np.zeros((nn, NUM_ACTIONS), dtype=np.float64)
+    n_nodes = 1
+    st = np.empty(ST_SIZE, dtype=np.int64)
+    legal, iscratch, fscratch = new_scratch()
+    untried = np.empty(NUM_ACTIONS, dtype=np.int64)
+    path_node = np.empty(MAX_ACTIONS, dtype=np.int64)
+    path_act = np.empty(MAX_ACTIONS, dtype=np.int64)
+    acts = np.empty(MAX_ACTIONS, dtype=np.int64)
+    use_prior = prior_weight != 0.0
+    for _ in range(iterations):
+        sample_into(base, hidden, counts, pool0, pool1, st)
+        node = 0
+        depth = 0
+        # selection and expansion
+        while st[TRICK] != 7:
+            nl = legal_into(st, legal)
+            nu = 0
+            for i in range(nl):
+                a = legal[i]
+                avail[node, a] += 1
+                if child[node, a] == NO_CHILD:
+                    untried[nu] = a
+                    nu += 1
+            if nu > 0:
+                a = untried[np.random.randint(0, nu)] if nu > 1 else untried[0]
+                if n_nodes < nn:
+                    child[node, a] = n_nodes
+                    n_nodes += 1
+                else:
+                    child[node, a] = FULL
+                path_node[depth] = node
+                path_act[depth] = a
+                depth += 1
+                apply(st, a)
+                break
+            acting = st[HOLDER] if st[PHASE] == 1 else (st[LEADER] + st[PLACE]) & 3
+            sign = 1.0 if (acting & 1) == 0 else -1.0
+            best_a = legal[0]
+            best_u = 0.0
+            for i in range(nl):
+                a = legal[i]
+                n = visits[node, a]
+                u = sign * value[node, a] / n + c * sqrt(log(avail[node, a]) / n)
+                if use_prior and node == 0:
+                    u += prior_weight * prior[a] / (n + 1)
+                if i == 0 or u > best_u:
+                    best_a = a
+                    best_u = u
+            path_node[depth] = node
+            path_act[depth] = best_a
+            depth += 1
+            apply(st, best_a)
+            nxt = child[node, best_a]
+            if nxt < 0:  # tried, but no node was stored (pool full): roll out from here
+                break
+            node = nxt
+        # rollout and backup
+        _roll_out(st, acts, params, epsilon, legal, iscratch, fscratch)
+        s0, s1 = side_scores(st)
+        z = (s0 - s1) / 360.0
+        for d in range(depth):
+            visits[path_node[d], path_act[d]] += 1
+            value[path_node[d], path_act[d]] += z
+    return visits[0].copy(), value[0].copy(), n_nodes

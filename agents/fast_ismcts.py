@@ -1,0 +1,181 @@
+"""Compiled single-observer IS-MCTS: :func:`search` (numba, :mod:`agents._ismcts_nb`).
+
+The algorithm of :meth:`agents.ismcts.ISMCTSAgent.search` (Cowling, Powley & Whitehouse
+2012): per iteration a fresh determinization drawn uniformly from the information set
+(each cult's unseen cards shuffled among the hidden seats with their public Sun and Moon
+counts, R2.5: the distribution of :meth:`twilight_env.infoset.InfoSet.sample_hands`),
+descent by the subset-armed UCB ``sign · mean + c · sqrt(ln(availability) / visits)``
+(untried legal actions first, one of them at random), expansion of one node, a heuristic
+rollout to the end of the deal (:func:`agents._rollout_nb.play_out`, the actions of
+:func:`agents.heuristic.decide_state`) and backup of ``z = (side 0 − side 1) / 360``.
+Everything runs compiled, so at the time per decision of the Python search it affords
+many more iterations (``python benchmarks/ismcts_speed.py`` measures how many).
+
+Optional root prior (progressive bias, Chaslot, Winands, van den Herik, Uiterwijk &
+Bouzy 2008, "Progressive strategies for Monte-Carlo tree search"): at the root only,
+``prior_weight · P(a) / (n_a + 1)`` is added to the UCB value of action ``a``.
+
+Random draws come from numba's NumPy legacy generator, seeded with one integer drawn
+from the caller's Generator, so the same Generator state gives the same result (the
+tree differs from the Python search's for the same seed: the draws are different).
+
+``ismcts:backend=numba`` (:class:`agents.ismcts.ISMCTSAgent`) plays with this search.
+"""
+
+from __future__ import annotations
+
+from math import isfinite
+
+import numpy as np
+
+from twilight_env.cards import MOON_MASK, SUN_MASK, ids_of
+from twilight_env.engine import NEW_MOON, NUM_ACTIONS, NUM_TRICKS
+
+from . import fast_rollout
+
+DEFAULT_MAX_NODES = 200_000
+"""Tree nodes kept at most (about 0.6 KB each); beyond it the search stops expanding and
+rolls out from the last stored node. A search allocates ``min(iterations + 1, max_nodes)``."""
+
+_NB = None
+
+
+def _nb():
+    global _NB
+    if _NB is None:
+        fast_rollout.resolve_backend("numba")
+        from agents import _ismcts_nb
+
+        _NB = _ismcts_nb
+    return _NB
+
+
+def infoset_arrays(infoset) -> tuple:
+    """The information set as the compiled search reads it.
+
+    Returns:
+        ``(base, hidden, counts, pool_sun, pool_moon)``: ``base`` int64 ``(20,)``, a state
+        array (layout of :mod:`agents._rollout_nb`) with the seen hands and all public
+        fields and the hidden hands empty; ``hidden`` int64 ``(k,)``, the hidden seats;
+        ``counts`` int64 ``(k, 2)``, their public (Sun, Moon) counts; the unseen card ids
+        of each cult (int64).
+
+    Raises:
+        ValueError: if ``infoset`` is not an :class:`~twilight_env.infoset.InfoSet`, the
+            deal is over, or its counts and unseen cards disagree.
+    """
+    from twilight_env.infoset import InfoSet
+
+    if not isinstance(infoset, InfoSet):
+        raise ValueError(f"infoset must be a twilight_env.infoset.InfoSet, got {type(infoset).__name__}")
+    if infoset.trick == NUM_TRICKS:
+        raise ValueError("the deal is over: there is no decision to search (infoset.trick == 7)")
+    k = infoset.known_masks
+    three = infoset.num_players == 3
+    base = np.array([k[0], k[1], k[2], k[3], infoset.leader, infoset.trick, infoset.place,
+                     0 if infoset.phase == "choose" else 1, infoset.holder, *infoset.trick_cards,
+                     infoset.pending, *infoset.captured, infoset.neutral, 1 if three else 0], dtype=np.int64)
+    hidden = [s for s in range(4) if s != infoset.seat and not (three and s == NEW_MOON)]
+    counts = np.array([infoset.hand_counts[s] for s in hidden], dtype=np.int64).reshape(len(hidden), 2)
+    unseen = infoset.unseen_mask
+    pool0 = np.array(ids_of(unseen & SUN_MASK), dtype=np.int64)
+    pool1 = np.array(ids_of(unseen & MOON_MASK), dtype=np.int64)
+    if counts[:, 0].sum() != len(pool0) or counts[:, 1].sum() != len(pool1):
+        raise ValueError("the information set's hidden card counts and unseen cards disagree")
+    return base, np.array(hidden, dtype=np.int64), counts, pool0, pool1
+
+
+def _seed(rng) -> int:
+    if not isinstance(rng, np.random.Generator):
+        raise ValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+    return int(rng.integers(0, 2**32 - 1))
+
+
+def sample_hands(infoset, n: int, rng: np.random.Generator) -> np.ndarray:
+    """``n`` determinizations drawn by the compiled sampler (the search's own).
+
+    Returns:
+        int64 array ``(n, 4)``: hand masks by seat, each row uniform over the deals of
+        the unseen cards consistent with ``infoset`` (as
+        :meth:`~twilight_env.infoset.InfoSet.sample_hands`).
+
+    Raises:
+        ValueError: on a bad ``n`` or ``rng``, or as :func:`infoset_arrays`.
+    """
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+        raise ValueError(f"n must be an int >= 0, got {n!r}")
+    base, hidden, counts, pool0, pool1 = infoset_arrays(infoset)
+    return _nb().sample_many(base, hidden, counts, pool0, pool1, int(n), _seed(rng))
+
+
+def search(infoset, iterations: int, c: float, rng: np.random.Generator, root_prior: np.ndarray | None = None,
+           prior_weight: float = 0.0, *, rollout: str = "heuristic", epsilon: float = 0.0,
+           max_nodes: int = DEFAULT_MAX_NODES) -> tuple[np.ndarray, np.ndarray]:
+    """Compiled IS-MCTS from ``infoset`` (see the module docstring).
+
+    Args:
+        infoset: the searching player's :class:`~twilight_env.infoset.InfoSet`; the deal
+            must not be over. The root's acting seat is public, so its side is fixed.
+        iterations: determinizations (tree descents), >= 1. Every iteration takes one
+            action at the root, so ``visits.sum() == iterations``.
+        c: UCB exploration constant (>= 0, finite), for values in [-1, 1].
+        rng: numpy Generator; one integer is drawn from it to seed the search, so the
+            same Generator state gives the same result.
+        root_prior: None, or float array of shape ``(31,)`` over action ids, finite and
+            >= 0 (e.g. a policy's probabilities); used only when ``prior_weight > 0``.
+        prior_weight: progressive-bias weight ``w`` (>= 0, finite): the root adds
+            ``w · P(a) / (n_a + 1)`` to action ``a``'s UCB value. 0: plain IS-MCTS.
+        rollout: ``"heuristic"`` or ``"random"`` (uniformly random legal actions).
+        epsilon: with ``"heuristic"``, the chance of a uniformly random action at each
+            rollout decision (0..1).
+        max_nodes: tree nodes kept at most (>= 1); see :data:`DEFAULT_MAX_NODES`.
+
+    Returns:
+        ``(visits, values)``, both of shape ``(31,)`` over action ids: ``visits`` int64,
+        the root's visits per action; ``values`` float64, the mean outcome
+        ``(side 0 − side 1 deal score) / 360`` after each action from the view of the
+        root acting seat's side (a holder decides for its own side; 3 players: the solo
+        and the new moon are side 0, R7.3), 0 where unvisited.
+
+    Raises:
+        ValueError: on a bad argument (the message names it and the allowed values), or
+            numba missing.
+    """
+    from .pimc import _check_rollout_options
+
+    if isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer)) or iterations < 1:
+        raise ValueError(f"iterations must be an int >= 1, got {iterations!r}")
+    if isinstance(c, bool) or not isinstance(c, (int, float, np.floating)) or not isfinite(c) or c < 0:
+        raise ValueError(f"c must be a finite number >= 0, got {c!r}")
+    if (isinstance(prior_weight, bool) or not isinstance(prior_weight, (int, float, np.floating))
+            or not isfinite(prior_weight) or prior_weight < 0):
+        raise ValueError(f"prior_weight must be a finite number >= 0, got {prior_weight!r}")
+    if root_prior is None:
+        if prior_weight > 0:
+            raise ValueError("prior_weight > 0 needs root_prior, a float array of shape (31,)")
+        prior = np.zeros(NUM_ACTIONS, dtype=np.float64)
+    else:
+        prior = np.asarray(root_prior, dtype=np.float64)
+        if prior.shape != (NUM_ACTIONS,):
+            raise ValueError(f"root_prior must have shape ({NUM_ACTIONS},) (one entry per action id), "
+                             f"got {prior.shape}")
+        if not np.all(np.isfinite(prior)) or np.any(prior < 0):
+            raise ValueError("root_prior must be finite and >= 0")
+        prior = np.ascontiguousarray(prior)
+    _check_rollout_options(rollout, epsilon)
+    if isinstance(max_nodes, bool) or not isinstance(max_nodes, (int, np.integer)) or max_nodes < 1:
+        raise ValueError(f"max_nodes must be an int >= 1, got {max_nodes!r}")
+    eps = 1.0 if rollout == "random" else float(epsilon)
+    base, hidden, counts, pool0, pool1 = infoset_arrays(infoset)
+    nb = _nb()
+    visits, value, _ = nb.search(base, hidden, counts, pool0, pool1, int(iterations), float(c),
+                                 fast_rollout.params(), eps, prior, float(prior_weight), int(max_nodes), _seed(rng))
+    acting = base[8] if base[7] == 1 else (base[4] + base[6]) & 3
+    sign = 1.0 if acting % 2 == 0 else -1.0
+    values = np.zeros(NUM_ACTIONS, dtype=np.float64)
+    seen = visits > 0
+    values[seen] = sign * value[seen] / visits[seen]
+    return visits, values
+
+
+__all__ = ["DEFAULT_MAX_NODES", "infoset_arrays", "sample_hands", "search"]
