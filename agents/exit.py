@@ -386,19 +386,20 @@ def _python_searcher(iterations: int, c: float, rollout_backend: str) -> ISMCTSA
 
 
 def _fast_search():
-    """``agents.fast_ismcts.search`` or None when that module (or numba) is missing."""
+    """``agents.fast_ismcts.search``, or None when that module or numba is missing."""
     try:
         from .fast_ismcts import search
+        from .fast_rollout import HAVE_NUMBA
     except ImportError:
         return None
-    return search
+    return search if HAVE_NUMBA else None
 
 
 def resolve_backend(backend: str) -> str:
-    """``"numba"`` or ``"python"`` for a backend option.
+    """``"numba"`` or ``"python"`` for a search backend option.
 
     Raises:
-        ValueError: an unknown backend, or ``numba`` when the compiled search is not available.
+        ValueError: an unknown backend, or ``numba`` when the compiled search (numba) is missing.
     """
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
@@ -406,8 +407,8 @@ def resolve_backend(backend: str) -> str:
         return "python"
     if _fast_search() is None:
         if backend == "numba":
-            raise ValueError("backend=numba needs the compiled search agents.fast_ismcts (and numba); "
-                             "use backend=python")
+            raise ValueError("backend=numba needs the compiled search agents.fast_ismcts and the numba package "
+                             "(pip install 'twilight-env[fast]'); install it or use backend=python")
         return "python"
     return "numba"
 
