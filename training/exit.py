@@ -41,6 +41,7 @@ import multiprocessing as mp
 import os
 import sys
 import time
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -153,7 +154,7 @@ def chunk_done(path: Path, deals: int) -> bool:
     try:
         with np.load(path) as z:
             return int(z["deals"]) == deals and all(k in z for k in KEYS)
-    except (OSError, ValueError, KeyError, EOFError):
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
         return False
 
 
@@ -303,7 +304,7 @@ def load_data(folders) -> tuple[dict, int]:
             try:
                 with np.load(f) as z:
                     part = {k: z[k] for k in KEYS}
-            except (OSError, ValueError, KeyError, EOFError) as e:
+            except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as e:
                 raise ValueError(f"cannot read data chunk {str(f)!r} ({type(e).__name__}); delete it and run "
                                  f"generate again to replay it") from None
             part["group"] = np.full(len(part["rows"]), i, dtype=np.int32)
