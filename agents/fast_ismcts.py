@@ -141,27 +141,15 @@ def search(infoset, iterations: int, c: float, rng: np.random.Generator, root_pr
         ValueError: on a bad argument (the message names it and the allowed values), or
             numba missing.
     """
+    from .ismcts import _check_prior
     from .pimc import _check_rollout_options
 
     if isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer)) or iterations < 1:
         raise ValueError(f"iterations must be an int >= 1, got {iterations!r}")
     if isinstance(c, bool) or not isinstance(c, (int, float, np.floating)) or not isfinite(c) or c < 0:
         raise ValueError(f"c must be a finite number >= 0, got {c!r}")
-    if (isinstance(prior_weight, bool) or not isinstance(prior_weight, (int, float, np.floating))
-            or not isfinite(prior_weight) or prior_weight < 0):
-        raise ValueError(f"prior_weight must be a finite number >= 0, got {prior_weight!r}")
-    if root_prior is None:
-        if prior_weight > 0:
-            raise ValueError("prior_weight > 0 needs root_prior, a float array of shape (31,)")
-        prior = np.zeros(NUM_ACTIONS, dtype=np.float64)
-    else:
-        prior = np.asarray(root_prior, dtype=np.float64)
-        if prior.shape != (NUM_ACTIONS,):
-            raise ValueError(f"root_prior must have shape ({NUM_ACTIONS},) (one entry per action id), "
-                             f"got {prior.shape}")
-        if not np.all(np.isfinite(prior)) or np.any(prior < 0):
-            raise ValueError("root_prior must be finite and >= 0")
-        prior = np.ascontiguousarray(prior)
+    prior, w = _check_prior(root_prior, prior_weight)
+    prior = np.zeros(NUM_ACTIONS, dtype=np.float64) if prior is None else np.ascontiguousarray(prior)
     _check_rollout_options(rollout, epsilon)
     if isinstance(max_nodes, bool) or not isinstance(max_nodes, (int, np.integer)) or max_nodes < 1:
         raise ValueError(f"max_nodes must be an int >= 1, got {max_nodes!r}")
@@ -169,7 +157,7 @@ def search(infoset, iterations: int, c: float, rng: np.random.Generator, root_pr
     base, hidden, counts, pool0, pool1 = infoset_arrays(infoset)
     nb = _nb()
     visits, value, _ = nb.search(base, hidden, counts, pool0, pool1, int(iterations), float(c),
-                                 fast_rollout.params(), eps, prior, float(prior_weight), int(max_nodes), _seed(rng))
+                                 fast_rollout.params(), eps, prior, w, int(max_nodes), _seed(rng))
     acting = base[8] if base[7] == 1 else (base[4] + base[6]) & 3
     sign = 1.0 if acting % 2 == 0 else -1.0
     values = np.zeros(NUM_ACTIONS, dtype=np.float64)

@@ -36,7 +36,20 @@ rollout took about the time of the default 1000 with the Python rollout (0.21 ag
 0.22 s per decision) and won by 23 deal points per deal over 96 duplicate deals (95% CI
 12 to 35); the default stays 1000 so that results do not depend on numba being installed.
 
-Spec: ``ismcts:iterations=1000,c=0.7,rollout=heuristic,epsilon=0,rollout_backend=auto,inference=uniform``;
+Search backend: ``backend=python`` (the default) runs the search above in Python;
+``backend=numba`` runs the whole search compiled (:func:`agents.fast_ismcts.search`: the
+same algorithm, with determinization, tree and rollout in numba, and its own random
+draws, so a different tree for the same seed), many times more iterations in the same
+time (``python benchmarks/ismcts_speed.py``). It needs ``inference=uniform``;
+``rollout_backend`` does not apply to it.
+
+Root prior: :meth:`ISMCTSAgent.search` (and :func:`agents.fast_ismcts.search`) accept
+``root_prior`` (an array over the 31 action ids) and ``prior_weight`` ``w``: at the root
+only, ``w · P(a) / (n_a + 1)`` is added to the UCB value of action ``a`` (progressive
+bias, Chaslot et al. 2008, "Progressive strategies for Monte-Carlo tree search"); with
+``w = 0`` the search is plain IS-MCTS.
+
+Spec: ``ismcts:iterations=1000,c=0.7,rollout=heuristic,epsilon=0,rollout_backend=auto,inference=uniform,backend=python``;
 ``inference=model`` (or a checkpoint path) draws the determinizations from the card-location
 model (:func:`agents.pimc.world_drawer`, docs/INFERENCE.md).
 """
@@ -47,7 +60,7 @@ from math import log, sqrt
 
 import numpy as np
 
-from twilight_env.engine import NUM_TRICKS
+from twilight_env.engine import NUM_ACTIONS, NUM_TRICKS
 
 from .base import register
 from .pimc import RolloutScorer, _check_inference, _check_rollout_options, _positive_int, world_drawer
@@ -80,6 +93,8 @@ class ISMCTSAgent:
             tree and decisions for the same seed.
         inference: ``"uniform"``, ``"model"`` or a card-location checkpoint path
             (:func:`agents.pimc.world_drawer`).
+        backend: ``"python"`` (the search in Python) or ``"numba"`` (the compiled search
+            of :func:`agents.fast_ismcts.search`; needs numba and ``inference="uniform"``).
 
     Raises:
         ValueError: on a bad option value (names it and the allowed values).
@@ -90,8 +105,16 @@ class ISMCTSAgent:
     play many deals at once (``experiments.common.play_lockstep``)."""
 
     def __init__(self, iterations: int = 1000, c: float = 0.7, rollout: str = "heuristic", epsilon: float = 0.0,
-                 rollout_backend: str = "auto", inference: str = "uniform"):
+                 rollout_backend: str = "auto", inference: str = "uniform", backend: str = "python"):
         _positive_int("iterations", iterations)
+        if backend not in ("python", "numba"):
+            raise ValueError(f"backend must be 'python' or 'numba', got {backend!r}")
+        if backend == "numba":
+            from .fast_rollout import resolve_backend
+            resolve_backend("numba")
+            if inference != "uniform":
+                raise ValueError(f"backend 'numba' draws uniform determinizations only; inference must be "
+                                 f"'uniform' with it, got {inference!r}")
         if isinstance(c, bool) or not isinstance(c, (int, float)) or c < 0:
             raise ValueError(f"c must be a number >= 0, got {c!r}")
         _check_rollout_options(rollout, epsilon)
@@ -102,13 +125,31 @@ class ISMCTSAgent:
         self.rollout_backend = rollout_backend
         self._score = RolloutScorer(rollout, float(epsilon), rollout_backend)
         self.inference = _check_inference(inference)
-        self.name = f"ismcts:iterations={iterations}" + ("" if inference == "uniform" else f",inference={inference}")
+        self.backend = backend
+        self.name = (f"ismcts:iterations={iterations}" + ("" if inference == "uniform" else f",inference={inference}")
+                     + ("" if backend == "python" else f",backend={backend}"))
 
     def reset(self) -> None:
         """Nothing to reset: each decision builds a fresh tree."""
 
-    def search(self, infoset, rng: np.random.Generator) -> _Node:
-        """Run the iterations and return the root node (visits per action in ``root.visits``)."""
+    def search(self, infoset, rng: np.random.Generator, root_prior: np.ndarray | None = None,
+               prior_weight: float = 0.0) -> _Node:
+        """Run the iterations in Python and return the root node (visits per action in
+        ``root.visits``; whatever ``backend`` is).
+
+        Args:
+            infoset: the deciding player's information set (deal not over).
+            rng: numpy Generator for determinizations, expansions and rollouts.
+            root_prior: None, or a float array of shape ``(31,)`` over action ids (finite,
+                >= 0); used only when ``prior_weight > 0``.
+            prior_weight: progressive-bias weight ``w`` (>= 0): at the root,
+                ``w · P(a) / (n_a + 1)`` is added to action ``a``'s UCB value
+                (Chaslot et al. 2008). 0: plain IS-MCTS.
+
+        Raises:
+            ValueError: on a bad ``root_prior`` or ``prior_weight``.
+        """
+        prior, w = _check_prior(root_prior, prior_weight)
         root = _Node()
         c = self.c
         score = self._score
@@ -139,9 +180,12 @@ class ISMCTSAgent:
                 sign = 1.0 if not (state.acting_seat & 1) else -1.0
                 best_a, best_u = legal[0], None
                 vals = node.value
+                at_root = w and node is root
                 for a in legal:
                     n = visits[a]
                     u = sign * vals[a] / n + c * sqrt(log(avail[a]) / n)
+                    if at_root:
+                        u += w * prior[a] / (n + 1)
                     if best_u is None or u > best_u:
                         best_a, best_u = a, u
                 path.append((node, best_a))
@@ -160,13 +204,37 @@ class ISMCTSAgent:
             raise ValueError("ismcts.act needs at least one legal action (the deal may be over)")
         if len(legal_actions) == 1:
             return legal_actions[0]
-        root = self.search(infoset, rng)
+        if self.backend == "numba":
+            from .fast_ismcts import search
+            counts, _ = search(infoset, self.iterations, self.c, rng, rollout=self.rollout, epsilon=self.epsilon)
+            visits = {a: int(counts[a]) for a in legal_actions}
+        else:
+            visits = self.search(infoset, rng).visits
         best, best_n = legal_actions[0], -1
         for a in sorted(legal_actions):
-            n = root.visits.get(a, 0)
+            n = visits.get(a, 0)
             if n > best_n:
                 best, best_n = a, n
         return best
+
+
+def _check_prior(root_prior, prior_weight) -> tuple[np.ndarray | None, float]:
+    """``(prior array or None, weight)`` after checking them (see :meth:`ISMCTSAgent.search`)."""
+    from math import isfinite
+
+    if (isinstance(prior_weight, bool) or not isinstance(prior_weight, (int, float, np.floating))
+            or not isfinite(prior_weight) or prior_weight < 0):
+        raise ValueError(f"prior_weight must be a finite number >= 0, got {prior_weight!r}")
+    if root_prior is None:
+        if prior_weight > 0:
+            raise ValueError(f"prior_weight > 0 needs root_prior, a float array of shape ({NUM_ACTIONS},)")
+        return None, 0.0
+    prior = np.asarray(root_prior, dtype=np.float64)
+    if prior.shape != (NUM_ACTIONS,):
+        raise ValueError(f"root_prior must have shape ({NUM_ACTIONS},) (one entry per action id), got {prior.shape}")
+    if not np.all(np.isfinite(prior)) or np.any(prior < 0):
+        raise ValueError("root_prior must be finite and >= 0")
+    return prior, float(prior_weight)
 
 
 __all__ = ["ISMCTSAgent"]
