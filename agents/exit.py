@@ -41,24 +41,22 @@ Checkpoints are plain dicts written atomically and read with ``weights_only=True
 
 from __future__ import annotations
 
-import inspect
 from dataclasses import asdict, dataclass
 from functools import lru_cache
-from math import log, sqrt
 from pathlib import Path
 
 import numpy as np
 import torch
 from torch import nn
 
-from twilight_env.engine import NUM_ACTIONS, NUM_TRICKS
+from twilight_env.engine import NUM_ACTIONS
 
 from .base import register
-from .ismcts import ISMCTSAgent, _Node
+from .ismcts import ISMCTSAgent
 from .nn.checkpoint import load_checkpoint
 from .nn.features import BITS_PER_MASK, NUM_MASKS, STATE_SIZE, infoset_row, num_roles, role_of
 from .nn.network import _mlp
-from .pimc import _positive_int, world_drawer
+from .pimc import _positive_int
 
 FORMAT = "twilight-exit"
 """``format`` field of expert-iteration checkpoints."""
@@ -326,63 +324,9 @@ class ExitAgent:
         return out
 
 
-class _PriorISMCTS(ISMCTSAgent):
-    """``agents.ismcts`` search with a root prior, for Python searches whose
-    ``ISMCTSAgent.search`` does not take ``root_prior`` (same tree policy otherwise)."""
-
-    def search(self, infoset, rng: np.random.Generator, root_prior=None, prior_weight: float = 0.0) -> _Node:
-        root = _Node()
-        c = self.c
-        score = self._score
-        draw = world_drawer(infoset, self.inference)
-        for _ in range(self.iterations):
-            state = draw(rng)
-            node = root
-            path = []
-            while state.trick != NUM_TRICKS:
-                legal = state.legal_actions()
-                avail = node.avail
-                visits = node.visits
-                untried = []
-                for a in legal:
-                    avail[a] = avail.get(a, 0) + 1
-                    if a not in visits:
-                        untried.append(a)
-                if untried:
-                    a = untried[int(rng.integers(len(untried)))] if len(untried) > 1 else untried[0]
-                    visits[a] = 0
-                    node.value[a] = 0.0
-                    child = node.children[a] = _Node()
-                    path.append((node, a))
-                    state.apply(a)
-                    node = child
-                    break
-                sign = 1.0 if not (state.acting_seat & 1) else -1.0
-                best_a, best_u = legal[0], None
-                vals = node.value
-                bias = root_prior is not None and node is root
-                for a in legal:
-                    n = visits[a]
-                    u = sign * vals[a] / n + c * sqrt(log(avail[a]) / n)
-                    if bias:
-                        u += prior_weight * float(root_prior[a]) / (n + 1)
-                    if best_u is None or u > best_u:
-                        best_a, best_u = a, u
-                path.append((node, best_a))
-                state.apply(best_a)
-                node = node.children[best_a]
-            r0, r1 = score(state, rng)
-            z = (r0 - r1) / 360.0
-            for n_, a in path:
-                n_.visits[a] += 1
-                n_.value[a] += z
-        return root
-
-
 @lru_cache(maxsize=8)
 def _python_searcher(iterations: int, c: float, rollout_backend: str) -> ISMCTSAgent:
-    cls = ISMCTSAgent if "root_prior" in inspect.signature(ISMCTSAgent.search).parameters else _PriorISMCTS
-    return cls(iterations=iterations, c=c, rollout_backend=rollout_backend)
+    return ISMCTSAgent(iterations=iterations, c=c, rollout_backend=rollout_backend)
 
 
 def _fast_search():

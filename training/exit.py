@@ -58,7 +58,7 @@ from twilight_env.infoset import InfoSet
 
 DATA_FORMAT = "twilight-exit-data"
 DATA_VERSION = 1
-DEFAULT_AGENT = "ismcts:iterations=1000"
+DEFAULT_AGENT = "ismcts:backend=numba,iterations=1000"
 """Search spec of iteration 1 (plain IS-MCTS)."""
 KEYS = ("rows", "roles", "legal", "visits", "side", "outcome", "deal")
 
@@ -67,16 +67,13 @@ KEYS = ("rows", "roles", "legal", "visits", "side", "outcome", "deal")
 # generate
 # ---------------------------------------------------------------------------------
 
-def search_visits(agent, infoset, legal, rng: np.random.Generator, backend: str = "auto") -> np.ndarray:
+def search_visits(agent, infoset, legal, rng: np.random.Generator) -> np.ndarray:
     """Root visit counts ``(31,)`` int64 of a search agent's decision.
 
     Args:
-        agent: ``exit-search`` (its own backend) or ``ismcts``. For an ``ismcts`` agent
-            that has no ``backend`` option of its own, ``backend`` chooses the search:
-            ``"numba"``/``"auto"`` the compiled ``agents.fast_ismcts.search`` with the
-            agent's iterations, ``c``, rollout policy and epsilon (when numba is
-            installed and the agent draws its worlds uniformly), else the agent's own
-            Python search.
+        agent: ``exit-search`` or ``ismcts``, each with its own ``backend`` option
+            (``ismcts:backend=numba``: ``agents.fast_ismcts.search`` with the agent's
+            iterations, ``c``, rollout policy and epsilon, as its ``act`` does).
 
     Raises:
         ValueError: if ``agent`` is not a search agent with root visits (``ismcts``, ``exit-search``).
@@ -84,8 +81,7 @@ def search_visits(agent, infoset, legal, rng: np.random.Generator, backend: str 
     if isinstance(agent, ExitSearchAgent):
         return agent.search(infoset, legal, rng)[0]
     if isinstance(agent, ISMCTSAgent):
-        own = getattr(agent, "backend", None)
-        if resolve_backend(own or backend) == "numba" and agent.inference == "uniform":
+        if agent.backend == "numba":
             from agents.fast_ismcts import search
             return np.asarray(search(infoset, agent.iterations, agent.c, rng, rollout=agent.rollout,
                                      epsilon=agent.epsilon)[0], dtype=np.int64)
@@ -104,7 +100,7 @@ def deal_state(seed: int, deal: int, num_players: int) -> State:
     return State.random(rng, int(rng.integers(4)), num_players)
 
 
-def play_recorded(agent, seed: int, deal: int, num_players: int, backend: str = "auto") -> dict:
+def play_recorded(agent, seed: int, deal: int, num_players: int) -> dict:
     """Play one deal with ``agent`` deciding for every seat; the records of its decisions.
 
     Every decision with two or more legal actions is searched; the search's most visited
@@ -123,7 +119,7 @@ def play_recorded(agent, seed: int, deal: int, num_players: int, backend: str = 
         if len(legal) == 1:
             state.apply(legal[0])
             continue
-        visits = search_visits(agent, info, legal, rng, backend)
+        visits = search_visits(agent, info, legal, rng)
         mask = legal_mask(legal)
         v = np.where(mask, visits, 0).astype(np.float64)
         if v.sum() <= 0:
@@ -175,17 +171,16 @@ def write_npz(path: Path, arrays: dict) -> None:
 _WORKER: dict = {}
 
 
-def _init_worker(spec: str, backend: str) -> None:
+def _init_worker(spec: str) -> None:
     import torch
     torch.set_num_threads(1)
     _WORKER["agent"] = make_agent(spec)
-    _WORKER["backend"] = backend
 
 
 def _run_chunk(job: tuple) -> tuple[int, int, int]:
     out, k, first, count, seed, num_players = job
     agent = _WORKER["agent"]
-    parts = [play_recorded(agent, seed, d, num_players, _WORKER["backend"]) for d in range(first, first + count)]
+    parts = [play_recorded(agent, seed, d, num_players) for d in range(first, first + count)]
     arrays = {key: np.concatenate([p[key] for p in parts]) for key in KEYS}
     arrays["deals"] = np.int64(count)
     write_npz(chunk_path(Path(out), k), arrays)
@@ -209,7 +204,7 @@ def _check_meta(out: Path, meta: dict) -> None:
 
 
 def generate(out, num_players: int, deals: int, agent: str = DEFAULT_AGENT, seed: int = 1, workers: int = 1,
-             chunk_deals: int = 10, progress: bool = True, backend: str = "auto") -> dict:
+             chunk_deals: int = 10, progress: bool = True) -> dict:
     """Play ``deals`` self-play deals with a search agent at every seat and write their records.
 
     Args:
@@ -221,7 +216,6 @@ def generate(out, num_players: int, deals: int, agent: str = DEFAULT_AGENT, seed
         workers: processes (>= 1).
         chunk_deals: deals per chunk file (>= 1).
         progress: show a tqdm bar (deals).
-        backend: search backend of an ``ismcts`` agent (:func:`search_visits`).
 
     Returns:
         ``{"chunks", "skipped", "decisions", "seconds"}`` of this run.
@@ -236,15 +230,13 @@ def generate(out, num_players: int, deals: int, agent: str = DEFAULT_AGENT, seed
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
             raise ValueError(f"{name} must be an int >= 1, got {v!r}")
     check_not_heldout(seed, "generate seed")
-    resolve_backend(backend)
     probe = make_agent(agent)  # a bad spec or a non-search agent fails here, before any process starts
     if not isinstance(probe, (ISMCTSAgent, ExitSearchAgent)):
         raise ValueError(f"generate needs a search agent (ismcts:..., exit-search:PATH,...), got {agent!r}")
     out = Path(out)
     from experiments.common import git_hash
     _check_meta(out, {"format": DATA_FORMAT, "version": DATA_VERSION, "num_players": num_players, "agent": agent,
-                      "seed": int(seed), "chunk_deals": chunk_deals, "deals": deals, "backend": backend,
-                      "git": git_hash()})
+                      "seed": int(seed), "chunk_deals": chunk_deals, "deals": deals, "git": git_hash()})
     jobs, skipped = [], 0
     for k in range(math.ceil(deals / chunk_deals)):
         first = k * chunk_deals
@@ -258,13 +250,13 @@ def generate(out, num_players: int, deals: int, agent: str = DEFAULT_AGENT, seed
     decisions = 0
     bar = tqdm(total=deals, initial=deals - sum(j[3] for j in jobs), unit="deal", disable=not progress)
     if workers == 1 or len(jobs) <= 1:
-        _init_worker(agent, backend)
+        _init_worker(agent)
         results = map(_run_chunk, jobs)
         for _, count, n in results:
             decisions += n
             bar.update(count)
     else:
-        with mp.get_context("spawn").Pool(min(workers, len(jobs)), _init_worker, (agent, backend)) as pool:
+        with mp.get_context("spawn").Pool(min(workers, len(jobs)), _init_worker, (agent,)) as pool:
             for _, count, n in pool.imap_unordered(_run_chunk, jobs):
                 decisions += n
                 bar.update(count)
@@ -503,11 +495,11 @@ def iterate(out, num_players: int, iterations: int, deals: int, search_iteration
     for k in range(1, iterations + 1):
         prev = out / f"net_{k - 1}" / CHECKPOINT_NAME
         if k == 1:
-            spec = f"ismcts:iterations={search_iterations},c={c}"
+            spec = f"ismcts:iterations={search_iterations},c={c},backend={resolve_backend(backend)}"
         else:
             spec = f"exit-search:{prev},iterations={search_iterations},c={c},w={w},backend={backend}"
         data = out / f"data_{k}"
-        generate(data, num_players, deals, spec, seed + k - 1, workers, chunk_deals, progress, backend)
+        generate(data, num_players, deals, spec, seed + k - 1, workers, chunk_deals, progress)
         first = 1 if window <= 0 else max(1, k - window + 1)
         run = out / f"net_{k}"
         resume = (run / CHECKPOINT_NAME).exists()
@@ -534,8 +526,6 @@ def main(argv=None) -> int:
     g.add_argument("--seed", type=non_negative_int, default=1, help="deal seed (held-out seeds are refused)")
     g.add_argument("--workers", type=positive_int, default=1)
     g.add_argument("--chunk-deals", type=positive_int, default=10)
-    g.add_argument("--backend", choices=("auto", "numba", "python"), default="auto",
-                   help="search of an ismcts agent: compiled (numba) or Python")
     g.add_argument("--no-progress", action="store_true")
 
     def train_args(q):
@@ -578,8 +568,7 @@ def main(argv=None) -> int:
     a = p.parse_args(argv)
     try:
         if a.cmd == "generate":
-            r = generate(a.out, a.players, a.deals, a.agent, a.seed, a.workers, a.chunk_deals, not a.no_progress,
-                         a.backend)
+            r = generate(a.out, a.players, a.deals, a.agent, a.seed, a.workers, a.chunk_deals, not a.no_progress)
             print(f"{r['chunks']} chunks written, {r['skipped']} already there, {r['decisions']} decisions "
                   f"in {r['seconds']:.1f} s -> {a.out}")
         elif a.cmd == "train":

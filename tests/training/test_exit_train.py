@@ -20,8 +20,7 @@ SMALL = {"trunk": (32,), "head": (16,), "progress": False}
 
 
 def gen(out, players=3, deals=2, agent="ismcts:iterations=15", seed=3, **kw):
-    return ex.generate(out, players, deals, agent, seed, chunk_deals=kw.pop("chunk_deals", 1), progress=False,
-                       backend=kw.pop("backend", "python"), **kw)
+    return ex.generate(out, players, deals, agent, seed, chunk_deals=kw.pop("chunk_deals", 1), progress=False, **kw)
 
 
 @pytest.fixture(scope="module")
@@ -156,7 +155,7 @@ def test_train_refuses_a_folder_without_data(tmp_path):
 
 @pytest.mark.skipif(resolve_backend("auto") != "numba", reason="numba / agents.fast_ismcts not available")
 def test_generate_with_the_compiled_search(tmp_path):
-    r = gen(tmp_path / "nb", 3, 1, agent="ismcts:iterations=30", backend="numba")
+    r = gen(tmp_path / "nb", 3, 1, agent="ismcts:iterations=30,backend=numba")
     d = load_chunks(tmp_path / "nb")
     assert r["decisions"] == len(d["rows"]) > 10
     assert np.all(d["visits"][~d["legal"]] == 0) and np.allclose(d["visits"].sum(1), 1.0, atol=1e-5)
