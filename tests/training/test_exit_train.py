@@ -177,3 +177,19 @@ def test_iterate_uses_the_last_net_as_prior(tmp_path):
     ex.iterate(out, 4, 2, deals=1, search_iterations=8, backend="python", epochs=1,
                train_kwargs={"trunk": (16,), "head": (8,), "holdout": 0.0}, progress=False)
     assert os.stat(out / "net_2" / "checkpoint.pt").st_mtime_ns == stamp  # finished steps are not redone
+
+
+def test_command_line_generate_train_export(tmp_path, capsys):
+    d, run, dst = tmp_path / "d", tmp_path / "run", tmp_path / "exit_4p.pt"
+    assert ex.main(["generate", "--out", str(d), "--players", "4", "--deals", "2", "--agent",
+                    "ismcts:iterations=10", "--seed", "8", "--no-progress"]) == 0
+    assert "1 chunks written, 0 already there" in capsys.readouterr().out  # one chunk of 10 deals
+    assert ex.main(["train", "--data", str(d), "--run", str(run), "--epochs", "1", "--trunk", "16",
+                    "--head", "8", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "epoch=1" in out and "tensorboard --logdir" in out
+    assert ex.main(["export", str(run / "checkpoint.pt"), str(dst)]) == 0
+    assert make_agent(f"exit:{dst}").path == str(dst)
+    (run / "checkpoint.pt").write_bytes(b"junk")
+    assert ex.main(["train", "--data", str(d), "--run", str(run), "--epochs", "2", "--resume", "--no-progress"]) == 2
+    assert f"{run / 'checkpoint.pt'}" in capsys.readouterr().err
