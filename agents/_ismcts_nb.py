@@ -40,6 +40,8 @@ NUM_ACTIONS = 31
 """Action ids 0..30 (engine encoding: cards 0..27, requests 28..30)."""
 NO_CHILD = -1
 FULL = -2
+LOG_TABLE = 1 << 22
+"""Logarithms of availability counts below this are looked up in a table built per search."""
 
 
 @numba.njit(cache=True)
@@ -109,9 +111,14 @@ def search(base, hidden, counts, pool0, pool1, iterations, c, params, epsilon, p
     if nn > max_nodes:
         nn = max_nodes
     child = np.full((nn, NUM_ACTIONS), NO_CHILD, dtype=np.int32)
-    visits = np.zeros((nn, NUM_ACTIONS), dtype=np.int64)
-    avail = np.zeros((nn, NUM_ACTIONS), dtype=np.int64)
+    visits = np.zeros((nn, NUM_ACTIONS), dtype=np.int32)  # < 2**31: iterations is checked by the caller
+    avail = np.zeros((nn, NUM_ACTIONS), dtype=np.int32)
     value = np.zeros((nn, NUM_ACTIONS), dtype=np.float64)
+    n_log = iterations + 1 if iterations < LOG_TABLE else LOG_TABLE
+    logs = np.empty(n_log, dtype=np.float64)  # log(k) for the UCB term, looked up
+    logs[0] = 0.0
+    for k in range(1, n_log):
+        logs[k] = log(k)
     n_nodes = 1
     st = np.empty(ST_SIZE, dtype=np.int64)
     legal, iscratch, fscratch = new_scratch()
@@ -153,7 +160,8 @@ def search(base, hidden, counts, pool0, pool1, iterations, c, params, epsilon, p
             for i in range(nl):
                 a = legal[i]
                 n = visits[node, a]
-                u = sign * value[node, a] / n + c * sqrt(log(avail[node, a]) / n)
+                m = avail[node, a]
+                u = sign * value[node, a] / n + c * sqrt((logs[m] if m < n_log else log(m)) / n)
                 if use_prior and node == 0:
                     u += prior_weight * prior[a] / (n + 1)
                 if i == 0 or u > best_u:
@@ -174,4 +182,4 @@ def search(base, hidden, counts, pool0, pool1, iterations, c, params, epsilon, p
         for d in range(depth):
             visits[path_node[d], path_act[d]] += 1
             value[path_node[d], path_act[d]] += z
-    return visits[0].copy(), value[0].copy(), n_nodes
+    return visits[0].astype(np.int64), value[0].copy(), n_nodes

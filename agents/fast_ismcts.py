@@ -144,8 +144,9 @@ def search(infoset, iterations: int, c: float, rng: np.random.Generator, root_pr
     from .ismcts import _check_prior
     from .pimc import _check_rollout_options
 
-    if isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer)) or iterations < 1:
-        raise ValueError(f"iterations must be an int >= 1, got {iterations!r}")
+    if (isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer)) or not
+            1 <= iterations < 2**31 - 1):
+        raise ValueError(f"iterations must be an int in [1, 2**31 - 2], got {iterations!r}")
     if isinstance(c, bool) or not isinstance(c, (int, float, np.floating)) or not isfinite(c) or c < 0:
         raise ValueError(f"c must be a finite number >= 0, got {c!r}")
     prior, w = _check_prior(root_prior, prior_weight)
