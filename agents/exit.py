@@ -35,7 +35,7 @@ Checkpoints are plain dicts written atomically and read with ``weights_only=True
 | ``num_players`` | 3 or 4 |
 | ``net`` | ``PVConfig.to_dict()`` |
 | ``model`` | ``state_dict`` of the :class:`PolicyValueNet` |
-| ``optimizer``, ``epoch``, ``config``, ``rng``, ``best_val``, ``data`` | trainer state (``training.exit``; absent in shipped weights) |
+| ``optimizer``, ``epoch``, ``config``, ``rng``, ``last`` | trainer state (``training.exit``: Adam state, epochs done, data folders and settings, the NumPy shuffling RNG state as JSON, the last epoch's losses; absent in shipped weights) |
 | ``git`` | git hash of the code that trained it |
 """
 
