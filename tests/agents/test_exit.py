@@ -50,13 +50,16 @@ def test_r2_5_net_never_sees_hidden_cards(num_players):
     """R2.5, R7.1: redealing the cards the deciding seat cannot see gives the same policy and value."""
     model = small_net(num_players)
     rng = np.random.default_rng(3)
+    changed = 0
     for st, info in decisions(num_players, 11, 12):
         p0, v0 = policy_value(model, [info], [info.legal_actions])
         for _ in range(3):
             other = info.sample_state(rng)
+            changed += other.hands != st.hands
             info2 = InfoSet(other, info.seat)
             p1, v1 = policy_value(model, [info2], [info2.legal_actions])
             assert np.array_equal(p0, p1) and np.array_equal(v0, v1)
+    assert changed >= 20  # the hidden cards really moved
 
 
 @pytest.mark.parametrize("num_players", [3, 4])
