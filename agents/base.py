@@ -93,6 +93,8 @@ _LAZY: dict[str, str] = {
     "pimc": "agents.pimc",
     "ismcts": "agents.ismcts",
     "neural": "agents.neural",
+    "exit": "agents.exit",
+    "exit-search": "agents.exit",
     "openspiel": "agents.openspiel_bots",
 }
 
@@ -143,7 +145,7 @@ def parse_spec(spec: str) -> tuple[str, dict]:
         for part in rest.split(","):
             key, eq, value = part.partition("=")
             if not eq or not key.strip():
-                if name == "neural" and not eq:  # neural:default / neural:PATH shorthand
+                if name in ("neural", "exit", "exit-search") and not eq:  # NAME:default / NAME:PATH shorthand
                     kwargs["path"] = part
                     continue
                 raise ValueError(f"bad option {part!r} in agent spec {spec!r}; write key=value")

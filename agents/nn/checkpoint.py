@@ -70,40 +70,45 @@ def save_checkpoint(obj: dict, path: str | os.PathLike) -> None:
             os.close(fd)
 
 
-def load_checkpoint(path: str | os.PathLike, num_players: int | None = None) -> dict:
+def load_checkpoint(path: str | os.PathLike, num_players: int | None = None, fmt: str = FORMAT,
+                    version: int = VERSION, kind: str = "neural", writer: str = "`twilight train`") -> dict:
     """Load and check a checkpoint (``weights_only=True``).
 
     Args:
         path: a checkpoint file, or a run directory holding ``checkpoint.pt``.
         num_players: if given, the variant the caller needs (3 or 4).
+        fmt, version: the ``format`` and ``version`` the file must carry (default the
+            ``twilight-dmc`` checkpoints of this module; ``agents.exit`` reads its own).
+        kind, writer: words for the error messages (the agent and the command that
+            writes such files).
 
     Returns:
         the checkpoint dict (module table).
 
     Raises:
-        ValueError: if the file is missing, unreadable or corrupt, not a ``twilight-dmc``
+        ValueError: if the file is missing, unreadable or corrupt, not a ``fmt``
             checkpoint, or trained for another number of players.
     """
     p = Path(path)
     if p.is_dir():
         p = p / CHECKPOINT_NAME
         if not p.is_file():
-            raise ValueError(f"neural checkpoint not found: the run directory {str(p.parent)!r} holds no "
+            raise ValueError(f"{kind} checkpoint not found: the run directory {str(p.parent)!r} holds no "
                              f"{CHECKPOINT_NAME} (the run stopped before writing its first checkpoint; "
                              f"start a new run)")
     if not p.is_file():
-        raise ValueError(f"neural checkpoint not found: {str(p)!r} (give a checkpoint file written by "
-                         f"`twilight train`, a run directory, or 'default')")
+        raise ValueError(f"{kind} checkpoint not found: {str(p)!r} (give a checkpoint file written by "
+                         f"{writer}, a run directory, or 'default')")
     try:
         ckpt = torch.load(p, map_location="cpu", weights_only=True)
     except Exception as e:  # torch raises many kinds on a damaged file
-        raise ValueError(f"cannot read neural checkpoint {str(p)!r}: the file is corrupt, truncated or not a "
-                         f"checkpoint written by `twilight train` ({type(e).__name__} while loading); give a "
+        raise ValueError(f"cannot read {kind} checkpoint {str(p)!r}: the file is corrupt, truncated or not a "
+                         f"checkpoint written by {writer} ({type(e).__name__} while loading); give a "
                          f"checkpoint file, a run directory, or 'default'") from None
-    if not isinstance(ckpt, dict) or ckpt.get("format") != FORMAT:
-        raise ValueError(f"{str(p)!r} is not a twilight-dmc checkpoint (expected a dict with format={FORMAT!r})")
-    if ckpt.get("version") != VERSION:
-        raise ValueError(f"{str(p)!r} has checkpoint version {ckpt.get('version')!r}; this code reads version {VERSION}")
+    if not isinstance(ckpt, dict) or ckpt.get("format") != fmt:
+        raise ValueError(f"{str(p)!r} is not a {fmt} checkpoint (expected a dict with format={fmt!r})")
+    if ckpt.get("version") != version:
+        raise ValueError(f"{str(p)!r} has checkpoint version {ckpt.get('version')!r}; this code reads version {version}")
     for key in ("num_players", "net", "model"):
         if key not in ckpt:
             raise ValueError(f"checkpoint {str(p)!r} lacks {key!r}: corrupt")

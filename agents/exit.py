@@ -1,0 +1,455 @@
+"""Expert iteration: a policy/value network trained on a search agent's decisions, and the search it guides.
+
+Expert iteration (Anthony, Tian & Barber 2017, "Thinking Fast and Slow with Deep Learning
+and Tree Search") alternates an *expert*, a tree search, and an *apprentice*, a network
+that imitates it; the apprentice then guides the next expert. Targets as in AlphaZero
+(Silver et al. 2018): the policy learns the search's normalised root visit counts, the
+value learns the deal's outcome.
+
+:class:`PolicyValueNet`: the information-set features of the ``neural`` agent
+(:func:`agents.nn.features.infoset_row`, 25 bit masks of what the deciding seat may know,
+R2.5, R7.1; expanded to 700 bits) → shared MLP trunk → per role (``role_of``: 1 in 4
+players, 4 in 3 players) a policy head (31 logits, one per action id, illegal actions
+masked out, R3.2, R3.5) and a value head (``tanh``, in [-1, 1]). The value is the deciding
+side's deal score minus the other side's, divided by 360, at the end of the deal (R5);
+the deciding side is the side of the acting seat (a holder decides for its own side, the
+solo for the new moon, R7.3), as in ``agents.ismcts``.
+
+Agents (registered, so ``make_agent``, ``twilight arena``, ``twilight edge`` and
+``twilight play`` build them by name):
+
+- ``exit`` (``exit:default`` = shipped ``agents/weights/exit_{3,4}p.pt`` chosen by the
+  deal's number of players, or ``exit:PATH``): plays the most probable legal action of
+  the policy; stateless, with ``act_batch`` (one forward pass for many decisions).
+- ``exit-search`` (``exit-search:PATH,iterations=1000,c=0.7,w=1.0,backend=auto``):
+  IS-MCTS (Cowling, Powley & Whitehouse 2012) with the policy as a root prior: at the
+  root each action's selection score gets the progressive bias ``w · P(a) / (n_a + 1)``
+  (Chaslot et al. 2008), ``n_a`` its visits; plays the most visited legal action.
+
+Checkpoints are plain dicts written atomically and read with ``weights_only=True``
+(:mod:`agents.nn.checkpoint`):
+
+| key | content |
+|-----|---------|
+| ``format``, ``version`` | ``"twilight-exit"``, 1 |
+| ``num_players`` | 3 or 4 |
+| ``net`` | ``PVConfig.to_dict()`` |
+| ``model`` | ``state_dict`` of the :class:`PolicyValueNet` |
+| ``optimizer``, ``epoch``, ``config``, ``rng``, ``last`` | trainer state (``training.exit``: Adam state, epochs done, data folders and settings, the NumPy shuffling RNG state as JSON, the last epoch's losses; absent in shipped weights) |
+| ``git`` | git hash of the code that trained it |
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import nn
+
+from twilight_env.engine import NUM_ACTIONS
+
+from .base import register
+from .ismcts import ISMCTSAgent
+from .nn.checkpoint import load_checkpoint
+from .nn.features import BITS_PER_MASK, NUM_MASKS, STATE_SIZE, infoset_row, num_roles, role_of
+from .nn.network import _mlp
+from .pimc import _positive_int
+
+FORMAT = "twilight-exit"
+"""``format`` field of expert-iteration checkpoints."""
+VERSION = 1
+"""``version`` field this code reads and writes."""
+WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
+"""Folder of the shipped weights ``exit_3p.pt`` and ``exit_4p.pt``."""
+BACKENDS = ("auto", "numba", "python")
+"""Search backends of ``exit-search``: the compiled search ``agents.fast_ismcts`` (numba),
+the Python ``agents.ismcts`` search, or ``auto`` (compiled when available)."""
+
+
+def default_weights(num_players: int) -> Path:
+    """Path of the shipped weights for 3 or 4 players."""
+    return WEIGHTS_DIR / f"exit_{num_players}p.pt"
+
+
+@dataclass
+class PVConfig:
+    """Shape of a :class:`PolicyValueNet` (stored in checkpoints as a plain dict)."""
+
+    num_roles: int = 1
+    """Heads: 1 (4 players) or 4 (3 players), ``agents.nn.features.num_roles``."""
+    trunk: tuple = (256, 256)
+    """Hidden widths of the shared trunk (units)."""
+    head: tuple = (128,)
+    """Hidden widths of each policy and value head (units)."""
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["trunk"] = list(self.trunk)
+        d["head"] = list(self.head)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "PVConfig":
+        return cls(num_roles=int(d["num_roles"]), trunk=tuple(int(x) for x in d["trunk"]),
+                   head=tuple(int(x) for x in d["head"]))
+
+
+_MASKED = -1e9
+"""Logit given to illegal actions (probability exactly 0 after softmax in float32)."""
+
+
+class PolicyValueNet(nn.Module):
+    """Policy logits over the 31 action ids and a value in [-1, 1] (module docstring)."""
+
+    def __init__(self, cfg: PVConfig):
+        super().__init__()
+        if cfg.num_roles not in (1, 4):
+            raise ValueError(f"num_roles must be 1 (4 players) or 4 (3 players), got {cfg.num_roles!r}")
+        self.cfg = cfg
+        self.trunk = _mlp((STATE_SIZE, *cfg.trunk), final_act=True)
+        self.policy_heads = nn.ModuleList(_mlp((cfg.trunk[-1], *cfg.head, NUM_ACTIONS), final_act=False)
+                                          for _ in range(cfg.num_roles))
+        self.value_heads = nn.ModuleList(_mlp((cfg.trunk[-1], *cfg.head, 1), final_act=False)
+                                         for _ in range(cfg.num_roles))
+        self.register_buffer("shifts", torch.arange(BITS_PER_MASK, dtype=torch.int64), persistent=False)
+
+    def forward(self, rows: torch.Tensor, roles: torch.Tensor, legal: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Masked policy logits and values of a batch of decisions.
+
+        Args:
+            rows: ``(B, 25)`` int64 compact rows (``agents.nn.features``).
+            roles: ``(B,)`` int64 head per decision (``role_of``).
+            legal: ``(B, 31)`` bool, True for the legal actions (at least one per row).
+
+        Returns:
+            ``logits`` ``(B, 31)`` float32 with illegal actions at -1e9 (softmax gives them
+            probability 0), and ``value`` ``(B,)`` float32 in [-1, 1] (deal points / 360
+            from the deciding side's view, R5).
+        """
+        x = ((rows.unsqueeze(-1) >> self.shifts) & 1).reshape(rows.shape[0], NUM_MASKS * BITS_PER_MASK).float()
+        h = self.trunk(x)
+        if len(self.policy_heads) == 1:
+            logits = self.policy_heads[0](h)
+            value = self.value_heads[0](h).squeeze(1)
+        else:
+            logits = h.new_empty((h.shape[0], NUM_ACTIONS))
+            value = h.new_empty((h.shape[0],))
+            for r in range(len(self.policy_heads)):
+                idx = (roles == r).nonzero(as_tuple=True)[0]
+                if idx.numel():
+                    hr = h.index_select(0, idx)
+                    logits[idx] = self.policy_heads[r](hr)
+                    value[idx] = self.value_heads[r](hr).squeeze(1)
+        return logits.masked_fill(~legal, _MASKED), torch.tanh(value)
+
+
+def legal_mask(legal_actions) -> np.ndarray:
+    """``(31,)`` bool mask of a tuple of legal action ids."""
+    m = np.zeros(NUM_ACTIONS, dtype=bool)
+    m[list(legal_actions)] = True
+    return m
+
+
+@torch.no_grad()
+def policy_value(model: PolicyValueNet, infosets, legal_actions_list) -> tuple[np.ndarray, np.ndarray]:
+    """Policy and value of decisions, in one forward pass.
+
+    Args:
+        model: a :class:`PolicyValueNet` for the decisions' number of players.
+        infosets: information sets whose viewer is to act.
+        legal_actions_list: the legal action ids of each (non-empty).
+
+    Returns:
+        ``probs`` ``(B, 31)`` float32 (0 on illegal actions, rows sum to 1) and ``values``
+        ``(B,)`` float32 in [-1, 1].
+
+    Raises:
+        ValueError: on a decision without legal actions.
+    """
+    if any(len(legal) == 0 for legal in legal_actions_list):
+        raise ValueError("exit: a decision has no legal action (the deal is over?)")
+    rows = torch.tensor([infoset_row(i) for i in infosets], dtype=torch.int64)
+    roles = torch.tensor([role_of(i.num_players, i.acting_seat) for i in infosets], dtype=torch.int64)
+    legal = torch.from_numpy(np.stack([legal_mask(a) for a in legal_actions_list]))
+    logits, value = model(rows, roles, legal)
+    return torch.softmax(logits, dim=1).numpy(), value.numpy()
+
+
+def new_checkpoint(model: PolicyValueNet, num_players: int, **extra) -> dict:
+    """Checkpoint dict (module table) of a model; ``extra`` adds trainer keys."""
+    return {"format": FORMAT, "version": VERSION, "num_players": int(num_players), "net": model.cfg.to_dict(),
+            "model": {k: v.detach().cpu() for k, v in model.state_dict().items()}, **extra}
+
+
+def load_exit_checkpoint(path, num_players: int | None = None) -> dict:
+    """Load and check an expert-iteration checkpoint (``weights_only=True``).
+
+    Args:
+        path: a checkpoint file or a run directory holding ``checkpoint.pt``.
+        num_players: if given, the variant the caller needs.
+
+    Raises:
+        ValueError: naming the file, if it is missing, corrupt, not a ``twilight-exit``
+            checkpoint, or for another number of players.
+    """
+    return load_checkpoint(path, num_players, fmt=FORMAT, version=VERSION, kind="exit",
+                           writer="`python -m training.exit train`")
+
+
+def model_from_exit_checkpoint(ckpt: dict, path: str = "checkpoint") -> PolicyValueNet:
+    """Build the network stored in a checkpoint dict (in eval mode).
+
+    Raises:
+        ValueError: if the weights do not fit the stored shape or the number of players.
+    """
+    try:
+        cfg = PVConfig.from_dict(ckpt["net"])
+        model = PolicyValueNet(cfg)
+        model.load_state_dict({k: v.float() for k, v in ckpt["model"].items()})
+    except (KeyError, TypeError, RuntimeError, AttributeError, ValueError) as e:
+        raise ValueError(f"exit checkpoint {path!r} has weights that do not fit its network: "
+                         f"{type(e).__name__}: {str(e)[:200]}") from None
+    if cfg.num_roles != num_roles(ckpt["num_players"]):
+        raise ValueError(f"exit checkpoint {path!r}: {cfg.num_roles} heads for {ckpt['num_players']} players "
+                         f"(expected {num_roles(ckpt['num_players'])})")
+    for p in model.parameters():
+        p.requires_grad_(False)
+    return model.eval()
+
+
+_MODEL_CACHE: dict = {}
+
+
+def load_model(path, num_players: int | None = None) -> tuple[PolicyValueNet, int]:
+    """Model and number of players of a checkpoint, cached per (path, mtime, size).
+
+    Raises:
+        ValueError: as :func:`load_exit_checkpoint`.
+    """
+    path = Path(path)
+    try:
+        st = (path / "checkpoint.pt" if path.is_dir() else path).stat()
+        key = (str(path.resolve()), st.st_mtime_ns, st.st_size)
+    except OSError:
+        key = None
+    if key is None or key not in _MODEL_CACHE:
+        ckpt = load_exit_checkpoint(path, num_players)
+        model = model_from_exit_checkpoint(ckpt, str(path))
+        if key is None:
+            return model, ckpt["num_players"]
+        _MODEL_CACHE[key] = (model, ckpt["num_players"])
+    model, npl = _MODEL_CACHE[key]
+    if num_players is not None and npl != num_players:
+        raise ValueError(f"exit checkpoint {str(path)!r} was trained for {npl} players, "
+                         f"but a {num_players}-player network is needed")
+    return model, npl
+
+
+class _Models:
+    """The network(s) of a ``path`` option: one checkpoint, or the shipped weights per variant."""
+
+    def __init__(self, path: str, threads: int | None):
+        if not isinstance(path, str) or not path:
+            raise ValueError(f"exit: path must be 'default' or a checkpoint path, got {path!r}")
+        if threads is not None:
+            _positive_int("threads", threads)
+            torch.set_num_threads(int(threads))
+        self.path = path
+        self.models: dict[int, PolicyValueNet] = {}
+        self.num_players = None
+        if path != "default":
+            model, self.num_players = load_model(path)
+            self.models[self.num_players] = model
+
+    def get(self, num_players: int) -> PolicyValueNet:
+        model = self.models.get(num_players)
+        if model is not None:
+            return model
+        if self.path != "default":
+            raise ValueError(f"exit checkpoint {self.path!r} was trained for {self.num_players} players; "
+                             f"it cannot play a {num_players}-player deal")
+        weights = default_weights(num_players)
+        if not weights.is_file():
+            raise ValueError(f"exit:default needs the shipped weights {str(weights)!r}, which do not exist; "
+                             f"train them with `python -m training.exit` (training/README.md) or give exit:PATH")
+        model, _ = load_model(weights, num_players)
+        self.models[num_players] = model
+        return model
+
+
+@register("exit")
+class ExitAgent:
+    """The policy network's most probable legal action (module docstring).
+
+    Args:
+        path: ``"default"`` (shipped weights per number of players) or a checkpoint file /
+            run directory written by ``python -m training.exit train``.
+        threads: torch intra-op threads in this process (None leaves torch's setting).
+
+    Raises:
+        ValueError: missing, corrupt or mismatched checkpoint (naming the file).
+    """
+
+    stateless = True
+    """Decisions depend only on (information set, legal actions): one instance may play
+    many deals at once (``experiments.common.play_lockstep``)."""
+
+    def __init__(self, path: str = "default", threads: int | None = 1):
+        self._models = _Models(path, threads)
+        self.path = path
+        self.name = "exit" if path == "default" else f"exit:{path}"
+
+    def reset(self) -> None:
+        """Nothing to reset: the policy keeps no state between decisions."""
+
+    def act(self, infoset, legal_actions, rng: np.random.Generator) -> int:
+        """The legal action of highest policy probability (lowest id on ties)."""
+        return self.act_batch([infoset], [legal_actions])[0]
+
+    def act_batch(self, infosets, legal_actions_list) -> list[int]:
+        """Greedy actions for many decisions, one forward pass per number of players."""
+        out: list = [None] * len(infosets)
+        by_npl: dict[int, list[int]] = {}
+        for i, info in enumerate(infosets):
+            by_npl.setdefault(info.num_players, []).append(i)
+        for npl, idx in by_npl.items():
+            probs, _ = policy_value(self._models.get(npl), [infosets[i] for i in idx],
+                                    [legal_actions_list[i] for i in idx])
+            for k, i in enumerate(idx):
+                legal = sorted(int(a) for a in legal_actions_list[i])
+                out[i] = max(legal, key=lambda a, p=probs[k]: (p[a], -a))
+        return out
+
+
+@lru_cache(maxsize=8)
+def _python_searcher(iterations: int, c: float, rollout_backend: str) -> ISMCTSAgent:
+    return ISMCTSAgent(iterations=iterations, c=c, rollout_backend=rollout_backend)
+
+
+def _fast_search():
+    """``agents.fast_ismcts.search``, or None when that module or numba is missing."""
+    try:
+        from .fast_ismcts import search
+        from .fast_rollout import HAVE_NUMBA
+    except ImportError:
+        return None
+    return search if HAVE_NUMBA else None
+
+
+def resolve_backend(backend: str) -> str:
+    """``"numba"`` or ``"python"`` for a search backend option.
+
+    Raises:
+        ValueError: an unknown backend, or ``numba`` when the compiled search (numba) is missing.
+    """
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+    if backend == "python":
+        return "python"
+    if _fast_search() is None:
+        if backend == "numba":
+            raise ValueError("backend=numba needs the compiled search agents.fast_ismcts and the numba package "
+                             "(pip install 'twilight-env[fast]'); install it or use backend=python")
+        return "python"
+    return "numba"
+
+
+def root_search(infoset, iterations: int, c: float, rng: np.random.Generator, root_prior=None,
+                prior_weight: float = 0.0, backend: str = "auto",
+                rollout_backend: str = "auto") -> tuple[np.ndarray, np.ndarray]:
+    """One IS-MCTS search from an information set; its root statistics.
+
+    Args:
+        infoset: the deciding seat's information set.
+        iterations: determinizations (>= 1). c: UCT constant (>= 0).
+        rng: randomness of the search.
+        root_prior: ``(31,)`` prior probabilities of the root actions, or None.
+        prior_weight: ``w`` of the root progressive bias ``w · P(a) / (n_a + 1)``.
+        backend: ``"auto"``, ``"numba"`` (``agents.fast_ismcts.search``) or ``"python"``.
+        rollout_backend: the Python search's heuristic rollout backend (``agents.ismcts``).
+
+    Returns:
+        ``visits`` ``(31,)`` int64 root visits per action id, and ``values`` ``(31,)``
+        float64 mean outcome (deal points / 360, R5) from the root decider's side (0 where
+        unvisited).
+    """
+    if resolve_backend(backend) == "numba":
+        visits, values = _fast_search()(infoset, iterations, c, rng, root_prior=root_prior, prior_weight=prior_weight)
+        return np.asarray(visits, dtype=np.int64), np.asarray(values, dtype=np.float64)
+    root = _python_searcher(int(iterations), float(c), rollout_backend).search(infoset, rng, root_prior=root_prior, prior_weight=prior_weight)
+    visits = np.zeros(NUM_ACTIONS, dtype=np.int64)
+    values = np.zeros(NUM_ACTIONS, dtype=np.float64)
+    sign = 1.0 if not (infoset.acting_seat & 1) else -1.0
+    for a, n in root.visits.items():
+        visits[a] = n
+        if n:
+            values[a] = sign * root.value[a] / n
+    return visits, values
+
+
+def most_visited(visits: np.ndarray, legal_actions) -> int:
+    """The legal action with the most root visits (lowest id on ties)."""
+    return max(sorted(int(a) for a in legal_actions), key=lambda a: (visits[a], -a))
+
+
+@register("exit-search")
+class ExitSearchAgent:
+    """IS-MCTS with the policy network as a root prior (module docstring).
+
+    Args:
+        path: ``"default"`` or a checkpoint file / run directory (as for ``exit``).
+        iterations: determinizations per decision (>= 1).
+        c: UCT exploration constant (>= 0), values in [-1, 1].
+        w: weight of the root progressive bias ``w · P(a) / (n_a + 1)`` (>= 0; 0 is plain IS-MCTS).
+        backend: ``"auto"``, ``"numba"`` or ``"python"`` (:func:`resolve_backend`).
+        rollout_backend: heuristic rollout backend of the Python search.
+        threads: torch intra-op threads (None leaves torch's setting).
+
+    Raises:
+        ValueError: on a bad option or checkpoint (naming it and what is allowed).
+    """
+
+    stateless = True
+    """Decisions depend only on (information set, legal actions, rng)."""
+
+    def __init__(self, path: str = "default", iterations: int = 1000, c: float = 0.7, w: float = 1.0,
+                 backend: str = "auto", rollout_backend: str = "auto", threads: int | None = 1):
+        _positive_int("iterations", iterations)
+        for name, v in (("c", c), ("w", w)):
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
+                raise ValueError(f"{name} must be a number >= 0, got {v!r}")
+        resolve_backend(backend)
+        self._models = _Models(path, threads)
+        self.path = path
+        self.iterations = iterations
+        self.c = float(c)
+        self.w = float(w)
+        self.backend = backend
+        self.rollout_backend = rollout_backend
+        self.name = f"exit-search:{path},iterations={iterations},w={w:g}"
+
+    def reset(self) -> None:
+        """Nothing to reset: each decision builds a fresh tree."""
+
+    def search(self, infoset, legal_actions, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        """Root visits ``(31,)`` int64 and mean values ``(31,)`` float64 of one prior-guided search."""
+        prior, _ = policy_value(self._models.get(infoset.num_players), [infoset], [legal_actions])
+        return root_search(infoset, self.iterations, self.c, rng, root_prior=prior[0].astype(np.float64),
+                           prior_weight=self.w, backend=self.backend, rollout_backend=self.rollout_backend)
+
+    def act(self, infoset, legal_actions, rng: np.random.Generator) -> int:
+        """The most visited legal action (lowest id on ties); a forced action without search."""
+        if not legal_actions:
+            raise ValueError("exit-search.act needs at least one legal action (the deal may be over)")
+        if len(legal_actions) == 1:
+            return int(legal_actions[0])
+        visits, _ = self.search(infoset, legal_actions, rng)
+        return most_visited(visits, legal_actions)
+
+
+__all__ = ["FORMAT", "VERSION", "PVConfig", "PolicyValueNet", "policy_value", "legal_mask", "new_checkpoint",
+           "load_exit_checkpoint", "model_from_exit_checkpoint", "load_model", "root_search", "most_visited",
+           "resolve_backend", "default_weights", "ExitAgent", "ExitSearchAgent"]

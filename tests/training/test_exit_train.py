@@ -1,0 +1,195 @@
+"""Expert-iteration data and training (training/exit.py): generate, train, resume, iterate."""
+
+import json
+import os
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from agents.base import make_agent, play_deal  # noqa: E402
+from agents.exit import load_exit_checkpoint, resolve_backend  # noqa: E402
+from agents.nn.features import infoset_row  # noqa: E402
+from training import exit as ex  # noqa: E402
+from twilight_env.engine import State  # noqa: E402
+from twilight_env.heldout import HELDOUT_SEEDS  # noqa: E402
+from twilight_env.infoset import InfoSet  # noqa: E402
+
+SMALL = {"trunk": (32,), "head": (16,), "progress": False}
+
+
+def gen(out, players=3, deals=2, agent="ismcts:iterations=15", seed=3, **kw):
+    return ex.generate(out, players, deals, agent, seed, chunk_deals=kw.pop("chunk_deals", 1), progress=False, **kw)
+
+
+@pytest.fixture(scope="module")
+def data3(tmp_path_factory):
+    out = tmp_path_factory.mktemp("exit") / "d3"
+    gen(out, 3, 3)
+    return out
+
+
+def load_chunks(folder):
+    data, _ = ex.load_data([folder])
+    return data
+
+
+def test_records_hold_the_search_and_the_outcome(data3):
+    d = load_chunks(data3)
+    n = len(d["rows"])
+    assert n > 30 and sorted(set(d["deal"])) == [0, 1, 2]
+    assert np.allclose(d["visits"].sum(1), 1.0, atol=1e-5)
+    assert np.all(d["visits"][~d["legal"]] == 0) and np.all(d["legal"].sum(1) >= 2)
+    for deal in range(3):
+        sel = d["deal"] == deal
+        st = ex.deal_state(3, deal, 3)
+        # the first recorded decision is the deal's first decision with a choice, from its deciding seat's view
+        while len(st.legal_actions()) == 1:
+            st.apply(st.legal_actions()[0])
+        assert list(d["rows"][sel][0]) == infoset_row(InfoSet(st, st.deciding_seat))
+        # R5: one outcome per side, opposite signs, in deal points / 360
+        outs = {int(s): set(np.round(d["outcome"][sel & (d["side"] == s)] * 360).astype(int)) for s in (0, 1)}
+        assert len(outs[0]) == 1 and len(outs[1]) == 1
+        assert next(iter(outs[0])) == -next(iter(outs[1]))
+
+
+def test_generate_refuses_heldout_seeds(tmp_path):
+    for name, seed in HELDOUT_SEEDS.items():
+        with pytest.raises(ValueError, match=name):
+            gen(tmp_path / "h", seed=seed)
+    assert not (tmp_path / "h").exists()
+    assert ex.main(["generate", "--out", str(tmp_path / "h"), "--players", "3", "--deals", "1",
+                    "--seed", str(HELDOUT_SEEDS["heldout-2"]), "--no-progress"]) == 2
+
+
+def test_generate_refuses_agents_without_root_visits(tmp_path):
+    with pytest.raises(ValueError, match="search agent"):
+        gen(tmp_path / "x", agent="heuristic")
+
+
+def test_rerun_skips_finished_chunks_and_replays_missing_or_damaged_ones(tmp_path):
+    out = tmp_path / "d"
+    r = gen(out, 4, 3)
+    assert (r["chunks"], r["skipped"]) == (3, 0)
+    files = sorted(out.glob("chunk_*.npz"))
+    assert len(files) == 3
+    stamps = {f: f.stat().st_mtime_ns for f in files}
+    first = {f: np.load(f)["visits"] for f in files}
+    r = gen(out, 4, 3)
+    assert (r["chunks"], r["skipped"], r["decisions"]) == (0, 3, 0)
+    assert {f: f.stat().st_mtime_ns for f in files} == stamps
+    files[1].unlink()
+    files[2].write_bytes(files[2].read_bytes()[:100])  # a damaged chunk counts as missing
+    r = gen(out, 4, 4)  # and one more deal
+    assert (r["chunks"], r["skipped"]) == (3, 1)
+    assert files[0].stat().st_mtime_ns == stamps[files[0]]
+    for f in files:  # the same deals and searches again
+        assert np.array_equal(np.load(f)["visits"], first[f])
+    assert len(list(out.glob("chunk_*.npz"))) == 4 and not list(out.glob("*.tmp*"))
+    with pytest.raises(ValueError, match="other settings.*seed"):
+        gen(out, 4, 4, seed=4)
+
+
+def test_workers_write_the_same_chunks(tmp_path):
+    gen(tmp_path / "one", 4, 2)
+    gen(tmp_path / "two", 4, 2, workers=2)
+    for k in range(2):
+        a, b = np.load(ex.chunk_path(tmp_path / "one", k)), np.load(ex.chunk_path(tmp_path / "two", k))
+        for key in ex.KEYS:
+            assert np.array_equal(a[key], b[key])
+
+
+def test_train_resume_and_load_as_agent(data3, tmp_path):
+    run = tmp_path / "run"
+    last = ex.train([data3], run, epochs=1, batch_size=16, holdout=0.34, **SMALL)
+    assert last["epoch"] == 1 and set(last) >= {"train_policy_loss", "val_policy_loss", "val_value_loss"}
+    ck = load_exit_checkpoint(run / "checkpoint.pt", 3)
+    assert ck["epoch"] == 1 and "optimizer" in ck
+    assert list(run.glob("events.out.tfevents.*"))
+    with pytest.raises(ValueError, match="exists; continue it with --resume"):
+        ex.train([data3], run, epochs=2, **SMALL)
+    ex.train([data3], run, epochs=2, resume=True, **SMALL)
+    resumed = load_exit_checkpoint(run / "checkpoint.pt")
+    assert resumed["epoch"] == 2
+    # one run of 2 epochs gives the same weights as 1 epoch + resume
+    straight = tmp_path / "straight"
+    ex.train([data3], straight, epochs=2, batch_size=16, holdout=0.34, **SMALL)
+    other = load_exit_checkpoint(straight / "checkpoint.pt")
+    for k, v in resumed["model"].items():
+        assert torch.equal(v, other["model"][k]), k
+    assert not torch.equal(resumed["model"]["trunk.0.weight"], ck["model"]["trunk.0.weight"])
+    # the trained network plays by name, greedy and as a search prior
+    for spec in (f"exit:{run}", f"exit-search:{run / 'checkpoint.pt'},iterations=10,backend=python"):
+        st = State.random(np.random.default_rng(1), 0, 3)
+        play_deal(st, [make_agent(spec)] * 4, np.random.default_rng(1))
+        assert st.done
+    # warm start from it; export an inference-only copy
+    warm = tmp_path / "warm"
+    ex.train([data3], warm, epochs=1, init=str(run / "checkpoint.pt"), lr=1e-12, **SMALL)
+    w = load_exit_checkpoint(warm / "checkpoint.pt")
+    assert torch.allclose(w["model"]["trunk.0.weight"], resumed["model"]["trunk.0.weight"], atol=1e-6)
+    small = ex.export(run / "checkpoint.pt", tmp_path / "exit_3p.pt")
+    assert "optimizer" not in small and make_agent(f"exit:{tmp_path / 'exit_3p.pt'}").path
+
+
+def test_training_lowers_the_loss(data3, tmp_path):
+    first = ex.train([data3], tmp_path / "a", epochs=1, holdout=0.0, batch_size=8, **SMALL)
+    later = ex.train([data3], tmp_path / "a", epochs=15, holdout=0.0, resume=True, **SMALL)
+    assert later["train_policy_loss"] < first["train_policy_loss"]
+    assert later["train_value_loss"] < first["train_value_loss"]
+
+
+def test_resume_of_a_corrupt_checkpoint_names_the_file(data3, tmp_path):
+    run = tmp_path / "r"
+    run.mkdir()
+    (run / "checkpoint.pt").write_bytes(b"\x00" * 64)
+    with pytest.raises(ValueError, match="checkpoint.pt.*corrupt"):
+        ex.train([data3], run, epochs=2, resume=True, **SMALL)
+
+
+def test_train_refuses_a_folder_without_data(tmp_path):
+    with pytest.raises(ValueError, match="no meta.json"):
+        ex.train([tmp_path], tmp_path / "r", epochs=1, **SMALL)
+
+
+@pytest.mark.skipif(resolve_backend("auto") != "numba", reason="numba / agents.fast_ismcts not available")
+def test_generate_with_the_compiled_search(tmp_path):
+    r = gen(tmp_path / "nb", 3, 1, agent="ismcts:iterations=30,backend=numba")
+    d = load_chunks(tmp_path / "nb")
+    assert r["decisions"] == len(d["rows"]) > 10
+    assert np.all(d["visits"][~d["legal"]] == 0) and np.allclose(d["visits"].sum(1), 1.0, atol=1e-5)
+
+
+def test_iterate_uses_the_last_net_as_prior(tmp_path):
+    out = tmp_path / "it"
+    nets = ex.iterate(out, 4, 2, deals=1, search_iterations=8, backend="python", epochs=1,
+                      train_kwargs={"trunk": (16,), "head": (8,), "holdout": 0.0}, progress=False)
+    assert [n.name for n in nets] == ["net_1", "net_2"]
+    meta1 = json.loads((out / "data_1" / "meta.json").read_text())
+    meta2 = json.loads((out / "data_2" / "meta.json").read_text())
+    assert meta1["agent"].startswith("ismcts:") and meta1["seed"] == 1
+    assert meta2["agent"].startswith(f"exit-search:{out / 'net_1' / 'checkpoint.pt'},") and meta2["seed"] == 2
+    ck = load_exit_checkpoint(out / "net_2" / "checkpoint.pt", 4)
+    assert ck["config"]["init"] == str(out / "net_1" / "checkpoint.pt")
+    assert ck["config"]["data"] == [str(out / "data_1"), str(out / "data_2")]
+    stamp = os.stat(out / "net_2" / "checkpoint.pt").st_mtime_ns
+    ex.iterate(out, 4, 2, deals=1, search_iterations=8, backend="python", epochs=1,
+               train_kwargs={"trunk": (16,), "head": (8,), "holdout": 0.0}, progress=False)
+    assert os.stat(out / "net_2" / "checkpoint.pt").st_mtime_ns == stamp  # finished steps are not redone
+
+
+def test_command_line_generate_train_export(tmp_path, capsys):
+    d, run, dst = tmp_path / "d", tmp_path / "run", tmp_path / "exit_4p.pt"
+    assert ex.main(["generate", "--out", str(d), "--players", "4", "--deals", "2", "--agent",
+                    "ismcts:iterations=10", "--seed", "8", "--no-progress"]) == 0
+    assert "1 chunks written, 0 already there" in capsys.readouterr().out  # one chunk of 10 deals
+    assert ex.main(["train", "--data", str(d), "--run", str(run), "--epochs", "1", "--trunk", "16",
+                    "--head", "8", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "epoch=1" in out and "tensorboard --logdir" in out
+    assert ex.main(["export", str(run / "checkpoint.pt"), str(dst)]) == 0
+    assert make_agent(f"exit:{dst}").path == str(dst)
+    (run / "checkpoint.pt").write_bytes(b"junk")
+    assert ex.main(["train", "--data", str(d), "--run", str(run), "--epochs", "2", "--resume", "--no-progress"]) == 2
+    assert f"{run / 'checkpoint.pt'}" in capsys.readouterr().err

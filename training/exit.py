@@ -1,0 +1,596 @@
+"""Expert iteration (Anthony, Tian & Barber 2017): search data, policy/value training, iterations.
+
+``python -m training.exit generate --players 3 --deals 200 --out D`` plays self-play deals
+in which every decision is made by a search agent (``--agent``: ``ismcts:...`` or
+``exit-search:PATH,...``) and records, per decision with more than one legal action, what
+the deciding seat knows and what the search concluded. ``train --data D [D ...] --run R``
+fits a :class:`agents.exit.PolicyValueNet` to them (AlphaZero targets: cross-entropy to the
+normalised root visits + MSE to the outcome). ``iterate`` chains both: iteration 1 generates
+with the plain search, iteration ``k`` with ``exit-search:<net k-1>`` and trains net ``k``
+(warm-started from net ``k-1``). ``export`` writes an inference-only copy (the shipped
+``agents/weights/exit_{3,4}p.pt``). Commands: ``training/README.md``.
+
+Deals: deal ``i`` of seed ``s`` is drawn with ``numpy.random.default_rng([s, i])`` (first
+leader uniform over the four seats, then the hands, R2.3); the search of deal ``i`` uses
+``default_rng([s, i, 1])``. Seeds of the held-out deal sets (``twilight_env.heldout``) are
+refused. Deals are grouped in chunks of ``--chunk-deals``; each chunk is one file
+``chunk_{k:05d}.npz`` written atomically (temporary file + ``os.replace``), so an
+interrupted run, run again, plays only the missing chunks. ``meta.json`` holds the settings;
+a folder is refused for other settings.
+
+Chunk file (``numpy.savez_compressed``), N decisions:
+
+| key | dtype, shape | meaning |
+|-----|--------------|---------|
+| ``rows`` | int64 ``(N, 25)`` | compact feature rows of the deciding seat (``agents.nn.features.infoset_row``) |
+| ``roles`` | int8 ``(N,)`` | network head (``role_of``) |
+| ``legal`` | bool ``(N, 31)`` | legal actions (R3.2, R3.5) |
+| ``visits`` | float32 ``(N, 31)`` | root visit counts / their sum (0 on illegal actions) |
+| ``side`` | int8 ``(N,)`` | side of the acting seat (0 seats 0, 2; 1 seats 1, 3) |
+| ``outcome`` | float32 ``(N,)`` | (that side's deal score − the other's) / 360 at the end of the deal (R5) |
+| ``deal`` | int32 ``(N,)`` | deal index |
+| ``deals`` | int64 ``()`` | deals in the chunk |
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import multiprocessing as mp
+import os
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+import numpy as np
+
+from agents.base import make_agent
+from agents.exit import (ExitSearchAgent, PolicyValueNet, PVConfig, legal_mask, load_exit_checkpoint,
+                         model_from_exit_checkpoint, most_visited, new_checkpoint, resolve_backend)
+from agents.ismcts import ISMCTSAgent
+from agents.nn.checkpoint import CHECKPOINT_NAME, save_checkpoint
+from agents.nn.features import infoset_row, num_roles, role_of
+from twilight_env.engine import NUM_ACTIONS, State
+from twilight_env.heldout import check_not_heldout
+from twilight_env.infoset import InfoSet
+
+DATA_FORMAT = "twilight-exit-data"
+DATA_VERSION = 1
+DEFAULT_AGENT = "ismcts:backend=numba,iterations=1000"
+"""Search spec of iteration 1 (plain IS-MCTS)."""
+KEYS = ("rows", "roles", "legal", "visits", "side", "outcome", "deal")
+
+
+# ---------------------------------------------------------------------------------
+# generate
+# ---------------------------------------------------------------------------------
+
+def search_visits(agent, infoset, legal, rng: np.random.Generator) -> np.ndarray:
+    """Root visit counts ``(31,)`` int64 of a search agent's decision.
+
+    Args:
+        agent: ``exit-search`` or ``ismcts``, each with its own ``backend`` option
+            (``ismcts:backend=numba``: ``agents.fast_ismcts.search`` with the agent's
+            iterations, ``c``, rollout policy and epsilon, as its ``act`` does).
+
+    Raises:
+        ValueError: if ``agent`` is not a search agent with root visits (``ismcts``, ``exit-search``).
+    """
+    if isinstance(agent, ExitSearchAgent):
+        return agent.search(infoset, legal, rng)[0]
+    if isinstance(agent, ISMCTSAgent):
+        if agent.backend == "numba":
+            from agents.fast_ismcts import search
+            return np.asarray(search(infoset, agent.iterations, agent.c, rng, rollout=agent.rollout,
+                                     epsilon=agent.epsilon)[0], dtype=np.int64)
+        root = agent.search(infoset, rng)
+        visits = np.zeros(NUM_ACTIONS, dtype=np.int64)
+        for a, n in root.visits.items():
+            visits[a] = n
+        return visits
+    raise ValueError(f"generate needs a search agent whose root visits it can record (ismcts:..., "
+                     f"exit-search:PATH,...), got {getattr(agent, 'name', agent)!r}")
+
+
+def deal_state(seed: int, deal: int, num_players: int) -> State:
+    """Deal ``deal`` of ``seed``: ``default_rng([seed, deal])``, leader uniform, then the hands (R2.3)."""
+    rng = np.random.default_rng([seed, deal])
+    return State.random(rng, int(rng.integers(4)), num_players)
+
+
+def play_recorded(agent, seed: int, deal: int, num_players: int) -> dict:
+    """Play one deal with ``agent`` deciding for every seat; the records of its decisions.
+
+    Every decision with two or more legal actions is searched; the search's most visited
+    action is played (what the agent's ``act`` plays). Forced decisions are played without
+    a record.
+
+    Returns:
+        arrays as in the module table (without ``deals``).
+    """
+    state = deal_state(seed, deal, num_players)
+    rng = np.random.default_rng([seed, deal, 1])
+    recs = {k: [] for k in KEYS}
+    while not state.done:
+        info = InfoSet(state, state.deciding_seat)
+        legal = info.legal_actions
+        if len(legal) == 1:
+            state.apply(legal[0])
+            continue
+        visits = search_visits(agent, info, legal, rng)
+        mask = legal_mask(legal)
+        v = np.where(mask, visits, 0).astype(np.float64)
+        if v.sum() <= 0:
+            raise RuntimeError(f"search gave no root visits to a legal action (deal {deal})")
+        recs["rows"].append(infoset_row(info))
+        recs["roles"].append(role_of(num_players, info.acting_seat))
+        recs["legal"].append(mask)
+        recs["visits"].append((v / v.sum()).astype(np.float32))
+        recs["side"].append(info.acting_seat & 1)
+        state.apply(most_visited(visits, legal))
+    scores = state.side_scores()
+    n = len(recs["rows"])
+    side = np.asarray(recs["side"], dtype=np.int8)
+    outcome = np.where(side == 0, scores[0] - scores[1], scores[1] - scores[0]).astype(np.float32) / 360.0
+    return {"rows": np.asarray(recs["rows"], dtype=np.int64).reshape(n, -1),
+            "roles": np.asarray(recs["roles"], dtype=np.int8),
+            "legal": np.asarray(recs["legal"], dtype=bool).reshape(n, NUM_ACTIONS),
+            "visits": np.asarray(recs["visits"], dtype=np.float32).reshape(n, NUM_ACTIONS),
+            "side": side, "outcome": outcome, "deal": np.full(n, deal, dtype=np.int32)}
+
+
+def chunk_path(out: Path, k: int) -> Path:
+    return out / f"chunk_{k:05d}.npz"
+
+
+def chunk_done(path: Path, deals: int) -> bool:
+    """True if ``path`` is a whole chunk of ``deals`` deals (a damaged file counts as missing)."""
+    try:
+        with np.load(path) as z:
+            return int(z["deals"]) == deals and all(k in z for k in KEYS)
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
+        return False
+
+
+def write_npz(path: Path, arrays: dict) -> None:
+    """``numpy.savez_compressed`` to a temporary file in the folder, then ``os.replace`` (atomic)."""
+    tmp = path.with_name(path.name + f".tmp{os.getpid()}.npz")
+    try:
+        with open(tmp, "wb") as f:
+            np.savez_compressed(f, **arrays)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+_WORKER: dict = {}
+
+
+def _init_worker(spec: str) -> None:
+    import torch
+    torch.set_num_threads(1)
+    _WORKER["agent"] = make_agent(spec)
+
+
+def _run_chunk(job: tuple) -> tuple[int, int, int]:
+    out, k, first, count, seed, num_players = job
+    agent = _WORKER["agent"]
+    parts = [play_recorded(agent, seed, d, num_players) for d in range(first, first + count)]
+    arrays = {key: np.concatenate([p[key] for p in parts]) for key in KEYS}
+    arrays["deals"] = np.int64(count)
+    write_npz(chunk_path(Path(out), k), arrays)
+    return k, count, len(arrays["rows"])
+
+
+def _check_meta(out: Path, meta: dict) -> None:
+    path = out / "meta.json"
+    if path.is_file():
+        old = json.loads(path.read_text())
+        fixed = ("format", "version", "num_players", "agent", "seed", "chunk_deals")
+        diff = [k for k in fixed if old.get(k) != meta.get(k)]
+        if diff:
+            raise ValueError(f"{str(out)!r} holds data generated with other settings ("
+                             + ", ".join(f"{k}: {old.get(k)!r} there, {meta.get(k)!r} now" for k in diff)
+                             + "); use another --out folder or the same settings")
+    out.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name("meta.json.tmp")
+    tmp.write_text(json.dumps(meta, indent=1))
+    os.replace(tmp, path)
+
+
+def generate(out, num_players: int, deals: int, agent: str = DEFAULT_AGENT, seed: int = 1, workers: int = 1,
+             chunk_deals: int = 10, progress: bool = True) -> dict:
+    """Play ``deals`` self-play deals with a search agent at every seat and write their records.
+
+    Args:
+        out: data folder (created; chunks already there are kept, module docstring).
+        num_players: 3 or 4.
+        deals: deals in all (>= 1); running again with more deals adds chunks.
+        agent: search agent spec (``ismcts:...`` or ``exit-search:PATH,...``).
+        seed: deal seed (not a held-out deal set's).
+        workers: processes (>= 1).
+        chunk_deals: deals per chunk file (>= 1).
+        progress: show a tqdm bar (deals).
+
+    Returns:
+        ``{"chunks", "skipped", "decisions", "seconds"}`` of this run.
+
+    Raises:
+        ValueError: a held-out seed, a bad option, an agent without root visits, or a
+            folder holding data of other settings.
+    """
+    if num_players not in (3, 4):
+        raise ValueError(f"num_players must be 3 or 4, got {num_players!r}")
+    for name, v in (("deals", deals), ("workers", workers), ("chunk_deals", chunk_deals)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise ValueError(f"{name} must be an int >= 1, got {v!r}")
+    check_not_heldout(seed, "generate seed")
+    probe = make_agent(agent)  # a bad spec or a non-search agent fails here, before any process starts
+    if not isinstance(probe, (ISMCTSAgent, ExitSearchAgent)):
+        raise ValueError(f"generate needs a search agent (ismcts:..., exit-search:PATH,...), got {agent!r}")
+    out = Path(out)
+    from experiments.common import git_hash
+    _check_meta(out, {"format": DATA_FORMAT, "version": DATA_VERSION, "num_players": num_players, "agent": agent,
+                      "seed": int(seed), "chunk_deals": chunk_deals, "deals": deals, "git": git_hash()})
+    jobs, skipped = [], 0
+    for k in range(math.ceil(deals / chunk_deals)):
+        first = k * chunk_deals
+        count = min(chunk_deals, deals - first)
+        if chunk_done(chunk_path(out, k), count):
+            skipped += 1
+            continue
+        jobs.append((str(out), k, first, count, int(seed), num_players))
+    from tqdm import tqdm
+    t0 = time.perf_counter()
+    decisions = 0
+    bar = tqdm(total=deals, initial=deals - sum(j[3] for j in jobs), unit="deal", disable=not progress)
+    if workers == 1 or len(jobs) <= 1:
+        _init_worker(agent)
+        results = map(_run_chunk, jobs)
+        for _, count, n in results:
+            decisions += n
+            bar.update(count)
+    else:
+        with mp.get_context("spawn").Pool(min(workers, len(jobs)), _init_worker, (agent,)) as pool:
+            for _, count, n in pool.imap_unordered(_run_chunk, jobs):
+                decisions += n
+                bar.update(count)
+    bar.close()
+    return {"chunks": len(jobs), "skipped": skipped, "decisions": decisions, "seconds": time.perf_counter() - t0}
+
+
+# ---------------------------------------------------------------------------------
+# train
+# ---------------------------------------------------------------------------------
+
+def load_data(folders) -> tuple[dict, int]:
+    """All chunks of data folders, concatenated; a ``group`` key tells deals of different
+    folders apart. Returns ``(arrays, num_players)``.
+
+    Raises:
+        ValueError: a folder without ``meta.json`` or chunks, or folders of different numbers of players.
+    """
+    parts, npl = [], None
+    for i, folder in enumerate(folders):
+        folder = Path(folder)
+        meta_path = folder / "meta.json"
+        if not meta_path.is_file():
+            raise ValueError(f"{str(folder)!r} is not a data folder of `python -m training.exit generate` "
+                             f"(no meta.json)")
+        meta = json.loads(meta_path.read_text())
+        if meta.get("format") != DATA_FORMAT or meta.get("version") != DATA_VERSION:
+            raise ValueError(f"{str(meta_path)!r}: not {DATA_FORMAT} version {DATA_VERSION} data")
+        if npl is not None and meta["num_players"] != npl:
+            raise ValueError(f"data folders mix {npl} and {meta['num_players']} players ({str(folder)!r})")
+        npl = meta["num_players"]
+        files = sorted(folder.glob("chunk_*.npz"))
+        files = [f for f in files if ".tmp" not in f.name]
+        if not files:
+            raise ValueError(f"data folder {str(folder)!r} holds no chunk files yet")
+        for f in files:
+            try:
+                with np.load(f) as z:
+                    part = {k: z[k] for k in KEYS}
+            except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as e:
+                raise ValueError(f"cannot read data chunk {str(f)!r} ({type(e).__name__}); delete it and run "
+                                 f"generate again to replay it") from None
+            part["group"] = np.full(len(part["rows"]), i, dtype=np.int32)
+            parts.append(part)
+    data = {k: np.concatenate([p[k] for p in parts]) for k in (*KEYS, "group")}
+    return data, npl
+
+
+def split_holdout(data: dict, fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Indices of the training and validation decisions; whole deals go to one side."""
+    key = data["group"].astype(np.int64) * (1 << 32) + data["deal"].astype(np.int64)
+    deals = np.unique(key)
+    rng = np.random.default_rng(seed)
+    n_val = int(round(fraction * len(deals)))
+    if fraction > 0 and len(deals) > 1:
+        n_val = min(max(n_val, 1), len(deals) - 1)
+    val_deals = rng.permutation(deals)[:n_val]
+    is_val = np.isin(key, val_deals)
+    return np.nonzero(~is_val)[0], np.nonzero(is_val)[0]
+
+
+def _losses(model, batch, torch):
+    logits, value = model(batch["rows"], batch["roles"], batch["legal"])
+    logp = torch.log_softmax(logits, dim=1)
+    policy = -(batch["visits"] * logp).sum(1).mean()
+    value_loss = torch.nn.functional.mse_loss(value, batch["outcome"])
+    acc = (logits.argmax(1) == batch["visits"].argmax(1)).float().mean()
+    return policy, value_loss, acc
+
+
+def train(data_folders, run, epochs: int = 20, batch_size: int = 256, lr: float = 1e-3,
+          weight_decay: float = 1e-4, value_weight: float = 1.0, holdout: float = 0.1, seed: int = 1,
+          trunk=(256, 256), head=(128,), init: str | None = None, resume: bool = False,
+          threads: int = 1, progress: bool = True) -> dict:
+    """Train a :class:`~agents.exit.PolicyValueNet` on generated data.
+
+    Loss per decision: cross-entropy of the policy to the normalised root visits +
+    ``value_weight`` × squared error of the value to the outcome (AlphaZero). Whole deals
+    go to the validation part (``holdout``). Every epoch writes ``RUN/checkpoint.pt``
+    atomically (weights, Adam state, epoch, RNG states) and TensorBoard scalars
+    ``train/policy_loss``, ``train/value_loss``, ``val/policy_loss``, ``val/value_loss``,
+    ``val/policy_accuracy`` (argmax of the policy = most visited action), x-axis = epoch.
+
+    Args:
+        data_folders: folders written by :func:`generate` (same number of players).
+        run: run directory (created); with ``resume`` its checkpoint is continued up to
+            ``epochs`` (same data, split and settings), otherwise it must hold no checkpoint.
+        init: an exit checkpoint to start from (warm start; its network shape is used).
+
+    Returns:
+        ``{"epoch", "train_policy_loss", "train_value_loss", "val_policy_loss", "val_value_loss",
+        "val_policy_accuracy"}`` of the last epoch.
+
+    Raises:
+        ValueError: bad options, unreadable data or checkpoints (naming the file), or a
+            run directory that already holds a checkpoint without ``resume``.
+    """
+    import torch
+    from torch.utils.tensorboard import SummaryWriter
+
+    from experiments.common import git_hash
+
+    for name, v in (("epochs", epochs), ("batch_size", batch_size), ("threads", threads)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise ValueError(f"{name} must be an int >= 1, got {v!r}")
+    if not 0 <= holdout < 1:
+        raise ValueError(f"holdout must be in [0, 1), got {holdout!r}")
+    torch.set_num_threads(threads)
+    run = Path(run)
+    ckpt_path = run / CHECKPOINT_NAME
+    ckpt = None
+    if resume:
+        ckpt = load_exit_checkpoint(ckpt_path)
+        cfg = ckpt["config"]
+        data_folders, holdout, seed = cfg["data"], cfg["holdout"], cfg["seed"]
+        batch_size, lr, weight_decay, value_weight = cfg["batch_size"], cfg["lr"], cfg["weight_decay"], cfg["value_weight"]
+    elif ckpt_path.exists():
+        raise ValueError(f"{str(ckpt_path)!r} exists; continue it with --resume or give a new run directory")
+    data, npl = load_data(data_folders)
+    tr_idx, val_idx = split_holdout(data, holdout, seed)
+    tensors = {"rows": torch.from_numpy(data["rows"]), "roles": torch.from_numpy(data["roles"].astype(np.int64)),
+               "legal": torch.from_numpy(data["legal"]), "visits": torch.from_numpy(data["visits"]),
+               "outcome": torch.from_numpy(data["outcome"])}
+    config = {"data": [str(f) for f in data_folders], "holdout": holdout, "seed": seed, "batch_size": batch_size,
+              "lr": lr, "weight_decay": weight_decay, "value_weight": value_weight, "init": init}
+    if ckpt is not None:
+        model = PolicyValueNet(PVConfig.from_dict(ckpt["net"]))
+        model.load_state_dict(ckpt["model"])
+    elif init is not None:
+        start = load_exit_checkpoint(init, npl)
+        model = model_from_exit_checkpoint(start, str(init))
+        for p in model.parameters():
+            p.requires_grad_(True)
+    else:
+        torch.manual_seed(seed)
+        model = PolicyValueNet(PVConfig(num_roles=num_roles(npl), trunk=tuple(trunk), head=tuple(head)))
+    if ckpt is not None and ckpt["num_players"] != npl:
+        raise ValueError(f"{str(ckpt_path)!r} is for {ckpt['num_players']} players, the data for {npl}")
+    model.train()
+    opt = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=weight_decay)
+    epoch = 0
+    rng = np.random.default_rng([seed, 7])
+    if ckpt is not None:
+        opt.load_state_dict(ckpt["optimizer"])
+        epoch = int(ckpt["epoch"])
+        rng.bit_generator.state = json.loads(ckpt["rng"])
+    run.mkdir(parents=True, exist_ok=True)
+    writer = SummaryWriter(str(run), purge_step=epoch + 1 if epoch else None)
+    if not epoch:
+        writer.add_text("config", json.dumps({**config, "net": model.cfg.to_dict(), "num_players": npl,
+                                              "train_decisions": len(tr_idx), "val_decisions": len(val_idx),
+                                              "git": git_hash()}, indent=1))
+
+    def batch(idx):
+        i = torch.from_numpy(idx)
+        return {k: v.index_select(0, i) for k, v in tensors.items()}
+
+    from tqdm import tqdm
+    last: dict = {}
+    bar = tqdm(total=epochs, initial=min(epoch, epochs), unit="epoch", disable=not progress)
+    while epoch < epochs:
+        order = rng.permutation(tr_idx)
+        sums = np.zeros(2)
+        for s in range(0, len(order), batch_size):
+            b = batch(order[s:s + batch_size])
+            pl, vl, _ = _losses(model, b, torch)
+            loss = pl + value_weight * vl
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            sums += np.array([pl.item(), vl.item()]) * len(b["rows"])
+        epoch += 1
+        last = {"epoch": epoch, "train_policy_loss": float(sums[0] / max(len(order), 1)),
+                "train_value_loss": float(sums[1] / max(len(order), 1))}
+        if len(val_idx):
+            model.eval()
+            with torch.no_grad():
+                vs = np.zeros(3)
+                for s in range(0, len(val_idx), 4096):
+                    idx = val_idx[s:s + 4096]
+                    pl, vl, acc = _losses(model, batch(idx), torch)
+                    vs += np.array([pl.item(), vl.item(), acc.item()]) * len(idx)
+            model.train()
+            vs /= len(val_idx)
+            last.update(val_policy_loss=float(vs[0]), val_value_loss=float(vs[1]), val_policy_accuracy=float(vs[2]))
+        for k, v in last.items():
+            if k != "epoch":
+                writer.add_scalar(k.replace("train_", "train/").replace("val_", "val/"), v, epoch)
+        writer.flush()
+        save_checkpoint(new_checkpoint(model, npl, optimizer=opt.state_dict(), epoch=epoch, config=config,
+                                       rng=json.dumps(rng.bit_generator.state), last=last, git=git_hash()),
+                        ckpt_path)
+        bar.update(1)
+        bar.set_postfix({k: f"{v:.4f}" for k, v in last.items() if k != "epoch"})
+    bar.close()
+    writer.close()
+    return last
+
+
+def export(src, dst) -> dict:
+    """Write an inference-only copy of an exit checkpoint (``format``, ``version``,
+    ``num_players``, ``net``, ``model``, ``epoch``, ``config``, ``git``), e.g. the shipped
+    ``agents/weights/exit_3p.pt``.
+
+    Raises:
+        ValueError: as :func:`agents.exit.load_exit_checkpoint`.
+    """
+    ckpt = load_exit_checkpoint(src)
+    model_from_exit_checkpoint(ckpt, str(src))
+    small = {k: ckpt[k] for k in ("format", "version", "num_players", "net", "model", "epoch", "config", "git")
+             if k in ckpt}
+    save_checkpoint(small, dst)
+    return small
+
+
+# ---------------------------------------------------------------------------------
+# iterate
+# ---------------------------------------------------------------------------------
+
+def iterate(out, num_players: int, iterations: int, deals: int, search_iterations: int = 1000, c: float = 0.7,
+            w: float = 1.0, backend: str = "auto", seed: int = 1, workers: int = 1, chunk_deals: int = 10,
+            epochs: int = 20, window: int = 0, train_kwargs: dict | None = None, progress: bool = True) -> list[Path]:
+    """Expert iteration: for k = 1..iterations, generate ``OUT/data_k`` and train ``OUT/net_k``.
+
+    Iteration 1 searches with plain IS-MCTS (``ismcts:iterations=search_iterations,c=c``),
+    iteration k > 1 with ``exit-search:OUT/net_{k-1}/checkpoint.pt`` (root prior weight
+    ``w``); net k trains on the data of the last ``window`` iterations (0: all) and starts
+    from net k-1's weights. Deals of iteration k use seed ``seed + k - 1``. Each step is
+    resumable, so running the same command again finishes an interrupted run.
+
+    Returns:
+        the run directories of the nets.
+    """
+    out = Path(out)
+    nets = []
+    for k in range(1, iterations + 1):
+        prev = out / f"net_{k - 1}" / CHECKPOINT_NAME
+        if k == 1:
+            spec = f"ismcts:iterations={search_iterations},c={c},backend={resolve_backend(backend)}"
+        else:
+            spec = f"exit-search:{prev},iterations={search_iterations},c={c},w={w},backend={backend}"
+        data = out / f"data_{k}"
+        generate(data, num_players, deals, spec, seed + k - 1, workers, chunk_deals, progress)
+        first = 1 if window <= 0 else max(1, k - window + 1)
+        run = out / f"net_{k}"
+        resume = (run / CHECKPOINT_NAME).exists()
+        train([out / f"data_{j}" for j in range(first, k + 1)], run, epochs=epochs, seed=seed, resume=resume,
+              init=str(prev) if k > 1 and not resume else None, progress=progress, **(train_kwargs or {}))
+        nets.append(run)
+    return nets
+
+
+# ---------------------------------------------------------------------------------
+# command line
+# ---------------------------------------------------------------------------------
+
+def main(argv=None) -> int:
+    from twilight_env.cli import non_negative_int, positive_float, positive_int
+
+    p = argparse.ArgumentParser(prog="python -m training.exit", description=__doc__.split("\n\n")[0])
+    sub = p.add_subparsers(dest="cmd", required=True)
+    g = sub.add_parser("generate", help="self-play deals decided by a search agent; records for training")
+    g.add_argument("--out", required=True, help="data folder (resumable: finished chunks are skipped)")
+    g.add_argument("--players", type=int, choices=(3, 4), required=True)
+    g.add_argument("--deals", type=positive_int, default=200)
+    g.add_argument("--agent", default=DEFAULT_AGENT, help=f"search agent spec (default {DEFAULT_AGENT!r})")
+    g.add_argument("--seed", type=non_negative_int, default=1, help="deal seed (held-out seeds are refused)")
+    g.add_argument("--workers", type=positive_int, default=1)
+    g.add_argument("--chunk-deals", type=positive_int, default=10)
+    g.add_argument("--no-progress", action="store_true")
+
+    def train_args(q):
+        q.add_argument("--epochs", type=positive_int, default=20)
+        q.add_argument("--batch-size", type=positive_int, default=256)
+        q.add_argument("--lr", type=positive_float, default=1e-3)
+        q.add_argument("--weight-decay", type=float, default=1e-4)
+        q.add_argument("--value-weight", type=float, default=1.0)
+        q.add_argument("--holdout", type=float, default=0.1, help="fraction of deals for validation")
+        q.add_argument("--trunk", type=positive_int, nargs="+", default=[256, 256])
+        q.add_argument("--head", type=positive_int, nargs="+", default=[128])
+        q.add_argument("--threads", type=positive_int, default=1)
+
+    t = sub.add_parser("train", help="train the policy/value network on data folders")
+    t.add_argument("--data", nargs="+", required=True)
+    t.add_argument("--run", required=True, help="run directory: checkpoint.pt and TensorBoard logs")
+    t.add_argument("--seed", type=non_negative_int, default=1)
+    t.add_argument("--init", help="exit checkpoint to start from (warm start)")
+    t.add_argument("--resume", action="store_true", help="continue RUN/checkpoint.pt up to --epochs")
+    t.add_argument("--no-progress", action="store_true")
+    train_args(t)
+    it = sub.add_parser("iterate", help="expert iteration: generate with the last net's search, train the next")
+    it.add_argument("--out", required=True)
+    it.add_argument("--players", type=int, choices=(3, 4), required=True)
+    it.add_argument("--iterations", type=positive_int, default=3)
+    it.add_argument("--deals", type=positive_int, default=200, help="deals per iteration")
+    it.add_argument("--search-iterations", type=positive_int, default=1000)
+    it.add_argument("--c", type=float, default=0.7)
+    it.add_argument("--w", type=float, default=1.0, help="root prior weight of exit-search")
+    it.add_argument("--backend", choices=("auto", "numba", "python"), default="auto")
+    it.add_argument("--seed", type=non_negative_int, default=1)
+    it.add_argument("--workers", type=positive_int, default=1)
+    it.add_argument("--chunk-deals", type=positive_int, default=10)
+    it.add_argument("--window", type=non_negative_int, default=0, help="train on the last N iterations' data (0 all)")
+    it.add_argument("--no-progress", action="store_true")
+    train_args(it)
+    e = sub.add_parser("export", help="inference-only copy of a checkpoint (shipped weights)")
+    e.add_argument("src")
+    e.add_argument("dst")
+    a = p.parse_args(argv)
+    try:
+        if a.cmd == "generate":
+            r = generate(a.out, a.players, a.deals, a.agent, a.seed, a.workers, a.chunk_deals, not a.no_progress)
+            print(f"{r['chunks']} chunks written, {r['skipped']} already there, {r['decisions']} decisions "
+                  f"in {r['seconds']:.1f} s -> {a.out}")
+        elif a.cmd == "train":
+            r = train(a.data, a.run, a.epochs, a.batch_size, a.lr, a.weight_decay, a.value_weight, a.holdout, a.seed,
+                      a.trunk, a.head, a.init, a.resume, a.threads, not a.no_progress)
+            print(" ".join(f"{k}={v:.4f}" if isinstance(v, float) else f"{k}={v}" for k, v in r.items()))
+            print(f"checkpoint: {Path(a.run) / CHECKPOINT_NAME}   (tensorboard --logdir {a.run})")
+        elif a.cmd == "iterate":
+            tk = {"batch_size": a.batch_size, "lr": a.lr, "weight_decay": a.weight_decay,
+                  "value_weight": a.value_weight, "holdout": a.holdout, "trunk": a.trunk, "head": a.head,
+                  "threads": a.threads}
+            nets = iterate(a.out, a.players, a.iterations, a.deals, a.search_iterations, a.c, a.w, a.backend,
+                           a.seed, a.workers, a.chunk_deals, a.epochs, a.window, tk, not a.no_progress)
+            print(f"last net: {nets[-1] / CHECKPOINT_NAME}   (tensorboard --logdir {a.out})")
+        else:
+            export(a.src, a.dst)
+            print(f"wrote {a.dst}")
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
