@@ -1,6 +1,6 @@
-"""``twilight arena`` in this process, with each agent's time per decision.
+"""``twilight arena`` (or ``twilight ladder``) in this process, with each agent's time per decision.
 
-Runs ``twilight arena ARGS... --workers 1`` unchanged (the same deals, seeds and results)
+Runs ``twilight arena ARGS... --workers 1`` (``ladder ARGS...``: ``twilight ladder``) unchanged (the same deals, seeds and results)
 while timing every ``act`` call of every agent it builds, then prints, per agent spec,
 the decisions it made with at least two legal actions and its mean and median seconds per decision. Made for strength
 at equal time per decision: e.g. ``ismcts`` with the compiled rollout at more iterations
@@ -9,6 +9,8 @@ sides in the very run is the check that the budget was equal. Usage::
 
     python benchmarks/timed_arena.py ismcts:iterations=4000 ismcts:rollout_backend=python \\
         --players 3 --deals 30 --seed 1
+    python benchmarks/timed_arena.py ladder ismcts ismcts:backend=numba,iterations=6000 \
+        --players 3 --deals 100 --out out/ladder_timed
 """
 
 from __future__ import annotations
@@ -48,11 +50,14 @@ def _timed_make_agent(make):
 
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    command = "arena"
+    if argv and argv[0] in ("arena", "ladder"):
+        command, argv = argv[0], argv[1:]
     if "--workers" in argv:
         raise SystemExit("timed_arena runs with --workers 1 (the timing is taken in this process)")
     agents.base.make_agent = _timed_make_agent(agents.base.make_agent)
     t = time.process_time()
-    rc = cli_main(["arena", *argv, "--workers", "1"])
+    rc = cli_main([command, *argv, "--workers", "1"])
     cpu = time.process_time() - t
     print(f"{'agent spec':<48} {'decisions':>10} {'mean s':>9} {'median s':>9}")
     for spec, times in TIMES.items():
