@@ -214,13 +214,24 @@ def test_corrupt_and_mismatched_checkpoints_are_refused(tmp_path):
 
 
 @pytest.mark.parametrize("num_players", [3, 4])
-def test_exit_default_uses_shipped_weights(num_players):
+@pytest.mark.parametrize("spec", ["exit:default", "exit-search:default,iterations=50"])
+def test_shipped_weights_load_by_name_and_play(num_players, spec):
+    """The shipped networks exist, are expert-iteration checkpoints of their variant, and
+    both agents play whole deals with them."""
     weights = default_weights(num_players)
-    agent = make_agent("exit:default")
+    assert weights.is_file(), f"shipped weights {weights} are missing"
+    assert load_exit_checkpoint(weights, num_players)["num_players"] == num_players
+    agent = make_agent(spec)
     st = State.random(np.random.default_rng(0), 0, num_players)
-    if not weights.is_file():
-        with pytest.raises(ValueError, match=f"exit_{num_players}p.pt.*do not exist"):
-            play_deal(st, [agent] * 4, np.random.default_rng(0))
-        pytest.skip(f"shipped weights {weights} not trained yet (the missing-file error is checked)")
     play_deal(st, [agent] * 4, np.random.default_rng(0))
     assert st.done
+
+
+def test_missing_shipped_weights_give_a_clear_error(tmp_path, monkeypatch):
+    import agents.exit as ex
+
+    monkeypatch.setattr(ex, "WEIGHTS_DIR", tmp_path)
+    agent = make_agent("exit:default")
+    st = State.random(np.random.default_rng(0), 0, 3)
+    with pytest.raises(ValueError, match="exit_3p.pt.*do not exist"):
+        play_deal(st, [agent] * 4, np.random.default_rng(0))
