@@ -157,8 +157,12 @@ def search(infoset, iterations: int, c: float, rng: np.random.Generator, root_pr
     eps = 1.0 if rollout == "random" else float(epsilon)
     base, hidden, counts, pool0, pool1 = infoset_arrays(infoset)
     nb = _nb()
-    visits, value, _ = nb.search(base, hidden, counts, pool0, pool1, int(iterations), float(c),
-                                 fast_rollout.params(), eps, prior, w, int(max_nodes), _seed(rng))
+    try:
+        visits, value, _ = nb.search(base, hidden, counts, pool0, pool1, int(iterations), float(c),
+                                     fast_rollout.params(), eps, prior, w, int(max_nodes), _seed(rng))
+    except SystemError as e:
+        fast_rollout.reraise_interrupt(e)
+        raise
     acting = base[8] if base[7] == 1 else (base[4] + base[6]) & 3
     sign = 1.0 if acting % 2 == 0 else -1.0
     values = np.zeros(NUM_ACTIONS, dtype=np.float64)

@@ -171,6 +171,23 @@ def rollout(state: State, rng: np.random.Generator | None = None, epsilon: float
     return state
 
 
+def reraise_interrupt(error: SystemError) -> None:
+    """Raise the ``KeyboardInterrupt`` (Ctrl-C, or ``twilight_env.cli.Interrupted`` on
+    SIGTERM) that a Python signal handler raised while compiled code was running, if that
+    is what ``error`` wraps; otherwise return.
+
+    When the handler runs while numba code calls back into Python, the interpreter
+    reports ``SystemError: ... returned a result with an exception set`` with the
+    interrupt as its context; re-raising the interrupt lets the commands save their
+    finished work as on any other Ctrl-C or SIGTERM.
+    """
+    inner, seen = error, 0
+    while inner is not None and seen < 8:  # numba may wrap it twice (dispatcher, then unpickling)
+        if isinstance(inner, KeyboardInterrupt):
+            raise inner.with_traceback(None) from None
+        inner, seen = inner.__cause__ or inner.__context__, seen + 1
+
+
 def rollout_scores(state: State, rng: np.random.Generator | None = None, epsilon: float = 0.0) -> tuple[int, int]:
     """Deal scores ``(side 0, side 1)`` (R5, deal points, 0..360 each) at the end of a
     compiled heuristic rollout from ``state``; ``state`` is not changed. The fast path of
@@ -182,10 +199,14 @@ def rollout_scores(state: State, rng: np.random.Generator | None = None, epsilon
     nb = _NB if _NB is not None else _nb()
     if epsilon == 0.0:
         h, c, k = state.hands, state.cards, state.captured
-        r0, r1 = nb.rollout_scores(h[0], h[1], h[2], h[3], state.leader, state.trick, state.place, state.phase,
-                                   state.holder, c[0], c[1], c[2], c[3], state.pending, k[0], k[1], k[2], k[3],
-                                   state.neutral, 1 if state.num_players == 3 else 0,
-                                   _PARAMS if _PARAMS is not None else params())
+        try:
+            r0, r1 = nb.rollout_scores(h[0], h[1], h[2], h[3], state.leader, state.trick, state.place, state.phase,
+                                       state.holder, c[0], c[1], c[2], c[3], state.pending, k[0], k[1], k[2],
+                                       k[3], state.neutral, 1 if state.num_players == 3 else 0,
+                                       _PARAMS if _PARAMS is not None else params())
+        except SystemError as e:
+            reraise_interrupt(e)
+            raise
         return int(r0), int(r1)
     st = state_array(state)
     _run(nb, st, np.empty(nb.MAX_ACTIONS, dtype=np.int64), rng, epsilon)
@@ -194,4 +215,4 @@ def rollout_scores(state: State, rng: np.random.Generator | None = None, epsilon
 
 
 __all__ = ["HAVE_NUMBA", "BACKENDS", "resolve_backend", "params", "state_array", "decide_state",
-           "rollout_actions", "rollout", "rollout_scores"]
+           "rollout_actions", "rollout", "rollout_scores", "reraise_interrupt"]

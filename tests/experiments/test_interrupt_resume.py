@@ -145,3 +145,31 @@ def test_signal_to_a_real_run_saves_the_deals_in_one_line(tmp_path, command, sig
         for d in sorted(saved)[:3]:
             _, m, u = edge._play_edge_deal((d, ckpt.deals[d], "random", "random", 2, key))
             assert saved[d] == (m, u)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_signal_during_the_compiled_search_in_process_saves_the_deals(tmp_path, sig):
+    """With ``--workers 1`` the compiled IS-MCTS runs in the main process: a signal that
+    arrives while numba code runs must still end in the one-line save, not a SystemError
+    that loses the finished deals."""
+    pytest.importorskip("numba")
+    folder = tmp_path / "run"
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    spec = "ismcts:backend=numba,iterations=3000"
+    proc = subprocess.Popen([sys.executable, "-m", "twilight_env.cli", "edge", spec, "--deals", "2000", "--seed", "2",
+                             "--boot", "5", "--matches", "5", "--workers", "1", "--quiet", "--out", str(folder)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            cwd=str(tmp_path), env=env)
+    try:
+        _wait_for(folder / edge.CHECKPOINT, proc)
+        time.sleep(6.0)
+        os.kill(proc.pid, sig)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 128 + sig, err
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    assert f"--resume {folder}" in err
+    saved = edge.Checkpoint.load(str(folder)).finished(edge.config_key(spec, spec))
+    assert saved
