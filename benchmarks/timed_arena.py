@@ -50,6 +50,9 @@ def _timed_make_agent(make):
 
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] in (["-h"], ["--help"]):
+        print(__doc__)
+        return 0
     command = "arena"
     if argv and argv[0] in ("arena", "ladder"):
         command, argv = argv[0], argv[1:]
@@ -59,6 +62,8 @@ def main(argv=None) -> int:
     t = time.process_time()
     rc = cli_main([command, *argv, "--workers", "1"])
     cpu = time.process_time() - t
+    if rc != 0:
+        return rc
     print(f"{'agent spec':<48} {'decisions':>10} {'mean s':>9} {'median s':>9}")
     for spec, times in TIMES.items():
         if times:

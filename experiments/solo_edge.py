@@ -699,7 +699,8 @@ def run_study(specs: list[str] | None = None, deals: int | None = None, seed: in
         resume_conflicts((("specs", specs), ("--deals", deals), ("--seed", seed), ("--out", out),
                           ("--solo", solo), ("--sun", sun), ("--deals-file", deals_file),
                           ("--save-deals", save_deals), ("--target", target), ("--boot", boot),
-                          ("--matches", matches), ("--force", force), ("--records", records)))
+                          ("--matches", matches), ("--force", force), ("--records", records)),
+                         allowed="--workers, --ray, --quiet and --deals (which grows the run)")
         ckpt = Checkpoint.load(resume)
         st = ckpt.settings
         configs = [tuple(c) for c in st["configs"]]

@@ -468,6 +468,7 @@ def export(src, dst) -> dict:
     model_from_exit_checkpoint(ckpt, str(src))
     small = {k: ckpt[k] for k in ("format", "version", "num_players", "net", "model", "epoch", "config", "git")
              if k in ckpt}
+    Path(dst).parent.mkdir(parents=True, exist_ok=True)
     save_checkpoint(small, dst)
     return small
 
@@ -540,11 +541,13 @@ def main(argv=None) -> int:
         q.add_argument("--threads", type=positive_int, default=1)
 
     t = sub.add_parser("train", help="train the policy/value network on data folders")
-    t.add_argument("--data", nargs="+", required=True)
+    t.add_argument("--data", nargs="+", help="data folders written by generate (not with --resume)")
     t.add_argument("--run", required=True, help="run directory: checkpoint.pt and TensorBoard logs")
     t.add_argument("--seed", type=non_negative_int, default=1)
     t.add_argument("--init", help="exit checkpoint to start from (warm start)")
-    t.add_argument("--resume", action="store_true", help="continue RUN/checkpoint.pt up to --epochs")
+    t.add_argument("--resume", action="store_true",
+                   help="continue RUN/checkpoint.pt up to --epochs with its saved data and settings (only --epochs, "
+                        "--threads and --no-progress may be given with it)")
     t.add_argument("--no-progress", action="store_true")
     train_args(t)
     it = sub.add_parser("iterate", help="expert iteration: generate with the last net's search, train the next")
@@ -565,7 +568,20 @@ def main(argv=None) -> int:
     e = sub.add_parser("export", help="inference-only copy of a checkpoint (shipped weights)")
     e.add_argument("src")
     e.add_argument("dst")
-    a = p.parse_args(argv)
+    tokens = list(sys.argv[1:] if argv is None else argv)
+    a = p.parse_args(tokens)
+    if a.cmd == "train":
+        if a.resume:
+            fixed = ("--data", "--seed", "--init", "--batch-size", "--lr", "--weight-decay", "--value-weight",
+                     "--holdout", "--trunk", "--head")
+            given = [f for f in fixed if any(t == f or t.startswith(f + "=") for t in tokens)]
+            if given:
+                print(f"error: --resume keeps the run's data and settings; do not give {', '.join(given)} with it "
+                      "(only --epochs, --threads and --no-progress)", file=sys.stderr)
+                return 2
+        elif not a.data:
+            print("error: train needs --data FOLDER [FOLDER ...] (or --resume to continue RUN)", file=sys.stderr)
+            return 2
     try:
         if a.cmd == "generate":
             r = generate(a.out, a.players, a.deals, a.agent, a.seed, a.workers, a.chunk_deals, not a.no_progress)

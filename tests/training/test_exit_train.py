@@ -190,6 +190,18 @@ def test_command_line_generate_train_export(tmp_path, capsys):
     assert "epoch=1" in out and "tensorboard --logdir" in out
     assert ex.main(["export", str(run / "checkpoint.pt"), str(dst)]) == 0
     assert make_agent(f"exit:{dst}").path == str(dst)
+    deep = tmp_path / "new" / "folder" / "exit_4p.pt"  # export makes the missing folders
+    assert ex.main(["export", str(run / "checkpoint.pt"), str(deep)]) == 0 and deep.is_file()
+    capsys.readouterr()
+    # --resume keeps the run's data and settings: giving them is refused, not ignored
+    assert ex.main(["train", "--data", str(d), "--run", str(run), "--epochs", "2", "--resume", "--lr", "0.5",
+                    "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "do not give --data, --lr" in err
+    assert ex.main(["train", "--run", str(run), "--epochs", "2", "--no-progress"]) == 2
+    assert "needs --data" in capsys.readouterr().err
+    assert ex.main(["train", "--run", str(run), "--epochs", "2", "--resume", "--no-progress"]) == 0
+    assert "epoch=2" in capsys.readouterr().out
     (run / "checkpoint.pt").write_bytes(b"junk")
-    assert ex.main(["train", "--data", str(d), "--run", str(run), "--epochs", "2", "--resume", "--no-progress"]) == 2
+    assert ex.main(["train", "--run", str(run), "--epochs", "3", "--resume", "--no-progress"]) == 2
     assert f"{run / 'checkpoint.pt'}" in capsys.readouterr().err
