@@ -299,6 +299,14 @@ class ExitAgent:
 
     def __init__(self, path: str = "default", threads: int | None = 1):
         self._models = _Models(path, threads)
+
+    def model_for(self, num_players: int) -> PolicyValueNet:
+        """The network for a variant, loaded on first use (as ``neural``'s ``model_for``).
+
+        Raises:
+            ValueError: a checkpoint of the other variant, or missing or corrupt weights.
+        """
+        return self._models.get(num_players)
         self.path = path
         self.name = "exit" if path == "default" else f"exit:{path}"
 
@@ -433,6 +441,10 @@ class ExitSearchAgent:
 
     def reset(self) -> None:
         """Nothing to reset: each decision builds a fresh tree."""
+
+    def model_for(self, num_players: int) -> PolicyValueNet:
+        """The network for a variant, loaded on first use (see :meth:`ExitAgent.model_for`)."""
+        return self._models.get(num_players)
 
     def search(self, infoset, legal_actions, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         """Root visits ``(31,)`` int64 and mean values ``(31,)`` float64 of one prior-guided search."""

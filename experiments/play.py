@@ -207,6 +207,14 @@ def play_game(players: int, human: int, opponents: str, partner: str, seed: int,
         else:
             specs.append(opponents)
     agents = {s: seat_agent(specs[s], s) for s in range(4) if specs[s] != "you"}
+    for s, agent in agents.items():  # a network of the other variant is refused now, not after a move
+        model_for = getattr(agent, "model_for", None)
+        if model_for is not None:
+            try:
+                model_for(players)
+            except ValueError as e:
+                flag = "--partner" if s == partner_seat else "--opponents"
+                raise ValueError(f"{flag}: {e}") from None
     rngs = {s: agent_rng(seed, 0, 0, s) for s in range(4)}
     deal = generate_deals(1, seed)[0]
     # seat 0 leads: the dealer is seat 3 in 4 players, the solo is player 0 (seat 0) in 3

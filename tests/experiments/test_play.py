@@ -219,3 +219,25 @@ def test_deal_over_gives_the_breakdown_of_twilight_deal(players, seat):
     else:
         assert credited == []
     assert result_lines.__module__ == "twilight_env.deal_log"
+
+
+@pytest.mark.parametrize("spec", ["exit:{root}/agents/weights/exit_4p.pt", "neural:{root}/agents/weights/neural_4p.pt"])
+def test_a_network_of_the_other_variant_is_refused_before_the_first_move(spec, capsys):
+    """A 4-player checkpoint against a 3-player game: one clear error at start-up, and no
+    prompt was shown (nothing was asked of the person)."""
+    pytest.importorskip("torch")
+    from pathlib import Path
+
+    from twilight_env.cli import main
+    root = Path(__file__).resolve().parents[2]
+    asked = []
+    import builtins
+    real_input = builtins.input
+    builtins.input = lambda prompt="": asked.append(prompt) or "quit"
+    try:
+        assert main(["play", "--players", "3", "--opponents", spec.format(root=root)]) == 2
+    finally:
+        builtins.input = real_input
+    err = capsys.readouterr().err
+    assert "--opponents" in err and "trained for 4 players" in err
+    assert asked == []
