@@ -287,9 +287,19 @@ class Checkpoint(RunCheckpoint):
 # match simulations
 # ---------------------------------------------------------------------------------
 
+GOALS_333 = (333, 666, 999)
+"""The exact totals that also end a match under the ``goals_333`` variant (R6.2)."""
+
+
 def simulate_fixed_solo(moon: np.ndarray, sun: np.ndarray, rng: np.random.Generator, matches: int,
-                        target: int = 1000, max_deals: int = 5000) -> dict:
+                        target: int = 1000, max_deals: int = 5000, goals_333: bool = False) -> dict:
     """Matches under ``fixed_solo`` (R7.6) from pools of per-deal (Moon, Sun) points.
+
+    With ``goals_333`` (R6.2) a match also ends when exactly one side's total is exactly
+    333, 666 or 999 (goals below the target, checked in that order, as the engine's
+    ``Match`` does); both sides on the same goal play on (R9). Deal play does not depend
+    on the match rules for this package's agents (none reads the totals), so the same
+    per-deal points serve both rule sets.
 
     Args:
         moon, sun: float or int arrays ``(B, P)``: B pools of P deal outcomes each (row b,
@@ -324,8 +334,24 @@ def simulate_fixed_solo(moon: np.ndarray, sun: np.ndarray, rng: np.random.Genera
         tn[alive] = a_tn
         # R6.1 / R7.5: decided when a total reaches the target and the totals differ
         decided = ((a_ts >= target) | (a_tn >= target)) & (a_ts != a_tn)
+        won = a_ts > a_tn
+        if goals_333:
+            g_dec = np.zeros(alive.size, dtype=bool)
+            g_won = np.zeros(alive.size, dtype=bool)
+            g_tie = np.zeros(alive.size, dtype=bool)
+            for goal in GOALS_333:
+                if goal >= target:
+                    break
+                hs, hn = a_ts == goal, a_tn == goal
+                open_ = ~(g_dec | g_tie)
+                one = (hs ^ hn) & open_
+                g_won[one] = hs[one]
+                g_dec |= one
+                g_tie |= hs & hn & open_
+            decided = np.where(g_dec, True, decided & ~g_tie)
+            won = np.where(g_dec, g_won, won)
         done = alive[decided]
-        solo_won[done] = a_ts[decided] > a_tn[decided]
+        solo_won[done] = won[decided]
         length[done] = k + 1
         alive = alive[~decided]
     undecided = np.zeros(B * matches, dtype=bool)
@@ -440,8 +466,17 @@ def match_figures(moon: np.ndarray, sun: np.ndarray, seed: int, config: int, tar
            "mean_totals_ci": [list(_percentile_ci(rb["totals"][:, p])) for p in range(3)],
            "mean_deals": float(rx["deals"][0]), "matches": 50 * matches,
            "undecided": int(rx["undecided"][0])}
+    # goals_333 (R6.2), fixed solo: its own random stream, so the figures above do not move
+    grng = np.random.default_rng(np.random.SeedSequence((int(seed), BOOT_STREAM, int(config), GOALS_333[0])))
+    gidx = grng.integers(N, size=(boot, N))
+    gx = simulate_fixed_solo(full_m, full_s, grng, 50 * matches, target, goals_333=True)
+    gb = simulate_fixed_solo(moon[gidx].reshape(boot, -1), sun[gidx].reshape(boot, -1), grng, matches, target,
+                             goals_333=True)
+    glo, ghi = _percentile_ci(gb["p_solo"])
+    goals = {"p_solo_wins": float(gx["p_solo"][0]), "ci_low": glo, "ci_high": ghi,
+             "mean_deals": float(gx["deals"][0]), "matches": 50 * matches, "undecided": int(gx["undecided"][0])}
     return {"target": target, "bootstrap_resamples": boot, "matches_per_resample": matches,
-            "fixed_solo": fixed, "rotating": rot}
+            "fixed_solo": fixed, "rotating": rot, "fixed_solo_goals_333": goals}
 
 
 # ---------------------------------------------------------------------------------
@@ -631,6 +666,14 @@ def study(configs: list[tuple[str, str]], deals, seed: int, workers: int, target
     return results
 
 
+def goals_line(r: dict) -> str:
+    """One sentence: P(solo wins) of a fixed-solo match under the ``goals_333`` variant (R6.2)."""
+    g = r["figures"]["matches"]["fixed_solo_goals_333"]
+    return (f"{r['label']}, goals_333 (R6.2, same deals): the solo wins a fixed-solo match with probability "
+            f"{g['p_solo_wins']:.3f} (95% CI {g['ci_low']:.3f} to {g['ci_high']:.3f}), {g['mean_deals']:.1f} deals "
+            "per match.")
+
+
 def rotating_line(r: dict) -> str:
     """One sentence on a configuration's rotating-rules figures (R7.4, R7.5)."""
     rot = r["figures"]["matches"]["rotating"]
@@ -657,6 +700,7 @@ def write_outputs(folder: str, doc: dict) -> dict[str, str]:
              f"figures: simulated matches to {doc['target']}, percentile bootstrap over deals.", ""]
     lines += [f"- {r['answer']}" for r in results]
     lines += [f"- {rotating_line(r)}" for r in results]
+    lines += [f"- {goals_line(r)}" for r in results if "fixed_solo_goals_333" in r["figures"]["matches"]]
     runner = doc.get("runner", "local")
     where = f"with {doc['workers']} worker(s)" if runner == "local" else f"on {runner}"
     lines.append(f"\nRun time {doc['run_seconds']:.1f} s {where}.")
