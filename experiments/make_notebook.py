@@ -113,6 +113,35 @@ for r in doc["results"]:
                  " / ".join(f"{t:.0f}" for t in rot["mean_totals"]), f"{rot['mean_deals']:.1f}"])
 display(Markdown(markdown_table(["agents", "P(solo wins), fixed_solo", "deals/match",
                                  "rotating P(win) p0 / p1 / p2", "mean final totals", "deals/match"], rows)))"""),
+    ("md", """## The `goals_333` variant (R6.2)
+A match also ends when exactly one side's total is exactly 333, 666 or 999. No agent of this
+package reads the match totals, so the same deals give the figure (runs made before it existed:
+`python -m experiments.goals_333 FOLDER`)."""),
+    ("code", """rows = []
+for r in doc["results"]:
+    g = r["figures"]["matches"].get("fixed_solo_goals_333")
+    if g is not None:
+        rows.append([r["label"], f"{g['p_solo_wins']:.3f} [{g['ci_low']:.3f}, {g['ci_high']:.3f}]",
+                     f"{g['mean_deals']:.1f}"])
+if rows:
+    display(Markdown(markdown_table(["agents", "P(solo wins), fixed_solo, goals_333", "deals/match"], rows)))
+else:
+    print("this run predates the goals_333 figure: python -m experiments.goals_333", folder)"""),
+    ("md", """## The edge against strength
+`twilight edge --ladder LADDER` plays the study at every rung of a strength ladder on a held-out
+deal set and writes `edge_vs_strength.json`, `.md` and `.png`. The folder in the environment
+variable `TWILIGHT_EDGE_LADDER_DIR` is shown if set; otherwise the table and plot in `docs/`."""),
+    ("code", """ladder_dir = os.environ.get("TWILIGHT_EDGE_LADDER_DIR")
+if ladder_dir:
+    from experiments import edge_strength
+    res = json.loads(pathlib.Path(ladder_dir, "edge_vs_strength.json").read_text())
+    header, rows = edge_strength.table_rows(res)
+    display(Markdown(markdown_table(header, rows)))
+    display(Markdown(edge_strength.top_two_line(res)))
+    display(Image(filename=os.path.join(ladder_dir, "edge_vs_strength.png")))
+else:
+    display(Markdown((ROOT / "docs" / "edge_vs_strength.md").read_text()))
+    display(Image(filename=str(ROOT / "docs" / "edge_vs_strength.png")))"""),
 ]
 
 

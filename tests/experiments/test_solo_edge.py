@@ -139,6 +139,10 @@ def test_notebook_executes_on_an_edge_output(tmp_path, monkeypatch):
                             resources={"metadata": {"path": os.path.dirname(path)}}).execute()
     printed = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs)
     assert str(out) in printed and "N = 3 deals" in printed
+    shown = "".join(o.get("data", {}).get("text/markdown", "") for c in nb.cells if c.cell_type == "code"
+                    for o in c.outputs)
+    assert "P(solo wins), fixed_solo, goals_333" in shown  # the run's goals_333 figure
+    assert "The solo-vs-Sun edge against strength" in shown  # docs/edge_vs_strength.md
 
 
 def test_configuration_results_do_not_depend_on_the_other_configurations():
