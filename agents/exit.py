@@ -299,6 +299,8 @@ class ExitAgent:
 
     def __init__(self, path: str = "default", threads: int | None = 1):
         self._models = _Models(path, threads)
+        self.path = path
+        self.name = "exit" if path == "default" else f"exit:{path}"
 
     def model_for(self, num_players: int) -> PolicyValueNet:
         """The network for a variant, loaded on first use (as ``neural``'s ``model_for``).
@@ -307,8 +309,6 @@ class ExitAgent:
             ValueError: a checkpoint of the other variant, or missing or corrupt weights.
         """
         return self._models.get(num_players)
-        self.path = path
-        self.name = "exit" if path == "default" else f"exit:{path}"
 
     def reset(self) -> None:
         """Nothing to reset: the policy keeps no state between decisions."""
