@@ -41,7 +41,6 @@ Checkpoints are plain dicts written atomically and read with ``weights_only=True
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
 from functools import lru_cache
 from pathlib import Path
 
@@ -55,7 +54,7 @@ from .base import register
 from .ismcts import ISMCTSAgent
 from .nn.checkpoint import load_checkpoint
 from .nn.features import BITS_PER_MASK, NUM_MASKS, STATE_SIZE, infoset_row, num_roles, role_of
-from .nn.network import _mlp
+from .nn.network import NetConfig, _mlp
 from .pimc import _positive_int
 
 FORMAT = "twilight-exit"
@@ -74,27 +73,10 @@ def default_weights(num_players: int) -> Path:
     return WEIGHTS_DIR / f"exit_{num_players}p.pt"
 
 
-@dataclass
-class PVConfig:
-    """Shape of a :class:`PolicyValueNet` (stored in checkpoints as a plain dict)."""
-
-    num_roles: int = 1
-    """Heads: 1 (4 players) or 4 (3 players), ``agents.nn.features.num_roles``."""
-    trunk: tuple = (256, 256)
-    """Hidden widths of the shared trunk (units)."""
-    head: tuple = (128,)
-    """Hidden widths of each policy and value head (units)."""
-
-    def to_dict(self) -> dict:
-        d = asdict(self)
-        d["trunk"] = list(self.trunk)
-        d["head"] = list(self.head)
-        return d
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "PVConfig":
-        return cls(num_roles=int(d["num_roles"]), trunk=tuple(int(x) for x in d["trunk"]),
-                   head=tuple(int(x) for x in d["head"]))
+class PVConfig(NetConfig):
+    """Shape of a :class:`PolicyValueNet`: the fields (``num_roles``, ``trunk``, ``head``)
+    and the plain-dict form of :class:`agents.nn.network.NetConfig`, whose trunk and
+    per-role head widths it reuses."""
 
 
 _MASKED = -1e9

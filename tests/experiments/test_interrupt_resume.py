@@ -99,6 +99,28 @@ def _wait_for(path, proc, timeout=60.0):
         time.sleep(0.05)
 
 
+def _signal_a_run(args, folder, checkpoint_name, sig, wait_s, tmp_path, whole_group):
+    """Start ``python -m twilight_env.cli ARGS --out FOLDER`` in its own session, wait for its
+    checkpoint and ``wait_s`` more seconds, send ``sig`` (to the process group, as a
+    terminal's Ctrl-C, or to the main process only) and return ``(returncode, out, err)``."""
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.Popen([sys.executable, "-m", "twilight_env.cli", *args, "--out", str(folder)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            cwd=str(tmp_path), env=env)
+    try:
+        _wait_for(folder / checkpoint_name, proc)
+        time.sleep(wait_s)
+        if whole_group:
+            os.killpg(proc.pid, sig)
+        else:
+            os.kill(proc.pid, sig)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    return proc.returncode, out, err
+
+
 @pytest.mark.parametrize("command,sig", [
     (["arena", "random", "heuristic"], signal.SIGINT),
     (["edge", "random", "--boot", "5", "--matches", "5"], signal.SIGTERM),
@@ -109,24 +131,11 @@ def test_signal_to_a_real_run_saves_the_deals_in_one_line(tmp_path, command, sig
     Either way: exit 128 + signal, one line on stderr, no traceback from the pool, and a
     checkpoint whose saved deals are the deals a fresh run plays."""
     folder = tmp_path / "run"
-    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    proc = subprocess.Popen([sys.executable, "-m", "twilight_env.cli", *command, "--deals", "20000", "--seed", "2",
-                             "--workers", "2", "--quiet", "--out", str(folder)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-                            cwd=str(tmp_path), env=env)
-    try:
-        name = arena.ArenaCheckpoint.NAME if command[0] == "arena" else edge.CHECKPOINT
-        _wait_for(folder / name, proc)
-        time.sleep(5.0)  # some deals finish, even on a loaded machine (workers start and import first)
-        if sig == signal.SIGINT:
-            os.killpg(proc.pid, sig)  # as a terminal's Ctrl-C does
-        else:
-            os.kill(proc.pid, sig)
-        out, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-    assert proc.returncode == 128 + sig, err
+    name = arena.ArenaCheckpoint.NAME if command[0] == "arena" else edge.CHECKPOINT
+    # 5 s: some deals finish, even on a loaded machine (workers start and import first)
+    rc, out, err = _signal_a_run([*command, "--deals", "20000", "--seed", "2", "--workers", "2", "--quiet"], folder,
+                                 name, sig, 5.0, tmp_path, whole_group=sig == signal.SIGINT)
+    assert rc == 128 + sig, err
     assert out == ""
     assert err.count("\n") == 1 and "Traceback" not in err, err
     assert f"--resume {folder}" in err
@@ -154,21 +163,11 @@ def test_signal_during_the_compiled_search_in_process_saves_the_deals(tmp_path, 
     that loses the finished deals."""
     pytest.importorskip("numba")
     folder = tmp_path / "run"
-    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
     spec = "ismcts:backend=numba,iterations=3000"
-    proc = subprocess.Popen([sys.executable, "-m", "twilight_env.cli", "edge", spec, "--deals", "2000", "--seed", "2",
-                             "--boot", "5", "--matches", "5", "--workers", "1", "--quiet", "--out", str(folder)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-                            cwd=str(tmp_path), env=env)
-    try:
-        _wait_for(folder / edge.CHECKPOINT, proc)
-        time.sleep(6.0)
-        os.kill(proc.pid, sig)
-        out, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-    assert proc.returncode == 128 + sig, err
+    rc, out, err = _signal_a_run(["edge", spec, "--deals", "2000", "--seed", "2", "--boot", "5", "--matches", "5",
+                                  "--workers", "1", "--quiet"], folder, edge.CHECKPOINT, sig, 6.0, tmp_path,
+                                 whole_group=False)
+    assert rc == 128 + sig, err
     assert err.count("\n") == 1 and "Traceback" not in err, err
     assert f"--resume {folder}" in err
     saved = edge.Checkpoint.load(str(folder)).finished(edge.config_key(spec, spec))
