@@ -49,7 +49,11 @@ only, ``w · P(a) / (n_a + 1)`` is added to the UCB value of action ``a`` (progr
 bias, Chaslot et al. 2008, "Progressive strategies for Monte-Carlo tree search"); with
 ``w = 0`` the search is plain IS-MCTS.
 
-Spec: ``ismcts:iterations=1000,c=0.7,rollout=heuristic,epsilon=0,rollout_backend=auto,inference=uniform,backend=python``;
+Scoring: ``scoring=individual`` (with ``backend=numba``) plays the 3-player
+``three_player_scoring="individual"`` variant (R8): each decider in the tree maximizes its
+own score line instead of its side's (:func:`agents.fast_ismcts.search`).
+
+Spec: ``ismcts:iterations=1000,c=0.7,rollout=heuristic,epsilon=0,rollout_backend=auto,inference=uniform,backend=python,scoring=team``;
 ``inference=model`` (or a checkpoint path) draws the determinizations from the card-location
 model (:func:`agents.pimc.world_drawer`, docs/INFERENCE.md).
 """
@@ -95,6 +99,10 @@ class ISMCTSAgent:
             (:func:`agents.pimc.world_drawer`).
         backend: ``"python"`` (the search in Python) or ``"numba"`` (the compiled search
             of :func:`agents.fast_ismcts.search`; needs numba and ``inference="uniform"``).
+        scoring: ``"team"`` (R5, R7.5) or ``"individual"`` (3 players, R8: every decider
+            maximizes its own score line, as :func:`agents.fast_ismcts.search` documents;
+            needs ``backend="numba"``). Set it to the scoring of the deals the agent plays:
+            the information set does not carry the match rules.
 
     Raises:
         ValueError: on a bad option value (names it and the allowed values).
@@ -105,7 +113,8 @@ class ISMCTSAgent:
     play many deals at once (``experiments.common.play_lockstep``)."""
 
     def __init__(self, iterations: int = 1000, c: float = 0.7, rollout: str = "heuristic", epsilon: float = 0.0,
-                 rollout_backend: str = "auto", inference: str = "uniform", backend: str = "python"):
+                 rollout_backend: str = "auto", inference: str = "uniform", backend: str = "python",
+                 scoring: str = "team"):
         _positive_int("iterations", iterations)
         if backend not in ("python", "numba"):
             raise ValueError(f"backend must be 'python' or 'numba', got {backend!r}")
@@ -118,6 +127,12 @@ class ISMCTSAgent:
         if isinstance(c, bool) or not isinstance(c, (int, float)) or c < 0:
             raise ValueError(f"c must be a number >= 0, got {c!r}")
         _check_rollout_options(rollout, epsilon)
+        if scoring not in ("team", "individual"):
+            raise ValueError(f"scoring must be 'team' or 'individual', got {scoring!r}")
+        if scoring == "individual" and backend != "numba":
+            raise ValueError("scoring='individual' needs backend='numba' (the compiled search); "
+                             f"got backend={backend!r}")
+        self.scoring = scoring
         self.iterations = iterations
         self.c = float(c)
         self.rollout = rollout
@@ -127,7 +142,8 @@ class ISMCTSAgent:
         self.inference = _check_inference(inference)
         self.backend = backend
         self.name = (f"ismcts:iterations={iterations}" + ("" if inference == "uniform" else f",inference={inference}")
-                     + ("" if backend == "python" else f",backend={backend}"))
+                     + ("" if backend == "python" else f",backend={backend}")
+                     + ("" if scoring == "team" else f",scoring={scoring}"))
 
     def reset(self) -> None:
         """Nothing to reset: each decision builds a fresh tree."""
@@ -206,7 +222,8 @@ class ISMCTSAgent:
             return legal_actions[0]
         if self.backend == "numba":
             from .fast_ismcts import search
-            counts, _ = search(infoset, self.iterations, self.c, rng, rollout=self.rollout, epsilon=self.epsilon)
+            counts, _ = search(infoset, self.iterations, self.c, rng, rollout=self.rollout, epsilon=self.epsilon,
+                               scoring=self.scoring)
             visits = {a: int(counts[a]) for a in legal_actions}
         else:
             visits = self.search(infoset, rng).visits

@@ -140,6 +140,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rung-deals", action="append", default=None, metavar="SPEC=N",
                    help="with --ladder: N deals for the rung SPEC instead of --deals (repeat for several rungs; "
                         "0 leaves the rung out)")
+    p.add_argument("--scoring", choices=("team", "individual"), default=None,
+                   help="3-player scoring: 'team' (the default, R7.5) or 'individual' (R8: every seat scores its "
+                        "own tricks, the new moon is a fourth line); 'individual' writes individual.md/.json "
+                        "(experiments.individual_edge; agents that read it: ismcts:backend=numba,scoring=individual)")
     add_ray_argument(p)
 
 
@@ -900,7 +904,33 @@ def parse_rung_deals(items: list[str] | None) -> dict[str, int]:
     return out
 
 
+def _run_individual(args) -> int:
+    """``--scoring individual`` (or ``--resume`` of such a run): :mod:`experiments.individual_edge`."""
+    given = [name for name, v in (("--ladder", args.ladder), ("--rung-deals", args.rung_deals),
+                                  ("--records", getattr(args, "records", None)), ("--save-deals", args.save_deals))
+             if v not in (None, [])]
+    if given:
+        raise ValueError(f"--scoring individual does not take {', '.join(given)}")
+    if args.resume is not None and args.scoring is not None:
+        raise ValueError("--resume keeps the run's settings; do not give --scoring with it")
+    if args.resume is not None and args.deals is not None:
+        raise ValueError("an individual-scoring run cannot grow with --resume --deals; start a run with more deals")
+    from .individual_edge import run_study as run_individual
+
+    try:
+        run_individual(args.specs, args.deals, args.seed, args.workers, args.out, args.solo, args.sun,
+                       args.deals_file, args.target, args.boot, args.matches, progress=not args.quiet,
+                       resume=args.resume, force=args.force, ray=args.ray)
+    except KeyboardInterrupt as e:
+        return interrupt_status(e)
+    return 0
+
+
 def run(args) -> int:
+    scoring = getattr(args, "scoring", None)
+    if scoring == "individual" or (args.resume is not None and scoring is None
+                                   and os.path.isfile(os.path.join(args.resume, "individual.checkpoint.json"))):
+        return _run_individual(args)
     if args.rung_deals and args.ladder is None:
         raise ValueError("--rung-deals goes with --ladder")
     if args.ladder is not None:
