@@ -339,8 +339,56 @@ def run_study(specs: list[str] | None = None, deals: int | None = None, seed: in
 
 
 def is_individual_run(folder: str) -> bool:
-    """Whether ``folder`` holds an interrupted ``--scoring individual`` run."""
-    return os.path.isfile(os.path.join(folder, CHECKPOINT))
+    """Whether ``folder`` holds a ``--scoring individual`` run (finished or interrupted)."""
+    return os.path.isfile(os.path.join(folder, CHECKPOINT)) or os.path.isfile(os.path.join(folder, RESULT))
 
 
-__all__ = ["Checkpoint", "LINES", "figures", "is_individual_run", "run_study", "simulate_lines"]
+def grow_run(folder: str, deals: int) -> None:
+    """Grow the run in ``folder`` to ``deals`` deals, keeping every deal it has played
+    (``twilight edge --resume FOLDER --deals N``, as :func:`experiments.solo_edge.grow_run`):
+    the first n deals of a seed are the n deals of that seed and every deal is seeded by
+    (seed, deal, configuration), so the grown run ends with the figures of one run of
+    ``deals`` deals. A finished run's ``individual.json`` becomes ``individual.previous.json``.
+
+    Raises:
+        ValueError: no run in the folder, deals from a file, N not larger than the run's
+            deals, or deals that disagree with the seed's sequence.
+    """
+    if isinstance(deals, bool) or not isinstance(deals, int) or deals < 2:
+        raise ValueError(f"--deals must be at least 2, got {deals!r}")
+    result = os.path.join(folder, RESULT)
+    if os.path.isfile(os.path.join(folder, CHECKPOINT)):
+        ckpt = Checkpoint.load(folder)
+        settings, old, done, elapsed = ckpt.settings, ckpt.deals, ckpt.done, ckpt.elapsed
+        n_old = len(old)
+    elif os.path.isfile(result):
+        try:
+            with open(result) as f:
+                doc = json.load(f)
+            settings = {"configs": [[c["solo"], c["sun"]] for c in doc["configs"]], "seed": int(doc["seed"]),
+                        "target": int(doc["target"]), "boot": int(doc["boot"]), "matches": int(doc["matches"]),
+                        "deals_source": doc["deals_source"], "scoring": "individual"}
+            done = {str(config_key(r["solo_spec"], r["sun_spec"])): dict(enumerate(r["plays"]))
+                    for r in doc["results"]}
+            elapsed, n_old, old = float(doc["run_seconds"]), int(doc["deals"]), None
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise ValueError(f"{result!r} is not a readable individual-scoring result: {e}") from None
+    else:
+        raise ValueError(f"no individual-scoring run in {folder!r} (neither {CHECKPOINT} nor {RESULT})")
+    if settings["deals_source"].get("source") != "seed":
+        raise ValueError(f"the run in {folder!r} plays deals from a file; only runs of generated deals (--seed) "
+                         "can grow with --resume --deals")
+    if deals <= n_old:
+        raise ValueError(f"the run in {folder!r} holds {n_old} deals; --deals with --resume grows it, so give "
+                         f"more than {n_old} (got {deals})")
+    new, _ = deal_set(deals, int(settings["seed"]), 3)
+    new = [[list(h) for h in d] for d in new]
+    if old is not None and [[list(h) for h in d] for d in old] != new[:n_old]:
+        raise ValueError(f"the deals of the run in {folder!r} are not the first {n_old} deals of seed "
+                         f"{settings['seed']}; the run cannot grow")
+    Checkpoint(folder, settings, new, done, elapsed).write()
+    if os.path.isfile(result):
+        os.replace(result, os.path.join(folder, "individual.previous.json"))
+
+
+__all__ = ["Checkpoint", "LINES", "figures", "grow_run", "is_individual_run", "run_study", "simulate_lines"]

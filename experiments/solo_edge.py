@@ -904,6 +904,12 @@ def parse_rung_deals(items: list[str] | None) -> dict[str, int]:
     return out
 
 
+def _individual_folder(folder: str) -> bool:
+    from .individual_edge import is_individual_run
+
+    return is_individual_run(folder) and not os.path.isfile(os.path.join(folder, CHECKPOINT))
+
+
 def _run_individual(args) -> int:
     """``--scoring individual`` (or ``--resume`` of such a run): :mod:`experiments.individual_edge`."""
     given = [name for name, v in (("--ladder", args.ladder), ("--rung-deals", args.rung_deals),
@@ -913,12 +919,15 @@ def _run_individual(args) -> int:
         raise ValueError(f"--scoring individual does not take {', '.join(given)}")
     if args.resume is not None and args.scoring is not None:
         raise ValueError("--resume keeps the run's settings; do not give --scoring with it")
-    if args.resume is not None and args.deals is not None:
-        raise ValueError("an individual-scoring run cannot grow with --resume --deals; start a run with more deals")
-    from .individual_edge import run_study as run_individual
+    from .individual_edge import grow_run as grow_individual, run_study as run_individual
+
+    deals = args.deals
+    if args.resume is not None and deals is not None:
+        grow_individual(args.resume, deals)
+        deals = None
 
     try:
-        run_individual(args.specs, args.deals, args.seed, args.workers, args.out, args.solo, args.sun,
+        run_individual(args.specs, deals, args.seed, args.workers, args.out, args.solo, args.sun,
                        args.deals_file, args.target, args.boot, args.matches, progress=not args.quiet,
                        resume=args.resume, force=args.force, ray=args.ray)
     except KeyboardInterrupt as e:
@@ -928,8 +937,7 @@ def _run_individual(args) -> int:
 
 def run(args) -> int:
     scoring = getattr(args, "scoring", None)
-    if scoring == "individual" or (args.resume is not None and scoring is None
-                                   and os.path.isfile(os.path.join(args.resume, "individual.checkpoint.json"))):
+    if scoring == "individual" or (args.resume is not None and scoring is None and _individual_folder(args.resume)):
         return _run_individual(args)
     if args.rung_deals and args.ladder is None:
         raise ValueError("--rung-deals goes with --ladder")

@@ -87,3 +87,22 @@ def test_cli_errors_are_clear(tmp_path, capsys):
     assert main(["edge", "nonsense-agent", "--scoring", "individual", "--deals", "3",
                  "--out", str(tmp_path / "x")]) == 2
     assert "nonsense-agent" in capsys.readouterr().err
+
+
+def test_a_finished_run_grows_to_the_figures_of_a_longer_run(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    ind.run_study(["random"], deals=7, seed=9, out=str(a), **SMALL)
+    ind.run_study(["random"], deals=4, seed=9, out=str(b), **SMALL)
+    assert main(["edge", "--resume", str(b), "--deals", "7", "--quiet", "--workers", "1"]) == 0
+    ra, rb = (json.loads((f / ind.RESULT).read_text()) for f in (a, b))
+    assert [r["plays"] for r in ra["results"]] == [r["plays"] for r in rb["results"]]
+    assert rb["deals"] == 7 and (b / "individual.previous.json").exists()
+
+
+def test_growing_errors_are_clear(tmp_path, capsys):
+    run = tmp_path / "r"
+    ind.run_study(["random"], deals=4, seed=9, out=str(run), **SMALL)
+    assert main(["edge", "--resume", str(run), "--deals", "3", "--quiet"]) == 2
+    assert "holds 4 deals" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="no individual-scoring run"):
+        ind.grow_run(str(tmp_path), 9)
