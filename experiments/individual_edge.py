@@ -55,11 +55,11 @@ import numpy as np
 
 from twilight_env.engine import State
 
-from .common import (RunCheckpoint, check_new_folder, check_specs, check_workers, fmt_ci, git_hash, markdown_table,
-                     mean_ci, out_dir, play_seeded, resume_conflicts, run_tasks, text_table, wilson_ci)
-from .dealsets import check_deals, deal_set, run_seed
+from .common import (RunCheckpoint, check_workers, fmt_ci, git_hash, markdown_table, mean_ci, play_seeded,
+                     resume_conflicts, run_tasks, text_table, wilson_ci)
+from .dealsets import check_deals, deal_set
 from .distributed import ray_runner, runner_label
-from .solo_edge import (BOOT_STREAM, DEFAULT_DEALS, _percentile_ci, config_key, configurations, rotated_deal)
+from .solo_edge import BOOT_STREAM, _percentile_ci, config_key, prepare_run, rotated_deal
 
 LINES = ("solo", "sun_left", "new_moon", "sun_right")
 """The four score lines by seat (R8): seat 0 the solo, 1 and 3 the Sun players, 2 the new moon."""
@@ -254,37 +254,10 @@ def run_study(specs: list[str] | None = None, deals: int | None = None, seed: in
         resume_conflicts((("specs", specs), ("--deals", deals), ("--seed", seed), ("--out", out),
                           ("--solo", solo), ("--sun", sun), ("--deals-file", deals_file), ("--target", target),
                           ("--boot", boot), ("--matches", matches), ("--force", force)),
-                         allowed="--workers, --ray and --quiet")
-        ckpt = Checkpoint.load(resume)
-        st = ckpt.settings
-        configs = [tuple(c) for c in st["configs"]]
-        check_specs(sorted({x for c in configs for x in c}))
-        seed, target, boot, matches = int(st["seed"]), int(st["target"]), int(st["boot"]), int(st["matches"])
-        deal_list, meta, folder = ckpt.deals, st["deals_source"], resume
-    else:
-        target = 1000 if target is None else target
-        boot = 200 if boot is None else boot
-        matches = 1000 if matches is None else matches
-        configs = configurations(list(specs or []), solo, sun)
-        check_specs(list(specs or []))
-        for flag, spec in (("--solo", solo), ("--sun", sun)):
-            if spec is not None:
-                check_specs([spec], flag)
-        n = DEFAULT_DEALS if deals is None and not deals_file else deals
-        if n is not None and n < 2:
-            raise ValueError(f"--deals must be at least 2 (intervals need two deals), got {n}")
-        for name, v in (("target", target), ("boot", boot), ("matches", matches)):
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ValueError(f"--{name} must be a positive integer, got {v!r}")
-        if out:
-            check_new_folder(out, "--out", force)
-        deal_list, meta = deal_set(n, seed, 3, deals_file)
-        seed = run_seed(seed, meta)
-        folder = out_dir(out, "individual", seed, force)
-        settings = {"configs": [list(c) for c in configs], "seed": seed, "target": target, "boot": boot,
-                    "matches": matches, "deals_source": meta, "scoring": "individual"}
-        ckpt = Checkpoint(folder, settings, [[list(h) for h in d] for d in deal_list])
-        ckpt.write()
+                         allowed="--workers, --ray, --quiet and --deals (which grows the run)")
+    ckpt, configs, seed, target, boot, matches, deal_list, meta, folder = prepare_run(
+        Checkpoint, "individual", specs, deals, seed, out, solo, sun, deals_file, None, target, boot, matches,
+        resume, force, {"scoring": "individual"})
     results = []
     try:
         with ray_runner(ray):

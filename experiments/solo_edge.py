@@ -714,6 +714,59 @@ def write_outputs(folder: str, doc: dict) -> dict[str, str]:
     return paths
 
 
+def prepare_run(checkpoint_cls, name: str, specs, deals, seed, out, solo, sun, deals_file, save_deals, target,
+                boot, matches, resume, force, extra_settings: dict | None = None) -> tuple:
+    """The settings, deals, output folder and checkpoint of a new or resumed edge-type run
+    (shared by :func:`run_study` and :func:`experiments.individual_edge.run_study`).
+
+    A resumed run (``resume``, a folder) takes everything from ``checkpoint_cls.load``; a new
+    one checks the options, draws or reads the deals, makes the folder
+    (``out/{name}__{seed}__{unixtime}`` by default) and writes the first checkpoint, so it is
+    resumable from the start.
+
+    Returns:
+        ``(checkpoint, configs, seed, target, boot, matches, deals, deals_meta, folder)``.
+
+    Raises:
+        ValueError: as :func:`run_study`.
+    """
+    if resume is not None:
+        ckpt = checkpoint_cls.load(resume)
+        st = ckpt.settings
+        configs = [tuple(c) for c in st["configs"]]
+        check_specs(sorted({x for c in configs for x in c}))
+        return (ckpt, configs, int(st["seed"]), int(st["target"]), int(st["boot"]), int(st["matches"]), ckpt.deals,
+                st["deals_source"], resume)
+    target = 1000 if target is None else target
+    boot = 200 if boot is None else boot
+    matches = 1000 if matches is None else matches
+    configs = configurations(list(specs or []), solo, sun)
+    check_specs(list(specs or []))
+    for flag, spec in (("--solo", solo), ("--sun", sun)):
+        if spec is not None:
+            check_specs([spec], flag)
+    n = deals
+    if n is None and not deals_file:
+        n = DEFAULT_DEALS
+    if n is not None and n < 2:
+        raise ValueError(f"--deals must be at least 2 (intervals need two deals), got {n}")
+    for flag, v in (("target", target), ("boot", boot), ("matches", matches)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise ValueError(f"--{flag} must be a positive integer, got {v!r}")
+    if out:
+        check_new_folder(out, "--out", force)
+    if save_deals:
+        check_new_file(save_deals, "--save-deals", force)
+    deal_list, meta = deal_set(n, seed, 3, deals_file, save_deals)
+    seed = run_seed(seed, meta)
+    folder = out_dir(out, name, seed, force)
+    settings = {"configs": [list(c) for c in configs], "seed": seed, "target": target, "boot": boot,
+                "matches": matches, "deals_source": meta, **(extra_settings or {})}
+    ckpt = checkpoint_cls(folder, settings, [[list(h) for h in d] for d in deal_list])
+    ckpt.write()  # the folder is resumable from the start
+    return ckpt, configs, seed, target, boot, matches, deal_list, meta, folder
+
+
 def run_study(specs: list[str] | None = None, deals: int | None = None, seed: int | None = None, workers: int = 1,
               out: str | None = None, solo: str | None = None, sun: str | None = None,
               deals_file: str | None = None, save_deals: str | None = None, target: int | None = None,
@@ -749,40 +802,9 @@ def run_study(specs: list[str] | None = None, deals: int | None = None, seed: in
                           ("--save-deals", save_deals), ("--target", target), ("--boot", boot),
                           ("--matches", matches), ("--force", force), ("--records", records)),
                          allowed="--workers, --ray, --quiet and --deals (which grows the run)")
-        ckpt = Checkpoint.load(resume)
-        st = ckpt.settings
-        configs = [tuple(c) for c in st["configs"]]
-        check_specs(sorted({x for c in configs for x in c}))
-        seed, target, boot, matches = int(st["seed"]), int(st["target"]), int(st["boot"]), int(st["matches"])
-        deal_list, meta, folder = ckpt.deals, st["deals_source"], resume
-    else:
-        target = 1000 if target is None else target
-        boot = 200 if boot is None else boot
-        matches = 1000 if matches is None else matches
-        configs = configurations(list(specs or []), solo, sun)
-        check_specs(list(specs or []))
-        for flag, spec in (("--solo", solo), ("--sun", sun)):
-            if spec is not None:
-                check_specs([spec], flag)
-        n = deals
-        if n is None and not deals_file:
-            n = DEFAULT_DEALS
-        if n is not None and n < 2:
-            raise ValueError(f"--deals must be at least 2 (intervals need two deals), got {n}")
-        for name, v in (("target", target), ("boot", boot), ("matches", matches)):
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ValueError(f"--{name} must be a positive integer, got {v!r}")
-        if out:
-            check_new_folder(out, "--out", force)
-        if save_deals:
-            check_new_file(save_deals, "--save-deals", force)
-        deal_list, meta = deal_set(n, seed, 3, deals_file, save_deals)
-        seed = run_seed(seed, meta)
-        folder = out_dir(out, "edge", seed, force)
-        settings = {"configs": [list(c) for c in configs], "seed": seed, "target": target, "boot": boot,
-                    "matches": matches, "deals_source": meta}
-        ckpt = Checkpoint(folder, settings, [[list(h) for h in d] for d in deal_list])
-        ckpt.write()  # the folder is resumable from the start
+    ckpt, configs, seed, target, boot, matches, deal_list, meta, folder = prepare_run(
+        Checkpoint, "edge", specs, deals, seed, out, solo, sun, deals_file, save_deals, target, boot, matches,
+        resume, force)
     try:
         with ray_runner(ray):
             results = study(configs, deal_list, seed, workers, target, boot, matches, progress=progress,
