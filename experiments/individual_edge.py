@@ -57,9 +57,10 @@ from twilight_env.engine import State
 
 from .common import (RunCheckpoint, check_workers, fmt_ci, git_hash, markdown_table, mean_ci, play_seeded,
                      resume_conflicts, run_tasks, text_table, wilson_ci)
-from .dealsets import check_deals, deal_set
+from .dealsets import deal_set
 from .distributed import ray_runner, runner_label
-from .solo_edge import BOOT_STREAM, _percentile_ci, config_key, prepare_run, rotated_deal
+from .solo_edge import (BOOT_STREAM, Checkpoint as EdgeCheckpoint, _percentile_ci, config_key, prepare_run,
+                        rotated_deal, simulate_highest_total)
 
 LINES = ("solo", "sun_left", "new_moon", "sun_right")
 """The four score lines by seat (R8): seat 0 the solo, 1 and 3 the Sun players, 2 the new moon."""
@@ -92,32 +93,15 @@ class Checkpoint(RunCheckpoint):
 
     @classmethod
     def parse(cls, doc: dict) -> tuple[dict, list, dict]:
-        st = doc["settings"]
-        if not isinstance(st, dict):
-            raise ValueError("'settings' is not an object")
-        configs = [(str(a), str(b)) for a, b in st["configs"]]
-        if not configs:
-            raise ValueError("no configurations")
-        for k in ("seed", "target", "boot", "matches"):
-            if isinstance(st[k], bool) or not isinstance(st[k], int):
-                raise ValueError(f"settings {k!r} is not an integer: {st[k]!r}")
-        deals = check_deals(doc["deals"], "its deals")
-        if len(deals) < 2:
-            raise ValueError("it holds fewer than 2 deals")
-        keys = {str(config_key(a, b)) for a, b in configs}
-        if not isinstance(doc["done"], dict):
-            raise ValueError("'done' is not an object")
+        st, deals, raw = EdgeCheckpoint.parse_common(doc)
         done = {}
-        for k, v in doc["done"].items():
-            if k not in keys:
-                raise ValueError(f"it holds results of a configuration that its settings do not list (key {k})")
+        for k, v in raw.items():
             done[k] = {}
             for d, plays in v.items():
                 if (not 0 <= int(d) < len(deals) or len(plays) != 3
                         or any(len(p) != 6 or any(not isinstance(x, int) or x < 0 for x in p) for p in plays)):
                     raise ValueError(f"a malformed result for deal {d} (3 plays of 6 non-negative ints expected)")
                 done[k][int(d)] = [list(p) for p in plays]
-        st["configs"] = [list(c) for c in configs]
         return st, deals, done
 
 
@@ -136,33 +120,12 @@ def simulate_lines(points: np.ndarray, rng: np.random.Generator, matches: int, t
 
     Returns:
         dict of arrays over the pools: ``"p_win"`` (B, 4) share of decided matches won by
-        each line, ``"deals"`` (B,) mean deals per decided match, ``"undecided"`` (B,).
+        each line, ``"totals"`` (B, 4) mean final totals, ``"deals"`` (B,) mean deals per
+        decided match, ``"undecided"`` (B,) (:func:`experiments.solo_edge.simulate_highest_total`).
     """
-    from .solo_edge import _per_pool
-
     points = np.asarray(points, dtype=np.int64)
     B, P, _ = points.shape
-    pool = np.repeat(np.arange(B), matches)
-    tot = np.zeros((B * matches, 4), dtype=np.int64)
-    winner = np.full(B * matches, -1, dtype=np.int64)
-    length = np.zeros(B * matches, dtype=np.int64)
-    alive = np.arange(B * matches)
-    for k in range(max_deals):
-        if alive.size == 0:
-            break
-        j = rng.integers(P, size=alive.size)
-        t = tot[alive] + points[pool[alive], j]
-        tot[alive] = t
-        best = t.max(axis=1)
-        decided = (best >= target) & ((t == best[:, None]).sum(axis=1) == 1)
-        done = alive[decided]
-        winner[done] = t[decided].argmax(axis=1)
-        length[done] = k + 1
-        alive = alive[~decided]
-    undecided = np.zeros(B * matches, dtype=bool)
-    undecided[alive] = True
-    wins = (winner[:, None] == np.arange(4)[None, :]).astype(float)
-    return _per_pool({"p_win": wins, "deals": length.astype(float)}, undecided, B, matches)
+    return simulate_highest_total(lambda k, b, j: points[b, j], 4, B, P, rng, matches, target, max_deals)
 
 
 def figures(plays: np.ndarray, seed: int, config: int, target: int = 1000, boot: int = 200,

@@ -251,8 +251,10 @@ class Checkpoint(RunCheckpoint):
     def record(self, key: int, deal_index: int, moon: list[int], sun: list[int]) -> None:
         super().record(key, deal_index, (list(moon), list(sun)))
 
-    @classmethod
-    def parse(cls, doc: dict) -> tuple[dict, list, dict]:
+    @staticmethod
+    def parse_common(doc: dict) -> tuple[dict, list, dict]:
+        """``(settings, deals, {key: results of that configuration})`` after checking what
+        every edge-type checkpoint holds; the per-deal results are left to the caller."""
         st = doc["settings"]
         if not isinstance(st, dict):
             raise ValueError("'settings' is not an object")
@@ -270,20 +272,26 @@ class Checkpoint(RunCheckpoint):
         keys = {str(config_key(a, b)): (a, b) for a, b in configs}
         if not isinstance(doc["done"], dict):
             raise ValueError("'done' is not an object")
-        done = {}
         for k, v in doc["done"].items():
             if k not in keys:
                 raise ValueError(f"it holds results of a configuration that its settings do not list (key {k}); "
                                  "were the settings edited?")
             if not isinstance(v, dict):
                 raise ValueError(f"the results of configuration {keys[k]} are not an object")
+        st["configs"] = [list(c) for c in configs]
+        return st, deals, doc["done"]
+
+    @classmethod
+    def parse(cls, doc: dict) -> tuple[dict, list, dict]:
+        st, deals, raw = cls.parse_common(doc)
+        done = {}
+        for k, v in raw.items():
             done[k] = {}
             for d, pair in v.items():
                 m, u = pair
                 if not 0 <= int(d) < len(deals) or len(m) != 3 or len(u) != 3:
                     raise ValueError(f"a malformed result for deal {d}")
                 done[k][int(d)] = ([int(x) for x in m], [int(x) for x in u])
-        st["configs"] = [list(c) for c in configs]
         return st, deals, done
 
 
@@ -396,8 +404,35 @@ def simulate_rotating(moon: np.ndarray, sun: np.ndarray, rng: np.random.Generato
     moon = np.asarray(moon, dtype=np.int64)
     sun = np.asarray(sun, dtype=np.int64)
     B, P = moon.shape
+
+    def gains(k, b, j):
+        solo = SOLO_ORDER[k % 3]  # every live match is at its deal k
+        g = np.repeat(sun[b, j][:, None], 3, axis=1)
+        g[:, solo] = moon[b, j]
+        return g
+
+    return simulate_highest_total(gains, 3, B, P, rng, matches, target, max_deals)
+
+
+def simulate_highest_total(gains, lines: int, B: int, P: int, rng: np.random.Generator, matches: int,
+                           target: int = 1000, max_deals: int = 5000) -> dict:
+    """Matches between ``lines`` score lines: after a deal in which some total reaches the
+    target, the strictly highest total wins; a tie for the highest plays on (R6.1, R7.5).
+
+    Args:
+        gains: ``gains(k, b, j)`` -> int array ``(n, lines)``: the points each line gets at
+            deal ``k`` of the live matches whose pools are ``b`` and drawn outcomes ``j``
+            (both int arrays ``(n,)``).
+        B, P: pools, and outcomes per pool (``j`` is drawn uniformly from ``range(P)``).
+        rng, matches, target, max_deals: as :func:`simulate_fixed_solo`.
+
+    Returns:
+        dict of arrays over the B pools: ``"p_win"`` (B, lines) share of decided matches
+        won by each line; ``"totals"`` (B, lines) mean final totals; ``"deals"`` (B,) mean
+        deals per decided match; ``"undecided"`` (B,).
+    """
     pool = np.repeat(np.arange(B), matches)
-    tot = np.zeros((B * matches, 3), dtype=np.int64)
+    tot = np.zeros((B * matches, lines), dtype=np.int64)
     winner = np.full(B * matches, -1, dtype=np.int64)
     length = np.zeros(B * matches, dtype=np.int64)
     alive = np.arange(B * matches)
@@ -405,12 +440,7 @@ def simulate_rotating(moon: np.ndarray, sun: np.ndarray, rng: np.random.Generato
         if alive.size == 0:
             break
         j = rng.integers(P, size=alive.size)
-        b = pool[alive]
-        solo = SOLO_ORDER[k % 3]  # every live match is at its deal k
-        gain_m, gain_s = moon[b, j], sun[b, j]
-        t = tot[alive]
-        for p in range(3):
-            t[:, p] += gain_m if p == solo else gain_s
+        t = tot[alive] + gains(k, pool[alive], j)
         tot[alive] = t
         best = t.max(axis=1)
         decided = (best >= target) & ((t == best[:, None]).sum(axis=1) == 1)
@@ -420,10 +450,9 @@ def simulate_rotating(moon: np.ndarray, sun: np.ndarray, rng: np.random.Generato
         alive = alive[~decided]
     undecided = np.zeros(B * matches, dtype=bool)
     undecided[alive] = True
-    wins = (winner[:, None] == np.arange(3)[None, :]).astype(float)
-    res = _per_pool({"p_win": wins, "totals": tot.astype(float), "deals": length.astype(float)},
-                    undecided, B, matches)
-    return res
+    wins = (winner[:, None] == np.arange(lines)[None, :]).astype(float)
+    return _per_pool({"p_win": wins, "totals": tot.astype(float), "deals": length.astype(float)},
+                     undecided, B, matches)
 
 
 def _percentile_ci(x: np.ndarray, confidence: float = 0.95) -> tuple[float, float]:

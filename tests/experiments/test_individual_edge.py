@@ -106,3 +106,20 @@ def test_growing_errors_are_clear(tmp_path, capsys):
     assert "holds 4 deals" in capsys.readouterr().err
     with pytest.raises(ValueError, match="no individual-scoring run"):
         ind.grow_run(str(tmp_path), 9)
+
+
+def test_malformed_checkpoint_is_refused(tmp_path, monkeypatch):
+    run = tmp_path / "r"
+    monkeypatch.setattr(ind, "_play_deal", lambda task: (_ for _ in ()).throw(KeyboardInterrupt()))
+    with pytest.raises(KeyboardInterrupt):
+        ind.run_study(["random"], deals=4, seed=9, out=str(run), **SMALL)
+    path = run / ind.CHECKPOINT
+    doc = json.loads(path.read_text())
+    doc["done"] = {str(edge.config_key("random", "random")): {"0": [[1, 2, 3]] * 3}}
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match="3 plays of 6 non-negative ints"):
+        ind.Checkpoint.load(str(run))
+    doc["done"] = {"12345": {}}
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match="settings do not list"):
+        ind.Checkpoint.load(str(run))
