@@ -170,8 +170,9 @@ def search(infoset, iterations: int, c: float, rng: np.random.Generator, root_pr
     eps = 1.0 if rollout == "random" else float(epsilon)
     base, hidden, counts, pool0, pool1 = infoset_arrays(infoset)
     if scoring == "individual" and infoset.num_players != 3:
-        raise ValueError("scoring='individual' is a 3-player variant (R8); this information set is of a "
-                         f"{infoset.num_players}-player deal")
+        raise ValueError("scoring='individual' is a 3-player variant (R8) and this is a "
+                         f"{infoset.num_players}-player deal; play it with 3 players (e.g. --players 3) or use "
+                         "scoring='team'")
     nb = _nb()
     try:
         visits, value, _ = nb.search(base, hidden, counts, pool0, pool1, int(iterations), float(c),

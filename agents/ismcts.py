@@ -128,7 +128,7 @@ class ISMCTSAgent:
             raise ValueError(f"c must be a number >= 0, got {c!r}")
         _check_rollout_options(rollout, epsilon)
         if scoring not in ("team", "individual"):
-            raise ValueError(f"scoring must be 'team' or 'individual', got {scoring!r}")
+            raise ValueError(f"ismcts option scoring must be 'team' or 'individual', got {scoring!r}")
         if scoring == "individual" and backend != "numba":
             raise ValueError("scoring='individual' needs backend='numba' (the compiled search); "
                              f"got backend={backend!r}")
@@ -246,7 +246,11 @@ def _check_prior(root_prior, prior_weight) -> tuple[np.ndarray | None, float]:
         if prior_weight > 0:
             raise ValueError(f"prior_weight > 0 needs root_prior, a float array of shape ({NUM_ACTIONS},)")
         return None, 0.0
-    prior = np.asarray(root_prior, dtype=np.float64)
+    try:
+        prior = np.asarray(root_prior, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"root_prior must be None or a float array of shape ({NUM_ACTIONS},), got "
+                         f"{type(root_prior).__name__} {root_prior!r:.40}") from None
     if prior.shape != (NUM_ACTIONS,):
         raise ValueError(f"root_prior must have shape ({NUM_ACTIONS},) (one entry per action id), got {prior.shape}")
     if not np.all(np.isfinite(prior)) or np.any(prior < 0):

@@ -167,32 +167,46 @@ def _ci(d: dict) -> str:
 
 
 def verdict(fig: dict, label: str, n: int) -> str:
-    """One sentence with the answer and its uncertainty for one configuration."""
+    """One sentence with the answer and its uncertainty for one configuration: the solo
+    against a Sun player, which line is highest on average, and the match chances."""
+    from .solo_edge import MIN_BOOTSTRAP_DEALS
+
     d, mt = fig["diff"], fig["matches"]
     if d["ci_low"] > 0:
         who = "the solo's line leads a Sun player's"
     elif d["ci_high"] < 0:
         who = "a Sun player's line leads the solo's"
     else:
-        who = "no side's line is ahead at 95%"
+        who = "neither the solo's nor a Sun player's line is ahead at 95%"
+    means = {"the solo": fig["solo"]["mean"], "a Sun player": fig["sun_player"]["mean"],
+             "the new moon": fig["new_moon"]["mean"]}
+    top = max(means, key=means.get)
     lo, hi = mt["p_solo_wins_ci"]
+    small = (f" With fewer than {MIN_BOOTSTRAP_DEALS} deals the bootstrap match interval is not reliable "
+             "(too narrow); use more deals." if n < MIN_BOOTSTRAP_DEALS else "")
     return (f"{label}, individual scoring (R8), {n} deals: {who}: solo − Sun player {_ci(d)} points per deal; "
-            f"the solo wins a fixed-solo match to {mt['target']} with probability {mt['p_solo_wins']:.3f} "
-            f"[{lo:.3f}, {hi:.3f}], the new moon with {mt['p_new_moon_wins']:.3f}.")
+            f"the highest line on average is {top}'s ({means[top]:.1f} points per deal); in a fixed-solo match to "
+            f"{mt['target']} the solo wins with probability {mt['p_solo_wins']:.3f} [{lo:.3f}, {hi:.3f}], a Sun "
+            f"player {mt['p_sun_player_wins']:.3f}, the new moon {mt['p_new_moon_wins']:.3f}.{small}")
 
 
 def table_rows(results: list[dict]) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of the table (``individual.md``, the command's output, the notebook)."""
     header = ["agents", "N", "solo", "Sun player", "new moon", "solo − Sun player", "P(solo line highest)",
-              "P(solo wins match)", "P(new moon wins)", "team Moon − Sun, same plays"]
+              "P(solo wins), fixed solo", "P(a Sun player wins)", "P(new moon wins)", "team Moon − Sun, same plays"]
     rows = []
     for r in results:
         f, mt = r["figures"], r["figures"]["matches"]
-        lo, hi = mt["p_solo_wins_ci"]
         ph = f["p_solo_highest"]
+
+        def p(key):
+            lo, hi = mt[f"{key}_ci"]
+            return f"{mt[key]:.3f} [{lo:.3f}, {hi:.3f}]"
+
         rows.append([r["label"], str(r["deals"]), f"{f['solo']['mean']:.1f}", f"{f['sun_player']['mean']:.1f}",
                      f"{f['new_moon']['mean']:.1f}", _ci(f["diff"]),
                      f"{ph['p']:.3f} [{ph['ci_low']:.3f}, {ph['ci_high']:.3f}]",
-                     f"{mt['p_solo_wins']:.3f} [{lo:.3f}, {hi:.3f}]", f"{mt['p_new_moon_wins']:.3f}",
+                     p("p_solo_wins"), p("p_sun_player_wins"), p("p_new_moon_wins"),
                      _ci(f["team_diff_same_plays"])])
     return header, rows
 
@@ -323,8 +337,10 @@ def grow_run(folder: str, deals: int) -> None:
         raise ValueError(f"the deals of the run in {folder!r} are not the first {n_old} deals of seed "
                          f"{settings['seed']}; the run cannot grow")
     Checkpoint(folder, settings, new, done, elapsed).write()
-    if os.path.isfile(result):
-        os.replace(result, os.path.join(folder, "individual.previous.json"))
+    for name in (RESULT, "individual.md"):  # the finished run's outputs, kept under another name
+        path = os.path.join(folder, name)
+        if os.path.isfile(path):
+            os.replace(path, os.path.join(folder, name.replace("individual.", "individual.previous.")))
 
 
 __all__ = ["Checkpoint", "LINES", "figures", "grow_run", "is_individual_run", "run_study", "simulate_lines"]

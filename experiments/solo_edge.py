@@ -967,9 +967,9 @@ def _run_individual(args) -> int:
                                   ("--records", getattr(args, "records", None)), ("--save-deals", args.save_deals))
              if v not in (None, [])]
     if given:
-        raise ValueError(f"--scoring individual does not take {', '.join(given)}")
-    if args.resume is not None and args.scoring is not None:
-        raise ValueError("--resume keeps the run's settings; do not give --scoring with it")
+        raise ValueError(f"--scoring individual does not take {', '.join(given)}; it takes agent specs, --solo, "
+                         "--sun, --deals, --seed, --deals-file, --workers, --out, --force, --target, --boot, "
+                         "--matches, --quiet, --ray and --resume")
     from .individual_edge import grow_run as grow_individual, run_study as run_individual
 
     deals = args.deals
@@ -988,6 +988,14 @@ def _run_individual(args) -> int:
 
 def run(args) -> int:
     scoring = getattr(args, "scoring", None)
+    if args.resume is not None:
+        if scoring is not None:
+            raise ValueError("--resume keeps the run's settings, its scoring among them; do not give --scoring "
+                             "with it (only --workers, --ray, --quiet and --deals may be given)")
+        if not (os.path.isdir(args.resume) and (_individual_folder(args.resume) or os.path.isfile(
+                os.path.join(args.resume, CHECKPOINT)) or os.path.isfile(os.path.join(args.resume, "edge.json")))):
+            raise ValueError(f"no edge run in {args.resume!r}: --resume takes the output folder of a twilight edge "
+                             f"run, which holds {CHECKPOINT} (or individual.checkpoint.json) while it is unfinished")
     if scoring == "individual" or (args.resume is not None and scoring is None and _individual_folder(args.resume)):
         return _run_individual(args)
     if args.rung_deals and args.ladder is None:

@@ -123,3 +123,22 @@ def test_malformed_checkpoint_is_refused(tmp_path, monkeypatch):
     path.write_text(json.dumps(doc))
     with pytest.raises(ValueError, match="settings do not list"):
         ind.Checkpoint.load(str(run))
+
+
+def test_verdict_names_the_highest_line_and_warns_below_the_bootstrap_minimum():
+    plays = np.zeros((4, 3, 6), dtype=np.int64)
+    plays[:, :, 2] = 90  # the new moon takes everything
+    plays[:, :, 0] = [[10, 20, 30]] * 4
+    f = ind.figures(plays, 0, 1, boot=10, matches=20)
+    v = ind.verdict(f, "x", 4)
+    assert "the new moon's (90.0 points per deal)" in v and "not reliable" in v
+    assert "not reliable" not in ind.verdict(f, "x", edge.MIN_BOOTSTRAP_DEALS)
+
+
+def test_resume_errors_name_what_is_allowed(tmp_path, capsys):
+    run = tmp_path / "r"
+    ind.run_study(["random"], deals=4, seed=9, out=str(run), **SMALL)
+    assert main(["edge", "--resume", str(run), "--scoring", "team"]) == 2
+    assert "do not give --scoring" in capsys.readouterr().err
+    assert main(["edge", "--resume", str(tmp_path / "nowhere")]) == 2
+    assert "individual.checkpoint.json" in capsys.readouterr().err
