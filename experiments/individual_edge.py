@@ -266,17 +266,7 @@ def run_study(specs: list[str] | None = None, deals: int | None = None, seed: in
         json.dump(doc, f, indent=1)
     header, rows = table_rows(results)
     where = f"with {workers} worker(s)" if ray is None else f"on Ray ({ray})"
-    lines = [f"# Solo vs Sun players under individual scoring (R8), 3 players (seed {seed}, N = {len(deal_list)} "
-             "deals × 3 plays)", "", markdown_table(header, rows), "",
-             "Deal points per deal, mean [95% CI]. Each seat scores only the tricks it took (R8); the new moon's "
-             "tricks are a fourth line. Solo − Sun player: each deal's three plays averaged, Student-t interval "
-             "over deals; P(solo line highest): share of plays, Wilson interval; match figures: simulated "
-             f"fixed-solo matches to {target}, percentile bootstrap over deals. Last column: the same plays "
-             "scored by side (R5, R7.5).", ""]
-    lines += [f"- {r['answer']}" for r in results]
-    lines.append(f"\nRun time {doc['run_seconds']:.1f} s {where}.")
-    with open(os.path.join(folder, "individual.md"), "w") as f:
-        f.write("\n".join(lines) + "\n")
+    write_markdown(folder, doc)
     ckpt.remove()
     if verbose:
         print(text_table(header, rows))
@@ -286,6 +276,27 @@ def run_study(specs: list[str] | None = None, deals: int | None = None, seed: in
         print(f"\nRun time {doc['run_seconds']:.1f} s, {where}. Files: {os.path.join(folder, 'individual.md')}, "
               f"{os.path.join(folder, RESULT)}")
     return folder
+
+
+def write_markdown(folder: str, doc: dict) -> str:
+    """Write ``individual.md`` (table, how to read it, the verdicts, run time) from an
+    ``individual.json`` document; returns its path."""
+    header, rows = table_rows(doc["results"])
+    runner = doc.get("runner", "local")
+    where = f"with {doc['workers']} worker(s)" if runner == "local" else f"on {runner}"
+    lines = [f"# Solo vs Sun players under individual scoring (R8), 3 players (seed {doc['seed']}, N = "
+             f"{doc['deals']} deals × 3 plays)", "", markdown_table(header, rows), "",
+             "Deal points per deal, mean [95% CI]. Each seat scores only the tricks it took (R8); the new moon's "
+             "tricks are a fourth line. Solo − Sun player: each deal's three plays averaged, Student-t interval "
+             "over deals; P(solo line highest): share of plays, Wilson interval; match figures: simulated "
+             f"fixed-solo matches to {doc['target']}, percentile bootstrap over deals. Last column: the same plays "
+             "scored by side (R5, R7.5).", ""]
+    lines += [f"- {verdict(r['figures'], r['label'], doc['deals'])}" for r in doc["results"]]
+    lines.append(f"\nRun time {doc['run_seconds']:.1f} s {where}.")
+    path = os.path.join(folder, "individual.md")
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return path
 
 
 def is_individual_run(folder: str) -> bool:

@@ -160,7 +160,7 @@ if results:
     header, rows = individual_edge.table_rows(results)
     display(Markdown(markdown_table(header, rows)))
     for r in results:
-        print(r["answer"])
+        print(individual_edge.verdict(r["figures"], r["label"], r["deals"]))
 else:
     print("no individual-scoring run found: twilight edge heuristic --scoring individual")"""),
 ]
