@@ -100,8 +100,12 @@ def _roll_out(st, acts, params, epsilon, legal, iscratch, fscratch):  # pragma: 
 
 @numba.njit(cache=True)
 def search(base, hidden, counts, pool0, pool1, iterations, c, params, epsilon, prior, prior_weight, max_nodes,
-           seed):  # pragma: no cover - compiled
+           seed, max_depth=0):  # pragma: no cover - compiled
     """Run ``iterations`` IS-MCTS iterations from the information set given as arrays.
+
+    ``max_depth`` > 0 keeps statistics for the first ``max_depth`` decisions below the
+    root only: a node at that depth is never stored (its edge is marked ``FULL``), and
+    the iteration rolls out from there. 0: no limit.
 
     Returns ``(visits, value, nodes)``: the root's visits (int64, 31) and value sums for
     side 0 (float64, 31), and the number of tree nodes used.
@@ -143,7 +147,7 @@ def search(base, hidden, counts, pool0, pool1, iterations, c, params, epsilon, p
                     nu += 1
             if nu > 0:
                 a = untried[np.random.randint(0, nu)] if nu > 1 else untried[0]
-                if n_nodes < nn:
+                if n_nodes < nn and (max_depth == 0 or depth + 1 < max_depth):
                     child[node, a] = n_nodes
                     n_nodes += 1
                 else:
