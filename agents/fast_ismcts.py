@@ -191,7 +191,8 @@ def search(infoset, iterations: int, c: float, rng: np.random.Generator, root_pr
     per, extra = divmod(int(iterations), int(trees))
     for t in range(int(trees)):
         try:
-            v, s, _ = nb.search(base, hidden, counts, pool0, pool1, per + (t < extra), float(c),
+            # fresh pools per tree (the search shuffles them in place): trees are independent searches
+            v, s, _ = nb.search(base, hidden, counts, pool0.copy(), pool1.copy(), per + (t < extra), float(c),
                                 fast_rollout.params(), eps, prior, w, int(max_nodes), _seed(rng), int(max_depth))
         except SystemError as e:
             fast_rollout.reraise_interrupt(e)
