@@ -34,12 +34,16 @@ import numba
 import numpy as np
 
 from agents._rollout_nb import (HOLDER, LEADER, MAX_ACTIONS, PHASE, PLACE, ST_SIZE, TRICK, apply, decide,
-                                legal_into, new_scratch, play_out, side_scores)
+                                legal_into, new_scratch, play_out, seat_score, side_scores)
 
 NUM_ACTIONS = 31
 """Action ids 0..30 (engine encoding: cards 0..27, requests 28..30)."""
 NO_CHILD = -1
 FULL = -2
+TEAM = 0
+"""``scoring`` code: side 0 − side 1 (R5, R7.5)."""
+INDIVIDUAL = 1
+"""``scoring`` code, 3 players: each score line's own deal points − the mean of the other three (R8)."""
 LOG_TABLE = 1 << 22
 """Logarithms of availability counts below this are looked up in a table built per search."""
 
@@ -100,15 +104,21 @@ def _roll_out(st, acts, params, epsilon, legal, iscratch, fscratch):  # pragma: 
 
 @numba.njit(cache=True)
 def search(base, hidden, counts, pool0, pool1, iterations, c, params, epsilon, prior, prior_weight, max_nodes,
-           seed, max_depth=0):  # pragma: no cover - compiled
+           seed, scoring=TEAM, max_depth=0):  # pragma: no cover - compiled
     """Run ``iterations`` IS-MCTS iterations from the information set given as arrays.
+
+    ``scoring``: :data:`TEAM` (values are side 0's outcome; selection flips the sign for
+    side 1) or :data:`INDIVIDUAL` (3 players, R8: each value is the outcome of the score
+    line of the seat that acted there, the solo's for seats 0 and 2, the Sun player's own
+    for seats 1 and 3, as ``(own − mean of the other three lines) / 360``).
 
     ``max_depth`` > 0 keeps statistics for the first ``max_depth`` decisions below the
     root only: a node at that depth is never stored (its edge is marked ``FULL``), and
     the iteration rolls out from there. 0: no limit.
 
-    Returns ``(visits, value, nodes)``: the root's visits (int64, 31) and value sums for
-    side 0 (float64, 31), and the number of tree nodes used.
+    Returns ``(visits, value, nodes)``: the root's visits (int64, 31) and value sums
+    (float64, 31: side 0's under :data:`TEAM`, the root acting line's under
+    :data:`INDIVIDUAL`), and the number of tree nodes used.
     """
     np.random.seed(seed)
     nn = iterations + 1
@@ -129,6 +139,9 @@ def search(base, hidden, counts, pool0, pool1, iterations, c, params, epsilon, p
     untried = np.empty(NUM_ACTIONS, dtype=np.int64)
     path_node = np.empty(MAX_ACTIONS, dtype=np.int64)
     path_act = np.empty(MAX_ACTIONS, dtype=np.int64)
+    path_line = np.empty(MAX_ACTIONS, dtype=np.int64)
+    line_value = np.zeros(4, dtype=np.float64)
+    individual = scoring == INDIVIDUAL
     acts = np.empty(MAX_ACTIONS, dtype=np.int64)
     use_prior = prior_weight != 0.0
     for _ in range(iterations):
@@ -137,6 +150,7 @@ def search(base, hidden, counts, pool0, pool1, iterations, c, params, epsilon, p
         depth = 0
         # selection and expansion
         while st[TRICK] != 7:
+            acting = st[HOLDER] if st[PHASE] == 1 else (st[LEADER] + st[PLACE]) & 3
             nl = legal_into(st, legal)
             nu = 0
             for i in range(nl):
@@ -154,11 +168,11 @@ def search(base, hidden, counts, pool0, pool1, iterations, c, params, epsilon, p
                     child[node, a] = FULL
                 path_node[depth] = node
                 path_act[depth] = a
+                path_line[depth] = acting
                 depth += 1
                 apply(st, a)
                 break
-            acting = st[HOLDER] if st[PHASE] == 1 else (st[LEADER] + st[PLACE]) & 3
-            sign = 1.0 if (acting & 1) == 0 else -1.0
+            sign = 1.0 if individual or (acting & 1) == 0 else -1.0
             best_a = legal[0]
             best_u = 0.0
             for i in range(nl):
@@ -173,6 +187,7 @@ def search(base, hidden, counts, pool0, pool1, iterations, c, params, epsilon, p
                     best_u = u
             path_node[depth] = node
             path_act[depth] = best_a
+            path_line[depth] = acting
             depth += 1
             apply(st, best_a)
             nxt = child[node, best_a]
@@ -181,9 +196,21 @@ def search(base, hidden, counts, pool0, pool1, iterations, c, params, epsilon, p
             node = nxt
         # rollout and backup
         _roll_out(st, acts, params, epsilon, legal, iscratch, fscratch)
-        s0, s1 = side_scores(st)
-        z = (s0 - s1) / 360.0
-        for d in range(depth):
-            visits[path_node[d], path_act[d]] += 1
-            value[path_node[d], path_act[d]] += z
+        if individual:
+            total = 0.0
+            for s in range(4):
+                line_value[s] = seat_score(st, s)
+                total += line_value[s]
+            for s in range(4):
+                line_value[s] = (line_value[s] - (total - line_value[s]) / 3.0) / 360.0
+            for d in range(depth):
+                visits[path_node[d], path_act[d]] += 1
+                # the solo decides for seats 0 and 2 and owns seat 0's line (R7.3, R8)
+                value[path_node[d], path_act[d]] += line_value[0 if path_line[d] == 2 else path_line[d]]
+        else:
+            s0, s1 = side_scores(st)
+            z = (s0 - s1) / 360.0
+            for d in range(depth):
+                visits[path_node[d], path_act[d]] += 1
+                value[path_node[d], path_act[d]] += z
     return visits[0].astype(np.int64), value[0].copy(), n_nodes

@@ -426,6 +426,13 @@ def side_scores(st):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True)
+def seat_score(st, s):  # pragma: no cover - compiled
+    """Deal score of seat ``s`` from only the tricks it took (R8 ``individual``)."""
+    m = st[CAPTURED + s]
+    return (_HSOULS[m & _HALF] + _HSOULS[m >> 14]) * _HMULT[(m >> (14 * _SEAT_CULT[st[VAR], s])) & _HALF]
+
+
+@numba.njit(cache=True)
 def new_scratch():  # pragma: no cover - compiled
     """Work space for :func:`decide`: (legal actions, int scratch, float scratch)."""
     return np.empty(17, dtype=np.int64), np.empty(18, dtype=np.int64), np.empty(28, dtype=np.float64)

@@ -37,6 +37,9 @@ DEFAULT_MAX_NODES = 200_000
 """Tree nodes kept at most (about 0.6 KB each); beyond it the search stops expanding and
 rolls out from the last stored node. A search allocates ``min(iterations + 1, max_nodes)``."""
 
+SCORINGS = {"team": 0, "individual": 1}
+"""What a search's deciders maximize (see :func:`search`) and its code in the compiled search."""
+
 _NB = None
 
 
@@ -125,7 +128,8 @@ def check_tree_options(max_depth, trees, iterations=None) -> None:
 
 def search(infoset, iterations: int, c: float, rng: np.random.Generator, root_prior: np.ndarray | None = None,
            prior_weight: float = 0.0, *, rollout: str = "heuristic", epsilon: float = 0.0,
-           max_nodes: int = DEFAULT_MAX_NODES, max_depth: int = 0, trees: int = 1) -> tuple[np.ndarray, np.ndarray]:
+           max_nodes: int = DEFAULT_MAX_NODES, scoring: str = "team", max_depth: int = 0,
+           trees: int = 1) -> tuple[np.ndarray, np.ndarray]:
     """Compiled IS-MCTS from ``infoset`` (see the module docstring).
 
     Args:
@@ -144,6 +148,13 @@ def search(infoset, iterations: int, c: float, rng: np.random.Generator, root_pr
         epsilon: with ``"heuristic"``, the chance of a uniformly random action at each
             rollout decision (0..1).
         max_nodes: tree nodes kept at most (>= 1); see :data:`DEFAULT_MAX_NODES`.
+        scoring: what a node's decider maximizes. ``"team"`` (R5, R7.5): its side's deal
+            score minus the other side's. ``"individual"`` (3 players only, R8): its own
+            score line's deal points (the tricks its own seat took; the solo owns seat 0's
+            line and also decides for the new moon, seat 2, whose tricks form a fourth
+            line) minus the mean of the other three lines, / 360, as the environment's
+            reward under ``three_player_scoring="individual"``. The rollout policy stays
+            the team heuristic.
         max_depth: decisions from the root on which the tree keeps statistics (>= 0):
             with ``D > 0`` no node deeper than ``D - 1`` decisions below the root is
             stored, and each iteration rolls out from its first ``D`` tree actions
@@ -163,7 +174,8 @@ def search(infoset, iterations: int, c: float, rng: np.random.Generator, root_pr
         the root's visits per action (summed over the ``trees``); ``values`` float64, the mean outcome
         ``(side 0 − side 1 deal score) / 360`` after each action from the view of the
         root acting seat's side (a holder decides for its own side; 3 players: the solo
-        and the new moon are side 0, R7.3), 0 where unvisited.
+        and the new moon are side 0, R7.3), 0 where unvisited; under ``"individual"``
+        scoring the mean outcome of the root acting seat's score line.
 
     Raises:
         ValueError: on a bad argument (the message names it and the allowed values), or
@@ -182,9 +194,14 @@ def search(infoset, iterations: int, c: float, rng: np.random.Generator, root_pr
     _check_rollout_options(rollout, epsilon)
     if isinstance(max_nodes, bool) or not isinstance(max_nodes, (int, np.integer)) or max_nodes < 1:
         raise ValueError(f"max_nodes must be an int >= 1, got {max_nodes!r}")
+    if scoring not in SCORINGS:
+        raise ValueError(f"scoring must be one of {sorted(SCORINGS)}, got {scoring!r}")
     check_tree_options(max_depth, trees, iterations)
     eps = 1.0 if rollout == "random" else float(epsilon)
     base, hidden, counts, pool0, pool1 = infoset_arrays(infoset)
+    if scoring == "individual" and infoset.num_players != 3:
+        raise ValueError("scoring='individual' is a 3-player variant (R8); this information set is of a "
+                         f"{infoset.num_players}-player deal")
     nb = _nb()
     visits = np.zeros(NUM_ACTIONS, dtype=np.int64)
     value = np.zeros(NUM_ACTIONS, dtype=np.float64)
@@ -193,18 +210,19 @@ def search(infoset, iterations: int, c: float, rng: np.random.Generator, root_pr
         try:
             # fresh pools per tree (the search shuffles them in place): trees are independent searches
             v, s, _ = nb.search(base, hidden, counts, pool0.copy(), pool1.copy(), per + (t < extra), float(c),
-                                fast_rollout.params(), eps, prior, w, int(max_nodes), _seed(rng), int(max_depth))
+                                fast_rollout.params(), eps, prior, w, int(max_nodes), _seed(rng), SCORINGS[scoring],
+                                int(max_depth))
         except SystemError as e:
             fast_rollout.reraise_interrupt(e)
             raise
         visits += v
         value += s
     acting = base[8] if base[7] == 1 else (base[4] + base[6]) & 3
-    sign = 1.0 if acting % 2 == 0 else -1.0
+    sign = 1.0 if acting % 2 == 0 or scoring == "individual" else -1.0
     values = np.zeros(NUM_ACTIONS, dtype=np.float64)
     seen = visits > 0
     values[seen] = sign * value[seen] / visits[seen]
     return visits, values
 
 
-__all__ = ["DEFAULT_MAX_NODES", "check_tree_options", "infoset_arrays", "sample_hands", "search"]
+__all__ = ["DEFAULT_MAX_NODES", "SCORINGS", "check_tree_options", "infoset_arrays", "sample_hands", "search"]

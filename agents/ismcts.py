@@ -49,6 +49,10 @@ only, ``w · P(a) / (n_a + 1)`` is added to the UCB value of action ``a`` (progr
 bias, Chaslot et al. 2008, "Progressive strategies for Monte-Carlo tree search"); with
 ``w = 0`` the search is plain IS-MCTS.
 
+Scoring: ``scoring=individual`` (with ``backend=numba``) plays the 3-player
+``three_player_scoring="individual"`` variant (R8): each decider in the tree maximizes its
+own score line instead of its side's (:func:`agents.fast_ismcts.search`).
+
 Depth limit and ensembles: ``max_depth=D`` (``D > 0``) keeps tree statistics for the
 first ``D`` decisions of each iteration only (no node deeper than ``D - 1`` decisions
 below the root; the rest of the deal is rolled out), both backends; 0 (the default) is
@@ -59,7 +63,7 @@ searcher's own hand (Cowling et al. 2012), so deep statistics can mislead.
 ``iterations / K`` iterations each and sums their root visits (a root-parallel
 ensemble of determinized searches).
 
-Spec: ``ismcts:iterations=1000,c=0.7,rollout=heuristic,epsilon=0,rollout_backend=auto,inference=uniform,backend=python,max_depth=0,trees=1``;
+Spec: ``ismcts:iterations=1000,c=0.7,rollout=heuristic,epsilon=0,rollout_backend=auto,inference=uniform,backend=python,scoring=team,max_depth=0,trees=1``;
 ``inference=model`` (or a checkpoint path) draws the determinizations from the card-location
 model (:func:`agents.pimc.world_drawer`, docs/INFERENCE.md).
 """
@@ -105,6 +109,10 @@ class ISMCTSAgent:
             (:func:`agents.pimc.world_drawer`).
         backend: ``"python"`` (the search in Python) or ``"numba"`` (the compiled search
             of :func:`agents.fast_ismcts.search`; needs numba and ``inference="uniform"``).
+        scoring: ``"team"`` (R5, R7.5) or ``"individual"`` (3 players, R8: every decider
+            maximizes its own score line, as :func:`agents.fast_ismcts.search` documents;
+            needs ``backend="numba"``). Set it to the scoring of the deals the agent plays:
+            the information set does not carry the match rules.
         max_depth: decisions from the root with tree statistics (>= 0; 0: no limit);
             see the module docstring.
         trees: independent searches whose root visits are summed (>= 1, at most
@@ -120,7 +128,7 @@ class ISMCTSAgent:
 
     def __init__(self, iterations: int = 1000, c: float = 0.7, rollout: str = "heuristic", epsilon: float = 0.0,
                  rollout_backend: str = "auto", inference: str = "uniform", backend: str = "python",
-                 max_depth: int = 0, trees: int = 1):
+                 scoring: str = "team", max_depth: int = 0, trees: int = 1):
         from .fast_ismcts import check_tree_options
 
         _positive_int("iterations", iterations)
@@ -139,6 +147,12 @@ class ISMCTSAgent:
         if isinstance(c, bool) or not isinstance(c, (int, float)) or c < 0:
             raise ValueError(f"c must be a number >= 0, got {c!r}")
         _check_rollout_options(rollout, epsilon)
+        if scoring not in ("team", "individual"):
+            raise ValueError(f"scoring must be 'team' or 'individual', got {scoring!r}")
+        if scoring == "individual" and backend != "numba":
+            raise ValueError("scoring='individual' needs backend='numba' (the compiled search); "
+                             f"got backend={backend!r}")
+        self.scoring = scoring
         self.iterations = iterations
         self.c = float(c)
         self.rollout = rollout
@@ -151,6 +165,7 @@ class ISMCTSAgent:
         self.trees = int(trees)
         self.name = (f"ismcts:iterations={iterations}" + ("" if inference == "uniform" else f",inference={inference}")
                      + ("" if backend == "python" else f",backend={backend}")
+                     + ("" if scoring == "team" else f",scoring={scoring}")
                      + ("" if max_depth == 0 else f",max_depth={max_depth}") + ("" if trees == 1 else f",trees={trees}"))
 
     def reset(self) -> None:
@@ -234,7 +249,7 @@ class ISMCTSAgent:
         if self.backend == "numba":
             from .fast_ismcts import search
             counts, _ = search(infoset, self.iterations, self.c, rng, rollout=self.rollout, epsilon=self.epsilon,
-                               max_depth=self.max_depth, trees=self.trees)
+                               scoring=self.scoring, max_depth=self.max_depth, trees=self.trees)
             visits = {a: int(counts[a]) for a in legal_actions}
         else:
             visits = self.search(infoset, rng).visits

@@ -142,6 +142,27 @@ if ladder_dir:
 else:
     display(Markdown((ROOT / "docs" / "edge_vs_strength.md").read_text()))
     display(Image(filename=str(ROOT / "docs" / "edge_vs_strength.png")))"""),
+    ("md", """## The `three_player_scoring="individual"` variant (R8)
+Every seat scores only its own tricks and the new moon's tricks are a fourth score line.
+`twilight edge SPEC --scoring individual` writes `individual.json`; agents that play for their
+own line: `ismcts:backend=numba,scoring=individual`. Shown: the folders in the environment
+variable `TWILIGHT_EDGE_INDIVIDUAL_DIRS` (separated by `os.pathsep`), else those under
+`results/individual/`."""),
+    ("code", """from experiments import individual_edge
+dirs = os.environ.get("TWILIGHT_EDGE_INDIVIDUAL_DIRS")
+dirs = dirs.split(os.pathsep) if dirs else sorted(glob.glob(str(ROOT / "results" / "individual" / "*")))
+results = []
+for d in dirs:
+    f = pathlib.Path(d, individual_edge.RESULT)
+    if f.exists():
+        results += json.loads(f.read_text())["results"]
+if results:
+    header, rows = individual_edge.table_rows(results)
+    display(Markdown(markdown_table(header, rows)))
+    for r in results:
+        print(r["answer"])
+else:
+    print("no individual-scoring run found: twilight edge heuristic --scoring individual")"""),
 ]
 
 

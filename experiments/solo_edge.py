@@ -140,6 +140,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rung-deals", action="append", default=None, metavar="SPEC=N",
                    help="with --ladder: N deals for the rung SPEC instead of --deals (repeat for several rungs; "
                         "0 leaves the rung out)")
+    p.add_argument("--scoring", choices=("team", "individual"), default=None,
+                   help="3-player scoring: 'team' (the default, R7.5) or 'individual' (R8: every seat scores its "
+                        "own tricks, the new moon is a fourth line); 'individual' writes individual.md/.json "
+                        "(experiments.individual_edge; agents that read it: ismcts:backend=numba,scoring=individual)")
     add_ray_argument(p)
 
 
@@ -247,8 +251,10 @@ class Checkpoint(RunCheckpoint):
     def record(self, key: int, deal_index: int, moon: list[int], sun: list[int]) -> None:
         super().record(key, deal_index, (list(moon), list(sun)))
 
-    @classmethod
-    def parse(cls, doc: dict) -> tuple[dict, list, dict]:
+    @staticmethod
+    def parse_common(doc: dict) -> tuple[dict, list, dict]:
+        """``(settings, deals, {key: results of that configuration})`` after checking what
+        every edge-type checkpoint holds; the per-deal results are left to the caller."""
         st = doc["settings"]
         if not isinstance(st, dict):
             raise ValueError("'settings' is not an object")
@@ -266,20 +272,26 @@ class Checkpoint(RunCheckpoint):
         keys = {str(config_key(a, b)): (a, b) for a, b in configs}
         if not isinstance(doc["done"], dict):
             raise ValueError("'done' is not an object")
-        done = {}
         for k, v in doc["done"].items():
             if k not in keys:
                 raise ValueError(f"it holds results of a configuration that its settings do not list (key {k}); "
                                  "were the settings edited?")
             if not isinstance(v, dict):
                 raise ValueError(f"the results of configuration {keys[k]} are not an object")
+        st["configs"] = [list(c) for c in configs]
+        return st, deals, doc["done"]
+
+    @classmethod
+    def parse(cls, doc: dict) -> tuple[dict, list, dict]:
+        st, deals, raw = cls.parse_common(doc)
+        done = {}
+        for k, v in raw.items():
             done[k] = {}
             for d, pair in v.items():
                 m, u = pair
                 if not 0 <= int(d) < len(deals) or len(m) != 3 or len(u) != 3:
                     raise ValueError(f"a malformed result for deal {d}")
                 done[k][int(d)] = ([int(x) for x in m], [int(x) for x in u])
-        st["configs"] = [list(c) for c in configs]
         return st, deals, done
 
 
@@ -392,8 +404,35 @@ def simulate_rotating(moon: np.ndarray, sun: np.ndarray, rng: np.random.Generato
     moon = np.asarray(moon, dtype=np.int64)
     sun = np.asarray(sun, dtype=np.int64)
     B, P = moon.shape
+
+    def gains(k, b, j):
+        solo = SOLO_ORDER[k % 3]  # every live match is at its deal k
+        g = np.repeat(sun[b, j][:, None], 3, axis=1)
+        g[:, solo] = moon[b, j]
+        return g
+
+    return simulate_highest_total(gains, 3, B, P, rng, matches, target, max_deals)
+
+
+def simulate_highest_total(gains, lines: int, B: int, P: int, rng: np.random.Generator, matches: int,
+                           target: int = 1000, max_deals: int = 5000) -> dict:
+    """Matches between ``lines`` score lines: after a deal in which some total reaches the
+    target, the strictly highest total wins; a tie for the highest plays on (R6.1, R7.5).
+
+    Args:
+        gains: ``gains(k, b, j)`` -> int array ``(n, lines)``: the points each line gets at
+            deal ``k`` of the live matches whose pools are ``b`` and drawn outcomes ``j``
+            (both int arrays ``(n,)``).
+        B, P: pools, and outcomes per pool (``j`` is drawn uniformly from ``range(P)``).
+        rng, matches, target, max_deals: as :func:`simulate_fixed_solo`.
+
+    Returns:
+        dict of arrays over the B pools: ``"p_win"`` (B, lines) share of decided matches
+        won by each line; ``"totals"`` (B, lines) mean final totals; ``"deals"`` (B,) mean
+        deals per decided match; ``"undecided"`` (B,).
+    """
     pool = np.repeat(np.arange(B), matches)
-    tot = np.zeros((B * matches, 3), dtype=np.int64)
+    tot = np.zeros((B * matches, lines), dtype=np.int64)
     winner = np.full(B * matches, -1, dtype=np.int64)
     length = np.zeros(B * matches, dtype=np.int64)
     alive = np.arange(B * matches)
@@ -401,12 +440,7 @@ def simulate_rotating(moon: np.ndarray, sun: np.ndarray, rng: np.random.Generato
         if alive.size == 0:
             break
         j = rng.integers(P, size=alive.size)
-        b = pool[alive]
-        solo = SOLO_ORDER[k % 3]  # every live match is at its deal k
-        gain_m, gain_s = moon[b, j], sun[b, j]
-        t = tot[alive]
-        for p in range(3):
-            t[:, p] += gain_m if p == solo else gain_s
+        t = tot[alive] + gains(k, pool[alive], j)
         tot[alive] = t
         best = t.max(axis=1)
         decided = (best >= target) & ((t == best[:, None]).sum(axis=1) == 1)
@@ -416,10 +450,9 @@ def simulate_rotating(moon: np.ndarray, sun: np.ndarray, rng: np.random.Generato
         alive = alive[~decided]
     undecided = np.zeros(B * matches, dtype=bool)
     undecided[alive] = True
-    wins = (winner[:, None] == np.arange(3)[None, :]).astype(float)
-    res = _per_pool({"p_win": wins, "totals": tot.astype(float), "deals": length.astype(float)},
-                    undecided, B, matches)
-    return res
+    wins = (winner[:, None] == np.arange(lines)[None, :]).astype(float)
+    return _per_pool({"p_win": wins, "totals": tot.astype(float), "deals": length.astype(float)},
+                     undecided, B, matches)
 
 
 def _percentile_ci(x: np.ndarray, confidence: float = 0.95) -> tuple[float, float]:
@@ -710,6 +743,59 @@ def write_outputs(folder: str, doc: dict) -> dict[str, str]:
     return paths
 
 
+def prepare_run(checkpoint_cls, name: str, specs, deals, seed, out, solo, sun, deals_file, save_deals, target,
+                boot, matches, resume, force, extra_settings: dict | None = None) -> tuple:
+    """The settings, deals, output folder and checkpoint of a new or resumed edge-type run
+    (shared by :func:`run_study` and :func:`experiments.individual_edge.run_study`).
+
+    A resumed run (``resume``, a folder) takes everything from ``checkpoint_cls.load``; a new
+    one checks the options, draws or reads the deals, makes the folder
+    (``out/{name}__{seed}__{unixtime}`` by default) and writes the first checkpoint, so it is
+    resumable from the start.
+
+    Returns:
+        ``(checkpoint, configs, seed, target, boot, matches, deals, deals_meta, folder)``.
+
+    Raises:
+        ValueError: as :func:`run_study`.
+    """
+    if resume is not None:
+        ckpt = checkpoint_cls.load(resume)
+        st = ckpt.settings
+        configs = [tuple(c) for c in st["configs"]]
+        check_specs(sorted({x for c in configs for x in c}))
+        return (ckpt, configs, int(st["seed"]), int(st["target"]), int(st["boot"]), int(st["matches"]), ckpt.deals,
+                st["deals_source"], resume)
+    target = 1000 if target is None else target
+    boot = 200 if boot is None else boot
+    matches = 1000 if matches is None else matches
+    configs = configurations(list(specs or []), solo, sun)
+    check_specs(list(specs or []))
+    for flag, spec in (("--solo", solo), ("--sun", sun)):
+        if spec is not None:
+            check_specs([spec], flag)
+    n = deals
+    if n is None and not deals_file:
+        n = DEFAULT_DEALS
+    if n is not None and n < 2:
+        raise ValueError(f"--deals must be at least 2 (intervals need two deals), got {n}")
+    for flag, v in (("target", target), ("boot", boot), ("matches", matches)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise ValueError(f"--{flag} must be a positive integer, got {v!r}")
+    if out:
+        check_new_folder(out, "--out", force)
+    if save_deals:
+        check_new_file(save_deals, "--save-deals", force)
+    deal_list, meta = deal_set(n, seed, 3, deals_file, save_deals)
+    seed = run_seed(seed, meta)
+    folder = out_dir(out, name, seed, force)
+    settings = {"configs": [list(c) for c in configs], "seed": seed, "target": target, "boot": boot,
+                "matches": matches, "deals_source": meta, **(extra_settings or {})}
+    ckpt = checkpoint_cls(folder, settings, [[list(h) for h in d] for d in deal_list])
+    ckpt.write()  # the folder is resumable from the start
+    return ckpt, configs, seed, target, boot, matches, deal_list, meta, folder
+
+
 def run_study(specs: list[str] | None = None, deals: int | None = None, seed: int | None = None, workers: int = 1,
               out: str | None = None, solo: str | None = None, sun: str | None = None,
               deals_file: str | None = None, save_deals: str | None = None, target: int | None = None,
@@ -745,40 +831,9 @@ def run_study(specs: list[str] | None = None, deals: int | None = None, seed: in
                           ("--save-deals", save_deals), ("--target", target), ("--boot", boot),
                           ("--matches", matches), ("--force", force), ("--records", records)),
                          allowed="--workers, --ray, --quiet and --deals (which grows the run)")
-        ckpt = Checkpoint.load(resume)
-        st = ckpt.settings
-        configs = [tuple(c) for c in st["configs"]]
-        check_specs(sorted({x for c in configs for x in c}))
-        seed, target, boot, matches = int(st["seed"]), int(st["target"]), int(st["boot"]), int(st["matches"])
-        deal_list, meta, folder = ckpt.deals, st["deals_source"], resume
-    else:
-        target = 1000 if target is None else target
-        boot = 200 if boot is None else boot
-        matches = 1000 if matches is None else matches
-        configs = configurations(list(specs or []), solo, sun)
-        check_specs(list(specs or []))
-        for flag, spec in (("--solo", solo), ("--sun", sun)):
-            if spec is not None:
-                check_specs([spec], flag)
-        n = deals
-        if n is None and not deals_file:
-            n = DEFAULT_DEALS
-        if n is not None and n < 2:
-            raise ValueError(f"--deals must be at least 2 (intervals need two deals), got {n}")
-        for name, v in (("target", target), ("boot", boot), ("matches", matches)):
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ValueError(f"--{name} must be a positive integer, got {v!r}")
-        if out:
-            check_new_folder(out, "--out", force)
-        if save_deals:
-            check_new_file(save_deals, "--save-deals", force)
-        deal_list, meta = deal_set(n, seed, 3, deals_file, save_deals)
-        seed = run_seed(seed, meta)
-        folder = out_dir(out, "edge", seed, force)
-        settings = {"configs": [list(c) for c in configs], "seed": seed, "target": target, "boot": boot,
-                    "matches": matches, "deals_source": meta}
-        ckpt = Checkpoint(folder, settings, [[list(h) for h in d] for d in deal_list])
-        ckpt.write()  # the folder is resumable from the start
+    ckpt, configs, seed, target, boot, matches, deal_list, meta, folder = prepare_run(
+        Checkpoint, "edge", specs, deals, seed, out, solo, sun, deals_file, save_deals, target, boot, matches,
+        resume, force)
     try:
         with ray_runner(ray):
             results = study(configs, deal_list, seed, workers, target, boot, matches, progress=progress,
@@ -900,7 +955,41 @@ def parse_rung_deals(items: list[str] | None) -> dict[str, int]:
     return out
 
 
+def _individual_folder(folder: str) -> bool:
+    from .individual_edge import is_individual_run
+
+    return is_individual_run(folder) and not os.path.isfile(os.path.join(folder, CHECKPOINT))
+
+
+def _run_individual(args) -> int:
+    """``--scoring individual`` (or ``--resume`` of such a run): :mod:`experiments.individual_edge`."""
+    given = [name for name, v in (("--ladder", args.ladder), ("--rung-deals", args.rung_deals),
+                                  ("--records", getattr(args, "records", None)), ("--save-deals", args.save_deals))
+             if v not in (None, [])]
+    if given:
+        raise ValueError(f"--scoring individual does not take {', '.join(given)}")
+    if args.resume is not None and args.scoring is not None:
+        raise ValueError("--resume keeps the run's settings; do not give --scoring with it")
+    from .individual_edge import grow_run as grow_individual, run_study as run_individual
+
+    deals = args.deals
+    if args.resume is not None and deals is not None:
+        grow_individual(args.resume, deals)
+        deals = None
+
+    try:
+        run_individual(args.specs, deals, args.seed, args.workers, args.out, args.solo, args.sun,
+                       args.deals_file, args.target, args.boot, args.matches, progress=not args.quiet,
+                       resume=args.resume, force=args.force, ray=args.ray)
+    except KeyboardInterrupt as e:
+        return interrupt_status(e)
+    return 0
+
+
 def run(args) -> int:
+    scoring = getattr(args, "scoring", None)
+    if scoring == "individual" or (args.resume is not None and scoring is None and _individual_folder(args.resume)):
+        return _run_individual(args)
     if args.rung_deals and args.ladder is None:
         raise ValueError("--rung-deals goes with --ladder")
     if args.ladder is not None:

@@ -135,3 +135,16 @@ def test_edge_resumes_across_runners(ray_cluster, tmp_path, monkeypatch):
         got, doc = _edge_points(folder)
         assert got == expected
         assert doc["resumed"] is True
+
+
+def test_individual_scoring_on_ray_equals_local(ray_cluster, tmp_path):
+    """``--scoring individual`` (R8) on Ray: the same plays and figures as local processes."""
+    from experiments import individual_edge
+
+    a, b = tmp_path / "local", tmp_path / "ray"
+    individual_edge.run_study(["heuristic"], deals=20, seed=5, out=str(a), workers=1, **SMALL)
+    individual_edge.run_study(["heuristic"], deals=20, seed=5, out=str(b), workers=1, ray="auto", **SMALL)
+    da, db = (json.loads((f / individual_edge.RESULT).read_text()) for f in (a, b))
+    assert [r["plays"] for r in da["results"]] == [r["plays"] for r in db["results"]]
+    assert [r["figures"] for r in da["results"]] == [r["figures"] for r in db["results"]]
+    assert (da["runner"], db["runner"]) == ("local", "ray:auto")

@@ -135,6 +135,8 @@ def test_notebook_executes_on_an_edge_output(tmp_path, monkeypatch):
     nb = nbformat.read(path, as_version=4)
     assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code")  # kept cleared
     monkeypatch.setenv("TWILIGHT_EDGE_DIR", str(out))
+    ind_out = _individual_run(tmp_path)
+    monkeypatch.setenv("TWILIGHT_EDGE_INDIVIDUAL_DIRS", str(ind_out))
     nbclient.NotebookClient(nb, timeout=120, kernel_name="python3",
                             resources={"metadata": {"path": os.path.dirname(path)}}).execute()
     printed = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs)
@@ -143,6 +145,14 @@ def test_notebook_executes_on_an_edge_output(tmp_path, monkeypatch):
                     for o in c.outputs)
     assert "P(solo wins), fixed_solo, goals_333" in shown  # the run's goals_333 figure
     assert "The solo-vs-Sun edge against strength" in shown  # docs/edge_vs_strength.md
+    assert "solo − Sun player" in shown and "individual scoring (R8), 3 deals" in printed
+
+
+def _individual_run(tmp_path):
+    from experiments.individual_edge import run_study
+
+    return run_study(["random"], deals=3, seed=2, out=str(tmp_path / "ind"), workers=1, boot=5, matches=5,
+                     progress=False, verbose=False)
 
 
 def test_configuration_results_do_not_depend_on_the_other_configurations():

@@ -1,0 +1,330 @@
+"""``twilight edge --scoring individual``: the solo against the Sun players under the
+3-player ``three_player_scoring="individual"`` variant (R8).
+
+Under this variant every seat scores only the tricks its own seat took, with its own
+cult's sanctuaries among them (R5 applied per seat), and the new moon's tricks form a
+fourth score line that can even win the match. So the solo no longer profits from the
+tricks of the hand it plays for the new moon, and the two Sun players no longer share a
+score. The study asks the plain study's question (:mod:`experiments.solo_edge`) under
+these rules.
+
+Design
+------
+The deals, the seating and the three plays per deal (one per solo hand, R7.4 rotation)
+are those of :mod:`experiments.solo_edge`, with the same random streams per
+(seed, deal, configuration, play): an agent that does not read the scoring rules (every
+agent but ``ismcts:backend=numba,scoring=individual``) plays exactly the deals it plays
+in ``twilight edge`` with the same seed, and only the scoring differs. An agent that
+does (``scoring=individual``: each decider of the search maximizes its own line) plays
+the variant as its rules reward.
+
+Per play the four lines' deal points are kept: seat 0 (the solo), seat 1 (the Sun player
+on the solo's left), seat 2 (the new moon), seat 3 (the Sun player on its right); and,
+for comparison, the same play's Moon and Sun points under team scoring (R5, R7.5).
+
+Figures (deal points; 95% intervals)
+------------------------------------
+- Mean points per deal of the solo, a Sun player (mean of the two) and the new moon,
+  and the paired difference solo − Sun player: each deal's three plays averaged, then a
+  Student-t interval over the N deals (the primary figure).
+- P(the solo's line is strictly the highest of the four in a play): share of the 3N
+  plays, Wilson interval.
+- A fixed-solo match to the target (R6.1, R7.6): one player is the solo every deal; four
+  lines (solo, Sun left, new moon, Sun right) are credited a drawn play's points; after a
+  deal in which a total reaches the target, the highest total wins, a tie for it plays
+  on. Reported: P(solo wins), P(a Sun player wins), P(new moon wins), mean deals per
+  match; intervals by the percentile bootstrap over deals (as :mod:`experiments.solo_edge`).
+- The same plays under team scoring: Moon − Sun (paired, Student-t).
+
+Output folder (default ``out/individual__{seed}__{unixtime}``): ``individual.json`` (all
+figures, settings, per-play points) and ``individual.md``. While deals are played the
+folder holds ``individual.checkpoint.json`` (atomic, every 20 s and on Ctrl-C or
+SIGTERM); ``twilight edge --resume FOLDER`` finishes an interrupted run with the figures
+of an uninterrupted one, on either runner (local processes or ``--ray``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+import time
+
+import numpy as np
+
+from twilight_env.engine import State
+
+from .common import (RunCheckpoint, check_workers, fmt_ci, git_hash, markdown_table, mean_ci, play_seeded,
+                     resume_conflicts, run_tasks, text_table, wilson_ci)
+from .dealsets import deal_set
+from .distributed import ray_runner, runner_label
+from .solo_edge import (BOOT_STREAM, Checkpoint as EdgeCheckpoint, _percentile_ci, config_key, prepare_run,
+                        rotated_deal, simulate_highest_total)
+
+LINES = ("solo", "sun_left", "new_moon", "sun_right")
+"""The four score lines by seat (R8): seat 0 the solo, 1 and 3 the Sun players, 2 the new moon."""
+CHECKPOINT = "individual.checkpoint.json"
+RESULT = "individual.json"
+INDIVIDUAL_STREAM = 8
+"""Tag that keeps this study's bootstrap draws apart from the plain study's."""
+
+
+def _play_deal(task) -> tuple:
+    """Worker: the three plays of one deal; per play the 4 seats' individual points (R8)
+    and the Moon and Sun team points (R5)."""
+    deal_index, deal, solo, sun, seed, config = task
+    plays = []
+    for r in range(3):
+        state = State.from_deal(rotated_deal(deal, r), 0, 3)
+        state = play_seeded(state, [solo, sun, solo, sun], seed, deal_index, 3 * config + r)
+        plays.append([int(x) for x in state.seat_scores()] + [int(x) for x in state.side_scores()])
+    return deal_index, plays
+
+
+class Checkpoint(RunCheckpoint):
+    """The finished deals of a ``--scoring individual`` run (``individual.checkpoint.json``):
+    per configuration key and deal, 3 plays × (4 seat points, Moon and Sun team points)."""
+
+    NAME = CHECKPOINT
+    KIND = "twilight-edge-individual-checkpoint"
+    COMMAND = "twilight edge"
+    RESULT_FILE = RESULT
+
+    @classmethod
+    def parse(cls, doc: dict) -> tuple[dict, list, dict]:
+        st, deals, raw = EdgeCheckpoint.parse_common(doc)
+        done = {}
+        for k, v in raw.items():
+            done[k] = {}
+            for d, plays in v.items():
+                if (not 0 <= int(d) < len(deals) or len(plays) != 3
+                        or any(len(p) != 6 or any(not isinstance(x, int) or x < 0 for x in p) for p in plays)):
+                    raise ValueError(f"a malformed result for deal {d} (3 plays of 6 non-negative ints expected)")
+                done[k][int(d)] = [list(p) for p in plays]
+        return st, deals, done
+
+
+def simulate_lines(points: np.ndarray, rng: np.random.Generator, matches: int, target: int = 1000,
+                   max_deals: int = 5000) -> dict:
+    """Fixed-solo matches (R6.1, R7.6) under individual scoring (R8) from pools of plays.
+
+    Args:
+        points: int array ``(B, P, 4)``: B pools of P plays, each the four lines' deal
+            points (solo, Sun left, new moon, Sun right).
+        rng: draws the plays.
+        matches: matches per pool.
+        target: match target; after a deal in which some total reaches it, the strictly
+            highest total wins; a tie for the highest plays on.
+        max_deals: safety stop.
+
+    Returns:
+        dict of arrays over the pools: ``"p_win"`` (B, 4) share of decided matches won by
+        each line, ``"totals"`` (B, 4) mean final totals, ``"deals"`` (B,) mean deals per
+        decided match, ``"undecided"`` (B,) (:func:`experiments.solo_edge.simulate_highest_total`).
+    """
+    points = np.asarray(points, dtype=np.int64)
+    B, P, _ = points.shape
+    return simulate_highest_total(lambda k, b, j: points[b, j], 4, B, P, rng, matches, target, max_deals)
+
+
+def figures(plays: np.ndarray, seed: int, config: int, target: int = 1000, boot: int = 200,
+            matches: int = 1000) -> dict:
+    """The study's figures (module docstring) from ``plays``, int array ``(N, 3, 6)``."""
+    plays = np.asarray(plays, dtype=np.int64)
+    N = plays.shape[0]
+    seat = plays[:, :, :4].astype(float)
+    solo, sun, moon_line = seat[:, :, 0], (seat[:, :, 1] + seat[:, :, 3]) / 2, seat[:, :, 2]
+    out: dict = {}
+    for key, x in (("solo", solo), ("sun_player", sun), ("new_moon", moon_line), ("diff", solo - sun)):
+        m, lo, hi = mean_ci(x.mean(axis=1))
+        out[key] = {"mean": m, "ci_low": lo, "ci_high": hi}
+    out["diff"]["sd_per_deal"] = float((solo - sun).mean(axis=1).std(ddof=1)) if N > 1 else math.nan
+    top = (seat[:, :, 0] > seat[:, :, 1:].max(axis=2)).sum()
+    p, lo, hi = wilson_ci(int(top), int(seat[:, :, 0].size))
+    out["p_solo_highest"] = {"p": p, "ci_low": lo, "ci_high": hi, "plays": int(seat[:, :, 0].size)}
+    m, lo, hi = mean_ci((plays[:, :, 4] - plays[:, :, 5]).astype(float).mean(axis=1))
+    out["team_diff_same_plays"] = {"mean": m, "ci_low": lo, "ci_high": hi}
+    rng = np.random.default_rng(np.random.SeedSequence((int(seed), BOOT_STREAM, int(config), INDIVIDUAL_STREAM)))
+    lines = plays[:, :, :4]
+    full = lines.reshape(1, -1, 4)
+    idx = rng.integers(N, size=(boot, N))
+    fx = simulate_lines(full, rng, 50 * matches, target)
+    fb = simulate_lines(lines[idx].reshape(boot, -1, 4), rng, matches, target)
+    pw = fx["p_win"][0]
+    sun_b = fb["p_win"][:, 1] + fb["p_win"][:, 3]
+    out["matches"] = {
+        "target": target, "bootstrap_resamples": boot, "matches_per_resample": matches, "matches": 50 * matches,
+        "p_solo_wins": float(pw[0]), "p_solo_wins_ci": list(_percentile_ci(fb["p_win"][:, 0])),
+        "p_sun_player_wins": float(pw[1] + pw[3]), "p_sun_player_wins_ci": list(_percentile_ci(sun_b)),
+        "p_new_moon_wins": float(pw[2]), "p_new_moon_wins_ci": list(_percentile_ci(fb["p_win"][:, 2])),
+        "mean_deals": float(fx["deals"][0]), "undecided": int(fx["undecided"][0])}
+    return out
+
+
+def _ci(d: dict) -> str:
+    return fmt_ci(d["mean"], d["ci_low"], d["ci_high"], signed=True)
+
+
+def verdict(fig: dict, label: str, n: int) -> str:
+    """One sentence with the answer and its uncertainty for one configuration."""
+    d, mt = fig["diff"], fig["matches"]
+    if d["ci_low"] > 0:
+        who = "the solo's line leads a Sun player's"
+    elif d["ci_high"] < 0:
+        who = "a Sun player's line leads the solo's"
+    else:
+        who = "no side's line is ahead at 95%"
+    lo, hi = mt["p_solo_wins_ci"]
+    return (f"{label}, individual scoring (R8), {n} deals: {who}: solo − Sun player {_ci(d)} points per deal; "
+            f"the solo wins a fixed-solo match to {mt['target']} with probability {mt['p_solo_wins']:.3f} "
+            f"[{lo:.3f}, {hi:.3f}], the new moon with {mt['p_new_moon_wins']:.3f}.")
+
+
+def table_rows(results: list[dict]) -> tuple[list[str], list[list[str]]]:
+    header = ["agents", "N", "solo", "Sun player", "new moon", "solo − Sun player", "P(solo line highest)",
+              "P(solo wins match)", "P(new moon wins)", "team Moon − Sun, same plays"]
+    rows = []
+    for r in results:
+        f, mt = r["figures"], r["figures"]["matches"]
+        lo, hi = mt["p_solo_wins_ci"]
+        ph = f["p_solo_highest"]
+        rows.append([r["label"], str(r["deals"]), f"{f['solo']['mean']:.1f}", f"{f['sun_player']['mean']:.1f}",
+                     f"{f['new_moon']['mean']:.1f}", _ci(f["diff"]),
+                     f"{ph['p']:.3f} [{ph['ci_low']:.3f}, {ph['ci_high']:.3f}]",
+                     f"{mt['p_solo_wins']:.3f} [{lo:.3f}, {hi:.3f}]", f"{mt['p_new_moon_wins']:.3f}",
+                     _ci(f["team_diff_same_plays"])])
+    return header, rows
+
+
+def run_study(specs: list[str] | None = None, deals: int | None = None, seed: int | None = None, workers: int = 1,
+              out: str | None = None, solo: str | None = None, sun: str | None = None,
+              deals_file: str | None = None, target: int | None = None, boot: int | None = None,
+              matches: int | None = None, progress: bool = True, verbose: bool = True, resume: str | None = None,
+              force: bool = False, ray: str | None = None) -> str:
+    """Run the study (what ``twilight edge --scoring individual`` does); returns the folder.
+
+    Args: as :func:`experiments.solo_edge.run_study` (no records, no deal saving).
+
+    Raises:
+        ValueError: bad agent spec, bad number, bad deal file, an unreadable or malformed
+            checkpoint, settings given with ``resume``, or an output folder that holds
+            files (without ``force``).
+    """
+    t0 = time.time()
+    workers = check_workers(workers)
+    if resume is not None:
+        resume_conflicts((("specs", specs), ("--deals", deals), ("--seed", seed), ("--out", out),
+                          ("--solo", solo), ("--sun", sun), ("--deals-file", deals_file), ("--target", target),
+                          ("--boot", boot), ("--matches", matches), ("--force", force)),
+                         allowed="--workers, --ray, --quiet and --deals (which grows the run)")
+    ckpt, configs, seed, target, boot, matches, deal_list, meta, folder = prepare_run(
+        Checkpoint, "individual", specs, deals, seed, out, solo, sun, deals_file, None, target, boot, matches,
+        resume, force, {"scoring": "individual"})
+    results = []
+    try:
+        with ray_runner(ray):
+            for s_solo, s_sun in configs:
+                t1 = time.time()
+                key = config_key(s_solo, s_sun)
+                done = dict(ckpt.finished(key))
+                tasks = [(d, deal_list[d], s_solo, s_sun, seed, key) for d in range(len(deal_list)) if d not in done]
+                label = s_solo if s_solo == s_sun else f"{s_solo} / {s_sun}"
+                res = run_tasks(_play_deal, tasks, workers, desc=f"individual {label}", progress=progress,
+                                on_result=lambda r, key=key: ckpt.record(key, r[0], r[1]),
+                                done=len(deal_list) - len(tasks))
+                for d, plays in res:
+                    done[d] = plays
+                plays = np.array([done[d] for d in range(len(deal_list))], dtype=np.int64)
+                fig = figures(plays, seed, key, target, boot, matches)
+                results.append({"label": label, "solo_spec": s_solo, "sun_spec": s_sun, "deals": len(deal_list),
+                                "figures": fig, "answer": verdict(fig, label, len(deal_list)),
+                                "plays": plays.tolist(), "play_seconds": time.time() - t1})
+    except KeyboardInterrupt as e:
+        print(ckpt.interrupted(e), file=sys.stderr)
+        raise
+    doc = {"study": "edge", "scoring": "individual", "seed": seed, "deals": len(deal_list), "deals_source": meta,
+           "target": target, "boot": boot, "matches": matches,
+           "configs": [{"solo": s, "sun": u} for s, u in configs], "workers": workers, "runner": runner_label(ray),
+           "git": git_hash(), "run_seconds": ckpt.elapsed + time.time() - t0, "resumed": resume is not None,
+           "plays_columns": list(LINES) + ["moon_team", "sun_team"], "results": results}
+    with open(os.path.join(folder, RESULT), "w") as f:
+        json.dump(doc, f, indent=1)
+    header, rows = table_rows(results)
+    where = f"with {workers} worker(s)" if ray is None else f"on Ray ({ray})"
+    lines = [f"# Solo vs Sun players under individual scoring (R8), 3 players (seed {seed}, N = {len(deal_list)} "
+             "deals × 3 plays)", "", markdown_table(header, rows), "",
+             "Deal points per deal, mean [95% CI]. Each seat scores only the tricks it took (R8); the new moon's "
+             "tricks are a fourth line. Solo − Sun player: each deal's three plays averaged, Student-t interval "
+             "over deals; P(solo line highest): share of plays, Wilson interval; match figures: simulated "
+             f"fixed-solo matches to {target}, percentile bootstrap over deals. Last column: the same plays "
+             "scored by side (R5, R7.5).", ""]
+    lines += [f"- {r['answer']}" for r in results]
+    lines.append(f"\nRun time {doc['run_seconds']:.1f} s {where}.")
+    with open(os.path.join(folder, "individual.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    ckpt.remove()
+    if verbose:
+        print(text_table(header, rows))
+        print()
+        for r in results:
+            print(r["answer"])
+        print(f"\nRun time {doc['run_seconds']:.1f} s, {where}. Files: {os.path.join(folder, 'individual.md')}, "
+              f"{os.path.join(folder, RESULT)}")
+    return folder
+
+
+def is_individual_run(folder: str) -> bool:
+    """Whether ``folder`` holds a ``--scoring individual`` run (finished or interrupted)."""
+    return os.path.isfile(os.path.join(folder, CHECKPOINT)) or os.path.isfile(os.path.join(folder, RESULT))
+
+
+def grow_run(folder: str, deals: int) -> None:
+    """Grow the run in ``folder`` to ``deals`` deals, keeping every deal it has played
+    (``twilight edge --resume FOLDER --deals N``, as :func:`experiments.solo_edge.grow_run`):
+    the first n deals of a seed are the n deals of that seed and every deal is seeded by
+    (seed, deal, configuration), so the grown run ends with the figures of one run of
+    ``deals`` deals. A finished run's ``individual.json`` becomes ``individual.previous.json``.
+
+    Raises:
+        ValueError: no run in the folder, deals from a file, N not larger than the run's
+            deals, or deals that disagree with the seed's sequence.
+    """
+    if isinstance(deals, bool) or not isinstance(deals, int) or deals < 2:
+        raise ValueError(f"--deals must be at least 2, got {deals!r}")
+    result = os.path.join(folder, RESULT)
+    if os.path.isfile(os.path.join(folder, CHECKPOINT)):
+        ckpt = Checkpoint.load(folder)
+        settings, old, done, elapsed = ckpt.settings, ckpt.deals, ckpt.done, ckpt.elapsed
+        n_old = len(old)
+    elif os.path.isfile(result):
+        try:
+            with open(result) as f:
+                doc = json.load(f)
+            settings = {"configs": [[c["solo"], c["sun"]] for c in doc["configs"]], "seed": int(doc["seed"]),
+                        "target": int(doc["target"]), "boot": int(doc["boot"]), "matches": int(doc["matches"]),
+                        "deals_source": doc["deals_source"], "scoring": "individual"}
+            done = {str(config_key(r["solo_spec"], r["sun_spec"])): dict(enumerate(r["plays"]))
+                    for r in doc["results"]}
+            elapsed, n_old, old = float(doc["run_seconds"]), int(doc["deals"]), None
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise ValueError(f"{result!r} is not a readable individual-scoring result: {e}") from None
+    else:
+        raise ValueError(f"no individual-scoring run in {folder!r} (neither {CHECKPOINT} nor {RESULT})")
+    if settings["deals_source"].get("source") != "seed":
+        raise ValueError(f"the run in {folder!r} plays deals from a file; only runs of generated deals (--seed) "
+                         "can grow with --resume --deals")
+    if deals <= n_old:
+        raise ValueError(f"the run in {folder!r} holds {n_old} deals; --deals with --resume grows it, so give "
+                         f"more than {n_old} (got {deals})")
+    new, _ = deal_set(deals, int(settings["seed"]), 3)
+    new = [[list(h) for h in d] for d in new]
+    if old is not None and [[list(h) for h in d] for d in old] != new[:n_old]:
+        raise ValueError(f"the deals of the run in {folder!r} are not the first {n_old} deals of seed "
+                         f"{settings['seed']}; the run cannot grow")
+    Checkpoint(folder, settings, new, done, elapsed).write()
+    if os.path.isfile(result):
+        os.replace(result, os.path.join(folder, "individual.previous.json"))
+
+
+__all__ = ["Checkpoint", "LINES", "figures", "grow_run", "is_individual_run", "run_study", "simulate_lines"]
