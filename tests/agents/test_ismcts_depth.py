@@ -34,8 +34,9 @@ def _decision(seed: int, players: int, actions_played: int = 3) -> InfoSet:
 def _compiled(info: InfoSet, iterations: int, max_depth: int, seed: int = 1):
     """The compiled search's raw result ``(visits, value sums, nodes)``."""
     base, hidden, counts, p0, p1 = fast_ismcts.infoset_arrays(info)
-    return fast_ismcts._nb().search(base, hidden, counts, p0, p1, iterations, 0.7, fast_rollout.params(), 0.0,
-                                    np.zeros(NUM_ACTIONS), 0.0, 100_000, seed, max_depth)
+    nb = fast_ismcts._nb()
+    return nb.search(base, hidden, counts, p0, p1, iterations, 0.7, fast_rollout.params(), 0.0, np.zeros(NUM_ACTIONS),
+                     0.0, 100_000, seed, nb.TEAM, max_depth)
 
 
 def _stat_depth(node, depth: int = 0) -> int:
