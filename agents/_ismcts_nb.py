@@ -104,13 +104,17 @@ def _roll_out(st, acts, params, epsilon, legal, iscratch, fscratch):  # pragma: 
 
 @numba.njit(cache=True)
 def search(base, hidden, counts, pool0, pool1, iterations, c, params, epsilon, prior, prior_weight, max_nodes,
-           seed, scoring=TEAM):  # pragma: no cover - compiled
+           seed, scoring=TEAM, max_depth=0):  # pragma: no cover - compiled
     """Run ``iterations`` IS-MCTS iterations from the information set given as arrays.
 
     ``scoring``: :data:`TEAM` (values are side 0's outcome; selection flips the sign for
     side 1) or :data:`INDIVIDUAL` (3 players, R8: each value is the outcome of the score
     line of the seat that acted there, the solo's for seats 0 and 2, the Sun player's own
     for seats 1 and 3, as ``(own − mean of the other three lines) / 360``).
+
+    ``max_depth`` > 0 keeps statistics for the first ``max_depth`` decisions below the
+    root only: a node at that depth is never stored (its edge is marked ``FULL``), and
+    the iteration rolls out from there. 0: no limit.
 
     Returns ``(visits, value, nodes)``: the root's visits (int64, 31) and value sums
     (float64, 31: side 0's under :data:`TEAM`, the root acting line's under
@@ -157,7 +161,7 @@ def search(base, hidden, counts, pool0, pool1, iterations, c, params, epsilon, p
                     nu += 1
             if nu > 0:
                 a = untried[np.random.randint(0, nu)] if nu > 1 else untried[0]
-                if n_nodes < nn:
+                if n_nodes < nn and (max_depth == 0 or depth + 1 < max_depth):
                     child[node, a] = n_nodes
                     n_nodes += 1
                 else:

@@ -111,9 +111,25 @@ def sample_hands(infoset, n: int, rng: np.random.Generator) -> np.ndarray:
     return _nb().sample_many(base, hidden, counts, pool0, pool1, int(n), _seed(rng))
 
 
+def check_tree_options(max_depth, trees, iterations=None) -> None:
+    """Check ``max_depth`` (int >= 0) and ``trees`` (int >= 1, at most ``iterations``).
+
+    Raises:
+        ValueError: naming the bad value and the allowed ones.
+    """
+    if isinstance(max_depth, bool) or not isinstance(max_depth, (int, np.integer)) or max_depth < 0:
+        raise ValueError(f"max_depth must be an int >= 0 (0: no limit), got {max_depth!r}")
+    if isinstance(trees, bool) or not isinstance(trees, (int, np.integer)) or trees < 1:
+        raise ValueError(f"trees must be an int >= 1, got {trees!r}")
+    if iterations is not None and trees > iterations:
+        raise ValueError(f"trees must be at most iterations ({iterations}): each tree needs an iteration, "
+                         f"got trees={trees!r}")
+
+
 def search(infoset, iterations: int, c: float, rng: np.random.Generator, root_prior: np.ndarray | None = None,
            prior_weight: float = 0.0, *, rollout: str = "heuristic", epsilon: float = 0.0,
-           max_nodes: int = DEFAULT_MAX_NODES, scoring: str = "team") -> tuple[np.ndarray, np.ndarray]:
+           max_nodes: int = DEFAULT_MAX_NODES, scoring: str = "team", max_depth: int = 0,
+           trees: int = 1) -> tuple[np.ndarray, np.ndarray]:
     """Compiled IS-MCTS from ``infoset`` (see the module docstring).
 
     Args:
@@ -139,10 +155,23 @@ def search(infoset, iterations: int, c: float, rng: np.random.Generator, root_pr
             line) minus the mean of the other three lines, / 360, as the environment's
             reward under ``three_player_scoring="individual"``. The rollout policy stays
             the team heuristic.
+        max_depth: decisions from the root on which the tree keeps statistics (>= 0):
+            with ``D > 0`` no node deeper than ``D - 1`` decisions below the root is
+            stored, and each iteration rolls out from its first ``D`` tree actions
+            (``D = 1``: bandit over the root's actions with rollouts, no tree below).
+            Opponents' and the partner's nodes deep in a single-observer tree average
+            over determinizations they could not tell apart (Cowling et al. 2012,
+            strategy fusion); a shallow tree keeps the search to the statistics near
+            the root. 0: no limit (the plain search).
+        trees: root-parallel ensemble (>= 1, at most ``iterations``): ``trees``
+            independent searches of ``iterations // trees`` iterations each (the first
+            ``iterations % trees`` one more), each seeded with its own integer from
+            ``rng``, and the root statistics summed (Cowling et al. 2012 discuss
+            ensembles of determinized searches). 1: one search.
 
     Returns:
         ``(visits, values)``, both of shape ``(31,)`` over action ids: ``visits`` int64,
-        the root's visits per action; ``values`` float64, the mean outcome
+        the root's visits per action (summed over the ``trees``); ``values`` float64, the mean outcome
         ``(side 0 − side 1 deal score) / 360`` after each action from the view of the
         root acting seat's side (a holder decides for its own side; 3 players: the solo
         and the new moon are side 0, R7.3), 0 where unvisited; under ``"individual"``
@@ -167,6 +196,7 @@ def search(infoset, iterations: int, c: float, rng: np.random.Generator, root_pr
         raise ValueError(f"max_nodes must be an int >= 1, got {max_nodes!r}")
     if scoring not in SCORINGS:
         raise ValueError(f"scoring must be one of {sorted(SCORINGS)}, got {scoring!r}")
+    check_tree_options(max_depth, trees, iterations)
     eps = 1.0 if rollout == "random" else float(epsilon)
     base, hidden, counts, pool0, pool1 = infoset_arrays(infoset)
     if scoring == "individual" and infoset.num_players != 3:
@@ -174,13 +204,20 @@ def search(infoset, iterations: int, c: float, rng: np.random.Generator, root_pr
                          f"{infoset.num_players}-player deal; play it with 3 players (e.g. --players 3) or use "
                          "scoring='team'")
     nb = _nb()
-    try:
-        visits, value, _ = nb.search(base, hidden, counts, pool0, pool1, int(iterations), float(c),
-                                     fast_rollout.params(), eps, prior, w, int(max_nodes), _seed(rng),
-                                     SCORINGS[scoring])
-    except SystemError as e:
-        fast_rollout.reraise_interrupt(e)
-        raise
+    visits = np.zeros(NUM_ACTIONS, dtype=np.int64)
+    value = np.zeros(NUM_ACTIONS, dtype=np.float64)
+    per, extra = divmod(int(iterations), int(trees))
+    for t in range(int(trees)):
+        try:
+            # fresh pools per tree (the search shuffles them in place): trees are independent searches
+            v, s, _ = nb.search(base, hidden, counts, pool0.copy(), pool1.copy(), per + (t < extra), float(c),
+                                fast_rollout.params(), eps, prior, w, int(max_nodes), _seed(rng), SCORINGS[scoring],
+                                int(max_depth))
+        except SystemError as e:
+            fast_rollout.reraise_interrupt(e)
+            raise
+        visits += v
+        value += s
     acting = base[8] if base[7] == 1 else (base[4] + base[6]) & 3
     sign = 1.0 if acting % 2 == 0 or scoring == "individual" else -1.0
     values = np.zeros(NUM_ACTIONS, dtype=np.float64)
@@ -189,4 +226,4 @@ def search(infoset, iterations: int, c: float, rng: np.random.Generator, root_pr
     return visits, values
 
 
-__all__ = ["DEFAULT_MAX_NODES", "SCORINGS", "infoset_arrays", "sample_hands", "search"]
+__all__ = ["DEFAULT_MAX_NODES", "SCORINGS", "check_tree_options", "infoset_arrays", "sample_hands", "search"]

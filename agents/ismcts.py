@@ -53,7 +53,17 @@ Scoring: ``scoring=individual`` (with ``backend=numba``) plays the 3-player
 ``three_player_scoring="individual"`` variant (R8): each decider in the tree maximizes its
 own score line instead of its side's (:func:`agents.fast_ismcts.search`).
 
-Spec: ``ismcts:iterations=1000,c=0.7,rollout=heuristic,epsilon=0,rollout_backend=auto,inference=uniform,backend=python,scoring=team``;
+Depth limit and ensembles: ``max_depth=D`` (``D > 0``) keeps tree statistics for the
+first ``D`` decisions of each iteration only (no node deeper than ``D - 1`` decisions
+below the root; the rest of the deal is rolled out), both backends; 0 (the default) is
+the plain search. In a single-observer tree the opponents' and the partner's nodes
+average over determinizations those players could not tell apart and that contain the
+searcher's own hand (Cowling et al. 2012), so deep statistics can mislead.
+``trees=K`` (``backend=numba`` only) runs ``K`` independent searches of
+``iterations / K`` iterations each and sums their root visits (a root-parallel
+ensemble of determinized searches).
+
+Spec: ``ismcts:iterations=1000,c=0.7,rollout=heuristic,epsilon=0,rollout_backend=auto,inference=uniform,backend=python,scoring=team,max_depth=0,trees=1``;
 ``inference=model`` (or a checkpoint path) draws the determinizations from the card-location
 model (:func:`agents.pimc.world_drawer`, docs/INFERENCE.md).
 """
@@ -103,6 +113,10 @@ class ISMCTSAgent:
             maximizes its own score line, as :func:`agents.fast_ismcts.search` documents;
             needs ``backend="numba"``). Set it to the scoring of the deals the agent plays:
             the information set does not carry the match rules.
+        max_depth: decisions from the root with tree statistics (>= 0; 0: no limit);
+            see the module docstring.
+        trees: independent searches whose root visits are summed (>= 1, at most
+            ``iterations``); more than 1 needs ``backend="numba"``.
 
     Raises:
         ValueError: on a bad option value (names it and the allowed values).
@@ -114,10 +128,16 @@ class ISMCTSAgent:
 
     def __init__(self, iterations: int = 1000, c: float = 0.7, rollout: str = "heuristic", epsilon: float = 0.0,
                  rollout_backend: str = "auto", inference: str = "uniform", backend: str = "python",
-                 scoring: str = "team"):
+                 scoring: str = "team", max_depth: int = 0, trees: int = 1):
+        from .fast_ismcts import check_tree_options
+
         _positive_int("iterations", iterations)
+        check_tree_options(max_depth, trees, iterations)
         if backend not in ("python", "numba"):
             raise ValueError(f"backend must be 'python' or 'numba', got {backend!r}")
+        if trees != 1 and backend != "numba":
+            raise ValueError(f"trees={trees!r} needs backend='numba' (the Python search runs one tree); "
+                             "use trees=1 or backend=numba")
         if backend == "numba":
             from .fast_rollout import resolve_backend
             resolve_backend("numba")
@@ -141,9 +161,12 @@ class ISMCTSAgent:
         self._score = RolloutScorer(rollout, float(epsilon), rollout_backend)
         self.inference = _check_inference(inference)
         self.backend = backend
+        self.max_depth = int(max_depth)
+        self.trees = int(trees)
         self.name = (f"ismcts:iterations={iterations}" + ("" if inference == "uniform" else f",inference={inference}")
                      + ("" if backend == "python" else f",backend={backend}")
-                     + ("" if scoring == "team" else f",scoring={scoring}"))
+                     + ("" if scoring == "team" else f",scoring={scoring}")
+                     + ("" if max_depth == 0 else f",max_depth={max_depth}") + ("" if trees == 1 else f",trees={trees}"))
 
     def reset(self) -> None:
         """Nothing to reset: each decision builds a fresh tree."""
@@ -170,12 +193,15 @@ class ISMCTSAgent:
         c = self.c
         score = self._score
         draw = world_drawer(infoset, self.inference)
+        max_depth = self.max_depth
         for _ in range(self.iterations):
             state = draw(rng)
             node = root
             path = []
             # selection and expansion
             while state.trick != NUM_TRICKS:
+                if max_depth and len(path) == max_depth:
+                    break  # no statistics deeper than max_depth decisions: roll out from here
                 legal = state.legal_actions()
                 avail = node.avail
                 visits = node.visits
@@ -223,7 +249,7 @@ class ISMCTSAgent:
         if self.backend == "numba":
             from .fast_ismcts import search
             counts, _ = search(infoset, self.iterations, self.c, rng, rollout=self.rollout, epsilon=self.epsilon,
-                               scoring=self.scoring)
+                               scoring=self.scoring, max_depth=self.max_depth, trees=self.trees)
             visits = {a: int(counts[a]) for a in legal_actions}
         else:
             visits = self.search(infoset, rng).visits
