@@ -138,7 +138,8 @@ def search(infoset, iterations: int, c: float, rng: np.random.Generator, root_pr
         iterations: determinizations (tree descents), >= 1. Every iteration takes one
             action at the root, so ``visits.sum() == iterations``.
         c: UCB exploration constant (>= 0, finite), for values in [-1, 1].
-        rng: numpy Generator; one integer is drawn from it to seed the search, so the
+        rng: numpy Generator; one integer is drawn from it to seed the search (one per
+            tree with ``trees=K``: K, in turn), so the
             same Generator state gives the same result.
         root_prior: None, or float array of shape ``(31,)`` over action ids, finite and
             >= 0 (e.g. a policy's probabilities); used only when ``prior_weight > 0``.

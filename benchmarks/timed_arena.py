@@ -57,7 +57,11 @@ def main(argv=None) -> int:
     if argv and argv[0] in ("arena", "ladder"):
         command, argv = argv[0], argv[1:]
     if "--workers" in argv:
-        raise SystemExit("timed_arena runs with --workers 1 (the timing is taken in this process)")
+        i = argv.index("--workers")
+        if argv[i + 1:i + 2] != ["1"]:
+            raise SystemExit("timed_arena plays in this process (--workers 1), where the timing is taken; "
+                             "leave --workers out or give --workers 1")
+        del argv[i:i + 2]
     agents.base.make_agent = _timed_make_agent(agents.base.make_agent)
     t = time.process_time()
     rc = cli_main([command, *argv, "--workers", "1"])

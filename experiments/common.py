@@ -349,6 +349,8 @@ def fmt_ci(mean: float, low: float, high: float, digits: int = 1, signed: bool =
     """``"12.3 [10.1, 14.5]"``; ``"12.3"`` when the interval is undefined; with ``signed``
     every number carries its sign (``"+12.3 [+10.1, +14.5]"``), for differences."""
     f = f"+.{digits}f" if signed else f".{digits}f"
+    # round first and add 0.0, so that a tiny negative (-2e-13) prints as 0, not -0
+    mean, low, high = (round(x, digits) + 0.0 for x in (mean, low, high))
     if math.isnan(low):
         return f"{mean:{f}}"
     return f"{mean:{f}} [{low:{f}}, {high:{f}}]"

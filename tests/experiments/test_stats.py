@@ -141,3 +141,21 @@ def test_deal_figures_pair_by_deal():
     pm = f["p_moon_outscores"]
     assert (pm["moon_wins"], pm["ties"], pm["sun_wins"], pm["plays"]) == (3, 5, 1, 9)
     assert f["diff_by_play"] == pytest.approx([(10 - 30 + 0) / 3, 0, (30 + 60) / 3])
+
+
+def test_fmt_ci_prints_no_negative_zero():
+    from experiments.common import fmt_ci
+
+    assert fmt_ci(191.2, -2.3e-13, 1200.0, digits=0) == "191 [0, 1200]"
+    assert fmt_ci(-0.04, -1.0, 0.5, signed=True) == "+0.0 [-1.0, +0.5]"
+
+
+def test_timed_arena_takes_workers_1_and_refuses_more():
+    import pytest
+
+    from benchmarks import timed_arena
+
+    with pytest.raises(SystemExit, match="leave --workers out or give --workers 1"):
+        timed_arena.main(["arena", "random", "heuristic", "--workers", "2"])
+    assert timed_arena.main(["arena", "random", "heuristic", "--players", "3", "--deals", "2", "--quiet",
+                             "--workers", "1"]) == 0
