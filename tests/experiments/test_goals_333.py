@@ -52,11 +52,13 @@ def test_goal_figures_leave_the_other_figures_unchanged(tmp_path):
 
 
 def test_a_recorded_run_keeps_its_match_figures():
-    """The 600-deal ismcts run in docs/ was analysed before the goals_333 figure existed:
-    its per-deal points give the same fixed-solo and rotating figures today."""
+    """The first 600-deal ismcts run (kept as edge.previous.json when the run grew) was
+    analysed before the goals_333 figure existed: its per-deal points give the same
+    fixed-solo and rotating figures today."""
     from pathlib import Path
 
-    doc = json.loads((Path(__file__).resolve().parents[2] / "docs" / "edge_ismcts.json").read_text())
+    doc = json.loads((Path(__file__).resolve().parents[2] / "results" / "edge_vs_strength" / "edge_4_ismcts"
+                      / "edge.previous.json").read_text())
     r = doc["results"][0]
     again = edge.match_figures(np.asarray(r["moon_points"]), np.asarray(r["sun_points"]), doc["seed"],
                                edge.config_key(r["solo_spec"], r["sun_spec"]), doc["target"])
