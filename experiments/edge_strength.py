@@ -89,17 +89,22 @@ def projection(half_width: float, deals: int, seconds: float, workers: tuple[int
 def run_edge_ladder(ladder_folder: str, deals: int, deal_set_name: str = DEFAULT_DEAL_SET, workers: int = 1,
                     out: str | None = None, progress: bool = True, verbose: bool = True,
                     ray: str | None = None, boot: int | None = None, matches: int | None = None,
-                    rung_deals: dict[str, int] | None = None) -> str:
+                    rung_deals: dict[str, int] | None = None, off_ladder: list[str] | None = None) -> str:
     """Play (or resume, or read back) the edge at every rung; write the outputs; return the folder.
 
     Args:
         deals: deals per rung (each played 3 times).
         rung_deals: ``{spec: N}`` overriding ``deals`` for some rungs (fast rungs can
             reach a tight interval, slow search rungs take fewer); 0 leaves a rung out.
+        off_ladder: output folders of finished one-agent ``twilight edge`` runs on the same
+            deal set, for agents that are not rungs of the ladder (they have no ladder
+            rating): tabulated apart, each with its edge minus the top rung's, and drawn
+            in a panel of their own.
 
     Raises:
         ValueError: as :func:`load_ladder`, a bad number of deals, a ``rung_deals`` spec
-            that is not a rung of the ladder, or an unknown deal set.
+            that is not a rung of the ladder, an unknown deal set, or an ``off_ladder``
+            folder that holds no finished one-agent run on that deal set.
     """
     from .solo_edge import CHECKPOINT, Checkpoint, grow_run, load_result, run_study
 
@@ -114,6 +119,9 @@ def run_edge_ladder(ladder_folder: str, deals: int, deal_set_name: str = DEFAULT
         if isinstance(n, bool) or not isinstance(n, int) or n == 1 or n < 0:
             raise ValueError(f"--rung-deals {spec}={n!r}: N must be 0 (leave the rung out) or at least 2")
     seed = heldout_seed(deal_set_name)
+    off_ladder = list(off_ladder or [])
+    for f in off_ladder:  # checked before any rung plays; read again at the end
+        _off_ladder_row(f, seed, deal_set_name, None)
     folder = out_dir(out, "edge_ladder", seed, force=True)  # re-entered on purpose: each rung has its own folder
     rows = []
     for k, (spec, rating) in enumerate(zip(lad["rungs"], lad["ratings"])):
@@ -152,41 +160,85 @@ def run_edge_ladder(ladder_folder: str, deals: int, deal_set_name: str = DEFAULT
             run_study([spec], n_rung, seed, workers, sub, progress=progress, verbose=False, ray=ray, boot=boot,
                       matches=matches)
             doc = load_result(sub)
-        r = doc["results"][0]
-        f = r["figures"]
-        hw = (f["diff"]["ci_high"] - f["diff"]["ci_low"]) / 2
-        rows.append({"rung": k, "spec": spec, "rating": rating, "deals": doc["deals"], "diff": f["diff"],
-                     "half_width": hw, "p_moon_outscores": f["p_moon_outscores"],
-                     "p_solo_wins": f["matches"]["fixed_solo"], "hours": doc["run_seconds"] / 3600.0,
-                     "projection": projection(hw, doc["deals"], doc["run_seconds"], used=int(doc.get("workers", 1))),
-                     "workers": int(doc.get("workers", 1)), "folder": sub,
-                     "diff_per_deal": (np.asarray(r["moon_points"], float) - np.asarray(r["sun_points"], float))
-                     .mean(axis=1).tolist()})
+        rows.append({"rung": k, "rating": rating, **_edge_row(doc, sub)})
     if not rows:
         raise ValueError(f"--ladder {ladder_folder!r} has no rung other than random")
     result = {"ladder": os.path.abspath(ladder_folder), "deal_set": deal_set_name, "seed": seed, "deals": deals,
               "target_half_width": TARGET_HALF_WIDTH, "rungs": rows, "top_two": top_two(rows),
               "written": time.strftime("%Y-%m-%d %H:%M:%S")}
+    if off_ladder:
+        result["off_ladder"] = [_off_ladder_row(f, seed, deal_set_name, rows[-1]) for f in off_ladder]
     write_outputs(folder, result)
     if verbose:
         header, trows = table_rows(result)
         print(text_table(header, trows))
+        if result.get("off_ladder"):
+            header, trows = off_ladder_rows(result)
+            print("\nOff the ladder:\n" + text_table(header, trows))
         print(f"\n{top_two_line(result)}\nFiles: {folder}/edge_vs_strength.md, .json, .png")
     return folder
+
+
+def _edge_row(doc: dict, folder: str) -> dict:
+    """The figures of a finished one-agent edge run (``edge.json`` read by ``load_result``)."""
+    r = doc["results"][0]
+    f = r["figures"]
+    hw = (f["diff"]["ci_high"] - f["diff"]["ci_low"]) / 2
+    return {"spec": r["label"], "deals": doc["deals"], "diff": f["diff"],
+            "half_width": hw, "p_moon_outscores": f["p_moon_outscores"],
+            "p_solo_wins": f["matches"]["fixed_solo"], "hours": doc["run_seconds"] / 3600.0,
+            "projection": projection(hw, doc["deals"], doc["run_seconds"], used=int(doc.get("workers", 1))),
+            "workers": int(doc.get("workers", 1)), "folder": folder,
+            "diff_per_deal": (np.asarray(r["moon_points"], float) - np.asarray(r["sun_points"], float))
+            .mean(axis=1).tolist()}
+
+
+def _off_ladder_row(folder: str, seed: int, deal_set_name: str, top: dict | None) -> dict:
+    """An agent that is not a rung of the ladder: its finished edge run on the same deal set,
+    with its edge minus the top rung's (Welch 95% interval, as :func:`top_two`).
+
+    Raises:
+        ValueError: no finished edge run in ``folder``, a run of several agents or of mixed
+            strengths, or a run on another deal set.
+    """
+    from .solo_edge import CHECKPOINT, load_result
+
+    if os.path.isfile(os.path.join(folder, CHECKPOINT)):
+        raise ValueError(f"--off-ladder {folder!r} holds an unfinished edge run; finish it first with "
+                         f"`twilight edge --resume {folder}`")
+    try:
+        doc = load_result(folder)
+    except (OSError, ValueError, KeyError) as e:
+        raise ValueError(f"--off-ladder {folder!r}: no finished edge run there ({e}); it takes the output folder "
+                         "of `twilight edge SPEC --seed S`") from None
+    configs = doc.get("configs") or []
+    if len(configs) != 1 or configs[0].get("solo") != configs[0].get("sun"):
+        raise ValueError(f"--off-ladder {folder!r} is a run of {configs}; it needs one agent on all three chairs "
+                         "(one SPEC, no --solo/--sun)")
+    if doc["seed"] != seed:
+        raise ValueError(f"--off-ladder {folder!r} played the deals of seed {doc['seed']}; the ladder's edge runs "
+                         f"play {deal_set_name} (seed {seed}): run it with `--seed {seed}`")
+    row = _edge_row(doc, folder)
+    if top is not None:
+        row["minus_top"] = _welch(row, top)
+    return row
+
+
+def _welch(upper: dict, lower: dict) -> dict:
+    from scipy import stats
+
+    a = np.asarray(upper["diff_per_deal"])
+    b = np.asarray(lower["diff_per_deal"])
+    ci = stats.ttest_ind(a, b, equal_var=False).confidence_interval(0.95)
+    return {"upper": upper["spec"], "lower": lower["spec"], "difference": float(a.mean() - b.mean()),
+            "ci_low": float(ci.low), "ci_high": float(ci.high)}
 
 
 def top_two(rows: list[dict]) -> dict | None:
     """Edge of the top rung minus the rung below it, with a Welch 95% interval."""
     if len(rows) < 2:
         return None
-    from scipy import stats
-
-    a = np.asarray(rows[-1]["diff_per_deal"])
-    b = np.asarray(rows[-2]["diff_per_deal"])
-    res = stats.ttest_ind(a, b, equal_var=False)
-    ci = res.confidence_interval(0.95)
-    return {"upper": rows[-1]["spec"], "lower": rows[-2]["spec"], "difference": float(a.mean() - b.mean()),
-            "ci_low": float(ci.low), "ci_high": float(ci.high)}
+    return _welch(rows[-1], rows[-2])
 
 
 def top_two_line(result: dict) -> str:
@@ -205,13 +257,33 @@ def table_rows(result: dict) -> tuple[list[str], list[list[str]]]:
               "P(solo wins), fixed_solo", "hours", f"deals for ±{TARGET_HALF_WIDTH:g} (hours here, with the run's workers / on 8 / 32 workers)"]
     rows = []
     for r in result["rungs"]:
-        rt, d, p, s, pr = r["rating"], r["diff"], r["p_moon_outscores"], r["p_solo_wins"], r["projection"]
-        need = "met" if r["half_width"] <= TARGET_HALF_WIDTH else (
-            f"{pr['deals_needed']} ({pr['hours_here']:.1f} / {pr['hours_on']['8']:.1f} / {pr['hours_on']['32']:.2f})")
+        rt, d, p, s = r["rating"], r["diff"], r["p_moon_outscores"], r["p_solo_wins"]
+        need = _need(r)
         rows.append([str(r["rung"]), r["spec"], fmt_ci(rt["points"], *rt["points_ci"], signed=True), str(r["deals"]),
                      fmt_ci(d["mean"], d["ci_low"], d["ci_high"], signed=True), f"{r['half_width']:.1f}",
                      fmt_ci(p["p"], p["ci_low"], p["ci_high"], digits=3),
                      fmt_ci(s["p_solo_wins"], s["ci_low"], s["ci_high"], digits=3), f"{r['hours']:.2f}", need])
+    return header, rows
+
+
+def _need(r: dict) -> str:
+    pr = r["projection"]
+    return "met" if r["half_width"] <= TARGET_HALF_WIDTH else (
+        f"{pr['deals_needed']} ({pr['hours_here']:.1f} / {pr['hours_on']['8']:.1f} / {pr['hours_on']['32']:.2f})")
+
+
+def off_ladder_rows(result: dict) -> tuple[list[str], list[list[str]]]:
+    """The table of the agents that are not rungs (``result["off_ladder"]``)."""
+    top = result["rungs"][-1]["spec"]
+    header = ["agent", "N", "Moon − Sun [95% CI]", "half-width", f"minus {top} [95% CI]", "P(Moon > Sun)",
+              "P(solo wins), fixed_solo", "hours", f"deals for ±{TARGET_HALF_WIDTH:g} (hours here / on 8 / 32 workers)"]
+    rows = []
+    for r in result.get("off_ladder", []):
+        d, p, s, m = r["diff"], r["p_moon_outscores"], r["p_solo_wins"], r["minus_top"]
+        rows.append([r["spec"], str(r["deals"]), fmt_ci(d["mean"], d["ci_low"], d["ci_high"], signed=True),
+                     f"{r['half_width']:.1f}", fmt_ci(m["difference"], m["ci_low"], m["ci_high"], signed=True),
+                     fmt_ci(p["p"], p["ci_low"], p["ci_high"], digits=3),
+                     fmt_ci(s["p_solo_wins"], s["ci_low"], s["ci_high"], digits=3), f"{r['hours']:.2f}", _need(r)])
     return header, rows
 
 
@@ -222,10 +294,16 @@ def write_outputs(folder: str, result: dict) -> None:
     lines = ["# The solo-vs-Sun edge against strength (3 players)", "",
              f"Edge runs on the held-out deal set {result['deal_set']} (each rung's N deals x 3 plays, column N); "
              f"ratings from the ladder in {result['ladder']}.", "", markdown_table(header, rows), "",
-             top_two_line(result), "",
-             "Moon − Sun: deal points per deal, each deal's three plays averaged, Student-t interval. Deals for "
-             f"±{TARGET_HALF_WIDTH:g}: N (half-width / {TARGET_HALF_WIDTH:g})², hours at the measured time per deal, "
-             "divided by the number of Ray workers (on paper)."]
+             top_two_line(result), ""]
+    if result.get("off_ladder"):
+        oh, orows = off_ladder_rows(result)
+        lines += ["## Off the ladder", "",
+                  "Agents that are not rungs of the ladder, so without a ladder rating, on the same deal set; "
+                  f"\"minus {result['rungs'][-1]['spec']}\" is the agent's edge minus the top rung's (Welch).", "",
+                  markdown_table(oh, orows), ""]
+    lines.append("Moon − Sun: deal points per deal, each deal's three plays averaged, Student-t interval. Deals for "
+                 f"±{TARGET_HALF_WIDTH:g}: N (half-width / {TARGET_HALF_WIDTH:g})², hours at the measured time per "
+                 "deal, divided by the number of Ray workers (on paper).")
     with open(os.path.join(folder, "edge_vs_strength.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     plot(result, os.path.join(folder, "edge_vs_strength.png"))
@@ -244,11 +322,17 @@ def plot(result: dict, path: str) -> None:
     y = np.array([r["diff"]["mean"] for r in rows])
     ylo = np.array([r["diff"]["ci_low"] for r in rows])
     yhi = np.array([r["diff"]["ci_high"] for r in rows])
-    fig, ax = plt.subplots(figsize=(7.5, 4.6))
+    off = result.get("off_ladder") or []
+    if off:
+        fig, (ax, ax2) = plt.subplots(1, 2, figsize=(10.5, 4.8), sharey=True, gridspec_kw={"width_ratios": [3, 1.2]})
+    else:
+        fig, ax = plt.subplots(figsize=(7.5, 4.6))
     ax.axhline(0, color="grey", lw=1)
     ax.errorbar(x, y, xerr=[x - xlo, xhi - x], yerr=[y - ylo, yhi - y], fmt="o-", capsize=4)
-    for r, xi, yi in zip(rows, x, y):
-        ax.annotate(r["spec"], (xi, yi), textcoords="offset points", xytext=(6, 6), fontsize=9)
+    right = x.min() + 0.75 * (x.max() - x.min()) if len(x) > 1 else np.inf
+    for r, xi, yi in zip(rows, x, y):  # labels of the rightmost rungs go left of their points, inside the axes
+        ax.annotate(r["spec"], (xi, yi), textcoords="offset points", xytext=(-6, 8) if xi > right else (6, 6),
+                    ha="right" if xi > right else "left", fontsize=9)
     ax.set_xlabel("ladder points rating (deal points per deal above the bottom rung)")
     ax.set_ylabel("Moon − Sun deal points per deal")
     ns = sorted({r["deals"] for r in rows})
@@ -256,6 +340,19 @@ def plot(result: dict, path: str) -> None:
     ax.set_title(f"Solo-vs-Sun edge against strength, 3 players\n({result['deal_set']}, {per}, 95% intervals)",
                  fontsize=10)
     ax.grid(alpha=0.3)
+    if off:
+        oy = np.array([r["diff"]["mean"] for r in off])
+        olo = np.array([r["diff"]["ci_low"] for r in off])
+        ohi = np.array([r["diff"]["ci_high"] for r in off])
+        ox = np.arange(len(off))
+        ax2.axhline(0, color="grey", lw=1)
+        ax2.axhspan(rows[-1]["diff"]["ci_low"], rows[-1]["diff"]["ci_high"], color="C0", alpha=0.15,
+                    label="top rung's interval")
+        ax2.errorbar(ox, oy, yerr=[oy - olo, ohi - oy], fmt="s", color="C1", capsize=4)
+        ax2.set_xticks(ox, [f"{r['spec']}\n(N={r['deals']})" for r in off], rotation=30, ha="right", fontsize=7)
+        ax2.set_xlim(-0.6, len(off) - 0.4)
+        ax2.set_title("off the ladder\n(no ladder rating)", fontsize=10)
+        ax2.legend(fontsize=7, loc="best")
+        ax2.grid(alpha=0.3, axis="y")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
-    plt.close(fig)

@@ -140,6 +140,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rung-deals", action="append", default=None, metavar="SPEC=N",
                    help="with --ladder: N deals for the rung SPEC instead of --deals (repeat for several rungs; "
                         "0 leaves the rung out)")
+    p.add_argument("--off-ladder", action="append", default=None, metavar="FOLDER",
+                   help="with --ladder: also tabulate and plot the finished one-agent edge run in FOLDER (an agent "
+                        "that is not a rung, e.g. exit:default, played with --seed of the ladder's deal set), apart "
+                        "from the rungs and against the top rung (repeat for several)")
     p.add_argument("--scoring", choices=("team", "individual"), default=None,
                    help="3-player scoring: 'team' (the default, R7.5) or 'individual' (R8: every seat scores its "
                         "own tricks, the new moon is a fourth line); 'individual' writes individual.md/.json "
@@ -964,6 +968,7 @@ def _individual_folder(folder: str) -> bool:
 def _run_individual(args) -> int:
     """``--scoring individual`` (or ``--resume`` of such a run): :mod:`experiments.individual_edge`."""
     given = [name for name, v in (("--ladder", args.ladder), ("--rung-deals", args.rung_deals),
+                                  ("--off-ladder", getattr(args, "off_ladder", None)),
                                   ("--records", getattr(args, "records", None)), ("--save-deals", args.save_deals))
              if v not in (None, [])]
     if given:
@@ -1000,6 +1005,8 @@ def run(args) -> int:
         return _run_individual(args)
     if args.rung_deals and args.ladder is None:
         raise ValueError("--rung-deals goes with --ladder")
+    if getattr(args, "off_ladder", None) and args.ladder is None:
+        raise ValueError("--off-ladder goes with --ladder")
     if args.ladder is not None:
         given = [name for name, v in (("specs", args.specs), ("--solo", args.solo), ("--sun", args.sun),
                                       ("--seed", args.seed), ("--deals-file", args.deals_file),
@@ -1016,7 +1023,7 @@ def run(args) -> int:
         try:
             run_edge_ladder(args.ladder, args.deals, workers=args.workers, out=args.out, progress=not args.quiet,
                             ray=args.ray, boot=args.boot, matches=args.matches,
-                            rung_deals=parse_rung_deals(args.rung_deals))
+                            rung_deals=parse_rung_deals(args.rung_deals), off_ladder=args.off_ladder)
         except KeyboardInterrupt:
             return 130
         return 0

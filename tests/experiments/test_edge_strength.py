@@ -123,3 +123,53 @@ def test_rung_deals_give_each_rung_its_own_n_and_zero_leaves_it_out(lad, tmp_pat
     assert edge.parse_rung_deals(["ismcts:iterations=4800=200"]) == {"ismcts:iterations=4800": 200}
     with pytest.raises(ValueError, match="SPEC=N"):
         edge.parse_rung_deals(["heuristic"])
+
+
+def test_off_ladder_agents_are_tabulated_apart_against_the_top_rung(lad, tmp_path, capsys):
+    """--off-ladder adds finished one-agent edge runs on the same deal set: their own table
+    and plot panel, each with its edge minus the top rung's (Welch), and no ladder rating."""
+    seed = HELDOUT_SEEDS["heldout-2"]
+    opts = ["--quiet", "--boot", "10", "--matches", "20", "--workers", "1"]
+    off = tmp_path / "off"
+    assert main(["edge", "random", "--deals", "4", "--seed", str(seed), "--out", str(off), *opts]) == 0
+    out = tmp_path / "el"
+    assert main(["edge", "--ladder", str(lad), "--deals", "4", "--off-ladder", str(off), "--out", str(out),
+                 *opts]) == 0
+    doc = json.loads((out / "edge_vs_strength.json").read_text())
+    (row,) = doc["off_ladder"]
+    e = json.loads((off / "edge.json").read_text())
+    assert row["spec"] == "random" and row["deals"] == 4 and "rating" not in row
+    assert row["diff"] == e["results"][0]["figures"]["diff"]
+    m = row["minus_top"]
+    assert m["lower"] == doc["rungs"][-1]["spec"]
+    assert m["difference"] == pytest.approx(sum(row["diff_per_deal"]) / 4 - sum(doc["rungs"][-1]["diff_per_deal"]) / 4)
+    assert m["ci_low"] <= m["difference"] <= m["ci_high"]
+    md = (out / "edge_vs_strength.md").read_text()
+    assert "## Off the ladder" in md and "| random | 4 |" in md
+    assert "Off the ladder:" in capsys.readouterr().out
+    # the rungs' figures are those of a run without --off-ladder
+    ref = tmp_path / "ref"
+    es.run_edge_ladder(str(lad), 4, out=str(ref), workers=1, progress=False, verbose=False, boot=10, matches=20)
+    keys = ("spec", "deals", "diff", "diff_per_deal", "p_moon_outscores", "p_solo_wins")
+    assert [[r[k] for k in keys] for r in json.loads((ref / "edge_vs_strength.json").read_text())["rungs"]] == \
+        [[r[k] for k in keys] for r in doc["rungs"]]
+
+
+def test_off_ladder_errors(lad, tmp_path, capsys):
+    opts = ["--quiet", "--boot", "10", "--matches", "20", "--workers", "1"]
+    other = tmp_path / "other"  # deals of another seed
+    assert main(["edge", "random", "--deals", "3", "--seed", "5", "--out", str(other), *opts]) == 0
+    assert main(["edge", "--ladder", str(lad), "--deals", "4", "--off-ladder", str(other), *opts]) == 2
+    err = capsys.readouterr().err
+    assert "played the deals of seed 5" in err and f"--seed {HELDOUT_SEEDS['heldout-2']}" in err
+    assert main(["edge", "--ladder", str(lad), "--deals", "4", "--off-ladder", str(tmp_path / "none"), *opts]) == 2
+    assert "no finished edge run" in capsys.readouterr().err
+    mixed = tmp_path / "mixed"
+    assert main(["edge", "--solo", "random", "--sun", "heuristic", "--deals", "3", "--seed",
+                 str(HELDOUT_SEEDS["heldout-2"]), "--out", str(mixed), *opts]) == 0
+    assert main(["edge", "--ladder", str(lad), "--deals", "4", "--off-ladder", str(mixed), *opts]) == 2
+    assert "one agent on all three chairs" in capsys.readouterr().err
+    assert main(["edge", "heuristic", "--deals", "3", "--off-ladder", str(other), *opts]) == 2
+    assert "--off-ladder goes with --ladder" in capsys.readouterr().err
+    # checked before any rung plays: nothing was written into the output folder
+    assert not (tmp_path / "el").exists()
