@@ -330,9 +330,12 @@ def plot(result: dict, path: str) -> None:
     ax.axhline(0, color="grey", lw=1)
     ax.errorbar(x, y, xerr=[x - xlo, xhi - x], yerr=[y - ylo, yhi - y], fmt="o-", capsize=4)
     right = x.min() + 0.75 * (x.max() - x.min()) if len(x) > 1 else np.inf
-    for r, xi, yi in zip(rows, x, y):  # labels of the rightmost rungs go left of their points, inside the axes
-        ax.annotate(r["spec"], (xi, yi), textcoords="offset points", xytext=(-6, 8) if xi > right else (6, 6),
-                    ha="right" if xi > right else "left", fontsize=9)
+    for i, (r, xi, yi) in enumerate(zip(rows, x, y)):
+        # labels of the rightmost rungs go left of their points (inside the axes), above and below in turn
+        flip = xi > right
+        shift = ((-6, 8) if (len(rows) - 1 - i) % 2 == 0 else (-6, -16)) if flip else (6, 6)
+        ax.annotate(r["spec"], (xi, yi), textcoords="offset points", xytext=shift, ha="right" if flip else "left",
+                    fontsize=9)
     ax.set_xlabel("ladder points rating (deal points per deal above the bottom rung)")
     ax.set_ylabel("Moon − Sun deal points per deal")
     ns = sorted({r["deals"] for r in rows})
