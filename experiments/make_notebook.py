@@ -129,7 +129,8 @@ else:
     print("this run predates the goals_333 figure: python -m experiments.goals_333", folder)"""),
     ("md", """## The edge against strength
 `twilight edge --ladder LADDER` plays the study at every rung of a strength ladder on a held-out
-deal set and writes `edge_vs_strength.json`, `.md` and `.png`. The folder in the environment
+deal set and writes `edge_vs_strength.json`, `.md` and `.png`; `--off-ladder FOLDER` adds agents
+that are not rungs (their own table, against the top rung). The folder in the environment
 variable `TWILIGHT_EDGE_LADDER_DIR` is shown if set; otherwise the table and plot in `docs/`."""),
     ("code", """ladder_dir = os.environ.get("TWILIGHT_EDGE_LADDER_DIR")
 if ladder_dir:
@@ -138,6 +139,9 @@ if ladder_dir:
     header, rows = edge_strength.table_rows(res)
     display(Markdown(markdown_table(header, rows)))
     display(Markdown(edge_strength.top_two_line(res)))
+    if res.get("off_ladder"):  # agents that are not rungs (--off-ladder), against the top rung
+        header, rows = edge_strength.off_ladder_rows(res)
+        display(Markdown(markdown_table(header, rows)))
     display(Image(filename=os.path.join(ladder_dir, "edge_vs_strength.png")))
 else:
     display(Markdown((ROOT / "docs" / "edge_vs_strength.md").read_text()))
