@@ -169,6 +169,11 @@ def test_off_ladder_errors(lad, tmp_path, capsys):
                  str(HELDOUT_SEEDS["heldout-2"]), "--out", str(mixed), *opts]) == 0
     assert main(["edge", "--ladder", str(lad), "--deals", "4", "--off-ladder", str(mixed), *opts]) == 2
     assert "one agent on all three chairs" in capsys.readouterr().err
+    unfinished = tmp_path / "unfinished"
+    unfinished.mkdir()
+    (unfinished / edge.CHECKPOINT).write_text("{}")
+    assert main(["edge", "--ladder", str(lad), "--deals", "4", "--off-ladder", str(unfinished), *opts]) == 2
+    assert f"finish it first with `twilight edge --resume {unfinished}`" in capsys.readouterr().err
     assert main(["edge", "heuristic", "--deals", "3", "--off-ladder", str(other), *opts]) == 2
     assert "--off-ladder goes with --ladder" in capsys.readouterr().err
     # checked before any rung plays: nothing was written into the output folder
