@@ -287,13 +287,19 @@ def off_ladder_rows(result: dict) -> tuple[list[str], list[list[str]]]:
     return header, rows
 
 
+def _shown_path(path: str) -> str:
+    """``path`` relative to the working directory when it lies below it (tables stay machine-independent)."""
+    rel = os.path.relpath(path)
+    return path if rel.startswith("..") else rel
+
+
 def write_outputs(folder: str, result: dict) -> None:
     with open(os.path.join(folder, "edge_vs_strength.json"), "w") as f:
         json.dump(result, f, indent=1)
     header, rows = table_rows(result)
     lines = ["# The solo-vs-Sun edge against strength (3 players)", "",
              f"Edge runs on the held-out deal set {result['deal_set']} (each rung's N deals x 3 plays, column N); "
-             f"ratings from the ladder in {result['ladder']}.", "", markdown_table(header, rows), "",
+             f"ratings from the ladder in {_shown_path(result['ladder'])}.", "", markdown_table(header, rows), "",
              top_two_line(result), ""]
     if result.get("off_ladder"):
         oh, orows = off_ladder_rows(result)
@@ -352,7 +358,9 @@ def plot(result: dict, path: str) -> None:
         ax2.axhspan(rows[-1]["diff"]["ci_low"], rows[-1]["diff"]["ci_high"], color="C0", alpha=0.15,
                     label="top rung's interval")
         ax2.errorbar(ox, oy, yerr=[oy - olo, ohi - oy], fmt="s", color="C1", capsize=4)
-        ax2.set_xticks(ox, [f"{r['spec']}\n(N={r['deals']})" for r in off], rotation=30, ha="right", fontsize=7)
+        names = [r["spec"].replace(",", ",\n") if len(r["spec"]) > 24 else r["spec"] for r in off]
+        ax2.set_xticks(ox, [f"{n}\n(N={r['deals']})" for n, r in zip(names, off)], rotation=30, ha="right",
+                       fontsize=7)
         ax2.set_xlim(-0.6, len(off) - 0.4)
         ax2.set_title("off the ladder\n(no ladder rating)", fontsize=10)
         ax2.legend(fontsize=7, loc="best")

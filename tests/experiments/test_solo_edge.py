@@ -137,6 +137,8 @@ def test_notebook_executes_on_an_edge_output(tmp_path, monkeypatch):
     monkeypatch.setenv("TWILIGHT_EDGE_DIR", str(out))
     ind_out = _individual_run(tmp_path)
     monkeypatch.setenv("TWILIGHT_EDGE_INDIVIDUAL_DIRS", str(ind_out))
+    # the committed study, whose table has agents off the ladder (--off-ladder)
+    monkeypatch.setenv("TWILIGHT_EDGE_LADDER_DIR", os.path.join(root, "results", "edge_vs_strength"))
     nbclient.NotebookClient(nb, timeout=120, kernel_name="python3",
                             resources={"metadata": {"path": os.path.dirname(path)}}).execute()
     printed = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs)
@@ -144,7 +146,8 @@ def test_notebook_executes_on_an_edge_output(tmp_path, monkeypatch):
     shown = "".join(o.get("data", {}).get("text/markdown", "") for c in nb.cells if c.cell_type == "code"
                     for o in c.outputs)
     assert "P(solo wins), fixed_solo, goals_333" in shown  # the run's goals_333 figure
-    assert "The solo-vs-Sun edge against strength" in shown  # docs/edge_vs_strength.md
+    assert "| exit:default | 6000 |" in shown  # the off-the-ladder table of results/edge_vs_strength
+    assert "Top two rungs" in shown
     assert "solo − Sun player" in shown and "individual scoring (R8), 3 deals" in printed
 
 
