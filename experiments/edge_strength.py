@@ -120,8 +120,13 @@ def run_edge_ladder(ladder_folder: str, deals: int, deal_set_name: str = DEFAULT
             raise ValueError(f"--rung-deals {spec}={n!r}: N must be 0 (leave the rung out) or at least 2")
     seed = heldout_seed(deal_set_name)
     off_ladder = list(off_ladder or [])
+    tabulated = [spec for spec in lad["rungs"] if spec.split(":")[0] != "random"]  # the rungs with an edge row
+    seen = {}
     for f in off_ladder:  # checked before any rung plays; read again at the end
-        _off_ladder_row(f, seed, deal_set_name, None)
+        spec = _off_ladder_row(f, seed, deal_set_name, None, tabulated)["spec"]
+        if spec in seen:
+            raise ValueError(f"--off-ladder gives {spec} twice ({seen[spec]!r} and {f!r}); give each agent once")
+        seen[spec] = f
     folder = out_dir(out, "edge_ladder", seed, force=True)  # re-entered on purpose: each rung has its own folder
     rows = []
     for k, (spec, rating) in enumerate(zip(lad["rungs"], lad["ratings"])):
@@ -167,7 +172,7 @@ def run_edge_ladder(ladder_folder: str, deals: int, deal_set_name: str = DEFAULT
               "target_half_width": TARGET_HALF_WIDTH, "rungs": rows, "top_two": top_two(rows),
               "written": time.strftime("%Y-%m-%d %H:%M:%S")}
     if off_ladder:
-        result["off_ladder"] = [_off_ladder_row(f, seed, deal_set_name, rows[-1]) for f in off_ladder]
+        result["off_ladder"] = [_off_ladder_row(f, seed, deal_set_name, rows[-1], tabulated) for f in off_ladder]
     write_outputs(folder, result)
     if verbose:
         header, trows = table_rows(result)
@@ -193,13 +198,15 @@ def _edge_row(doc: dict, folder: str) -> dict:
             .mean(axis=1).tolist()}
 
 
-def _off_ladder_row(folder: str, seed: int, deal_set_name: str, top: dict | None) -> dict:
+def _off_ladder_row(folder: str, seed: int, deal_set_name: str, top: dict | None, rungs: list[str] = (),
+                    target: int = 1000) -> dict:
     """An agent that is not a rung of the ladder: its finished edge run on the same deal set,
     with its edge minus the top rung's (Welch 95% interval, as :func:`top_two`).
 
     Raises:
         ValueError: no finished edge run in ``folder``, a run of several agents or of mixed
-            strengths, or a run on another deal set.
+            strengths, a run on another deal set or to another match target than the
+            rungs', or an agent that is a rung of the ladder.
     """
     from .solo_edge import CHECKPOINT, load_result
 
@@ -210,11 +217,18 @@ def _off_ladder_row(folder: str, seed: int, deal_set_name: str, top: dict | None
         doc = load_result(folder)
     except (OSError, ValueError, KeyError) as e:
         raise ValueError(f"--off-ladder {folder!r}: no finished edge run there ({e}); it takes the output folder "
-                         "of `twilight edge SPEC --seed S`") from None
+                         f"of `twilight edge SPEC --seed {seed}` ({deal_set_name})") from None
     configs = doc.get("configs") or []
     if len(configs) != 1 or configs[0].get("solo") != configs[0].get("sun"):
-        raise ValueError(f"--off-ladder {folder!r} is a run of {configs}; it needs one agent on all three chairs "
+        shown = "; ".join(f"solo={c.get('solo')}, sun={c.get('sun')}" for c in configs)
+        raise ValueError(f"--off-ladder {folder!r} is a run of {shown}; it needs one agent on all three chairs "
                          "(one SPEC, no --solo/--sun)")
+    if configs[0]["solo"] in rungs:
+        raise ValueError(f"--off-ladder {folder!r} is a run of {configs[0]['solo']}, a rung of the ladder; "
+                         "rungs are tabulated as rungs (--rung-deals sets their deals)")
+    if doc.get("target") != target:
+        raise ValueError(f"--off-ladder {folder!r} simulates matches to {doc.get('target')}; the rungs' match "
+                         f"figures are matches to {target}: run it with the default --target")
     if doc["seed"] != seed:
         raise ValueError(f"--off-ladder {folder!r} played the deals of seed {doc['seed']}; the ladder's edge runs "
                          f"play {deal_set_name} (seed {seed}): run it with `--seed {seed}`")
@@ -276,7 +290,8 @@ def off_ladder_rows(result: dict) -> tuple[list[str], list[list[str]]]:
     """The table of the agents that are not rungs (``result["off_ladder"]``)."""
     top = result["rungs"][-1]["spec"]
     header = ["agent", "N", "Moon − Sun [95% CI]", "half-width", f"minus {top} [95% CI]", "P(Moon > Sun)",
-              "P(solo wins), fixed_solo", "hours", f"deals for ±{TARGET_HALF_WIDTH:g} (hours here / on 8 / 32 workers)"]
+              "P(solo wins), fixed_solo", "hours",
+              f"deals for ±{TARGET_HALF_WIDTH:g} (hours here, with the run's workers / on 8 / 32 workers)"]
     rows = []
     for r in result.get("off_ladder", []):
         d, p, s, m = r["diff"], r["p_moon_outscores"], r["p_solo_wins"], r["minus_top"]
@@ -305,7 +320,9 @@ def write_outputs(folder: str, result: dict) -> None:
         oh, orows = off_ladder_rows(result)
         lines += ["## Off the ladder", "",
                   "Agents that are not rungs of the ladder, so without a ladder rating, on the same deal set; "
-                  f"\"minus {result['rungs'][-1]['spec']}\" is the agent's edge minus the top rung's (Welch).", "",
+                  f"\"minus {result['rungs'][-1]['spec']}\" is the agent's edge minus the top rung's (Welch, as for the "
+                  "top two rungs: it uses every deal of both runs, which may differ in number, and ignores the "
+                  "pairing by deal, so it is conservative).", "",
                   markdown_table(oh, orows), ""]
     lines.append("Moon − Sun: deal points per deal, each deal's three plays averaged, Student-t interval. Deals for "
                  f"±{TARGET_HALF_WIDTH:g}: N (half-width / {TARGET_HALF_WIDTH:g})², hours at the measured time per "
@@ -337,11 +354,17 @@ def plot(result: dict, path: str) -> None:
     ax.errorbar(x, y, xerr=[x - xlo, xhi - x], yerr=[y - ylo, yhi - y], fmt="o-", capsize=4)
     right = x.min() + 0.75 * (x.max() - x.min()) if len(x) > 1 else np.inf
     for i, (r, xi, yi) in enumerate(zip(rows, x, y)):
-        # labels of the rightmost rungs go left of their points (inside the axes), above and below in turn
-        flip = xi > right
-        shift = ((-6, 8) if (len(rows) - 1 - i) % 2 == 0 else (-6, -16)) if flip else (6, 6)
-        ax.annotate(r["spec"], (xi, yi), textcoords="offset points", xytext=shift, ha="right" if flip else "left",
-                    fontsize=9)
+        # long specs wrap at their commas; the rightmost rungs' labels are centred on their points,
+        # above and below in turn from the top rung, so that each stays by its own point
+        label = r["spec"].replace(",", ",\n") if len(r["spec"]) > 20 else r["spec"]
+        if xi > right:
+            up = (len(rows) - 1 - i) % 2 == 0
+            ax.annotate(label, (xi, yi), textcoords="offset points", xytext=(0, 9 if up else -11), ha="center",
+                        va="bottom" if up else "top", fontsize=8)
+        else:
+            ax.annotate(label, (xi, yi), textcoords="offset points", xytext=(6, 6), fontsize=9)
+    lo_x, hi_x = float(np.min(xlo)), float(np.max(xhi))
+    ax.set_xlim(lo_x - 0.05 * (hi_x - lo_x), hi_x + 0.12 * (hi_x - lo_x))  # room for the top rung's label
     ax.set_xlabel("ladder points rating (deal points per deal above the bottom rung)")
     ax.set_ylabel("Moon − Sun deal points per deal")
     ns = sorted({r["deals"] for r in rows})

@@ -783,6 +783,10 @@ class RayActorPool:
     """
 
     MAX_RESTARTS = 5
+    RETRY_WAIT_S = 1.0
+    """Seconds an actor that failed waits before its next request (a restart takes a while)."""
+    GIVE_UP_S = 60.0
+    """Seconds of failing in a row, on top of ``MAX_RESTARTS`` failures, before giving up."""
 
     def __init__(self, learner: Learner):
         from experiments.distributed import check_address, connect
@@ -797,6 +801,8 @@ class RayActorPool:
                        for i in range(cfg.actors)]
         self.chunk = cfg.chunk
         self.failures = [0] * len(self.actors)
+        self.failing_since = [None] * len(self.actors)  # time of the first failure of the current streak
+        self.retry_at: dict[int, float] = {}  # actors waiting out a restart before their next request
         self.pending = {a.collect.remote(self.weights, self.chunk): i for i, a in enumerate(self.actors)}
 
     def get(self, model, want: int) -> list:
@@ -804,24 +810,40 @@ class RayActorPool:
 
         Raises:
             RuntimeError: when every actor has failed more than ``MAX_RESTARTS`` times in
-                a row (Ray has given up restarting them).
+                a row and for more than ``GIVE_UP_S`` seconds (Ray has given up restarting them).
         """
-        ready, _ = self.ray.wait(list(self.pending), num_returns=len(self.pending), timeout=1.0)
+        now = time.monotonic()
+        for i, t in list(self.retry_at.items()):  # actors whose restart wait is over get a new request
+            if t <= now:
+                del self.retry_at[i]
+                self.pending[self.actors[i].collect.remote(self.weights, self.chunk)] = i
         chunks = []
+        if not self.pending:
+            time.sleep(min(1.0, max(0.0, min(self.retry_at.values()) - now)))
+            return chunks
+        ready, _ = self.ray.wait(list(self.pending), num_returns=len(self.pending), timeout=1.0)
         for ref in ready:
             i = self.pending.pop(ref)
             try:
                 batch, stats = self.ray.get(ref)
             except self.ray.exceptions.RayActorError:
-                self.failures[i] += 1  # the actor died mid-chunk; Ray restarts it and the chunk is dropped
-            else:
-                self.failures[i] = 0
-                # arrays from Ray's object store are read-only views: the learner gets its own
-                batch = type(batch)(*(np.array(a) for a in (batch.rows, batch.roles, batch.actions, batch.targets)))
-                chunks.append((i, batch, stats))
+                # the actor died mid-chunk (or is still restarting): Ray restarts it and the chunk is
+                # dropped; the next request waits a little, so that a slow restart is not counted
+                # as many failures in quick succession
+                self.failures[i] += 1
+                if self.failing_since[i] is None:
+                    self.failing_since[i] = time.monotonic()
+                self.retry_at[i] = time.monotonic() + self.RETRY_WAIT_S
+                continue
+            self.failures[i], self.failing_since[i] = 0, None
+            # arrays from Ray's object store are read-only views: the learner gets its own
+            batch = type(batch)(*(np.array(a) for a in (batch.rows, batch.roles, batch.actions, batch.targets)))
+            chunks.append((i, batch, stats))
             self.pending[self.actors[i].collect.remote(self.weights, self.chunk)] = i
-        if all(f > self.MAX_RESTARTS for f in self.failures):
-            raise RuntimeError(f"every Ray self-play actor failed more than {self.MAX_RESTARTS} times in a row")
+        if all(f > self.MAX_RESTARTS and time.monotonic() - t0 > self.GIVE_UP_S
+               for f, t0 in zip(self.failures, (t if t is not None else float("inf") for t in self.failing_since))):
+            raise RuntimeError(f"every Ray self-play actor failed more than {self.MAX_RESTARTS} times in a row, "
+                               f"for more than {self.GIVE_UP_S:g} s")
         return chunks
 
     def publish(self, model) -> None:

@@ -168,7 +168,23 @@ def test_off_ladder_errors(lad, tmp_path, capsys):
     assert main(["edge", "--solo", "random", "--sun", "heuristic", "--deals", "3", "--seed",
                  str(HELDOUT_SEEDS["heldout-2"]), "--out", str(mixed), *opts]) == 0
     assert main(["edge", "--ladder", str(lad), "--deals", "4", "--off-ladder", str(mixed), *opts]) == 2
-    assert "one agent on all three chairs" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "one agent on all three chairs" in err and "solo=random, sun=heuristic" in err
+    seed = str(HELDOUT_SEEDS["heldout-2"])
+    rung = tmp_path / "rung"  # an agent that is a rung of the ladder
+    assert main(["edge", "heuristic", "--deals", "3", "--seed", seed, "--out", str(rung), *opts]) == 0
+    assert main(["edge", "--ladder", str(lad), "--deals", "4", "--off-ladder", str(rung), *opts]) == 2
+    assert "a rung of the ladder" in capsys.readouterr().err
+    short = tmp_path / "short"  # matches to another target
+    assert main(["edge", "random", "--deals", "3", "--seed", seed, "--target", "500", "--out", str(short),
+                 *opts]) == 0
+    assert main(["edge", "--ladder", str(lad), "--deals", "4", "--off-ladder", str(short), *opts]) == 2
+    assert "matches to 500" in capsys.readouterr().err
+    one = tmp_path / "one"
+    assert main(["edge", "random", "--deals", "3", "--seed", seed, "--out", str(one), *opts]) == 0
+    assert main(["edge", "--ladder", str(lad), "--deals", "4", "--off-ladder", str(one), "--off-ladder",
+                 str(one), *opts]) == 2
+    assert "gives random twice" in capsys.readouterr().err
     unfinished = tmp_path / "unfinished"
     unfinished.mkdir()
     (unfinished / edge.CHECKPOINT).write_text("{}")
