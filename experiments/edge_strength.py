@@ -19,9 +19,12 @@ Outputs in ``FOLDER_OUT`` (default ``out/edge_ladder__{seed}__{unixtime}``):
   points), the deals that reaching it needs (the half-width shrinks as 1/sqrt(N)) and
   the hours that takes here and on N Ray workers (assuming time per deal stays as
   measured and N workers play N times as fast);
-- the difference between the top two rungs' edges, with a 95% interval (Welch, the two
-  rungs' per-deal differences being independent samples on the same deal set: a
-  conservative interval, since it ignores the pairing by deal);
+- the difference between the top two rungs' edges, paired by deal: every rung plays the
+  first N deals of the same deal set, so the difference is taken deal by deal over the
+  deals both rungs played, with a Student-t 95% interval (the Welch interval over all
+  deals of both runs, which ignores the pairing, is given beside it);
+- with ``--off-ladder``, agents that are not rungs, each with its edge minus the top
+  rung's, paired by deal the same way;
 - ``edge_vs_strength.png``: the edge (y, with intervals) against the ladder's points
   rating (x, with intervals).
 """
@@ -201,7 +204,7 @@ def _edge_row(doc: dict, folder: str) -> dict:
 def _off_ladder_row(folder: str, seed: int, deal_set_name: str, top: dict | None, rungs: list[str] = (),
                     target: int = 1000) -> dict:
     """An agent that is not a rung of the ladder: its finished edge run on the same deal set,
-    with its edge minus the top rung's (Welch 95% interval, as :func:`top_two`).
+    with its edge minus the top rung's (paired by deal, as :func:`top_two`).
 
     Raises:
         ValueError: no finished edge run in ``folder``, a run of several agents or of mixed
@@ -234,11 +237,13 @@ def _off_ladder_row(folder: str, seed: int, deal_set_name: str, top: dict | None
                          f"play {deal_set_name} (seed {seed}): run it with `--seed {seed}`")
     row = _edge_row(doc, folder)
     if top is not None:
-        row["minus_top"] = _welch(row, top)
+        row["minus_top"] = _paired(row, top)
     return row
 
 
 def _welch(upper: dict, lower: dict) -> dict:
+    """Edge of ``upper`` minus edge of ``lower``, Welch 95% interval over every deal of both runs
+    (the runs may differ in number of deals; the pairing by deal is ignored, so it is conservative)."""
     from scipy import stats
 
     a = np.asarray(upper["diff_per_deal"])
@@ -248,11 +253,91 @@ def _welch(upper: dict, lower: dict) -> dict:
             "ci_low": float(ci.low), "ci_high": float(ci.high)}
 
 
+def _paired(upper: dict, lower: dict) -> dict:
+    """Edge of ``upper`` minus edge of ``lower``, paired by deal: both runs play the deals of
+    one seed, and deal i is the same deal in both (a run of N deals holds the first N deals
+    of its seed), so the difference is taken deal by deal over the deals both played, with a
+    Student-t 95% interval. The deal's own luck cancels, so the interval is narrower than
+    Welch's over the same deals. Returned with the Welch figure over all deals (``welch``).
+
+    Returns:
+        ``{"upper", "lower", "deals", "difference", "ci_low", "ci_high", "welch": {...}}``,
+        deal points per deal.
+    """
+    from scipy import stats
+
+    a = np.asarray(upper["diff_per_deal"], float)
+    b = np.asarray(lower["diff_per_deal"], float)
+    n = int(min(len(a), len(b)))
+    d = a[:n] - b[:n]
+    mean = float(d.mean())
+    if n > 1 and d.std(ddof=1) > 0:
+        h = float(stats.t.ppf(0.975, n - 1) * d.std(ddof=1) / np.sqrt(n))
+    else:
+        h = 0.0 if n > 1 else float("inf")
+    return {"upper": upper["spec"], "lower": lower["spec"], "deals": n, "difference": mean,
+            "ci_low": mean - h, "ci_high": mean + h, "welch": _welch(upper, lower)}
+
+
+def compare_runs(upper: str, lower: str) -> dict:
+    """``twilight edge --compare A B``: the edge of run A minus the edge of run B, paired by deal.
+
+    Both folders hold finished one-configuration ``twilight edge`` runs on the deals of one
+    seed (a run of N deals plays the first N deals of its seed, so deal i is the same deal in
+    both); the difference is taken over the deals both played (:func:`_paired`).
+
+    Returns:
+        ``{"upper", "lower", "deals", "difference", "ci_low", "ci_high", "welch", "seed",
+        "folders"}``; deal points per deal.
+
+    Raises:
+        ValueError: a folder without a finished edge run, a run of several configurations,
+            a run on deals from a file, or runs on the deals of different seeds.
+    """
+    from .solo_edge import CHECKPOINT, load_result
+
+    rows, seeds = [], []
+    for folder in (upper, lower):
+        if os.path.isfile(os.path.join(folder, CHECKPOINT)):
+            raise ValueError(f"--compare {folder!r} holds an unfinished edge run; finish it first with "
+                             f"`twilight edge --resume {folder}`")
+        try:
+            doc = load_result(folder)
+        except (OSError, ValueError, KeyError) as e:
+            raise ValueError(f"--compare {folder!r}: no finished edge run there ({e}); it takes the output folder "
+                             "of a `twilight edge` run") from None
+        if len(doc["results"]) != 1:
+            raise ValueError(f"--compare {folder!r} holds {len(doc['results'])} configurations "
+                             f"({', '.join(r['label'] for r in doc['results'])}); it compares runs of one each")
+        source = doc.get("deals_source") or {}
+        if source.get("source") != "seed":
+            raise ValueError(f"--compare {folder!r} played deals from a file ({source.get('path')!r}); pairing by "
+                             "deal needs runs on the generated deals of one --seed")
+        rows.append(_edge_row(doc, folder))
+        seeds.append(int(doc["seed"]))
+    if seeds[0] != seeds[1]:
+        raise ValueError(f"--compare: {upper!r} played the deals of seed {seeds[0]} and {lower!r} those of seed "
+                         f"{seeds[1]}; pairing by deal needs the same deals: compare runs of one --seed")
+    return {**_paired(rows[0], rows[1]), "seed": seeds[0], "folders": [upper, lower]}
+
+
+def compare_line(c: dict) -> str:
+    """One sentence for :func:`compare_runs`."""
+    w = c["welch"]
+    verdict = ("the interval holds 0: no difference is shown" if c["ci_low"] <= 0 <= c["ci_high"]
+               else "the interval excludes 0")
+    return (f"Moon − Sun at {c['upper']} minus Moon − Sun at {c['lower']}, paired by deal over the first "
+            f"{c['deals']} deals of seed {c['seed']}: "
+            f"{fmt_ci(c['difference'], c['ci_low'], c['ci_high'], signed=True)} deal points per deal (95% CI; "
+            f"Welch over all deals of both runs: {fmt_ci(w['difference'], w['ci_low'], w['ci_high'], signed=True)})"
+            f"; {verdict}.")
+
+
 def top_two(rows: list[dict]) -> dict | None:
-    """Edge of the top rung minus the rung below it, with a Welch 95% interval."""
+    """Edge of the top rung minus the rung below it, paired by deal (:func:`_paired`)."""
     if len(rows) < 2:
         return None
-    return _welch(rows[-1], rows[-2])
+    return _paired(rows[-1], rows[-2])
 
 
 def top_two_line(result: dict) -> str:
@@ -260,8 +345,12 @@ def top_two_line(result: dict) -> str:
     if t is None:
         return "One rung only: no difference between the top two rungs."
     flat = t["ci_low"] <= 0 <= t["ci_high"]
-    return (f"Top two rungs: the edge at {t['upper']} minus the edge at {t['lower']} = "
-            f"{fmt_ci(t['difference'], t['ci_low'], t['ci_high'], signed=True)} deal points per deal; "
+    w = t.get("welch")
+    welch = (f" (Welch over all deals of both runs, ignoring the pairing: "
+             f"{fmt_ci(w['difference'], w['ci_low'], w['ci_high'], signed=True)})") if w else ""
+    paired = f", paired by deal over the {t['deals']} deals both played" if "deals" in t else ""
+    return (f"Top two rungs: the edge at {t['upper']} minus the edge at {t['lower']}{paired} = "
+            f"{fmt_ci(t['difference'], t['ci_low'], t['ci_high'], signed=True)} deal points per deal{welch}; "
             + ("the interval holds 0, so no change between them is shown." if flat
                else "the interval excludes 0: the edge still moves with strength."))
 
@@ -289,7 +378,8 @@ def _need(r: dict) -> str:
 def off_ladder_rows(result: dict) -> tuple[list[str], list[list[str]]]:
     """The table of the agents that are not rungs (``result["off_ladder"]``)."""
     top = result["rungs"][-1]["spec"]
-    header = ["agent", "N", "Moon − Sun [95% CI]", "half-width", f"minus {top} [95% CI]", "P(Moon > Sun)",
+    header = ["agent", "N", "Moon − Sun [95% CI]", "half-width", f"minus {top}, paired by deal [95% CI]",
+              "P(Moon > Sun)",
               "P(solo wins), fixed_solo", "hours",
               f"deals for ±{TARGET_HALF_WIDTH:g} (hours here, with the run's workers / on 8 / 32 workers)"]
     rows = []
@@ -320,9 +410,9 @@ def write_outputs(folder: str, result: dict) -> None:
         oh, orows = off_ladder_rows(result)
         lines += ["## Off the ladder", "",
                   "Agents that are not rungs of the ladder, so without a ladder rating, on the same deal set; "
-                  f"\"minus {result['rungs'][-1]['spec']}\" is the agent's edge minus the top rung's (Welch, as for the "
-                  "top two rungs: it uses every deal of both runs, which may differ in number, and ignores the "
-                  "pairing by deal, so it is conservative).", "",
+                  f"\"minus {result['rungs'][-1]['spec']}\" is the agent's edge minus the top rung's, paired by "
+                  "deal as for the top two rungs: deal by deal over the deals both runs played (a run of N deals "
+                  "holds the first N deals of the set), Student-t interval.", "",
                   markdown_table(oh, orows), ""]
     lines.append("Moon − Sun: deal points per deal, each deal's three plays averaged, Student-t interval. Deals for "
                  f"±{TARGET_HALF_WIDTH:g}: N (half-width / {TARGET_HALF_WIDTH:g})², hours at the measured time per "
@@ -347,7 +437,9 @@ def plot(result: dict, path: str) -> None:
     yhi = np.array([r["diff"]["ci_high"] for r in rows])
     off = result.get("off_ladder") or []
     if off:
-        fig, (ax, ax2) = plt.subplots(1, 2, figsize=(10.5, 4.8), sharey=True, gridspec_kw={"width_ratios": [3, 1.2]})
+        # the right panel widens with its agents, so that their slanted labels do not run into each other
+        fig, (ax, ax2) = plt.subplots(1, 2, figsize=(7.5 + 0.9 * max(len(off), 2), 5.0), sharey=True,
+                                      gridspec_kw={"width_ratios": [3, 0.45 * max(len(off), 2)]})
     else:
         fig, ax = plt.subplots(figsize=(7.5, 4.6))
     ax.axhline(0, color="grey", lw=1)

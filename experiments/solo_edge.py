@@ -144,6 +144,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="with --ladder: also tabulate and plot the finished one-agent edge run in FOLDER (an agent "
                         "that is not a rung, e.g. exit:default, played with --seed of the ladder's deal set), apart "
                         "from the rungs and against the top rung (repeat for several)")
+    p.add_argument("--compare", nargs=2, default=None, metavar=("FOLDER_A", "FOLDER_B"),
+                   help="print the edge of the finished run in FOLDER_A minus that in FOLDER_B, paired by deal "
+                        "(both runs of one configuration on the deals of one --seed), with its 95%% interval; "
+                        "plays nothing")
     p.add_argument("--scoring", choices=("team", "individual"), default=None,
                    help="3-player scoring: 'team' (the default, R7.5) or 'individual' (R8: every seat scores its "
                         "own tricks, the new moon is a fourth line); 'individual' writes individual.md/.json "
@@ -991,7 +995,28 @@ def _run_individual(args) -> int:
     return 0
 
 
+def _run_compare(args) -> int:
+    """``--compare A B``: the paired difference of two finished runs (:func:`experiments.edge_strength.compare_runs`)."""
+    given = [name for name, v in (("specs", args.specs), ("--deals", args.deals), ("--seed", args.seed),
+                                  ("--out", args.out), ("--solo", args.solo), ("--sun", args.sun),
+                                  ("--deals-file", args.deals_file), ("--save-deals", args.save_deals),
+                                  ("--force", args.force or None), ("--target", args.target), ("--boot", args.boot),
+                                  ("--matches", args.matches), ("--resume", args.resume),
+                                  ("--records", getattr(args, "records", None)), ("--ladder", args.ladder),
+                                  ("--rung-deals", args.rung_deals), ("--off-ladder", getattr(args, "off_ladder", None)),
+                                  ("--scoring", getattr(args, "scoring", None)), ("--ray", getattr(args, "ray", None)))
+             if v not in (None, [])]
+    if given:
+        raise ValueError(f"--compare reads two finished runs and plays nothing; do not give {', '.join(given)} with it")
+    from .edge_strength import compare_line, compare_runs
+
+    print(compare_line(compare_runs(*args.compare)))
+    return 0
+
+
 def run(args) -> int:
+    if getattr(args, "compare", None) is not None:
+        return _run_compare(args)
     scoring = getattr(args, "scoring", None)
     if args.resume is not None:
         if scoring is not None:

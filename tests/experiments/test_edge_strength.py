@@ -5,6 +5,7 @@ projection to a ±2 half-width."""
 import json
 import math
 
+import numpy as np
 import pytest
 
 import experiments.edge_strength as es
@@ -127,7 +128,7 @@ def test_rung_deals_give_each_rung_its_own_n_and_zero_leaves_it_out(lad, tmp_pat
 
 def test_off_ladder_agents_are_tabulated_apart_against_the_top_rung(lad, tmp_path, capsys):
     """--off-ladder adds finished one-agent edge runs on the same deal set: their own table
-    and plot panel, each with its edge minus the top rung's (Welch), and no ladder rating."""
+    and plot panel, each with its edge minus the top rung's (paired by deal), and no ladder rating."""
     seed = HELDOUT_SEEDS["heldout-2"]
     opts = ["--quiet", "--boot", "10", "--matches", "20", "--workers", "1"]
     off = tmp_path / "off"
@@ -194,3 +195,56 @@ def test_off_ladder_errors(lad, tmp_path, capsys):
     assert "--off-ladder goes with --ladder" in capsys.readouterr().err
     # checked before any rung plays: nothing was written into the output folder
     assert not (tmp_path / "el").exists()
+
+
+def test_differences_between_runs_are_paired_by_deal():
+    """Two runs on one deal set share their first deals: the difference is taken deal by deal
+    over the deals both played (a one-sample Student-t interval on the differences), and
+    where the deals' luck dominates it is far narrower than Welch's, which ignores the pairing."""
+    from scipy import stats
+
+    rng = np.random.default_rng(5)
+    luck = rng.normal(0, 50, 300)                      # what the deal itself gives, shared by both runs
+    upper = {"spec": "a", "diff_per_deal": (luck + 3 + rng.normal(0, 5, 300)).tolist()}
+    lower = {"spec": "b", "diff_per_deal": (luck[:200] + rng.normal(0, 5, 200)).tolist()}
+    p = es._paired(upper, lower)
+    d = np.asarray(upper["diff_per_deal"][:200]) - np.asarray(lower["diff_per_deal"])
+    ci = stats.ttest_1samp(d, 0).confidence_interval(0.95)
+    assert p["deals"] == 200 and (p["upper"], p["lower"]) == ("a", "b")
+    assert p["difference"] == pytest.approx(d.mean())
+    assert (p["ci_low"], p["ci_high"]) == (pytest.approx(ci.low), pytest.approx(ci.high))
+    assert p["ci_low"] > 0                               # the +3 shows through the pairing ...
+    w = p["welch"]
+    assert w["ci_low"] < 0 < w["ci_high"]                # ... but not through Welch's interval
+    assert (p["ci_high"] - p["ci_low"]) * 4 < w["ci_high"] - w["ci_low"]
+    assert es.top_two([{"spec": "b", **lower}, upper]) == p
+
+
+def test_compare_two_runs_paired_by_deal(tmp_path, capsys):
+    """``twilight edge --compare A B`` prints run A's edge minus run B's, paired by deal over
+    the deals both played (runs of one seed share their first deals); it refuses runs it
+    cannot pair."""
+    opts = ["--quiet", "--boot", "10", "--matches", "20", "--workers", "1"]
+    a, b, c = tmp_path / "a", tmp_path / "b", tmp_path / "c"
+    assert main(["edge", "heuristic", "--deals", "5", "--seed", "3", "--out", str(a), *opts]) == 0
+    assert main(["edge", "random", "--deals", "4", "--seed", "3", "--out", str(b), *opts]) == 0
+    assert main(["edge", "random", "--deals", "4", "--seed", "4", "--out", str(c), *opts]) == 0
+    capsys.readouterr()
+    assert main(["edge", "--compare", str(a), str(b)]) == 0
+    line = capsys.readouterr().out
+    ra, rb = (json.loads((f / "edge.json").read_text())["results"][0] for f in (a, b))
+    per = [np.mean(np.subtract(r["moon_points"], r["sun_points"]), axis=1) for r in (ra, rb)]
+    d = per[0][:4] - per[1]
+    assert "heuristic minus Moon − Sun at random, paired by deal over the first 4 deals of seed 3" in line
+    assert f"{d.mean():+.1f} [" in line
+    assert main(["edge", "--compare", str(a), str(c)]) == 2
+    assert "seed 3" in capsys.readouterr().err
+    assert main(["edge", "--compare", str(a), str(tmp_path / "none")]) == 2
+    assert "no finished edge run" in capsys.readouterr().err
+    assert main(["edge", "--compare", str(a), str(b), "--deals", "3"]) == 2
+    assert "do not give --deals" in capsys.readouterr().err
+    both = tmp_path / "both"
+    assert main(["edge", "random", "heuristic", "--deals", "3", "--seed", "3", "--out", str(both), *opts]) == 0
+    capsys.readouterr()
+    assert main(["edge", "--compare", str(both), str(b)]) == 2
+    assert "2 configurations" in capsys.readouterr().err
