@@ -201,6 +201,26 @@ def _edge_row(doc: dict, folder: str) -> dict:
             .mean(axis=1).tolist()}
 
 
+def _finished_run(option: str, folder: str, what: str) -> dict:
+    """The ``edge.json`` of the finished edge run in ``folder`` (``load_result``).
+
+    Raises:
+        ValueError: naming ``option``: the run in ``folder`` is unfinished (with the command
+            that finishes it), or there is no readable edge run there (``what`` says which
+            run's output folder the option takes).
+    """
+    from .solo_edge import CHECKPOINT, load_result
+
+    if os.path.isfile(os.path.join(folder, CHECKPOINT)):
+        raise ValueError(f"{option} {folder!r} holds an unfinished edge run; finish it first with "
+                         f"`twilight edge --resume {folder}`")
+    try:
+        return load_result(folder)
+    except (OSError, ValueError, KeyError) as e:
+        raise ValueError(f"{option} {folder!r}: no finished edge run there ({e}); it takes the output folder "
+                         f"of {what}") from None
+
+
 def _off_ladder_row(folder: str, seed: int, deal_set_name: str, top: dict | None, rungs: list[str] = (),
                     target: int = 1000) -> dict:
     """An agent that is not a rung of the ladder: its finished edge run on the same deal set,
@@ -211,16 +231,7 @@ def _off_ladder_row(folder: str, seed: int, deal_set_name: str, top: dict | None
             strengths, a run on another deal set or to another match target than the
             rungs', or an agent that is a rung of the ladder.
     """
-    from .solo_edge import CHECKPOINT, load_result
-
-    if os.path.isfile(os.path.join(folder, CHECKPOINT)):
-        raise ValueError(f"--off-ladder {folder!r} holds an unfinished edge run; finish it first with "
-                         f"`twilight edge --resume {folder}`")
-    try:
-        doc = load_result(folder)
-    except (OSError, ValueError, KeyError) as e:
-        raise ValueError(f"--off-ladder {folder!r}: no finished edge run there ({e}); it takes the output folder "
-                         f"of `twilight edge SPEC --seed {seed}` ({deal_set_name})") from None
+    doc = _finished_run("--off-ladder", folder, f"`twilight edge SPEC --seed {seed}` ({deal_set_name})")
     configs = doc.get("configs") or []
     if len(configs) != 1 or configs[0].get("solo") != configs[0].get("sun"):
         shown = "; ".join(f"solo={c.get('solo')}, sun={c.get('sun')}" for c in configs)
@@ -294,18 +305,9 @@ def compare_runs(upper: str, lower: str) -> dict:
         ValueError: a folder without a finished edge run, a run of several configurations,
             a run on deals from a file, or runs on the deals of different seeds.
     """
-    from .solo_edge import CHECKPOINT, load_result
-
     rows, seeds = [], []
     for folder in (upper, lower):
-        if os.path.isfile(os.path.join(folder, CHECKPOINT)):
-            raise ValueError(f"--compare {folder!r} holds an unfinished edge run; finish it first with "
-                             f"`twilight edge --resume {folder}`")
-        try:
-            doc = load_result(folder)
-        except (OSError, ValueError, KeyError) as e:
-            raise ValueError(f"--compare {folder!r}: no finished edge run there ({e}); it takes the output folder "
-                             "of a `twilight edge` run") from None
+        doc = _finished_run("--compare", folder, "a `twilight edge` run")
         if len(doc["results"]) != 1:
             raise ValueError(f"--compare {folder!r} holds {len(doc['results'])} configurations "
                              f"({', '.join(r['label'] for r in doc['results'])}); it compares runs of one each")
