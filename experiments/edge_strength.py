@@ -209,16 +209,30 @@ def _finished_run(option: str, folder: str, what: str) -> dict:
             that finishes it), or there is no readable edge run there (``what`` says which
             run's output folder the option takes).
     """
+    from .individual_edge import is_individual_run
     from .solo_edge import CHECKPOINT, load_result
 
     if os.path.isfile(os.path.join(folder, CHECKPOINT)):
         raise ValueError(f"{option} {folder!r} holds an unfinished edge run; finish it first with "
                          f"`twilight edge --resume {folder}`")
+    if os.path.isdir(folder) and is_individual_run(folder) and not os.path.isfile(os.path.join(folder, "edge.json")):
+        raise ValueError(f"{option} {folder!r} holds a --scoring individual run (R8); {option} reads team-scoring "
+                         f"edge runs (Moon − Sun per deal), the output folder of {what}")
     try:
-        return load_result(folder)
+        doc = load_result(folder)
     except (OSError, ValueError, KeyError) as e:
         raise ValueError(f"{option} {folder!r}: no finished edge run there ({e}); it takes the output folder "
                          f"of {what}") from None
+    ok = (isinstance(doc, dict) and isinstance(doc.get("results"), list) and doc["results"]
+          and isinstance(doc.get("configs"), list) and isinstance(doc.get("seed"), int)
+          and isinstance(doc.get("deals"), int) and isinstance(doc.get("run_seconds"), (int, float))
+          and all(isinstance(r, dict) and {"label", "figures", "moon_points", "sun_points"} <= set(r)
+                  for r in doc["results"]))
+    if not ok:
+        raise ValueError(f"{option} {folder!r}: its edge.json is not a finished edge run's output (it needs "
+                         "'seed', 'deals', 'configs', 'run_seconds' and 'results' with each configuration's "
+                         f"'label', 'figures', 'moon_points' and 'sun_points'); it takes the output folder of {what}")
+    return doc
 
 
 def _off_ladder_row(folder: str, seed: int, deal_set_name: str, top: dict | None, rungs: list[str] = (),
@@ -320,6 +334,10 @@ def compare_runs(upper: str, lower: str) -> dict:
     if seeds[0] != seeds[1]:
         raise ValueError(f"--compare: {upper!r} played the deals of seed {seeds[0]} and {lower!r} those of seed "
                          f"{seeds[1]}; pairing by deal needs the same deals: compare runs of one --seed")
+    if rows[0]["spec"] == rows[1]["spec"]:
+        raise ValueError(f"--compare: both runs play {rows[0]['spec']} on the deals of seed {seeds[0]}; every deal "
+                         "is seeded by (seed, deal, agents), so they play the same games and their difference is 0 "
+                         "by construction: compare runs of two different agents")
     return {**_paired(rows[0], rows[1]), "seed": seeds[0], "folders": [upper, lower]}
 
 

@@ -146,8 +146,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "from the rungs and against the top rung (repeat for several)")
     p.add_argument("--compare", nargs=2, default=None, metavar=("FOLDER_A", "FOLDER_B"),
                    help="print the edge of the finished run in FOLDER_A minus that in FOLDER_B, paired by deal "
-                        "(both runs of one configuration on the deals of one --seed), with its 95%% interval; "
-                        "plays nothing")
+                        "(two agents' team-scoring runs, one configuration each, on the generated deals of one "
+                        "--seed), with its 95%% interval; plays nothing")
     p.add_argument("--scoring", choices=("team", "individual"), default=None,
                    help="3-player scoring: 'team' (the default, R7.5) or 'individual' (R8: every seat scores its "
                         "own tricks, the new moon is a fourth line); 'individual' writes individual.md/.json "
@@ -997,8 +997,7 @@ def _run_individual(args) -> int:
 
 def _run_compare(args) -> int:
     """``--compare A B``: the paired difference of two finished runs (:func:`experiments.edge_strength.compare_runs`)."""
-    given = [name for name, v in (("specs", args.specs), ("--deals", args.deals), ("--seed", args.seed),
-                                  ("--out", args.out), ("--solo", args.solo), ("--sun", args.sun),
+    given = [name for name, v in (("--deals", args.deals), ("--seed", args.seed), ("--out", args.out), ("--solo", args.solo), ("--sun", args.sun),
                                   ("--deals-file", args.deals_file), ("--save-deals", args.save_deals),
                                   ("--force", args.force or None), ("--target", args.target), ("--boot", args.boot),
                                   ("--matches", args.matches), ("--resume", args.resume),
@@ -1006,8 +1005,12 @@ def _run_compare(args) -> int:
                                   ("--rung-deals", args.rung_deals), ("--off-ladder", getattr(args, "off_ladder", None)),
                                   ("--scoring", getattr(args, "scoring", None)), ("--ray", getattr(args, "ray", None)))
              if v not in (None, [])]
+    if args.specs:
+        raise ValueError(f"--compare takes exactly two folders, FOLDER_A FOLDER_B; got {2 + len(args.specs)} "
+                         f"({', '.join([*args.compare, *args.specs])})")
     if given:
-        raise ValueError(f"--compare reads two finished runs and plays nothing; do not give {', '.join(given)} with it")
+        raise ValueError(f"--compare reads two finished runs and plays nothing; do not give {', '.join(given)} with "
+                         "it (it takes its two folders only)")
     from .edge_strength import compare_line, compare_runs
 
     print(compare_line(compare_runs(*args.compare)))

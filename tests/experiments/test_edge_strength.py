@@ -248,3 +248,20 @@ def test_compare_two_runs_paired_by_deal(tmp_path, capsys):
     capsys.readouterr()
     assert main(["edge", "--compare", str(both), str(b)]) == 2
     assert "2 configurations" in capsys.readouterr().err
+    assert main(["edge", "--compare", str(a), str(a)]) == 2  # one agent twice: the same games
+    assert "difference is 0 by construction" in capsys.readouterr().err
+    assert main(["edge", "--compare", str(a), str(b), str(c)]) == 2
+    assert "exactly two folders" in capsys.readouterr().err
+    ind = tmp_path / "ind"
+    assert main(["edge", "random", "--scoring", "individual", "--deals", "3", "--seed", "3", "--out", str(ind),
+                 *opts]) == 0
+    capsys.readouterr()
+    assert main(["edge", "--compare", str(a), str(ind)]) == 2
+    assert "--scoring individual run (R8)" in capsys.readouterr().err
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "edge.json").write_text("{}")
+    assert main(["edge", "--compare", str(a), str(broken)]) == 2
+    assert "its edge.json is not a finished edge run's output" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="--off-ladder .* its edge.json is not a finished edge run's output"):
+        es._off_ladder_row(str(broken), 3, "heldout-2", None)
