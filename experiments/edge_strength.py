@@ -40,7 +40,7 @@ import time
 
 import numpy as np
 
-from .common import fmt_ci, markdown_table, out_dir, text_table
+from .common import fmt_ci, markdown_table, mean_ci, out_dir, text_table
 from .dealsets import heldout_seed
 
 TARGET_HALF_WIDTH = 2.0
@@ -289,19 +289,12 @@ def _paired(upper: dict, lower: dict) -> dict:
         ``{"upper", "lower", "deals", "difference", "ci_low", "ci_high", "welch": {...}}``,
         deal points per deal.
     """
-    from scipy import stats
-
     a = np.asarray(upper["diff_per_deal"], float)
     b = np.asarray(lower["diff_per_deal"], float)
     n = int(min(len(a), len(b)))
-    d = a[:n] - b[:n]
-    mean = float(d.mean())
-    if n > 1 and d.std(ddof=1) > 0:
-        h = float(stats.t.ppf(0.975, n - 1) * d.std(ddof=1) / np.sqrt(n))
-    else:
-        h = 0.0 if n > 1 else float("inf")
+    mean, low, high = mean_ci(a[:n] - b[:n])
     return {"upper": upper["spec"], "lower": lower["spec"], "deals": n, "difference": mean,
-            "ci_low": mean - h, "ci_high": mean + h, "welch": _welch(upper, lower)}
+            "ci_low": low, "ci_high": high, "welch": _welch(upper, lower)}
 
 
 def compare_runs(upper: str, lower: str) -> dict:
@@ -365,12 +358,12 @@ def top_two_line(result: dict) -> str:
     if t is None:
         return "One rung only: no difference between the top two rungs."
     flat = t["ci_low"] <= 0 <= t["ci_high"]
-    w = t.get("welch")
-    welch = (f" (Welch over all deals of both runs, ignoring the pairing: "
-             f"{fmt_ci(w['difference'], w['ci_low'], w['ci_high'], signed=True)})") if w else ""
-    paired = f", paired by deal over the {t['deals']} deals both played" if "deals" in t else ""
-    return (f"Top two rungs: the edge at {t['upper']} minus the edge at {t['lower']}{paired} = "
-            f"{fmt_ci(t['difference'], t['ci_low'], t['ci_high'], signed=True)} deal points per deal{welch}; "
+    w = t["welch"]
+    return (f"Top two rungs: the edge at {t['upper']} minus the edge at {t['lower']}, paired by deal over the "
+            f"{t['deals']} deals both played = "
+            f"{fmt_ci(t['difference'], t['ci_low'], t['ci_high'], signed=True)} deal points per deal (Welch over "
+            f"all deals of both runs, ignoring the pairing: "
+            f"{fmt_ci(w['difference'], w['ci_low'], w['ci_high'], signed=True)}); "
             + ("the interval holds 0, so no change between them is shown." if flat
                else "the interval excludes 0: the edge still moves with strength."))
 

@@ -997,8 +997,8 @@ def _run_individual(args) -> int:
 
 def _run_compare(args) -> int:
     """``--compare A B``: the paired difference of two finished runs (:func:`experiments.edge_strength.compare_runs`)."""
-    given = [name for name, v in (("--deals", args.deals), ("--seed", args.seed), ("--out", args.out), ("--solo", args.solo), ("--sun", args.sun),
-                                  ("--deals-file", args.deals_file), ("--save-deals", args.save_deals),
+    given = [name for name, v in (("--deals", args.deals), ("--seed", args.seed), ("--out", args.out),
+                                  ("--solo", args.solo), ("--sun", args.sun), ("--deals-file", args.deals_file), ("--save-deals", args.save_deals),
                                   ("--force", args.force or None), ("--target", args.target), ("--boot", args.boot),
                                   ("--matches", args.matches), ("--resume", args.resume),
                                   ("--records", getattr(args, "records", None)), ("--ladder", args.ladder),
