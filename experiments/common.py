@@ -219,6 +219,11 @@ def _worker_signals() -> None:
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
+def _apply_chunk(fn: Callable, chunk: Sequence) -> list:
+    """``[fn(t) for t in chunk]`` in a worker process (one pool task per chunk of tasks)."""
+    return [fn(t) for t in chunk]
+
+
 def run_tasks(fn: Callable, tasks: Sequence, workers: int, desc: str = "", progress: bool = True,
               on_result: Callable | None = None, done: int = 0) -> list:
     """``[fn(t) for t in tasks]``, in worker processes when ``workers > 1``, with a progress bar.
@@ -263,18 +268,27 @@ def run_tasks(fn: Callable, tasks: Sequence, workers: int, desc: str = "", progr
         chunk = max(1, min(4, len(tasks) // (workers * 8)))
         out = []
         pool = ProcessPoolExecutor(max_workers=min(workers, len(tasks)), initializer=_worker_signals)
+        # submit, not pool.map: map's iterator cancels the pending futures as soon as an
+        # interruption reaches it, and the pool's manager thread, failing those futures as
+        # broken once the workers are ended, then raises InvalidStateError (Python 3.11)
+        futures = [pool.submit(_apply_chunk, fn, tasks[i:i + chunk]) for i in range(0, len(tasks), chunk)]
         try:
-            for r in pool.map(fn, tasks, chunksize=chunk):
-                out.append(r)
-                if on_result is not None:
-                    on_result(r)
-                bar.update(1)
+            for fut in futures:
+                for r in fut.result():
+                    out.append(r)
+                    if on_result is not None:
+                        on_result(r)
+                    bar.update(1)
         except BaseException:
             # Ctrl-C or a failed task: stop the workers now rather than wait for the
-            # deals already handed out (ProcessPoolExecutor has no public way to)
+            # deals already handed out (ProcessPoolExecutor has no public way to), let
+            # the manager thread fail the pending futures, then shut the pool down
             procs = list((getattr(pool, "_processes", None) or {}).values())
             for proc in procs:
                 proc.terminate()
+            manager = getattr(pool, "_executor_manager_thread", None)
+            if manager is not None:
+                manager.join(timeout=10)
             pool.shutdown(wait=False, cancel_futures=True)
             raise
         pool.shutdown()
