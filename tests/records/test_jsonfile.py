@@ -1,0 +1,59 @@
+"""``twilight_env.jsonfile``: damaged JSON is refused in one line that names the source."""
+
+import gzip
+import json
+
+import pytest
+
+from twilight_env.jsonfile import MAX_DEPTH, JsonFileError, nesting_depth, parse_json, read_json
+
+
+def test_nesting_depth_ignores_brackets_inside_strings():
+    assert nesting_depth('{"a": [1, {"b": "[[[[\\"]]"}]}') == 3
+    assert nesting_depth("17") == 0
+
+
+def test_deep_nesting_is_refused_without_recursion_error():
+    deep = "[" * 100_000 + "]" * 100_000
+    with pytest.raises(JsonFileError, match=r"the body nests arrays/objects 100000 levels deep; at most 64"):
+        parse_json(deep, "the body")
+
+
+def test_nesting_up_to_the_limit_is_read():
+    ok = "[" * MAX_DEPTH + "]" * MAX_DEPTH
+    assert parse_json(ok, "x") is not None
+    with pytest.raises(JsonFileError):
+        parse_json("[" + ok + "]", "x")
+
+
+def test_bom_is_accepted_in_text_and_bytes():
+    assert parse_json("\ufeff{\"a\": 1}", "x") == {"a": 1}
+    assert parse_json("\ufeff{\"a\": 1}".encode("utf-8"), "x") == {"a": 1}
+
+
+def test_not_json_and_not_utf8_name_the_source():
+    with pytest.raises(JsonFileError, match=r"^my file is not valid JSON: .* line 1, column 2"):
+        parse_json("{x", "my file")
+    with pytest.raises(JsonFileError, match="is not UTF-8"):
+        parse_json(b"\xff\xfe", "my file")
+
+
+def test_truncated_gzip_is_one_line(tmp_path):
+    p = tmp_path / "r.json.gz"
+    data = gzip.compress(json.dumps({"a": list(range(5000))}).encode())
+    p.write_bytes(data[: len(data) // 2])
+    with pytest.raises(JsonFileError, match=r"record file '.*r\.json\.gz' is a truncated gzip file"):
+        read_json(p, "record file")
+    p.write_bytes(b"not gzip at all")
+    with pytest.raises(JsonFileError, match="is not a valid gzip file"):
+        read_json(p, "record file")
+
+
+def test_missing_folder_and_good_file(tmp_path):
+    with pytest.raises(JsonFileError, match="does not exist"):
+        read_json(tmp_path / "nope.json", "deal file")
+    with pytest.raises(JsonFileError, match="is a folder, not a file"):
+        read_json(tmp_path, "deal file")
+    p = tmp_path / "ok.json.gz"
+    p.write_bytes(gzip.compress(b'{"deals": [1, 2]}'))
+    assert read_json(p) == {"deals": [1, 2]}

@@ -1,0 +1,148 @@
+"""Reading JSON that a person or a crashed run may have damaged: one clear line, never a traceback.
+
+Every reader of the project's files (records, deal files, study checkpoints, the web
+server's request bodies) goes through :func:`parse_json` or :func:`read_json`, so that a
+truncated gzip stream, JSON nested deeper than any file of ours, a byte-order mark, a
+folder where a file belongs or a file that is not JSON at all gives a
+:class:`JsonFileError` naming the file and what is wrong.
+
+Standard library only (this is a lowest-layer module, below records and experiments).
+"""
+
+from __future__ import annotations
+
+import gzip
+import itertools
+import json
+import os
+import re
+import zlib
+from typing import Any
+
+MAX_DEPTH = 64
+"""Deepest nesting of arrays and objects accepted. The deepest file the project writes (a
+match record) nests 6 levels; 64 leaves room for any hand-made file and stays far below
+Python's recursion limit, so a hostile file is refused in one line instead of a
+``RecursionError``."""
+
+BOM = "\ufeff"
+
+
+class JsonFileError(ValueError):
+    """A file or text that is not the JSON it should be.
+
+    The message names the source (a path, or a description such as ``"the request body"``)
+    and what is wrong: missing, unreadable, truncated, not UTF-8, not JSON (with line and
+    column), or nested deeper than :data:`MAX_DEPTH`.
+    """
+
+
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
+
+
+def nesting_depth(text: str) -> int:
+    """How deep arrays and objects nest in JSON ``text`` (brackets inside strings ignored).
+
+    Linear in the text, with the scanning done by compiled regular expressions; a text
+    that is not JSON gives some number, and :func:`json.loads` then says what is wrong.
+    """
+    brackets = _NOT_BRACKET.sub("", _STRING.sub("", text))
+    return max(itertools.accumulate(map(_STEP.__getitem__, brackets)), default=0)
+
+
+def parse_json(text: str | bytes, source: str, *, max_depth: int = MAX_DEPTH) -> Any:
+    """Parse JSON text, refusing damage in one line.
+
+    Args:
+        text: the JSON text (``str``, or UTF-8 ``bytes``); a leading UTF-8 byte-order mark
+            is accepted and dropped (editors on some systems write one).
+        source: what the text is, for the message (a path, ``"the request body"``, ...).
+        max_depth: deepest nesting of arrays and objects accepted.
+
+    Returns:
+        The parsed value (dict, list, str, int, float, bool or None).
+
+    Raises:
+        JsonFileError: not UTF-8, not JSON (with line and column), or nested deeper than
+            ``max_depth``.
+    """
+    if isinstance(text, (bytes, bytearray)):
+        try:
+            text = bytes(text).decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise JsonFileError(f"{source} is not UTF-8 text (byte {e.start}: {e.reason})") from None
+    if text.startswith(BOM):
+        text = text[1:]
+    # only texts with more opening brackets than the limit can be too deep
+    if text.count("[") + text.count("{") > max_depth:
+        depth = nesting_depth(text)
+        if depth > max_depth:
+            raise JsonFileError(f"{source} nests arrays/objects {depth} levels deep; at most {max_depth} "
+                                "are accepted (no valid file of this kind nests so deep)")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise JsonFileError(f"{source} is not valid JSON: {e.msg} at line {e.lineno}, column {e.colno}") from None
+    except RecursionError:  # defensive: the depth check above should have caught it
+        raise JsonFileError(f"{source} nests arrays/objects too deeply to read") from None
+
+
+def read_text(path: str | os.PathLike, what: str = "file") -> str:
+    """The whole text of ``path`` (gzip-decompressed when the name ends in ``.gz``).
+
+    Args:
+        path: the file.
+        what: what the file should be, for the message (e.g. ``"record file"``).
+
+    Raises:
+        JsonFileError: missing, a folder, unreadable, a damaged or truncated gzip stream,
+            or not UTF-8; the message names ``path``.
+    """
+    path = os.fspath(path)
+    try:
+        if path.endswith(".gz"):
+            with gzip.open(path, "rb") as f:
+                raw = f.read()
+        else:
+            with open(path, "rb") as f:
+                raw = f.read()
+    except FileNotFoundError:
+        raise JsonFileError(f"{what} {path!r} does not exist") from None
+    except IsADirectoryError:
+        raise JsonFileError(f"{what} {path!r} is a folder, not a file") from None
+    except PermissionError:
+        raise JsonFileError(f"{what} {path!r} cannot be read (permission denied)") from None
+    except EOFError:
+        raise JsonFileError(f"{what} {path!r} is a truncated gzip file (it ends in the middle of "
+                            "its compressed data, as after a crash)") from None
+    except (gzip.BadGzipFile, zlib.error) as e:
+        raise JsonFileError(f"{what} {path!r} is not a valid gzip file ({e})") from None
+    except OSError as e:
+        raise JsonFileError(f"{what} {path!r} cannot be read ({e.strerror or e})") from None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise JsonFileError(f"{what} {path!r} is not UTF-8 text (byte {e.start}: {e.reason})") from None
+
+
+def read_json(path: str | os.PathLike, what: str = "file", *, max_depth: int = MAX_DEPTH) -> Any:
+    """Read and parse one JSON document from ``path`` (``.gz``: gzip).
+
+    Args:
+        path: the file.
+        what: what the file should be, for the message (``"record file"``, ``"checkpoint"``).
+        max_depth: deepest nesting accepted (:data:`MAX_DEPTH`).
+
+    Returns:
+        The parsed value.
+
+    Raises:
+        JsonFileError: as :func:`read_text` and :func:`parse_json`, naming ``path``.
+    """
+    text = read_text(path, what)
+    return parse_json(text, f"{what} {os.fspath(path)!r}", max_depth=max_depth)
+
+
+__all__ = ["BOM", "JsonFileError", "MAX_DEPTH", "nesting_depth", "parse_json", "read_json", "read_text"]
