@@ -28,6 +28,7 @@ from typing import Sequence
 import numpy as np
 
 from twilight_env.engine import hands_to_codes, random_hands, validate_deal
+from twilight_env.jsonfile import read_json
 from twilight_env.heldout import HELDOUT_SEEDS, check_not_heldout, heldout_seed  # noqa: F401 (re-exported)
 
 FORMAT = "twilight-deals"
@@ -101,19 +102,16 @@ def load_deals(path: str, num_players: int | None = None) -> tuple[list[list[lis
     Returns:
         ``(deals, meta)``: the deals as card codes, and ``{"seed", "num_players", "path"}``.
 
+    A UTF-8 byte-order mark is accepted; a name ending in ``.gz`` is read as gzip.
+
     Raises:
-        ValueError: file missing or unreadable, not JSON, wrong format, a bad deal (its
-            index and the fault), no deals, or a num_players mismatch.
+        ValueError: in one line naming the file: missing, a folder or unreadable, a
+            truncated or damaged gzip stream, not UTF-8, not JSON (line and column), nested
+            deeper than any deal file (a :class:`~twilight_env.jsonfile.JsonFileError`);
+            wrong format, a bad deal (its index and the fault), no deals, or a num_players
+            mismatch.
     """
-    try:
-        with open(path) as f:
-            text = f.read()
-    except OSError as e:
-        raise ValueError(f"cannot read deal file {path!r}: {e.strerror or e}") from None
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise ValueError(f"deal file {path!r} is not valid JSON: {e}") from None
+    doc = read_json(path, "deal file")
     if not isinstance(doc, dict) or "deals" not in doc:
         raise ValueError(f"deal file {path!r} must be a JSON object with keys 'deals', 'seed', 'num_players' "
                          f"(format {FORMAT!r})")

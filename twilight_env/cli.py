@@ -10,6 +10,10 @@ Conventions shared by the subcommands:
   non-negative integer ...``) and prints the subcommand's usage; exit status 2;
 - an output path that exists is refused unless ``--force``
   (:func:`experiments.common.check_new_folder`, :func:`~experiments.common.check_new_file`);
+- a file that cannot be read (missing, a folder, truncated gzip, not JSON, nested too
+  deeply, a malformed record or deal file) is one line ``twilight CMD: error: ...``
+  naming the file and what is wrong, exit status 2, never a traceback
+  (:mod:`twilight_env.jsonfile`);
 - Ctrl-C, and SIGTERM (raised as :class:`Interrupted`), end a run with one line and
   exit status 130 or 143; ``arena`` and ``edge`` save their finished deals first and
   say how to ``--resume``.
@@ -24,6 +28,7 @@ import os
 import signal
 import sys
 import threading
+import zlib
 
 from . import __version__
 
@@ -162,6 +167,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     except (ValueError, OSError) as e:
         print(f"twilight {args.command}: error: {e}", file=sys.stderr)
+        return 2
+    except (EOFError, RecursionError, zlib.error) as e:  # damaged input a reader did not name: still one line
+        print(f"twilight {args.command}: error: damaged input ({type(e).__name__}: {e})", file=sys.stderr)
         return 2
     finally:
         if main_thread:  # None: a handler not set from Python; the default is the nearest

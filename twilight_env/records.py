@@ -37,10 +37,12 @@ import gzip
 import io
 import json
 import os
+import zlib
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from .cards import CARDS, PURGATORY_MASK, codes_of
 from .engine import HOLD, NUM_TRICKS, REQUEST_BASE, Config, Match, State, validate_deal
+from .jsonfile import JsonFileError, parse_json, read_json
 
 FORMAT_DEAL = "twilight-deal"
 """``format`` of a deal record."""
@@ -710,6 +712,43 @@ def validate(record: dict) -> None:
 # files
 # ---------------------------------------------------------------------------------
 
+class RecordFileError(RecordError, JsonFileError):
+    """A record file that cannot be read as records: missing, a folder, unreadable, a
+    damaged or truncated gzip stream, not UTF-8, not JSON, nested too deeply, or holding a
+    malformed record. Both a :class:`RecordError` and a
+    :class:`~twilight_env.jsonfile.JsonFileError` (so a ``ValueError``); the message is
+    one line naming the file (and the line of a JSON-lines file).
+
+    Attributes: as :class:`RecordError` (``reason`` is the whole message here).
+    """
+
+    def __init__(self, reason: str, *, step: int | None = None, field: str | None = None,
+                 deal: int | None = None):
+        super().__init__(reason, step=step, field=field, deal=deal)
+        self.args = (reason,)  # the message is the reason alone: it starts with the file
+
+    def __str__(self) -> str:
+        return self.reason
+
+
+class TruncatedRecordsError(RecordFileError):
+    """A JSON-lines records file that ends in the middle of a record, as a run killed
+    while writing leaves it (a gzip stream cut short, or a last line without its end).
+
+    :func:`load_many` raises it after yielding every whole record before the cut.
+
+    Attributes:
+        path: the file.
+        count: how many whole records the file holds before the cut.
+    """
+
+    def __init__(self, path: str, count: int, how: str):
+        self.path = path
+        self.count = count
+        super().__init__(f"{path!r} ends after record {count}: truncated ({how}); the {count} whole "
+                         f"record(s) before the cut read back")
+
+
 def _open_text(path: str | os.PathLike, mode: str):
     path = os.fspath(path)
     if path.endswith(".gz"):
@@ -729,23 +768,34 @@ def dump(record: dict, path: str | os.PathLike) -> None:
         f.write("\n")
 
 
-def load(path: str | os.PathLike) -> dict:
-    """Read one record written by :func:`dump` (``.gz``: gzip) and :func:`validate` it.
-
-    Raises:
-        RecordError: not JSON, or a malformed record (the message names the file).
-        OSError: the file cannot be read.
-    """
-    try:
-        with _open_text(path, "r") as f:
-            record = json.load(f)
-    except (json.JSONDecodeError, UnicodeDecodeError, gzip.BadGzipFile) as e:
-        raise RecordError(f"{os.fspath(path)!r} is not a JSON record: {e}") from None
+def _checked(record, where: str):
+    """``record`` after :func:`validate`; a fault becomes a :class:`RecordFileError` naming ``where``."""
     try:
         validate(record)
     except RecordError as e:
-        raise RecordError(f"{os.fspath(path)}: {e.reason}", step=e.step, field=e.field, deal=e.deal) from None
+        at = str(e)[:-len(e.reason) - 2] if str(e) != e.reason else ""  # "deal 1, step 3, field 'card'"
+        raise RecordFileError(f"{where}: {e.reason}" + (f" ({at})" if at else ""), step=e.step, field=e.field,
+                              deal=e.deal) from None
     return record
+
+
+def load(path: str | os.PathLike) -> dict:
+    """Read one record written by :func:`dump` (``.gz``: gzip) and :func:`validate` it.
+
+    A UTF-8 byte-order mark is accepted (:mod:`twilight_env.jsonfile`).
+
+    Raises:
+        RecordFileError: (a ``RecordError`` and a ``ValueError``) in one line naming the
+            file: missing, a folder, unreadable, a truncated or damaged gzip stream, not
+            UTF-8, not JSON (line and column), nested deeper than
+            :data:`~twilight_env.jsonfile.MAX_DEPTH`, or a malformed record (the field).
+    """
+    p = os.fspath(path)
+    try:
+        record = read_json(p, "record file")
+    except JsonFileError as e:
+        raise RecordFileError(str(e)) from None
+    return _checked(record, f"record file {p!r}")
 
 
 class RecordWriter:
@@ -789,31 +839,86 @@ def dump_many(records: Iterable[dict], path: str | os.PathLike) -> int:
         return w.count
 
 
+def _raw_lines(path: str) -> Iterator[bytes]:
+    """The lines of ``path`` as bytes, each with its ending ``\\n`` (gzip for ``.gz``).
+
+    Raises:
+        RecordFileError: missing, a folder, unreadable or not gzip;
+        EOFError: a gzip stream that ends early (after every whole line decompressed).
+    """
+    what = f"records file {path!r}"
+    try:
+        f = gzip.open(path, "rb") if path.endswith(".gz") else open(path, "rb")
+    except FileNotFoundError:
+        raise RecordFileError(f"{what} does not exist") from None
+    except IsADirectoryError:
+        raise RecordFileError(f"{what} is a folder, not a file") from None
+    except PermissionError:
+        raise RecordFileError(f"{what} cannot be read (permission denied)") from None
+    except OSError as e:
+        raise RecordFileError(f"{what} cannot be read ({e.strerror or e})") from None
+    with f:
+        try:
+            yield from f
+        except IsADirectoryError:
+            raise RecordFileError(f"{what} is a folder, not a file") from None
+        except (gzip.BadGzipFile, zlib.error) as e:
+            raise RecordFileError(f"{what} is not a valid gzip file ({e})") from None
+        except OSError as e:
+            raise RecordFileError(f"{what} cannot be read ({e.strerror or e})") from None
+
+
 def load_many(path: str | os.PathLike) -> Iterator[dict]:
     """Iterate over the records of a JSON-lines file (``.gz``: gzip), each validated.
 
+    Blank lines are skipped and a UTF-8 byte-order mark is accepted. A file cut by a
+    crash (a run killed while writing: a gzip stream that ends early, or a last line
+    without its ``\\n`` that is not a whole record) yields every whole record before the
+    cut and then raises :class:`TruncatedRecordsError`, whose message says after which
+    record the file ends (``count`` holds that number).
+
     Raises:
-        RecordError: a line that is not JSON or not a valid record (the message names
-            the file and the line number).
+        TruncatedRecordsError: the file ends in the middle of a record (after yielding
+            the whole ones).
+        RecordFileError: (a ``RecordError``) in one line naming the file, and the line
+            for a fault in a line: missing, a folder, unreadable, not gzip, not UTF-8, a
+            line that is not JSON or nested too deeply, or not a valid record.
     """
-    with _open_text(path, "r") as f:
-        for lineno, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise RecordError(f"{os.fspath(path)}, line {lineno}: not JSON: {e}") from None
-            try:
-                validate(record)
-            except RecordError as e:
-                raise RecordError(f"{os.fspath(path)}, line {lineno}: {e.reason}", step=e.step, field=e.field,
-                                  deal=e.deal) from None
-            yield record
+    p = os.fspath(path)
+    count = 0
+    lineno = 0
+    lines = _raw_lines(p)
+    while True:
+        try:
+            line = next(lines)
+        except StopIteration:
+            return
+        except EOFError:
+            raise TruncatedRecordsError(p, count, "the gzip stream ends early, as when the run writing it "
+                                        "was killed") from None
+        lineno += 1
+        if not line.strip():
+            continue
+        where = f"records file {p!r}, line {lineno}"
+        try:
+            record = parse_json(line, where)
+        except JsonFileError as e:
+            if not line.endswith(b"\n"):  # the last line, cut before its end
+                raise TruncatedRecordsError(p, count, f"line {lineno} stops in the middle of a record") from None
+            raise RecordFileError(str(e)) from None
+        yield _checked(record, where)
+        count += 1
 
 
 def load_any(path: str | os.PathLike) -> list[dict]:
-    """The records of a file: one record (``.json``, ``.json.gz``) or many (``.jsonl``, ``.jsonl.gz``)."""
+    """The records of a file: one record (``.json``, ``.json.gz``) or many (``.jsonl``,
+    ``.jsonl.gz``).
+
+    Raises:
+        RecordFileError: as :func:`load` or :func:`load_many`; a truncated JSON-lines file
+            raises :class:`TruncatedRecordsError` (use :func:`load_many` to keep the whole
+            records before the cut).
+    """
     p = os.fspath(path)
     if p.endswith(".jsonl") or p.endswith(".jsonl.gz"):
         return list(load_many(p))
@@ -892,6 +997,6 @@ def to_match(record: dict) -> Match:
     return _replay_deal(record)[0]
 
 
-__all__ = ["RecordError", "RecordWriter", "FORMAT_DEAL", "FORMAT_MATCH", "VERSION", "SCHEMA_FILE",
+__all__ = ["RecordError", "RecordFileError", "TruncatedRecordsError", "RecordWriter", "FORMAT_DEAL", "FORMAT_MATCH", "VERSION", "SCHEMA_FILE",
            "deal_record", "match_record", "replay", "validate", "dump", "load", "dump_many", "load_many",
            "load_any", "to_env_options", "env_config", "to_match", "actions_of_history"]

@@ -11,7 +11,15 @@ agents by seat and followed by the match totals.
 
 ``--index K`` picks the K-th record (from 0) of a JSON-lines file, or the K-th deal of a
 match record; without it the first record of a JSON-lines file and every deal of a
-match are printed.
+match are printed. ``--all`` prints every record of a JSON-lines file.
+
+Damaged files: a file that cannot be read as records (missing, a folder, truncated or
+damaged gzip, not JSON, nested too deeply, a malformed record) ends the command with one
+line ``twilight replay: error: ...`` naming the file and what is wrong, exit status 2,
+never a traceback. A JSON-lines file cut by a crash (a run killed while writing its
+``--records``) is read up to the cut: the asked-for record (or, with ``--all``, every
+whole record) is printed, then the line ``twilight replay: error: 'FILE' ends after record
+N: truncated (...)``, and the exit status is 2.
 """
 
 from __future__ import annotations
@@ -29,6 +37,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", metavar="FILE", help="a record file: .json/.json.gz (one) or .jsonl/.jsonl.gz (many)")
     parser.add_argument("--index", type=int, default=None, metavar="K",
                         help="the K-th record (from 0) of a .jsonl file, or the K-th deal of a match record")
+    parser.add_argument("--all", action="store_true",
+                        help="print every record of a .jsonl file (default: the first, or --index K)")
 
 
 def _many(path: str) -> bool:
@@ -39,8 +49,10 @@ def pick(path: str, index: int | None) -> tuple[dict, int | None]:
     """The record to print and, for a match record, the deal index to print (None: all).
 
     Raises:
-        ValueError: no such record or deal (the message gives the range), or a malformed
-            record (:class:`~twilight_env.records.RecordError`); OSError: unreadable file.
+        ValueError: no such record or deal (the message gives the range), or a file that
+            cannot be read as records (:class:`~twilight_env.records.RecordFileError`, one
+            line naming the file; a JSON-lines file cut before record K:
+            :class:`~twilight_env.records.TruncatedRecordsError`).
     """
     if index is not None and index < 0:
         raise ValueError(f"--index must be 0 or more, got {index}")
@@ -104,16 +116,50 @@ def _format_one(rec: dict) -> str:
     return "\n".join(lines)
 
 
+def _print_many(path: str, index: int | None, every: bool) -> None:
+    """Print record ``index`` (default 0), or every record, of a JSON-lines file, then
+    check the rest of the file: a file cut by a crash raises its
+    :class:`~twilight_env.records.TruncatedRecordsError` after the whole records are printed."""
+    if index is not None and index < 0:
+        raise ValueError(f"--index must be 0 or more, got {index}")
+    k = 0 if index is None else index
+    count, printed, cut = 0, 0, None
+    try:
+        for count, rec in enumerate(records.load_many(path), 1):
+            if every:
+                print(("\n" if printed else "") + f"=== Record {count - 1} of {path} ===")
+            if every or count - 1 == k:
+                print(format_record(rec), flush=True)
+                printed += 1
+    except records.TruncatedRecordsError as e:
+        cut = e
+    if not printed:
+        if count == 0 and cut is None:
+            raise ValueError(f"{path!r} holds no records")
+        if cut is not None:
+            raise ValueError(f"--index {k}: {cut}")
+        raise ValueError(f"--index {k}: {path} holds {count} record(s), so K is 0..{count - 1}")
+    if cut is not None:
+        raise cut
+    if index is None and not every and count > 1:
+        print(f"(record 0 of the {count} in {path}; --index K prints record K, 0..{count - 1}; --all prints "
+              "all)", file=sys.stderr)
+
+
 def run(args: argparse.Namespace) -> int:
-    """Check and print a record; 0 on success (ValueError or OSError -> the CLI prints it, exit 2)."""
+    """Check and print a record; 0 on success (a ValueError, e.g. a damaged or truncated
+    file, is printed by the CLI in one line, exit status 2)."""
     path = os.fspath(args.file)
+    every = getattr(args, "all", False)
+    if _many(path):
+        if every and args.index is not None:
+            raise ValueError("--all prints every record; give it without --index")
+        _print_many(path, args.index, every)
+        return 0
+    if every:
+        raise ValueError(f"--all is for .jsonl/.jsonl.gz files (many records); {path} holds one record")
     rec, deal = pick(path, args.index)
     print(format_record(rec, deal))
-    if args.index is None and _many(path):
-        count = sum(1 for _ in records.load_many(path))
-        if count > 1:
-            print(f"(record 0 of the {count} in {path}; --index K prints record K, 0..{count - 1})",
-                  file=sys.stderr)
     return 0
 
 

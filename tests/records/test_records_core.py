@@ -177,7 +177,7 @@ def test_load_reports_file_and_line(tmp_path):
         list(records.load_many(path))
     assert e.value.field == "deal[1][2]"
     (tmp_path / "x.json").write_text("{not json")
-    with pytest.raises(records.RecordError, match="not a JSON record"):
+    with pytest.raises(records.RecordError, match="is not valid JSON"):
         records.load(tmp_path / "x.json")
     with pytest.raises(records.RecordError, match="missing key 'tricks'"):
         records.dump({k: v for k, v in rec.items() if k != "tricks"}, tmp_path / "y.json")
