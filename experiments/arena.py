@@ -46,9 +46,9 @@ import numpy as np
 from twilight_env.cli import interrupt_status, non_negative_int, positive_int
 from twilight_env.engine import State
 
-from .common import (RunCheckpoint, check_new_file, check_new_folder, check_specs, check_workers, default_workers,
-                     fmt_ci, git_hash, lockstep_ok, mean_ci, out_dir, play_lockstep, play_seeded, resume_conflicts,
-                     run_tasks, text_table)
+from .common import (RunCheckpoint, check_deal_source, check_int, check_keys, check_new_file, check_new_folder,
+                     check_score_pair, check_specs, check_workers, default_workers, fmt_ci, git_hash, lockstep_ok,
+                     mean_ci, out_dir, play_lockstep, play_seeded, resume_conflicts, run_tasks, text_table)
 from .distributed import add_ray_argument, ray_runner, runner_label
 from .dealsets import check_deals, deal_set, run_seed
 
@@ -291,26 +291,35 @@ class ArenaCheckpoint(RunCheckpoint):
     COMMAND = "twilight arena"
     RESULT_FILE = "arena.json"
 
+    SETTINGS = ("specs", "num_players", "seed", "lockstep", "deals_source", "arguments")
+
     @classmethod
     def parse(cls, doc: dict) -> tuple[dict, list, dict]:
-        st = doc["settings"]
-        if not isinstance(st, dict):
-            raise ValueError("'settings' is not an object")
+        """Check every setting (``specs`` at least two strings, ``num_players`` 3 or 4 and
+        the same in the deals' source and the saved arguments, ``seed`` >= 0, ``lockstep``
+        true or false, no unknown setting), the deals (valid, and the seed's own deals
+        when drawn from a seed) and every result: both plays' side scores a pair one deal
+        can give (R5) and A's points their difference."""
+        st = check_keys(doc["settings"], "'settings'", cls.SETTINGS)
         specs = st["specs"]
-        if not isinstance(specs, list) or len(specs) < 2 or not all(isinstance(x, str) for x in specs):
+        if (not isinstance(specs, list) or len(specs) < 2
+                or not all(isinstance(x, str) and x.strip() for x in specs)):
             raise ValueError(f"settings 'specs' must be a list of at least two agent specs, got {specs!r}")
         if st["num_players"] not in (3, 4) or isinstance(st["num_players"], bool):
             raise ValueError(f"settings 'num_players' must be 3 or 4, got {st['num_players']!r}")
-        if isinstance(st["seed"], bool) or not isinstance(st["seed"], int):
-            raise ValueError(f"settings 'seed' is not an integer: {st['seed']!r}")
+        players = st["num_players"]
+        check_int(st["seed"], "settings 'seed'", 0)
         if not isinstance(st["lockstep"], bool):
-            raise ValueError(f"settings 'lockstep' is not true or false: {st['lockstep']!r}")
-        for k in ("deals_source", "arguments"):
-            if not isinstance(st[k], dict):
-                raise ValueError(f"settings {k!r} is not an object")
+            raise ValueError(f"settings 'lockstep' must be true or false, got {st['lockstep']!r}")
+        if not isinstance(st["arguments"], dict):
+            raise ValueError("settings 'arguments' must be an object")
+        if st["arguments"].get("players", players) != players:
+            raise ValueError(f"settings 'num_players' is {players} but the run was started with --players "
+                             f"{st['arguments'].get('players')!r} (settings 'arguments'); were the settings edited?")
         deals = check_deals(doc["deals"], "its deals")
         if not deals:
-            raise ValueError("it holds no deals")
+            raise ValueError("it holds no deals; a run has at least 1")
+        check_deal_source(st["deals_source"], "settings 'deals_source'", players, deals)
         pairings = len(specs) * (len(specs) - 1) // 2
         if not isinstance(doc["done"], dict):
             raise ValueError("'done' is not an object")
@@ -323,12 +332,23 @@ class ArenaCheckpoint(RunCheckpoint):
                 raise ValueError(f"the results of pairing {k} are not an object")
             done[k] = {}
             for d, r in v.items():
-                pts, sides = r["points"], r["side_scores"]
-                if (not 0 <= int(d) < len(deals) or len(pts) != 2 or len(sides) != 2
-                        or any(len(x) != 2 for x in sides)):
-                    raise ValueError(f"a malformed result for deal {d} of pairing {k}")
-                done[k][int(d)] = {"points": [int(x) for x in pts],
-                                   "side_scores": [[int(x) for x in y] for y in sides]}
+                if not (isinstance(d, str) and d.isdigit() and int(d) < len(deals)):
+                    raise ValueError(f"the results of pairing {k} name deal {d!r}; the run's deals are "
+                                     f"0..{len(deals) - 1}")
+                try:
+                    check_keys(r, f"the result of deal {d} of pairing {k}", ("points", "side_scores"))
+                    pts, sides = r["points"], r["side_scores"]
+                    if not isinstance(sides, list) or len(sides) != 2 or not isinstance(pts, list) or len(pts) != 2:
+                        raise ValueError("two plays expected")
+                    sides = [check_score_pair(sides[play], f"side_scores of play {play}") for play in (0, 1)]
+                    for play in (0, 1):
+                        mine = a_side(play)
+                        if pts[play] != sides[play][mine] - sides[play][1 - mine] or isinstance(pts[play], bool):
+                            raise ValueError(f"points of play {play} is {pts[play]!r}, but its side scores "
+                                             f"{sides[play]} give {sides[play][mine] - sides[play][1 - mine]}")
+                except ValueError as e:
+                    raise ValueError(f"a malformed result for deal {d} of pairing {k}: {e}") from None
+                done[k][int(d)] = {"points": list(pts), "side_scores": sides}
         return st, deals, done
 
 

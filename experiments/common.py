@@ -23,6 +23,8 @@ from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
+from twilight_env.jsonfile import read_json
+
 AGENT_STREAM = 1
 """Tag mixed into agent seeds so agent streams never coincide with the deal stream."""
 
@@ -407,15 +409,19 @@ def check_new_folder(path: str, flag: str = "--out", force: bool = False) -> Non
             replaced).
 
     Raises:
-        ValueError: ``path`` is an existing file, a parent of it is a file, or it is a
-            folder that holds files and ``force`` is false (the message names the flag,
-            a few of the files and ``--force``).
+        ValueError: ``path`` is an existing file, a parent of it is a file, the folder
+            it would be made in (or it) is not writable, or it is a folder that holds
+            files and ``force`` is false (the message names the flag, a few of the files
+            and ``--force``).
     """
     if os.path.exists(path) and not os.path.isdir(path):
         raise ValueError(f"{flag} {path!r} is an existing file, not a folder; give a folder path")
     above = _first_existing(path)
     if not os.path.isdir(above):
         raise ValueError(f"{flag} {path!r} cannot be made: {above!r} is a file, not a folder")
+    if not os.access(above, os.W_OK | os.X_OK):
+        raise ValueError(f"{flag} {path!r} cannot be {'written' if above == os.path.abspath(path) else 'made'}: "
+                         f"the folder {above!r} is not writable here; give a folder you may write to")
     if os.path.isdir(path) and not force:
         names = sorted(os.listdir(path))
         if names:
@@ -446,12 +452,16 @@ def out_dir(out: str | None, exp: str, seed: int, force: bool = False) -> str:
     """The output folder: ``out`` if given, else ``out/{exp}__{seed}__{unixtime}``; created.
 
     Raises:
-        ValueError: as :func:`check_new_folder` (a file, or a folder with files unless
-            ``force``).
+        ValueError: as :func:`check_new_folder` (a file, a folder with files unless
+            ``force``, a place that is not writable), or the folder cannot be made (the
+            operating system's reason, naming ``--out``).
     """
     path = out or os.path.join("out", f"{exp}__{seed}__{int(time.time())}")
     check_new_folder(path, "--out", force)
-    os.makedirs(path, exist_ok=True)
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as e:
+        raise ValueError(f"--out {path!r} cannot be made: {e.strerror or e}; give a folder you may write to") from None
     return path
 
 
@@ -478,8 +488,10 @@ def read_progress_file(folder: str, name: str, kind: str, version: int, what: st
             has finished and removed its progress file.
 
     Raises:
-        ValueError: no such file (finished or never started), unreadable JSON, or another
-            kind or version.
+        ValueError: no such file (finished or never started), a file that is not JSON
+            (truncated, nested deeper than ``twilight_env.jsonfile.MAX_DEPTH``, not UTF-8:
+            :class:`twilight_env.jsonfile.JsonFileError`, one line naming the file), or
+            another kind or version.
     """
     path = os.path.join(folder, name)
     if not os.path.isfile(path):
@@ -487,26 +499,148 @@ def read_progress_file(folder: str, name: str, kind: str, version: int, what: st
             raise ValueError(f"the run in {folder!r} has already finished (its {result_file} is there); "
                              "there is nothing to resume")
         raise ValueError(f"no {what} in {folder!r} (expected {path}); a finished run removes it")
-    try:
-        with open(path) as f:
-            doc = json.load(f)
-    except (OSError, json.JSONDecodeError) as e:
-        raise ValueError(f"{what} {path!r} is not readable JSON: {e}") from None
+    doc = read_json(path, what)  # JsonFileError (a ValueError): one line naming the file
     if not isinstance(doc, dict) or doc.get("kind") != kind or doc.get("version") != version:
         raise ValueError(f"{path!r} is not a {title} (version {version})")
     return doc
 
 
+# ---------------------------------------------------------------------------------
+# checking what a checkpoint holds (before anything is played)
+# ---------------------------------------------------------------------------------
+
+MAX_DEAL_SCORE = 360
+"""Highest deal score of one side or seat (R5.3: at most 60 souls × multiplier 6)."""
+
+
+def check_int(value, field: str, low: int, high: int | None = None) -> int:
+    """``value`` if it is an int (not a bool) in ``low..high`` (no upper bound when None).
+
+    Raises:
+        ValueError: naming ``field`` and the allowed range.
+    """
+    if isinstance(value, bool) or not isinstance(value, int) or value < low or (high is not None and value > high):
+        allowed = f"an integer in {low}..{high}" if high is not None else f"an integer >= {low}"
+        raise ValueError(f"{field} must be {allowed}, got {value!r}")
+    return value
+
+
+def check_seconds(value, field: str) -> float:
+    """``float(value)`` if it is a finite number >= 0 (a duration in seconds).
+
+    Raises:
+        ValueError: naming ``field`` and the allowed range.
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+        raise ValueError(f"{field} must be a finite number of seconds >= 0, got {value!r}")
+    return float(value)
+
+
+def check_keys(obj, field: str, required: Iterable[str], optional: Iterable[str] = ()) -> dict:
+    """``obj`` if it is a dict holding every ``required`` key and no key outside
+    ``required`` and ``optional``.
+
+    Raises:
+        ValueError: not an object, a missing key or an unknown key (naming them and the
+            keys allowed).
+    """
+    required, optional = list(required), list(optional)
+    if not isinstance(obj, dict):
+        raise ValueError(f"{field} must be an object, got {type(obj).__name__}")
+    missing = [k for k in required if k not in obj]
+    if missing:
+        raise ValueError(f"{field} lacks {', '.join(map(repr, missing))}")
+    unknown = sorted(str(k) for k in obj if k not in required and k not in optional)
+    if unknown:
+        raise ValueError(f"{field} holds unknown key(s) {', '.join(map(repr, unknown))}; allowed: "
+                         f"{', '.join(required + optional)}")
+    return obj
+
+
+_SCORE_PAIRS: frozenset | None = None
+
+
+def possible_score_pair(a, b) -> bool:
+    """Whether two sides' deal scores ``(a, b)`` can come out of one deal (R5): ``a = s·m``
+    and ``b = t·n`` with souls ``s + t <= 60`` and multipliers ``m, n`` in 0..6.
+
+    A necessary condition, so it never refuses a real deal's scores: 10^6, 61 (a prime
+    above 60) or two scores of 360 are refused."""
+    global _SCORE_PAIRS
+    if _SCORE_PAIRS is None:
+        _SCORE_PAIRS = frozenset((s * m, t * n) for s in range(61) for t in range(61 - s)
+                                 for m in range(7) for n in range(7))
+    return (a, b) in _SCORE_PAIRS
+
+
+def possible_deal_score(x) -> bool:
+    """Whether ``x`` can be one side's or one seat's deal score (R5: souls 0..60 × multiplier 0..6)."""
+    return possible_score_pair(x, 0)
+
+
+def check_score_pair(pair, field: str) -> list[int]:
+    """``[a, b]``, two deal scores that one deal can give (:func:`possible_score_pair`).
+
+    Raises:
+        ValueError: not two ints, or scores no deal can produce (naming ``field`` and R5).
+    """
+    if (not isinstance(pair, (list, tuple)) or len(pair) != 2
+            or any(isinstance(x, bool) or not isinstance(x, int) for x in pair)):
+        raise ValueError(f"{field} must be two integer deal scores, got {pair!r}")
+    if not possible_score_pair(*pair):
+        raise ValueError(f"{field} = {list(pair)!r} is not a pair of deal scores one deal can give (R5: each "
+                         f"0..{MAX_DEAL_SCORE}, souls × multiplier with at most 60 souls in all and multipliers 0..6)")
+    return list(pair)
+
+
+def check_deal_source(meta, field: str, num_players: int, deals: list) -> dict:
+    """Check a run's ``deals_source`` (:func:`experiments.dealsets.deal_set`'s meta)
+    against its settings and deals.
+
+    The source must be ``"seed"`` or ``"file"`` for ``num_players`` players; deals drawn
+    from a seed must be exactly the first ``len(deals)`` deals of that seed (a deal list
+    edited by hand is refused).
+
+    Raises:
+        ValueError: naming ``field`` and what is allowed.
+    """
+    from .dealsets import generate_deals
+
+    if not isinstance(meta, dict):
+        raise ValueError(f"{field} must be an object, got {type(meta).__name__}")
+    source = meta.get("source")
+    if source not in ("seed", "file"):
+        raise ValueError(f"{field} 'source' must be 'seed' or 'file', got {source!r}")
+    if meta.get("num_players", num_players) is not None and meta.get("num_players", num_players) != num_players:
+        raise ValueError(f"{field} 'num_players' is {meta.get('num_players')!r}, but the run plays {num_players} "
+                         "players; were the settings edited?")
+    seed = meta.get("seed")
+    if seed is not None:
+        check_int(seed, f"{field} 'seed'", 0)
+    if source == "seed":
+        check_int(seed, f"{field} 'seed'", 0)
+        if [[list(h) for h in d] for d in deals] != generate_deals(len(deals), seed):
+            raise ValueError(f"its deals are not the first {len(deals)} deals of seed {seed} ({field} says they "
+                             "were drawn from that seed); were the deals edited?")
+    return meta
+
+
 class RunCheckpoint:
     """The finished deals of a long run (``edge``, ``arena``), kept in its output folder.
 
-    The file ``FOLDER/{name}`` holds the run's settings, its deals and, per key (a
-    configuration or a pairing), each finished deal's result; it is written atomically
-    (:func:`write_json_atomic`) every :meth:`interval` seconds as deals finish, at the
-    start, and on Ctrl-C or SIGTERM. Every deal is seeded by (seed, deal index, key), so
-    ``--resume FOLDER`` plays only the missing deals and ends with the figures of an
-    uninterrupted run. Subclasses set ``NAME``, ``KIND``, ``COMMAND`` and ``RESULT_FILE``
-    and check their own settings and results in :meth:`parse`.
+    The file ``FOLDER/{name}`` holds the run's settings, its deals (and their number,
+    ``num_deals``), the run time so far (``elapsed_seconds``), the play time per key
+    over all sittings (``play_seconds``) and, per key (a configuration or a pairing),
+    each finished deal's result; it is written atomically (:func:`write_json_atomic`)
+    every :meth:`interval` seconds as deals finish, at the start, and on Ctrl-C or
+    SIGTERM. Every deal is seeded by (seed, deal index, key), so ``--resume FOLDER``
+    plays only the missing deals and ends with the figures of an uninterrupted run.
+
+    :meth:`load` checks everything before anything is played: the file's JSON (one line
+    naming the file for a truncated, deeply nested or malformed file), its keys (unknown
+    ones refused), the durations, and, through the subclass's :meth:`parse`, every
+    setting's type and range, the deals and every stored result against what a deal
+    can produce (R5). Subclasses set ``NAME``, ``KIND``, ``COMMAND`` and ``RESULT_FILE``.
     """
 
     NAME = "checkpoint.json"
@@ -518,25 +652,50 @@ class RunCheckpoint:
     """The run's result file: its presence means the run finished."""
     VERSION = 1
     EVERY_S = 20.0
+    KEYS = ("kind", "version", "settings", "deals", "elapsed_seconds", "done")
+    OPTIONAL_KEYS = ("num_deals", "play_seconds")
+    """Keys of the file; the optional ones are absent from files written before they were added."""
 
-    def __init__(self, folder: str, settings: dict, deals, done: dict | None = None, elapsed: float = 0.0):
+    def __init__(self, folder: str, settings: dict, deals, done: dict | None = None, elapsed: float = 0.0,
+                 play_seconds: dict | None = None):
         self.folder = folder
         self.path = os.path.join(folder, self.NAME)
         self.settings = settings
         self.deals = deals
         self.done: dict[str, dict[int, Any]] = done or {}
         self.elapsed = elapsed
-        self._since = time.time()
+        self.seconds: dict[str, float] = dict(play_seconds or {})
+        """Play time per key in the sittings before the current one (seconds)."""
+        self._since = clock()
         self._last_write = 0.0
+        self._playing: tuple[str, float] | None = None
 
     def interval(self) -> float:
         """Seconds between writes while deals finish."""
         return self.EVERY_S
 
+    def start(self, key) -> None:
+        """Start the play clock of ``key`` (a configuration or pairing being played now)."""
+        self.stop()
+        self._playing = (str(key), clock())
+
+    def stop(self) -> None:
+        """Stop the play clock started by :meth:`start`, adding its time to the key's."""
+        if self._playing is not None:
+            key, t0 = self._playing
+            self.seconds[key] = self.seconds.get(key, 0.0) + clock() - t0
+            self._playing = None
+
+    def play_seconds(self, key) -> float:
+        """Seconds spent playing ``key``'s deals over every sitting, the running one included."""
+        key = str(key)
+        running = clock() - self._playing[1] if self._playing is not None and self._playing[0] == key else 0.0
+        return self.seconds.get(key, 0.0) + running
+
     def record(self, key, deal_index: int, result) -> None:
         """Keep one finished deal's (JSON-able) result; write the file if it is due."""
         self.done.setdefault(str(key), {})[int(deal_index)] = result
-        if time.time() - self._last_write >= self.interval():
+        if clock() - self._last_write >= self.interval():
             self.write()
 
     def finished(self, key) -> dict:
@@ -549,9 +708,11 @@ class RunCheckpoint:
 
     def write(self) -> None:
         """Write the file now (atomically: a crash leaves the previous version)."""
-        now = time.time()
+        now = clock()
+        keys = set(self.seconds) | ({self._playing[0]} if self._playing is not None else set())
         doc = {"kind": self.KIND, "version": self.VERSION, "settings": self.settings, "deals": self.deals,
-               "elapsed_seconds": self.elapsed + now - self._since,
+               "num_deals": len(self.deals), "elapsed_seconds": self.elapsed + now - self._since,
+               "play_seconds": {k: self.play_seconds(k) for k in sorted(keys)},
                "done": {k: {str(d): r for d, r in v.items()} for k, v in self.done.items()}}
         write_json_atomic(self.path, doc)
         self._last_write = now
@@ -570,34 +731,54 @@ class RunCheckpoint:
 
     @classmethod
     def parse(cls, doc: dict) -> tuple[dict, list, dict]:
-        """``(settings, deals, done)`` from a checkpoint document; subclasses check them.
+        """``(settings, deals, done)`` from a checkpoint document, after checking every
+        setting's type and range and every result; subclasses implement it.
 
         Raises:
-            KeyError, TypeError, ValueError: a missing key or a malformed value.
+            KeyError, TypeError, ValueError: a missing key or a malformed or out-of-range
+                value (the message names the field and what is allowed).
         """
         raise NotImplementedError
 
     @classmethod
     def load(cls, folder: str) -> "RunCheckpoint":
-        """Read ``FOLDER/{NAME}``.
+        """Read and check ``FOLDER/{NAME}`` (nothing is played before this returns).
 
         Raises:
-            ValueError: no such file (or the run already finished), unreadable JSON, not
-                a checkpoint of this kind and version, or malformed settings, deals or
-                results (the message says which).
+            ValueError: no such file (or the run already finished), a file that is not
+                JSON (one line naming it), not a checkpoint of this kind and version, or
+                a malformed or out-of-range setting, deal list, duration or result (the
+                message names the file, the field and the allowed values).
         """
         what = f"{cls.COMMAND.split()[-1]} checkpoint"
         path = os.path.join(folder, cls.NAME)
         doc = read_progress_file(folder, cls.NAME, cls.KIND, cls.VERSION, what, f"{cls.COMMAND} checkpoint",
                                  cls.RESULT_FILE)
         try:
+            check_keys(doc, "the file", cls.KEYS, cls.OPTIONAL_KEYS)
             settings, deals, done = cls.parse(doc)
-            elapsed = float(doc["elapsed_seconds"])
+            if "num_deals" in doc:
+                n = check_int(doc["num_deals"], "'num_deals'", 1)
+                if n != len(deals):
+                    raise ValueError(f"'num_deals' is {n} but the file holds {len(deals)} deals; the deal list "
+                                     "was shortened or lengthened by hand")
+            elapsed = check_seconds(doc["elapsed_seconds"], "'elapsed_seconds'")
+            seconds = doc.get("play_seconds", {})
+            if not isinstance(seconds, dict):
+                raise ValueError(f"'play_seconds' must be an object (seconds per key), got {type(seconds).__name__}")
+            for k, v in seconds.items():
+                check_seconds(v, f"'play_seconds' {k!r}")
         except KeyError as e:
             raise ValueError(f"{what} {path!r} is malformed: the key {e} is missing") from None
         except (TypeError, ValueError) as e:
             raise ValueError(f"{what} {path!r} is malformed: {e}") from None
-        return cls(folder, settings, deals, done, elapsed)
+        return cls(folder, settings, deals, done, elapsed, {k: float(v) for k, v in seconds.items()})
+
+
+def clock() -> float:
+    """Wall-clock seconds (``time.time``) for checkpoints' run and play times; one
+    function, so a test can replace it."""
+    return time.time()
 
 
 def resume_conflicts(given: Iterable[tuple[str, Any]], allowed: str = "--workers and --quiet") -> None:

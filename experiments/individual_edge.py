@@ -55,8 +55,8 @@ import numpy as np
 
 from twilight_env.engine import State
 
-from .common import (RunCheckpoint, check_workers, fmt_ci, git_hash, markdown_table, mean_ci, play_seeded,
-                     resume_conflicts, run_tasks, text_table, wilson_ci)
+from .common import (MAX_DEAL_SCORE, RunCheckpoint, check_score_pair, check_workers, fmt_ci, git_hash, markdown_table,
+                     mean_ci, play_seeded, possible_deal_score, resume_conflicts, run_tasks, text_table, wilson_ci)
 from .dealsets import deal_set
 from .distributed import ray_runner, runner_label
 from .solo_edge import (BOOT_STREAM, Checkpoint as EdgeCheckpoint, _percentile_ci, config_key, prepare_run,
@@ -93,16 +93,38 @@ class Checkpoint(RunCheckpoint):
 
     @classmethod
     def parse(cls, doc: dict) -> tuple[dict, list, dict]:
-        st, deals, raw = EdgeCheckpoint.parse_common(doc)
+        st, deals, raw = EdgeCheckpoint.parse_common(doc, {"scoring": "individual"})
         done = {}
         for k, v in raw.items():
             done[k] = {}
             for d, plays in v.items():
-                if (not 0 <= int(d) < len(deals) or len(plays) != 3
-                        or any(len(p) != 6 or any(not isinstance(x, int) or x < 0 for x in p) for p in plays)):
+                if (not isinstance(plays, list) or len(plays) != 3
+                        or any(not isinstance(p, list) or len(p) != 6
+                               or any(isinstance(x, bool) or not isinstance(x, int) for x in p) for p in plays)):
                     raise ValueError(f"a malformed result for deal {d} (3 plays of 6 non-negative ints expected)")
+                for r, p in enumerate(plays):
+                    check_plays(p, f"deal {d}, play {r}")
                 done[k][int(d)] = [list(p) for p in plays]
         return st, deals, done
+
+
+def check_plays(p: list, where: str) -> None:
+    """Check one play's ``[solo, Sun left, new moon, Sun right, Moon team, Sun team]`` deal
+    points against what a deal can produce: each seat's line a deal score (R5 per seat,
+    R8), the team pair a pair of deal scores, and each side's seat lines at most its team
+    score (souls × multiplier of a side is at least the sum over its seats).
+
+    Raises:
+        ValueError: naming ``where`` and what no deal can give.
+    """
+    for i, x in enumerate(p[:4]):
+        if not possible_deal_score(x):
+            raise ValueError(f"the {LINES[i]} line of {where} is {x!r}; a seat's deal points are souls × "
+                             f"multiplier, 0..{MAX_DEAL_SCORE} (R5, R8)")
+    check_score_pair(p[4:6], f"the (Moon, Sun) team points of {where}")
+    if p[0] + p[2] > p[4] or p[1] + p[3] > p[5]:
+        raise ValueError(f"the seat lines of {where} ({p[:4]}) exceed their sides' team points ({p[4:6]}); no "
+                         "deal gives that (R5, R8)")
 
 
 def simulate_lines(points: np.ndarray, rng: np.random.Generator, matches: int, target: int = 1000,

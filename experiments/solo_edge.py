@@ -76,8 +76,8 @@ import numpy as np
 from twilight_env.cli import interrupt_status, non_negative_int, positive_int
 from twilight_env.engine import State
 
-from .common import (RunCheckpoint, check_new_file, check_new_folder, check_specs, check_workers, default_workers,
-                     fmt_ci, git_hash, markdown_table, mean_ci, out_dir, play_seeded, resume_conflicts, run_tasks,
+from .common import (RunCheckpoint, check_deal_source, check_int, check_keys, check_new_file, check_new_folder,
+                     check_score_pair, check_specs, check_workers, default_workers, fmt_ci, git_hash, markdown_table, mean_ci, out_dir, play_seeded, resume_conflicts, run_tasks,
                      text_table, wilson_ci)
 from .distributed import add_ray_argument, ray_runner, runner_label
 from .dealsets import check_deals, deal_set, run_seed
@@ -259,24 +259,44 @@ class Checkpoint(RunCheckpoint):
     def record(self, key: int, deal_index: int, moon: list[int], sun: list[int]) -> None:
         super().record(key, deal_index, (list(moon), list(sun)))
 
-    @staticmethod
-    def parse_common(doc: dict) -> tuple[dict, list, dict]:
+    SETTINGS = ("configs", "seed", "target", "boot", "matches", "deals_source")
+    """Keys of the settings object (all required; any other key is refused)."""
+    EXTRA_SETTINGS: dict = {}
+    """Further settings a subclass requires, with the only value allowed."""
+
+    @classmethod
+    def parse_common(cls, doc: dict, extra: dict | None = None) -> tuple[dict, list, dict]:
         """``(settings, deals, {key: results of that configuration})`` after checking what
-        every edge-type checkpoint holds; the per-deal results are left to the caller."""
-        st = doc["settings"]
-        if not isinstance(st, dict):
-            raise ValueError("'settings' is not an object")
-        configs = [(str(a), str(b)) for a, b in st["configs"]]
-        if not configs:
-            raise ValueError("no configurations")
-        for k in ("seed", "target", "boot", "matches"):
-            if isinstance(st[k], bool) or not isinstance(st[k], int):
-                raise ValueError(f"settings {k!r} is not an integer: {st[k]!r}")
-        if not isinstance(st["deals_source"], dict):
-            raise ValueError("'deals_source' is not an object")
+        every edge-type checkpoint holds: every setting's type and range (``seed`` >= 0,
+        ``target``, ``boot``, ``matches`` >= 1; agent specs as strings, no configuration
+        twice), no unknown setting, at least 2 valid deals of 3 players that match their
+        source (:func:`~experiments.common.check_deal_source`) and results only for listed
+        configurations; the per-deal results are left to the caller. ``extra``: further
+        required settings with the only value allowed (default ``EXTRA_SETTINGS``).
+
+        Raises:
+            ValueError: naming the field and the allowed values.
+        """
+        extra = cls.EXTRA_SETTINGS if extra is None else extra
+        st = check_keys(doc["settings"], "'settings'", cls.SETTINGS + tuple(extra))
+        for k, v in extra.items():
+            if st[k] != v:
+                raise ValueError(f"settings {k!r} must be {v!r} in this file, got {st[k]!r}")
+        raw = st["configs"]
+        if (not isinstance(raw, list) or not raw or any(not isinstance(c, list) or len(c) != 2 for c in raw)
+                or any(not isinstance(x, str) or not x.strip() for c in raw for x in c)):
+            raise ValueError(f"settings 'configs' must be a non-empty list of [solo spec, Sun spec] pairs of "
+                             f"strings, got {raw!r}")
+        configs = [(a, b) for a, b in raw]
+        if len(set(configs)) != len(configs):
+            raise ValueError(f"settings 'configs' lists a configuration twice: {raw!r}")
+        check_int(st["seed"], "settings 'seed'", 0)
+        for k in ("target", "boot", "matches"):
+            check_int(st[k], f"settings {k!r}", 1)
         deals = check_deals(doc["deals"], "its deals")
         if len(deals) < 2:
-            raise ValueError("it holds fewer than 2 deals")
+            raise ValueError(f"it holds {len(deals)} deal(s); a run has at least 2")
+        check_deal_source(st["deals_source"], "settings 'deals_source'", 3, deals)
         keys = {str(config_key(a, b)): (a, b) for a, b in configs}
         if not isinstance(doc["done"], dict):
             raise ValueError("'done' is not an object")
@@ -286,6 +306,10 @@ class Checkpoint(RunCheckpoint):
                                  "were the settings edited?")
             if not isinstance(v, dict):
                 raise ValueError(f"the results of configuration {keys[k]} are not an object")
+            for d in v:
+                if not (isinstance(d, str) and d.isdigit() and int(d) < len(deals)):
+                    raise ValueError(f"the results of configuration {keys[k]} name deal {d!r}; the run's deals "
+                                     f"are 0..{len(deals) - 1}")
         st["configs"] = [list(c) for c in configs]
         return st, deals, doc["done"]
 
@@ -296,10 +320,14 @@ class Checkpoint(RunCheckpoint):
         for k, v in raw.items():
             done[k] = {}
             for d, pair in v.items():
+                if not isinstance(pair, list) or len(pair) != 2 or any(
+                        not isinstance(x, list) or len(x) != 3 for x in pair):
+                    raise ValueError(f"a malformed result for deal {d}: [Moon points of the 3 plays, Sun points of "
+                                     f"the 3 plays] expected, got {pair!r}")
                 m, u = pair
-                if not 0 <= int(d) < len(deals) or len(m) != 3 or len(u) != 3:
-                    raise ValueError(f"a malformed result for deal {d}")
-                done[k][int(d)] = ([int(x) for x in m], [int(x) for x in u])
+                for r in range(3):
+                    check_score_pair([m[r], u[r]], f"the (Moon, Sun) deal points of deal {d}, play {r}")
+                done[k][int(d)] = (list(m), list(u))
         return st, deals, done
 
 

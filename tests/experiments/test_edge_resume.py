@@ -64,7 +64,7 @@ def test_resume_errors_are_clear(tmp_path, capsys):
         edge.run_study(resume=str(folder), **SMALL)
     path = folder / edge.CHECKPOINT
     path.write_text("{not json")
-    with pytest.raises(ValueError, match="not readable JSON"):
+    with pytest.raises(ValueError, match="is not valid JSON"):
         edge.run_study(resume=str(folder), **SMALL)
     path.write_text(json.dumps({"kind": "something else"}))
     with pytest.raises(ValueError, match="not a twilight edge checkpoint"):
@@ -147,8 +147,8 @@ def test_malformed_checkpoints_are_refused_before_any_play(tmp_path, monkeypatch
     cases = {
         "done-list": (lambda d: d.update(done=[1, 2]), "'done' is not an object"),
         "done-entry": (lambda d: d["done"].update({key: [1, 2]}), "are not an object"),
-        "no-source": (lambda d: d["settings"].pop("deals_source"), "'deals_source' is missing"),
-        "bad-seed": (lambda d: d["settings"].update(seed="x"), "'seed' is not an integer"),
+        "no-source": (lambda d: d["settings"].pop("deals_source"), "lacks 'deals_source'"),
+        "bad-seed": (lambda d: d["settings"].update(seed="x"), "'seed' must be an integer >= 0"),
         "bad-deal": (lambda d: d["deals"].__setitem__(3, "abc"), "deal 3 is not valid"),
         "bad-card": (lambda d: d["deals"][3][0].__setitem__(0, "XX9"), "deal 3 is not valid"),
         "bad-result": (lambda d: d["done"][key].update({"0": [[1, 2], [3]]}), "malformed result for deal 0"),
