@@ -37,7 +37,7 @@ Chance and actions
 Observations
 ------------
 - ``observation_tensor(p)``: float32 ``(968,)``, exactly the env's observation of that
-  player (``twilight_env.encoding``, the README's layout table; deal episode, so the
+  player (``twilight_env.encoding``, the layout table of ``docs/ENVIRONMENT.md``; deal episode, so the
   match fields are 0). All zeros while the cards are being dealt.
 - ``information_state_tensor(p)``: ``(1080,)``: the observation, then ``[card, place]``
   (28 x 4) flags giving the place 0..3 of every played card within its trick, which makes
