@@ -22,8 +22,10 @@ needs_tensorboard = pytest.mark.skipif(importlib.util.find_spec("tensorboard") i
                                        reason="tensorboard (the 'train' extra) is not installed")
 
 ROOT = Path(__file__).resolve().parents[2]
+CKPT_EVERY = "0.005"
+"""Minutes between periodic checkpoints in the interrupt tests (0.3 s): the tests wait for one."""
 TINY = ["--actors", "0", "--eval-every", "0", "--eval-deals", "0", "--no-progress", "--games-per-actor", "16",
-        "--batch-size", "256"]
+        "--batch-size", "256", "--checkpoint-every", CKPT_EVERY]
 
 
 def _popen(*args):
@@ -32,15 +34,26 @@ def _popen(*args):
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def _interrupt_after_start(proc, sig, logdir, wait_s=4.0):
-    """Wait until the run has started training (its event file exists), then signal it."""
+def _first_learner_step_saved(run: Path) -> bool:
+    """True once the run's periodic checkpoint holds at least one learner step."""
+    try:
+        return load_checkpoint(run / CHECKPOINT_NAME)["updates"] > 0
+    except (ValueError, OSError, KeyError):  # not written yet
+        return False
+
+
+def _interrupt_after_start(proc, sig, logdir):
+    """Wait until the run has made a learner step (its periodic checkpoint, written every
+    ``CKPT_EVERY`` minutes, holds one), then signal it: no fixed sleep, so a loaded machine
+    only makes the wait longer."""
     line = proc.stdout.readline()
     assert line.startswith("run directory: "), (line, proc.stderr.read() if proc.poll() is not None else "")
     run = Path(line.split(": ", 1)[1].strip())
-    deadline = time.time() + 120
-    while not list(run.glob("events.out.tfevents.*")) and time.time() < deadline:
-        time.sleep(0.1)
-    time.sleep(wait_s)
+    deadline = time.time() + 300
+    while not _first_learner_step_saved(run) and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.2)
+    assert proc.poll() is None, proc.communicate()[1][-2000:]
+    assert _first_learner_step_saved(run), "no learner step within 300 s"
     proc.send_signal(sig)
     out, err = proc.communicate(timeout=120)
     return run, line + out, err
@@ -68,7 +81,8 @@ def test_ctrl_c_writes_checkpoint_prints_resume_command_and_resumes(tmp_path):
     assert f"interrupted (Ctrl-C) at {n:,} decisions" in lines[0]
     cmd = lines[0].split("continue with: ", 1)[1]
     assert shlex.split(cmd) == ["twilight", "train", "--resume", str(run), "--decisions", "5000000", "--actors", "0",
-                                "--eval-every", "0", "--eval-deals", "0", "--no-progress"]
+                                "--eval-every", "0", "--eval-deals", "0", "--checkpoint-every", CKPT_EVERY,
+                                "--no-progress"]
     # the printed command continues the run (with a smaller budget here)
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     r = subprocess.run([sys.executable, "-m", "twilight_env.cli", *shlex.split(cmd)[1:], "--decisions", str(n + 1500)],
@@ -84,8 +98,9 @@ def test_ctrl_c_writes_checkpoint_prints_resume_command_and_resumes(tmp_path):
 @needs_tensorboard
 def test_sigterm_with_actor_process(tmp_path):
     proc = _popen("--players", "3", "--minutes", "10", "--logdir", str(tmp_path), *TINY[:0], "--actors", "1",
-                  "--eval-deals", "0", "--no-progress", "--games-per-actor", "16", "--batch-size", "256")
-    run, out, err = _interrupt_after_start(proc, signal.SIGTERM, tmp_path, wait_s=6.0)
+                  "--eval-deals", "0", "--no-progress", "--games-per-actor", "16", "--batch-size", "256",
+                  "--checkpoint-every", CKPT_EVERY)
+    run, out, err = _interrupt_after_start(proc, signal.SIGTERM, tmp_path)
     assert proc.returncode == 143, err
     assert "Traceback" not in err
     assert "interrupted (SIGTERM)" in err and f"--resume {run} --minutes " in err and "--actors" not in err
