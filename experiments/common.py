@@ -214,11 +214,16 @@ def check_workers(workers: int) -> int:
 def _worker_signals() -> None:
     """Worker processes leave interruptions to the main process: a Ctrl-C reaches the whole
     process group, and only the main process saves the finished deals and says so; the
-    main process ends its workers with SIGTERM, which must end them quietly."""
+    main process ends its workers with SIGTERM, which must end them quietly. A worker also
+    ends (SIGTERM) when the main process dies, even by ``kill -9``
+    (:func:`twilight_env._procs.die_with_parent`): no orphan plays on."""
     import signal
+
+    from twilight_env._procs import die_with_parent
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    die_with_parent()
 
 
 def _apply_chunk(fn: Callable, chunk: Sequence) -> list:

@@ -41,7 +41,8 @@ import zlib
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from .cards import CARDS, PURGATORY_MASK, codes_of
-from .engine import HOLD, NUM_TRICKS, REQUEST_BASE, Config, Match, State, validate_deal
+from .engine import (HOLD, NUM_TRICKS, REQUEST_BASE, Config, Match, State, fixed_solo_scores_problem,
+                     validate_deal)
 from .jsonfile import JsonFileError, parse_json, read_json
 
 FORMAT_DEAL = "twilight-deal"
@@ -52,6 +53,9 @@ VERSION = 1
 """Schema version written and read by this module."""
 CONFIG_KEYS = ("num_players", "target", "goals_333", "three_player_scoring", "fixed_solo")
 """Keys of a record's ``config`` (the fields of :class:`~twilight_env.engine.Config`)."""
+MAX_DEAL_SCORE = 360
+"""Most points a deal scores: 60 souls times a multiplier of at most 6 (R5.1-R5.3); both
+sides' deal scores together stay within it too."""
 SCHEMA_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "record.schema.json")
 """Path of the JSON Schema of both record kinds, shipped in the package."""
 
@@ -214,7 +218,8 @@ def deal_record(state_or_initial_state: State, actions: Sequence[int] | None = N
         solo: 3 players: the solo player 0..2 of this deal (R7.4); default 0. The state's
             first leader must be seat 0 (R7.2).
         scores: the match totals by score line before this deal (default zeros; lines as
-            :meth:`~twilight_env.engine.Match.line_names`).
+            :meth:`~twilight_env.engine.Match.line_names`): ints >= 0 that do not already
+            decide the match (R6.1, R6.2, R7.5).
         agents: the agent spec of each seat 0..3 (4 entries, None where unknown; 3
             players: seat 2 is the new moon, decided by the solo, R7.3), or None.
         seed: the seed the deal or its agents were drawn with, if any (int).
@@ -271,6 +276,10 @@ def deal_record(state_or_initial_state: State, actions: Sequence[int] | None = N
         raise ValueError(f"actions must be a sequence of ints 0..30, got {actions!r}") from None
     deal = [codes_of(h) for h in st.initial_hands]
     match = _new_match(config, deal, dealer, solo, None if scores is None else list(scores))
+    if any(t < 0 for t in match.totals):
+        raise ValueError(f"scores must be ints >= 0 (totals add deal scores, never negative: R5.3, R6.1), "
+                         f"got {list(scores)!r}")
+    _check_undecided(match)
     totals_before = list(match.totals)
     rec: dict[str, Any] = {
         "format": FORMAT_DEAL, "version": VERSION, "package_version": _package_version(), "created": _now(),
@@ -456,12 +465,22 @@ def replay(record: dict) -> list[State]:
     return states
 
 
+def _check_undecided(match: Match, deal: int | None = None) -> None:
+    """Refuse starting totals that already decide the match: no deal follows (R6.1, R6.2, R7.5)."""
+    winners = match._decide()
+    if winners:
+        raise RecordError(f"totals_before {list(match.totals)!r} already decide the match (winning line(s) "
+                          f"{list(winners)}, target {match.config.target}); no deal follows a decided match "
+                          "(R6.1, R6.2, R7.5)", step=0, field="totals_before", deal=deal)
+
+
 def _replay_deal(record: dict, deal: int | None = None) -> tuple[Match, list[State]]:
     config = _config_from_dict(record["config"], "config")
     try:
         match = _new_match(config, record["deal"], record["dealer"], record["solo"], record["totals_before"])
     except ValueError as e:
         raise RecordError(f"the deal cannot start: {e}", step=0, field="totals_before", deal=deal) from None
+    _check_undecided(match, deal)
     if match.state.first_leader != record["leader"]:
         want = "the seat after the dealer (R2.4)" if config.num_players == 4 else "the solo, seat 0 (R7.2)"
         raise RecordError(f"stored leader {record['leader']} but {want} is seat {match.state.first_leader}",
@@ -576,8 +595,8 @@ def _validate_common(record: dict, fmt: str) -> None:
     _check_keys(record, keys, "record")
     _need(isinstance(record["package_version"], str), "package_version", "package_version must be a string")
     _need(isinstance(record["created"], str), "created", "created must be a string (ISO 8601 UTC time)")
-    _need(record["seed"] is None or _is_int(record["seed"]), "seed",
-          f"seed must be an int or null, got {record['seed']!r}")
+    _need(record["seed"] is None or (_is_int(record["seed"]) and record["seed"] >= 0), "seed",
+          f"seed must be an int >= 0 or null (numpy seeds are non-negative), got {record['seed']!r}")
     _need(isinstance(record["meta"], dict), "meta", f"meta must be a JSON object, got {type(record['meta']).__name__}")
     _need(isinstance(record["config"], dict), "config", "config must be a JSON object")
     _check_keys(record["config"], CONFIG_KEYS, "config")
@@ -663,6 +682,27 @@ def _validate_deal(r: dict) -> None:
     nl = _num_lines(c)
     for k in ("deal_points", "totals_before", "totals_after"):
         _check_int_list(r[k], nl, k, "one per score line")
+    _check_reachable_deal(r)
+
+
+def _check_reachable_deal(r: dict) -> None:
+    """Refuse deal-record scores that no game reaches (types already checked)."""
+    s0, s1 = r["side_scores"]
+    _need(0 <= s0 <= MAX_DEAL_SCORE and 0 <= s1 <= MAX_DEAL_SCORE and s0 + s1 <= MAX_DEAL_SCORE, "side_scores",
+          f"side_scores must be two ints 0..{MAX_DEAL_SCORE} with a sum of at most {MAX_DEAL_SCORE} (60 souls in a "
+          f"deal, a multiplier of at most 6, R5.1-R5.3), got {r['side_scores']!r}")
+    _need(all(0 <= p <= MAX_DEAL_SCORE for p in r["deal_points"]), "deal_points",
+          f"deal_points must be ints 0..{MAX_DEAL_SCORE} (a deal score, R5.3, R7.5, R8), got {r['deal_points']!r}")
+    _need(all(t >= 0 for t in r["totals_before"]), "totals_before",
+          f"totals_before must be ints >= 0 (totals add deal scores, never negative: R5.3, R6.1), "
+          f"got {r['totals_before']!r}")
+    want = [b + p for b, p in zip(r["totals_before"], r["deal_points"])]
+    _need(r["totals_after"] == want, "totals_after",
+          f"totals_after must be totals_before + deal_points (R6.1, R7.5) = {want!r}, got {r['totals_after']!r}")
+    c = r["config"]
+    if c["num_players"] == 3:
+        why = fixed_solo_scores_problem(_config_from_dict(c, "config"), r["solo"], r["totals_before"])
+        _need(why is None, "totals_before", f"totals_before: {why}")
 
 
 def _validate_match(r: dict) -> None:
@@ -670,12 +710,24 @@ def _validate_match(r: dict) -> None:
     nl = _num_lines(r["config"])
     _check_int_list(r["scores"], nl, "scores", "starting totals, one per score line")
     _check_int_list(r["totals"], nl, "totals", "one per score line")
+    _need(all(s >= 0 for s in r["scores"]), "scores",
+          f"scores must be ints >= 0 (totals add deal scores, never negative: R5.3, R6.1), got {r['scores']!r}")
+    _need(all(t >= s for t, s in zip(r["totals"], r["scores"])), "totals",
+          f"totals {r['totals']!r} must be at least the starting scores {r['scores']!r} (deal scores are "
+          "never negative, R5.3, R6.1)")
     _need(_is_int(r["deals_played"]) and r["deals_played"] >= 1, "deals_played", "deals_played must be an int >= 1")
     _need(isinstance(r["done"], bool), "done", "done must be true or false")
     _need(isinstance(r["winners"], list) and all(_is_int(w) and 0 <= w < nl for w in r["winners"]), "winners",
           f"winners must be a list of score-line indices 0..{nl - 1}")
+    _need(len(set(r["winners"])) == len(r["winners"]) and r["winners"] == sorted(r["winners"]), "winners",
+          f"winners must list each score line once, in order, got {r['winners']!r}")
+    _need(r["done"] == bool(r["winners"]), "done",
+          f"done must be true exactly when there are winners (R6.1, R7.5), got done {r['done']!r} and winners "
+          f"{r['winners']!r}")
     _need(isinstance(r["deals"], list) and len(r["deals"]) >= 1, "deals",
           "deals must be a non-empty list of deal records")
+    _need(r["deals_played"] == len(r["deals"]), "deals_played",
+          f"deals_played must be the number of deals listed ({len(r['deals'])}), got {r['deals_played']!r}")
     for k, d in enumerate(r["deals"]):
         try:
             _need(isinstance(d, dict) and d.get("format") == FORMAT_DEAL, "format",
@@ -690,7 +742,13 @@ def validate(record: dict) -> None:
 
     Checks every key of ``docs/RECORDS.md``: present, no unknown key, JSON type and range,
     card codes among ``twilight_env.cards.CARDS`` (R1), a complete deal (4 hands of 7
-    distinct cards, R2.3), the format name and ``version`` (1).
+    distinct cards, R2.3), the format name and ``version`` (1), and scores that a game
+    can reach: deal scores 0..360 (both sides together at most 360, R5.1-R5.3), totals
+    never negative, ``totals_after = totals_before + deal_points`` (R6.1), equal Sun
+    starting totals under ``fixed_solo`` (R7.6), a seed >= 0; in a match, ``totals`` at
+    least ``scores``, ``done`` exactly when there are winners, each winner once and
+    ``deals_played`` the number of deals. (:func:`replay` also refuses starting totals
+    that already decide the match: no deal follows, R6.1, R6.2, R7.5.)
 
     Raises:
         RecordError: saying which key is missing or wrong (``field`` names it; ``deal``

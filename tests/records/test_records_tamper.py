@@ -96,6 +96,11 @@ def test_taken_trick_marked_pending_and_wrong_pile():
 def test_wrong_score(rec, key):
     bad = copy.deepcopy(rec)
     bad[key][0] += 1
+    if key == "totals_after":  # validate: totals_after is totals_before + deal_points (R6.1)
+        _refused(bad, None, key, r"totals_after must be totals_before \+ deal_points")
+        return
+    if key == "deal_points":  # consistent totals, so that the engine's deal score is what differs
+        bad["totals_after"][0] += 1
     _refused(bad, len(rec["actions"]), key, f"stored {key}")
 
 
@@ -156,7 +161,7 @@ def test_swapped_hands_make_actions_illegal_or_cards_wrong(rec):
     (lambda r: r["actions"][0].__setitem__("action", 31), "actions[0].action", "must be an int 0..30"),
     (lambda r: r["actions"][0].__setitem__("action", True), "actions[0].action", "must be an int 0..30"),
     (lambda r: r["tricks"].pop(), "tricks", "7 tricks"),
-    (lambda r: r.__setitem__("seed", "7"), "seed", "seed must be an int or null"),
+    (lambda r: r.__setitem__("seed", "7"), "seed", "seed must be an int >= 0 or null"),
     (lambda r: r["config"].__setitem__("target", 0), "config.target", "positive int"),
     (lambda r: r["config"].__setitem__("three_player_scoring", "solo"), "config.three_player_scoring",
      "'team' or 'individual'"),
@@ -219,6 +224,7 @@ def test_match_rotation_and_continuation():
     # a deal that starts from other totals
     bad = copy.deepcopy(match)
     bad["deals"][2]["totals_before"][0] += 1
+    bad["deals"][2]["totals_after"][0] += 1
     _refused(bad, 0, "totals_before", "the previous deal ended with", deal=2)
     # a deal after the match was decided
     deals, match, _ = play_match(Config(target=200), 6)
