@@ -153,12 +153,49 @@ def parse_spec(spec: str) -> tuple[str, dict]:
     return name, kwargs
 
 
+def check_number(name: str, value, low: float | None = None, high: float | None = None,
+                 agent: str | None = None) -> float:
+    """``float(value)`` if it is a finite int or float (not a bool) in ``[low, high]``.
+
+    NaN passes every comparison (``nan >= 0`` is False, so ``not nan < 0``), so range
+    checks alone let it through; this helper refuses NaN and ±inf first.
+
+    Args:
+        name: the option's name, for the message (e.g. ``"c"``).
+        low, high: inclusive bounds (None: unbounded on that side).
+        agent: the agent's name, for the message.
+
+    Raises:
+        ValueError: naming the option, the allowed range and the value.
+    """
+    import math
+
+    if (isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating))
+            or not math.isfinite(value) or (low is not None and value < low) or (high is not None and value > high)):
+        where = f"{agent} option {name}" if agent else name
+        if low is not None and high is not None:
+            allowed = f"a finite number in [{low:g}, {high:g}]"
+        elif low is not None:
+            allowed = f"a finite number >= {low:g}"
+        elif high is not None:
+            allowed = f"a finite number <= {high:g}"
+        else:
+            allowed = "a finite number"
+        raise ValueError(f"{where} must be {allowed}, got {value!r}")
+    return float(value)
+
+
 def make_agent(spec: str) -> Agent:
     """Build an agent from a spec string (see the module docstring).
 
+    Every file an option names (``inference=FILE``, ``path=FILE``) is loaded and checked
+    here, so a bad file fails when the agent is built, before any play.
+
     Raises:
         ValueError: unknown agent (the message lists valid agents), unknown option (the
-            message lists the agent's options), or a bad option value.
+            message lists the agent's options), a bad option value (NaN and inf are
+            refused for every number), or a file an option names that is missing or not
+            a checkpoint of the right kind (naming the option and the file).
     """
     name, kwargs = parse_spec(spec)
     if name not in _REGISTRY:
@@ -174,6 +211,9 @@ def make_agent(spec: str) -> Agent:
         agent = factory(**kwargs)
     except TypeError as e:
         raise ValueError(f"bad options for agent {name!r}: {e}") from None
+    for k, v in kwargs.items():  # a last guard for options an agent leaves unchecked: no NaN or inf
+        if isinstance(v, float) and not np.isfinite(v):
+            raise ValueError(f"agent {name!r} option {k!r} must be a finite number, got {v!r} (spec {spec!r})")
     if not getattr(agent, "name", None):
         agent.name = spec
     return agent
@@ -223,4 +263,5 @@ def apply_checked(state: DealState, action, legal, agent, seat: int) -> None:
 
 
 __all__ = ["Agent", "BatchAgent", "OPTIONAL_MEMBERS", "optional_member", "register", "make_agent", "parse_spec",
+           "check_number",
            "available_agents", "play_deal", "apply_checked", "NEW_MOON"]

@@ -50,7 +50,7 @@ from torch import nn
 
 from twilight_env.engine import NUM_ACTIONS
 
-from .base import register
+from .base import check_number, register
 from .ismcts import ISMCTSAgent
 from .nn.checkpoint import load_checkpoint
 from .nn.features import BITS_PER_MASK, NUM_MASKS, STATE_SIZE, infoset_row, num_roles, role_of
@@ -242,8 +242,11 @@ class _Models:
         self.path = path
         self.models: dict[int, PolicyValueNet] = {}
         self.num_players = None
-        if path != "default":
-            model, self.num_players = load_model(path)
+        if path != "default":  # the file is loaded and checked now, when the agent is built
+            try:
+                model, self.num_players = load_model(path)
+            except ValueError as e:
+                raise ValueError(f"exit option path={path!r}: {e}") from None
             self.models[self.num_players] = model
 
     def get(self, num_players: int) -> PolicyValueNet:
@@ -409,8 +412,7 @@ class ExitSearchAgent:
                  backend: str = "auto", rollout_backend: str = "auto", threads: int | None = 1):
         _positive_int("iterations", iterations)
         for name, v in (("c", c), ("w", w)):
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
-                raise ValueError(f"{name} must be a number >= 0, got {v!r}")
+            check_number(name, v, 0, agent="exit-search")
         resolve_backend(backend)
         self._models = _Models(path, threads)
         self.path = path

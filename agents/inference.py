@@ -188,6 +188,26 @@ def load_model(path: str | os.PathLike | None, num_players: int) -> CardLocation
     return model
 
 
+def check_file(path: str | os.PathLike) -> int:
+    """Load and check a card-location checkpoint now (the file an ``inference=FILE``
+    option names), keeping its model for :func:`load_model`; returns its number of players.
+
+    Raises:
+        ValueError: as :func:`read_checkpoint` and :func:`model_from_checkpoint` (missing,
+            a folder, not a checkpoint, corrupt, weights that do not fit), naming the file.
+    """
+    p = Path(path)
+    if p.is_dir():
+        raise ValueError(f"card-location checkpoint {str(p)!r} is a folder; give a checkpoint file written by "
+                         "`python -m training.train_inference`")
+    ckpt = read_checkpoint(p)
+    npl = ckpt["num_players"]
+    if npl not in (3, 4) or isinstance(npl, bool):
+        raise ValueError(f"card-location checkpoint {str(p)!r} says num_players={npl!r}; 3 or 4 expected: corrupt")
+    load_model(p, npl)  # builds the network (and caches it): weights that do not fit are refused here
+    return int(npl)
+
+
 def card_probs(model: CardLocationNet, info) -> np.ndarray:
     """The model's seat distribution of every unseen card of an information set.
 
@@ -219,6 +239,6 @@ def model_sampler(info, path: str | os.PathLike | None = None) -> WorldSampler:
     return WorldSampler(info, card_probs(load_model(path, info.num_players), info))
 
 
-__all__ = ["CardLocationNet", "allowed_from_features", "checkpoint_dict", "save_checkpoint", "read_checkpoint",
+__all__ = ["CardLocationNet", "allowed_from_features", "checkpoint_dict", "save_checkpoint", "read_checkpoint", "check_file",
            "model_from_checkpoint", "default_weights", "load_model", "card_probs", "model_sampler", "FORMAT",
            "VERSION", "PROB_FLOOR"]

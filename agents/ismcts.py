@@ -76,7 +76,7 @@ import numpy as np
 
 from twilight_env.engine import NUM_ACTIONS, NUM_TRICKS
 
-from .base import register
+from .base import check_number, register
 from .pimc import RolloutScorer, _check_inference, _check_rollout_options, _positive_int, world_drawer
 
 
@@ -144,8 +144,7 @@ class ISMCTSAgent:
             if inference != "uniform":
                 raise ValueError(f"backend 'numba' draws uniform determinizations only; inference must be "
                                  f"'uniform' with it, got {inference!r}")
-        if isinstance(c, bool) or not isinstance(c, (int, float)) or c < 0:
-            raise ValueError(f"c must be a number >= 0, got {c!r}")
+        check_number("c", c, 0, agent="ismcts")
         _check_rollout_options(rollout, epsilon)
         if scoring not in ("team", "individual"):
             raise ValueError(f"ismcts option scoring must be 'team' or 'individual', got {scoring!r}")

@@ -83,8 +83,11 @@ class NeuralAgent:
         if threads is not None:
             torch.set_num_threads(int(threads))
         self._models: dict[int, object] = {}
-        if path != "default":
-            model, npl = _load(Path(path), None)
+        if path != "default":  # the file is loaded and checked now, when the agent is built
+            try:
+                model, npl = _load(Path(path), None)
+            except ValueError as e:
+                raise ValueError(f"neural option path={path!r}: {e}") from None
             self._models[npl] = model
             self.num_players = npl
         else:

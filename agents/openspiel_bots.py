@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import register
+from .base import check_number, register
 
 BOTS = ("ismcts", "random")
 _GAMES: dict = {}
@@ -139,8 +139,7 @@ class OpenSpielAgent:
             world_samples = -1 if world_samples is None else world_samples
             _positive_int("iterations", iterations)
             _positive_int("rollouts", rollouts)
-            if isinstance(uct_c, bool) or not isinstance(uct_c, (int, float)) or uct_c < 0:
-                raise ValueError(f"uct_c must be a number >= 0, got {uct_c!r}")
+            check_number("uct_c", uct_c, 0, agent="openspiel:ismcts")
             if isinstance(world_samples, bool) or not isinstance(world_samples, int) or (
                     world_samples != -1 and world_samples < 1):
                 raise ValueError(f"world_samples must be -1 (a new world each iteration) or a positive int, "

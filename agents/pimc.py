@@ -47,7 +47,7 @@ import numpy as np
 
 from twilight_env.engine import NUM_TRICKS, State
 
-from .base import register
+from .base import check_number, register
 from .heuristic import decide_state
 from .solver import Solver
 
@@ -80,8 +80,7 @@ def rollout(state: State, rng: np.random.Generator, policy: str = "heuristic", e
 def _check_rollout_options(rollout_policy, epsilon):
     if rollout_policy not in ("heuristic", "random"):
         raise ValueError(f"rollout must be 'heuristic' or 'random', got {rollout_policy!r}")
-    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float)) or not 0.0 <= epsilon <= 1.0:
-        raise ValueError(f"epsilon must be a number in [0, 1], got {epsilon!r}")
+    check_number("epsilon", epsilon, 0.0, 1.0)
 
 
 class RolloutScorer:
@@ -117,13 +116,27 @@ class RolloutScorer:
 
 
 def _check_inference(inference) -> str:
+    """The ``inference`` option after checking it; a checkpoint path is loaded and checked
+    now (:func:`agents.inference.check_file`), so a bad file fails when the agent is built.
+
+    Raises:
+        ValueError: naming the option, the file and what is wrong.
+    """
     if not isinstance(inference, str) or not inference:
         raise ValueError(f"inference must be 'uniform', 'model' or a checkpoint path, got {inference!r}")
     if inference not in ("uniform", "model"):
         from pathlib import Path
-        if not Path(inference).is_file():
-            raise ValueError(f"inference must be 'uniform', 'model' or the path of a card-location checkpoint; "
-                             f"{inference!r} is neither")
+        if not Path(inference).exists():
+            raise ValueError(f"option inference={inference!r}: no such file; inference must be 'uniform', 'model' "
+                             "or the path of a card-location checkpoint")
+        try:
+            from .inference import check_file
+        except ImportError as e:
+            raise ValueError(f"option inference={inference!r} needs torch to read the checkpoint ({e})") from None
+        try:
+            check_file(inference)
+        except ValueError as e:
+            raise ValueError(f"option inference={inference!r}: {e}") from None
     return inference
 
 

@@ -45,6 +45,7 @@ import numpy as np
 
 from twilight_env.cli import interrupt_status, non_negative_int, positive_int
 from twilight_env.engine import State
+from twilight_env.seeding import check_seed
 
 from .common import (RunCheckpoint, check_deal_source, check_int, check_keys, check_new_file, check_new_folder,
                      check_score_pair, check_specs, check_workers, default_workers, fmt_ci, git_hash, lockstep_ok,
@@ -198,9 +199,11 @@ def play_arena(specs: list[str], deals: list, num_players: int, seed: int, worke
 
     Raises:
         KeyboardInterrupt: on Ctrl-C (the deals finished so far are in ``checkpoint``).
+        ValueError: a seed that is not an int >= 0 (a bool included; the message names ``seed``).
     """
     from openskill.models import PlackettLuce
 
+    seed = check_seed(seed, allow_none=False)
     labels = labels_of(specs)
     pairs = list(itertools.combinations(range(len(specs)), 2))
     # pairing -> deal -> {"points": A's points per play, "side_scores": per play}

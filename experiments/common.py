@@ -578,6 +578,19 @@ def possible_score_pair(a, b) -> bool:
     return (a, b) in _SCORE_PAIRS
 
 
+_MARGINS: frozenset | None = None
+
+
+def possible_margin(x) -> bool:
+    """Whether ``x`` can be one side's deal score minus the other's in one deal (the
+    difference of a :func:`possible_score_pair`)."""
+    global _MARGINS
+    if _MARGINS is None:
+        possible_score_pair(0, 0)
+        _MARGINS = frozenset(a - b for a, b in _SCORE_PAIRS)
+    return not isinstance(x, bool) and isinstance(x, int) and x in _MARGINS
+
+
 def possible_deal_score(x) -> bool:
     """Whether ``x`` can be one side's or one seat's deal score (R5: souls 0..60 × multiplier 0..6)."""
     return possible_score_pair(x, 0)

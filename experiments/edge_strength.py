@@ -40,6 +40,8 @@ import time
 
 import numpy as np
 
+from twilight_env.jsonfile import JsonFileError, read_json
+
 from .common import fmt_ci, markdown_table, mean_ci, out_dir, text_table
 from .dealsets import heldout_seed
 
@@ -61,10 +63,12 @@ def load_ladder(folder: str) -> dict:
     """
     path = os.path.join(folder, "ladder.json")
     try:
-        with open(path) as f:
-            doc = json.load(f)
-    except (OSError, json.JSONDecodeError) as e:
+        doc = read_json(path, "ladder output")
+    except JsonFileError as e:
         raise ValueError(f"--ladder {folder!r}: no readable ladder.json ({e}); run `twilight ladder` first") from None
+    if not isinstance(doc, dict):
+        raise ValueError(f"--ladder {folder!r}: its ladder.json holds a JSON {type(doc).__name__}, not a ladder "
+                         "run's output; run `twilight ladder` first")
     if doc.get("num_players") != 3:
         raise ValueError(f"--ladder {folder!r} is a {doc.get('num_players')}-player ladder; the edge study needs a "
                          "3-player one (`twilight ladder --players 3`)")

@@ -54,6 +54,8 @@ import time
 import numpy as np
 
 from twilight_env.engine import State
+from twilight_env.jsonfile import JsonFileError, read_json
+from twilight_env.seeding import check_seed
 
 from .common import (MAX_DEAL_SCORE, RunCheckpoint, check_score_pair, check_workers, fmt_ci, git_hash, markdown_table,
                      mean_ci, play_seeded, possible_deal_score, resume_conflicts, run_tasks, text_table, wilson_ci)
@@ -249,6 +251,7 @@ def run_study(specs: list[str] | None = None, deals: int | None = None, seed: in
     """
     t0 = time.time()
     workers = check_workers(workers)
+    seed = check_seed(seed)
     if resume is not None:
         resume_conflicts((("specs", specs), ("--deals", deals), ("--seed", seed), ("--out", out),
                           ("--solo", solo), ("--sun", sun), ("--deals-file", deals_file), ("--target", target),
@@ -266,16 +269,19 @@ def run_study(specs: list[str] | None = None, deals: int | None = None, seed: in
                 done = dict(ckpt.finished(key))
                 tasks = [(d, deal_list[d], s_solo, s_sun, seed, key) for d in range(len(deal_list)) if d not in done]
                 label = s_solo if s_solo == s_sun else f"{s_solo} / {s_sun}"
+                ckpt.start(key)
                 res = run_tasks(_play_deal, tasks, workers, desc=f"individual {label}", progress=progress,
                                 on_result=lambda r, key=key: ckpt.record(key, r[0], r[1]),
                                 done=len(deal_list) - len(tasks))
+                ckpt.stop()
                 for d, plays in res:
                     done[d] = plays
                 plays = np.array([done[d] for d in range(len(deal_list))], dtype=np.int64)
                 fig = figures(plays, seed, key, target, boot, matches)
                 results.append({"label": label, "solo_spec": s_solo, "sun_spec": s_sun, "deals": len(deal_list),
                                 "figures": fig, "answer": verdict(fig, label, len(deal_list)),
-                                "plays": plays.tolist(), "play_seconds": time.time() - t1})
+                                "plays": plays.tolist(), "play_seconds": ckpt.play_seconds(key),
+                                "play_seconds_this_sitting": time.time() - t1})
     except KeyboardInterrupt as e:
         print(ckpt.interrupted(e), file=sys.stderr)
         raise
@@ -343,19 +349,22 @@ def grow_run(folder: str, deals: int) -> None:
     if os.path.isfile(os.path.join(folder, CHECKPOINT)):
         ckpt = Checkpoint.load(folder)
         settings, old, done, elapsed = ckpt.settings, ckpt.deals, ckpt.done, ckpt.elapsed
-        n_old = len(old)
+        seconds, n_old = ckpt.seconds, len(old)
     elif os.path.isfile(result):
         try:
-            with open(result) as f:
-                doc = json.load(f)
+            doc = read_json(result, "individual-scoring result")
             settings = {"configs": [[c["solo"], c["sun"]] for c in doc["configs"]], "seed": int(doc["seed"]),
                         "target": int(doc["target"]), "boot": int(doc["boot"]), "matches": int(doc["matches"]),
                         "deals_source": doc["deals_source"], "scoring": "individual"}
             done = {str(config_key(r["solo_spec"], r["sun_spec"])): dict(enumerate(r["plays"]))
                     for r in doc["results"]}
             elapsed, n_old, old = float(doc["run_seconds"]), int(doc["deals"]), None
-        except (OSError, ValueError, KeyError, TypeError) as e:
-            raise ValueError(f"{result!r} is not a readable individual-scoring result: {e}") from None
+            seconds = {str(config_key(r["solo_spec"], r["sun_spec"])): float(r.get("play_seconds", 0.0))
+                       for r in doc["results"]}
+        except JsonFileError:
+            raise
+        except (ValueError, KeyError, TypeError, AttributeError) as e:
+            raise ValueError(f"{result!r} is not a readable individual-scoring result: {type(e).__name__}: {e}") from None
     else:
         raise ValueError(f"no individual-scoring run in {folder!r} (neither {CHECKPOINT} nor {RESULT})")
     if settings["deals_source"].get("source") != "seed":
@@ -369,7 +378,7 @@ def grow_run(folder: str, deals: int) -> None:
     if old is not None and [[list(h) for h in d] for d in old] != new[:n_old]:
         raise ValueError(f"the deals of the run in {folder!r} are not the first {n_old} deals of seed "
                          f"{settings['seed']}; the run cannot grow")
-    Checkpoint(folder, settings, new, done, elapsed).write()
+    Checkpoint(folder, settings, new, done, elapsed, seconds).write()
     for name in (RESULT, "individual.md"):  # the finished run's outputs, kept under another name
         path = os.path.join(folder, name)
         if os.path.isfile(path):

@@ -40,9 +40,13 @@ import time
 
 import numpy as np
 
-from .common import (check_specs, check_workers, default_workers, fmt_ci, git_hash, markdown_table, mean_ci,
-                     out_dir, read_progress_file, text_table, write_json_atomic)
-from .dealsets import HELDOUT_SEEDS, deal_set, heldout_seed
+from twilight_env.cli import non_negative_int
+from twilight_env.seeding import check_seed
+
+from .common import (check_deal_source, check_int, check_keys, check_seconds, check_specs, check_workers,
+                     default_workers, fmt_ci, git_hash, markdown_table, mean_ci, out_dir, possible_margin,
+                     read_progress_file, text_table, write_json_atomic)
+from .dealsets import HELDOUT_SEEDS, check_deals, deal_set, heldout_seed
 from .distributed import add_ray_argument, ray_runner, runner_label
 
 DEFAULT_RUNGS = ("random", "heuristic", "neural:default", "pimc", "ismcts")
@@ -63,7 +67,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help=f"deals per step, each played twice (default {DEFAULT_DEALS}, or all of --deals-file)")
     p.add_argument("--deal-set", default="heldout-1", choices=sorted(HELDOUT_SEEDS),
                    help="named held-out deal set (default heldout-1); --seed or --deals-file replace it")
-    p.add_argument("--seed", type=int, default=None,
+    p.add_argument("--seed", type=non_negative_int, default=None,
                    help="seed of the deals and the agents instead of a named held-out set")
     p.add_argument("--deals-file", default=None, help="play the deals of this JSON deal file")
     p.add_argument("--boot", type=int, default=None, help=f"bootstrap resamples of the deals (default {DEFAULT_BOOT})")
@@ -181,13 +185,75 @@ def play_step(upper: str, lower: str, deals: list, num_players: int, seed: int, 
 
 
 def _load_steps(folder: str) -> dict:
+    """Read and check ``FOLDER/ladder.steps.json`` before anything is played.
+
+    Checked: the file's JSON (one line naming it), its keys (unknown ones refused), every
+    setting (``rungs`` at least two specs, ``num_players`` 3 or 4 and the same in the
+    deals' source, ``seed`` >= 0, ``boot`` >= 1), the deals (valid, as many as
+    ``num_deals``, the seed's own deals when drawn from a seed) and every finished step
+    (its rungs, one pair of A's points per deal, each a difference one deal can give,
+    R5; its seconds). Each step's figures are recomputed from its points.
+
+    Raises:
+        ValueError: naming the file, the field and the allowed values.
+    """
+    path = os.path.join(folder, STEPS_FILE)
     doc = read_progress_file(folder, STEPS_FILE, STEPS_KIND, 1, "ladder progress file",
                              "twilight ladder progress file", "ladder.json")
-    for key in ("settings", "deals", "steps"):
-        if key not in doc:
-            raise ValueError(f"ladder progress file {os.path.join(folder, STEPS_FILE)!r} is malformed: "
-                             f"the key {key!r} is missing")
-    return doc
+    try:
+        check_keys(doc, "the file", ("kind", "version", "settings", "deals", "steps"), ("num_deals",))
+        st = check_keys(doc["settings"], "'settings'", ("rungs", "num_players", "seed", "boot", "source"),
+                        ("left_out",))
+        rungs = st["rungs"]
+        if not isinstance(rungs, list) or len(rungs) < 2 or not all(isinstance(r, str) and r.strip() for r in rungs):
+            raise ValueError(f"settings 'rungs' must be a list of at least two agent specs, got {rungs!r}")
+        if st["num_players"] not in (3, 4) or isinstance(st["num_players"], bool):
+            raise ValueError(f"settings 'num_players' must be 3 or 4, got {st['num_players']!r}")
+        check_int(st["seed"], "settings 'seed'", 0)
+        check_int(st["boot"], "settings 'boot'", 1)
+        left_out = st.get("left_out", [])
+        if not isinstance(left_out, list) or not all(isinstance(x, str) for x in left_out):
+            raise ValueError(f"settings 'left_out' must be a list of agent specs, got {left_out!r}")
+        deals = check_deals(doc["deals"], "its deals")
+        if len(deals) < 2:
+            raise ValueError(f"it holds {len(deals)} deal(s); a ladder plays at least 2")
+        if "num_deals" in doc and check_int(doc["num_deals"], "'num_deals'", 2) != len(deals):
+            raise ValueError(f"'num_deals' is {doc['num_deals']} but the file holds {len(deals)} deals; the deal "
+                             "list was shortened or lengthened by hand")
+        check_deal_source(st["source"], "settings 'source'", st["num_players"], deals)
+        name = st["source"].get("name")
+        if name is not None and (name not in HELDOUT_SEEDS or st["source"].get("seed") != heldout_seed(name)):
+            raise ValueError(f"settings 'source' names the deal set {name!r} with seed {st['source'].get('seed')!r}; "
+                             f"the named sets are {', '.join(f'{k} (seed {heldout_seed(k)})' for k in HELDOUT_SEEDS)}")
+        steps = doc["steps"]
+        if not isinstance(steps, list) or len(steps) > len(rungs) - 1:
+            raise ValueError(f"'steps' must be a list of at most {len(rungs) - 1} finished step(s), got "
+                             f"{type(steps).__name__}" + (f" of {len(steps)}" if isinstance(steps, list) else ""))
+        checked = []
+        for k, step in enumerate(steps):
+            if not isinstance(step, dict):
+                raise ValueError(f"step {k} must be an object")
+            if step.get("upper") != rungs[k + 1] or step.get("lower") != rungs[k]:
+                raise ValueError(f"step {k} plays {step.get('upper')!r} against {step.get('lower')!r}; the rungs "
+                                 f"say {rungs[k + 1]!r} against {rungs[k]!r}")
+            pts = step.get("points")
+            if (not isinstance(pts, list) or len(pts) != len(deals)
+                    or any(not isinstance(p, list) or len(p) != 2 for p in pts)):
+                raise ValueError(f"step {k} 'points' must hold one pair (two plays) per deal, {len(deals)} pairs")
+            for d, pair in enumerate(pts):
+                for x in pair:
+                    if not (isinstance(x, (int, float)) and not isinstance(x, bool) and float(x).is_integer()
+                            and possible_margin(int(x))):
+                        raise ValueError(f"step {k} 'points' of deal {d} holds {x!r}; a play's points are one "
+                                         "side's deal score minus the other's, integers in -360..360 (R5)")
+            seconds = check_seconds(step.get("seconds"), f"step {k} 'seconds'")
+            checked.append(step_figures({"a_spec": rungs[k + 1], "b_spec": rungs[k], "seconds": seconds,
+                                         "points": [[int(x) for x in p] for p in pts]}, st["num_players"]))
+    except KeyError as e:
+        raise ValueError(f"ladder progress file {path!r} is malformed: the key {e} is missing") from None
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"ladder progress file {path!r} is malformed: {e}") from None
+    return dict(doc, deals=deals, steps=checked)
 
 
 def run_ladder(rungs: list[str] | None = None, num_players: int = 3, deals: int | None = None,
@@ -202,6 +268,7 @@ def run_ladder(rungs: list[str] | None = None, num_players: int = 3, deals: int 
     """
     t0 = time.time()
     workers = check_workers(workers)
+    seed = check_seed(seed)
     if resume is not None:
         given = [k for k, v in (("rungs", rungs), ("--deals", deals), ("--seed", seed), ("--deals-file", deals_file),
                                 ("--boot", boot), ("--out", out), ("--force", force or None)) if v not in (None, [])]
@@ -246,10 +313,10 @@ def run_ladder(rungs: list[str] | None = None, num_players: int = 3, deals: int 
                 entry = play_step(upper, lower, deal_list, num_players, seed, workers, k, progress)
                 done.append(step_figures(entry, num_players))
                 write_json_atomic(path, {"kind": STEPS_KIND, "version": 1, "settings": settings,
-                                         "deals": deal_list, "steps": done})
+                                         "deals": deal_list, "num_deals": len(deal_list), "steps": done})
     except KeyboardInterrupt:
         write_json_atomic(path, {"kind": STEPS_KIND, "version": 1, "settings": settings, "deals": deal_list,
-                                 "steps": done})
+                                 "num_deals": len(deal_list), "steps": done})
         print(f"\ninterrupted: {len(done)} finished step(s) saved in {path}; "
               f"continue with: twilight ladder --resume {folder}", file=sys.stderr)
         raise

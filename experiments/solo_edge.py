@@ -75,6 +75,8 @@ import numpy as np
 
 from twilight_env.cli import interrupt_status, non_negative_int, positive_int
 from twilight_env.engine import State
+from twilight_env.jsonfile import JsonFileError, read_json
+from twilight_env.seeding import check_seed
 
 from .common import (RunCheckpoint, check_deal_source, check_int, check_keys, check_new_file, check_new_folder,
                      check_score_pair, check_specs, check_workers, default_workers, fmt_ci, git_hash, markdown_table, mean_ci, out_dir, play_seeded, resume_conflicts, run_tasks,
@@ -703,7 +705,9 @@ def study(configs: list[tuple[str, str]], deals, seed: int, workers: int, target
 
     Each dict: ``label``, ``solo_spec``, ``sun_spec``, ``deals`` (N), ``figures`` (deal
     figures plus ``"matches"``), ``answer`` (a sentence), ``moon_points`` and
-    ``sun_points`` (N × 3 lists, deal points by deal and play), ``play_seconds``.
+    ``sun_points`` (N × 3 lists, deal points by deal and play), ``play_seconds`` (time
+    spent playing the configuration's deals over every sitting of the run: the
+    checkpoint keeps the time of earlier sittings) and ``play_seconds_this_sitting``.
     """
     results = []
     writer = None
@@ -720,15 +724,21 @@ def study(configs: list[tuple[str, str]], deals, seed: int, workers: int, target
             if checkpoint is not None:
                 done = checkpoint.finished(key)
                 record = (lambda r, key=key: checkpoint.record(key, *r))
+                checkpoint.start(key)
             moon, sunp = play_config(deals, solo, sun, seed, key, workers, progress, done, record,
                                      writer.write if writer is not None else None)
             secs = time.time() - t0
+            total = secs
+            if checkpoint is not None:
+                checkpoint.stop()
+                total = checkpoint.play_seconds(key)
             fig = deal_figures(moon, sunp)
             fig["matches"] = match_figures(moon, sunp, seed, key, target, boot, matches)
             label = solo if solo == sun else f"{solo} / {sun}"
             results.append({"label": label, "solo_spec": solo, "sun_spec": sun, "deals": len(deals),
                             "figures": fig, "answer": verdict(fig, label, len(deals)),
-                            "moon_points": moon.tolist(), "sun_points": sunp.tolist(), "play_seconds": secs})
+                            "moon_points": moon.tolist(), "sun_points": sunp.tolist(), "play_seconds": total,
+                            "play_seconds_this_sitting": secs})
     finally:  # the records so far stay readable after Ctrl-C or an error
         if writer is not None:
             writer.close()
@@ -795,6 +805,7 @@ def prepare_run(checkpoint_cls, name: str, specs, deals, seed, out, solo, sun, d
     Raises:
         ValueError: as :func:`run_study`.
     """
+    seed = check_seed(seed)
     if resume is not None:
         ckpt = checkpoint_cls.load(resume)
         st = ckpt.settings
@@ -861,6 +872,7 @@ def run_study(specs: list[str] | None = None, deals: int | None = None, seed: in
     """
     t0 = time.time()
     workers = check_workers(workers)
+    seed = check_seed(seed)
     if resume is not None:
         resume_conflicts((("specs", specs), ("--deals", deals), ("--seed", seed), ("--out", out),
                           ("--solo", solo), ("--sun", sun), ("--deals-file", deals_file),
@@ -907,10 +919,13 @@ def load_result(folder: str) -> dict:
     """
     path = os.path.join(folder, "edge.json")
     try:
-        with open(path) as f:
-            return json.load(f)
-    except (OSError, json.JSONDecodeError) as e:
+        doc = read_json(path, "edge output")
+    except JsonFileError as e:
         raise ValueError(f"no readable edge output in {folder!r}: {e}") from None
+    if not isinstance(doc, dict):
+        raise ValueError(f"no readable edge output in {folder!r}: {path!r} holds a JSON {type(doc).__name__}, "
+                         "not an object")
+    return doc
 
 
 def grow_run(folder: str, deals: int) -> None:
@@ -940,19 +955,26 @@ def grow_run(folder: str, deals: int) -> None:
     if os.path.isfile(ckpt_path):
         ckpt = Checkpoint.load(folder)
         settings, old_deals, done, elapsed = ckpt.settings, ckpt.deals, ckpt.done, ckpt.elapsed
+        seconds = ckpt.seconds
     elif os.path.isfile(os.path.join(folder, "edge.json")):
         doc = load_result(folder)
-        settings = {"configs": [[c["solo"], c["sun"]] for c in doc["configs"]], "seed": int(doc["seed"]),
-                    "target": int(doc["target"]), "boot": int(doc.get("boot", 200)),
-                    "matches": int(doc.get("matches", 1000)), "deals_source": doc["deals_source"]}
-        old_deals = None
-        done = {}
-        for r in doc["results"]:
-            key = str(config_key(r["solo_spec"], r["sun_spec"]))
-            done[key] = {i: ([int(x) for x in m], [int(x) for x in u])
-                         for i, (m, u) in enumerate(zip(r["moon_points"], r["sun_points"]))}
-        elapsed = float(doc.get("run_seconds", 0.0))
-        n_old = int(doc["deals"])
+        try:
+            settings = {"configs": [[c["solo"], c["sun"]] for c in doc["configs"]], "seed": int(doc["seed"]),
+                        "target": int(doc["target"]), "boot": int(doc.get("boot", 200)),
+                        "matches": int(doc.get("matches", 1000)), "deals_source": doc["deals_source"]}
+            old_deals = None
+            done = {}
+            for r in doc["results"]:
+                key = str(config_key(r["solo_spec"], r["sun_spec"]))
+                done[key] = {i: ([int(x) for x in m], [int(x) for x in u])
+                             for i, (m, u) in enumerate(zip(r["moon_points"], r["sun_points"]))}
+            elapsed = float(doc.get("run_seconds", 0.0))
+            seconds = {str(config_key(r["solo_spec"], r["sun_spec"])): float(r.get("play_seconds", 0.0))
+                       for r in doc["results"]}
+            n_old = int(doc["deals"])
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            raise ValueError(f"{os.path.join(folder, 'edge.json')!r} is not a finished edge run's output "
+                             f"({type(e).__name__}: {e}); it cannot grow") from None
     else:
         raise ValueError(f"no edge run in {folder!r} (neither {CHECKPOINT} nor edge.json): nothing to grow")
     source = settings["deals_source"]
@@ -969,7 +991,7 @@ def grow_run(folder: str, deals: int) -> None:
     if old_deals is not None and [[list(h) for h in d] for d in old_deals] != new_deals[:n_old]:
         raise ValueError(f"the deals in {ckpt_path!r} are not the first {n_old} deals of seed {settings['seed']}; "
                          "the run cannot grow")
-    grown = Checkpoint(folder, settings, new_deals, done, elapsed)
+    grown = Checkpoint(folder, settings, new_deals, done, elapsed, seconds)
     grown.write()
     previous = os.path.join(folder, "edge.json")
     if os.path.isfile(previous):

@@ -102,6 +102,7 @@ from .engine import (ACTION_TYPES, HOLD, NUM_ACTIONS, PHASE_NAMES, Config, Match
                      fixed_solo_scores_problem, validate_deal)
 from .infoset import InfoSet
 from .render import render_deal
+from .seeding import check_seed
 
 __doc__ = __doc__.replace("OBSERVATION_LAYOUT", layout_table())
 
@@ -197,8 +198,11 @@ class raw_env(AECEnv):
         """Start a new episode (see the module docstring for ``seed`` and ``options``).
 
         Raises:
-            ValueError: on a malformed option (the env is then left as it was).
+            ValueError: on a malformed option or a seed that is not an int >= 0 or None
+                (a bool is refused: ``seed=True`` is not read as 1; the message names
+                ``seed``); the env is then left as it was.
         """
+        seed = check_seed(seed)
         opts = {} if options is None else options
         if not isinstance(opts, dict):
             raise ValueError(f"options must be a dict with keys {', '.join(RESET_OPTIONS)}, got {options!r}")
@@ -386,7 +390,16 @@ class raw_env(AECEnv):
             ValueError: on an illegal or malformed action (nothing changes; a non-integer
                 gets a message naming the accepted types), or a non-None action from an
                 agent that is already terminated.
+            RuntimeError: before the first ``reset()``, or after the game ended and every
+                agent stepped its final ``None`` (``env.agents`` is empty; PettingZoo's
+                order-enforcing wrapper, which :func:`env` adds, warns and ignores such a
+                step instead); nothing changes.
         """
+        if not hasattr(self, "_state"):
+            raise RuntimeError("reset() needs to be called before step()")
+        if not self.agents:
+            raise RuntimeError("step() called after the game ended: every agent has stepped its final None and "
+                               "env.agents is empty; call reset() to start a new game")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             # dead step: removes the agent, selects the next dead one (AECEnv._was_dead_step)

@@ -1049,7 +1049,9 @@ class TwilightVectorEnv:
         self.num_players = self.engine.num_players
         self.rotate_leader = bool(rotate_leader) and self.num_players == 4
         self.copy = bool(copy)
-        self.rng = np.random.default_rng(seed)
+        from .seeding import check_seed
+
+        self.rng = np.random.default_rng(check_seed(seed))
         self.deals_finished = 0
         """Deals finished since construction (all rows)."""
         self._obs = None
@@ -1115,7 +1117,9 @@ class TwilightVectorEnv:
         """
         self._check_open()
         if seed is not None:
-            self.rng = np.random.default_rng(seed)
+            from .seeding import check_seed
+
+            self.rng = np.random.default_rng(check_seed(seed))
         self.engine.reset(rng=self.rng, deals=deals)
         o = self.engine.ops
         return self._outputs(o.zeros((self.num_envs, 2), o.int64))

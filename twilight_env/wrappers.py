@@ -36,6 +36,7 @@ from gymnasium import spaces
 from .aec import raw_env
 from .encoding import OBS_SIZE
 from .engine import ACTION_TYPES, NUM_ACTIONS, _action_or_none
+from .seeding import check_seed
 
 
 def _make_agent(spec):
@@ -113,6 +114,7 @@ class SingleAgentEnv(gym.Env):
 
         ``options`` are the AEC env's reset options (``deal``, ``dealer``, ``solo``, ``scores``).
         """
+        seed = check_seed(seed)  # before gymnasium's reset, which takes seed=True as 1
         super().reset(seed=seed)
         self._raw.reset(seed=seed, options=options)
         self._over = False
