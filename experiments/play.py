@@ -168,18 +168,20 @@ def trick_result(before: State, after: State, human: int) -> str:
 
 def play_game(players: int, human: int, opponents: str, partner: str, seed: int,
               ask: Callable[[str], str] | None = None, say: Callable[[str], None] = print,
-              record: str | None = None) -> int:
+              record: str | None = None, force: bool = False) -> int:
     """Play one deal with a person at seat ``human``; returns an exit code: 0 at the end,
     on ``quit`` or at the end of input; 130 on Ctrl-C at a prompt.
 
     ``ask(prompt)`` reads an input (default :func:`input`), ``say(line)`` shows a line.
 
-    With ``record`` (a path), the finished deal's record (``docs/RECORDS.md``; agents by
-    seat, the person as ``"human"``) is written there (``.gz``: gzip); a deal left before
-    its end writes none.
+    With ``record`` (a file path), the finished deal's record (``docs/RECORDS.md``; agents
+    by seat, the person as ``"human"``) is written there (``.gz``: gzip); a deal left
+    before its end writes none. The path is checked before the deal starts
+    (:func:`twilight_env.records.check_record_file`): a folder, an existing file (unless
+    ``force``) or a place that cannot be written is refused naming ``--record``.
 
     Raises:
-        ValueError: bad seat or agent spec (before the deal starts).
+        ValueError: bad seat, agent spec or ``--record`` path (before the deal starts).
     """
     from .dealsets import generate_deals
 
@@ -193,6 +195,9 @@ def play_game(players: int, human: int, opponents: str, partner: str, seed: int,
         raise ValueError(f"--seat must be 0 (solo), 1 or 3 (Sun) in 3 players (2 is the new moon), got {human}")
     check_specs([opponents], "--opponents")
     check_specs([partner], "--partner")
+    if record is not None:
+        from twilight_env.records import check_record_file
+        record = check_record_file(record, "--record", force)
     from .common import seat_agent
 
     partner_seat = (human + 2) % 4 if players == 4 else (None if human == 0 else 4 - human)
@@ -304,9 +309,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--partner", default=None, help="your partner's agent spec (default: as --opponents)")
     p.add_argument("--seed", type=non_negative_int, default=0, help="seed of the deal and the agents (default 0)")
     p.add_argument("--record", default=None, metavar="FILE",
-                   help="write the finished deal's record to FILE (JSON, docs/RECORDS.md; .gz: gzip)")
+                   help="write the finished deal's record to FILE (JSON, docs/RECORDS.md; .gz: gzip); checked "
+                        "before the deal starts: an existing FILE is kept unless --force")
+    p.add_argument("--force", action="store_true", help="replace an existing --record FILE")
 
 
 def run(args) -> int:
     return play_game(args.players, args.seat, args.opponents, args.partner or args.opponents, args.seed,
-                     record=args.record)
+                     record=args.record, force=args.force)

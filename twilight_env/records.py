@@ -897,6 +897,87 @@ def dump_many(records: Iterable[dict], path: str | os.PathLike) -> int:
         return w.count
 
 
+def _first_existing(path: str) -> str:
+    """``path`` or its nearest existing parent folder (of an absolute path)."""
+    path = os.path.abspath(path)
+    while not os.path.lexists(path):
+        parent = os.path.dirname(path)
+        if parent == path:
+            break
+        path = parent
+    return path
+
+
+def _check_can_create(path: str, flag: str) -> None:
+    """Refuse ``path`` (a file or folder to be created) when a parent of it is a file or
+    its nearest existing parent folder cannot be written."""
+    above = _first_existing(os.path.dirname(os.path.abspath(path)))
+    if not os.path.isdir(above):
+        raise ValueError(f"{flag} {path!r} cannot be written: {above!r} is a file, not a folder")
+    if not os.access(above, os.W_OK | os.X_OK):
+        raise ValueError(f"{flag} {path!r} cannot be written: no permission to create files in {above!r}")
+
+
+def check_record_file(path: str | os.PathLike, flag: str = "--record", force: bool = False) -> str:
+    """Check, before anything is played, that a record file can be written at ``path``.
+
+    Args:
+        path: the file to be written (``.gz``: gzip).
+        flag: the option that named it, for the messages.
+        force: allow replacing an existing file.
+
+    Returns:
+        ``path`` as a string.
+
+    Raises:
+        ValueError: naming ``flag``: ``path`` is a folder, a parent of it is a file, it
+            exists and ``force`` is false, or it (or the folder it would go in) cannot be
+            written.
+    """
+    path = os.fspath(path)
+    if os.path.isdir(path):
+        raise ValueError(f"{flag} {path!r} is a folder; {flag} takes a file path (e.g. "
+                         f"{os.path.join(path, 'deal.json')!r})")
+    if os.path.lexists(path):
+        if not force:
+            raise ValueError(f"{flag} {path!r} exists already; give --force to replace it, or choose another file")
+        if not os.path.isfile(path) or not os.access(path, os.W_OK):
+            raise ValueError(f"{flag} {path!r} cannot be written (not a regular file, or no permission)")
+        return path
+    _check_can_create(path, flag)
+    return path
+
+
+def check_records_folder(folder: str | os.PathLike, file_name: str, flag: str = "--records",
+                         force: bool = False) -> str:
+    """Check, before anything is played, that ``folder/file_name`` can be written (the
+    folder is created later, by the run).
+
+    Args:
+        folder: the folder given to ``flag`` (``arena``/``edge --records DIR``); it may not
+            exist yet.
+        file_name: the records file the run writes in it (e.g. ``arena.records.jsonl.gz``).
+        flag: the option, for the messages. force: allow replacing an existing records file.
+
+    Returns:
+        the records file's path, ``folder/file_name``.
+
+    Raises:
+        ValueError: naming ``flag``: ``folder`` is a file, a parent of it is a file, the
+            records file exists and ``force`` is false, or nothing can be written there
+            (e.g. ``/proc/sys/x``).
+    """
+    folder = os.fspath(folder)
+    if os.path.lexists(folder) and not os.path.isdir(folder):
+        raise ValueError(f"{flag} {folder!r} is a file; {flag} takes a folder, where the run writes {file_name}")
+    if os.path.isdir(folder):
+        if not os.access(folder, os.W_OK | os.X_OK):
+            raise ValueError(f"{flag} {folder!r} cannot be written: no permission to create files in it")
+    else:
+        _check_can_create(folder, flag)
+    return check_record_file(os.path.join(folder, file_name), flag, force)
+
+
 def _raw_lines(path: str) -> Iterator[bytes]:
     """The lines of ``path`` as bytes, each with its ending ``\\n`` (gzip for ``.gz``).
 
@@ -1055,6 +1136,7 @@ def to_match(record: dict) -> Match:
     return _replay_deal(record)[0]
 
 
-__all__ = ["RecordError", "RecordFileError", "TruncatedRecordsError", "RecordWriter", "FORMAT_DEAL", "FORMAT_MATCH", "VERSION", "SCHEMA_FILE",
-           "deal_record", "match_record", "replay", "validate", "dump", "load", "dump_many", "load_many",
-           "load_any", "to_env_options", "env_config", "to_match", "actions_of_history"]
+__all__ = ["RecordError", "RecordFileError", "TruncatedRecordsError", "RecordWriter", "FORMAT_DEAL", "FORMAT_MATCH",
+           "VERSION", "SCHEMA_FILE", "MAX_DEAL_SCORE", "deal_record", "match_record", "replay", "validate", "dump",
+           "load", "dump_many", "load_many", "load_any", "check_record_file", "check_records_folder",
+           "to_env_options", "env_config", "to_match", "actions_of_history"]

@@ -117,6 +117,94 @@ def test_play_quit_writes_no_record(tmp_path):
     assert not path.exists()
 
 
+def _never_asked(prompt: str) -> str:
+    raise AssertionError("the deal started before --record was checked")
+
+
+def _play_refused(path, capsys, *extra) -> str:
+    """``twilight play --record PATH`` (stdin never read): exit 2 and one line naming --record."""
+    import builtins
+
+    old = builtins.input
+    builtins.input = _never_asked
+    try:
+        rc = main(["play", "--opponents", "random", "--record", str(path), *extra])
+    finally:
+        builtins.input = old
+    captured = capsys.readouterr()
+    assert rc == 2 and captured.out == "", captured
+    err = captured.err.strip()
+    assert "\n" not in err and err.startswith("twilight play: error: --record ") and str(path) in err, err
+    return err
+
+
+def test_play_record_refuses_a_folder_before_the_deal(tmp_path, capsys):
+    err = _play_refused(tmp_path, capsys)
+    assert "is a folder" in err and "takes a file path" in err
+
+
+def test_play_record_keeps_an_existing_file_unless_force(tmp_path, capsys):
+    path = tmp_path / "game.json"
+    path.write_text("keep me")
+    assert "exists already; give --force" in _play_refused(path, capsys)
+    assert path.read_text() == "keep me"
+    # with --force the file is replaced by the finished deal's record
+    assert play_game(4, 0, "random", "random", seed=2, ask=_first_legal, say=lambda s: None,
+                     record=str(path), force=True) == 0
+    assert records.load(path)["seed"] == 2
+
+
+@pytest.mark.parametrize("where", ["under-a-file", "proc"])
+def test_play_record_refuses_an_unwritable_path_up_front(tmp_path, capsys, where):
+    if where == "proc":
+        if not os.path.isdir("/proc/sys") or os.access("/proc/sys", os.W_OK):
+            pytest.skip("needs a /proc/sys that refuses new files")
+        path = "/proc/sys/x/game.json"
+        assert "no permission to create files in '/proc/sys'" in _play_refused(path, capsys)
+    else:
+        (tmp_path / "f").write_text("")
+        path = tmp_path / "f" / "game.json"
+        assert "is a file, not a folder" in _play_refused(path, capsys)
+
+
+def test_play_record_refuses_a_read_only_folder(tmp_path, capsys):
+    if os.geteuid() == 0:
+        pytest.skip("root writes into read-only folders")
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o500)
+    try:
+        assert "no permission" in _play_refused(ro / "game.json", capsys)
+    finally:
+        ro.chmod(0o700)
+
+
+@pytest.mark.parametrize("case", ["a-file", "under-a-file", "proc", "existing-records"])
+def test_records_folder_checked_before_anything_is_played(tmp_path, case):
+    (tmp_path / "f").write_text("")
+    if case == "a-file":
+        folder, why = tmp_path / "f", "is a file; --records takes a folder"
+    elif case == "under-a-file":
+        folder, why = tmp_path / "f" / "recs", "is a file, not a folder"
+    elif case == "proc":
+        if not os.path.isdir("/proc/sys") or os.access("/proc/sys", os.W_OK):
+            pytest.skip("needs a /proc/sys that refuses new files")
+        folder, why = "/proc/sys/x", "no permission to create files in '/proc/sys'"
+    else:
+        folder, why = tmp_path / "recs", "exists already; give --force"
+        folder.mkdir()
+        (folder / arena.RECORDS_FILE).write_text("")
+    with pytest.raises(ValueError, match=why) as e:
+        records.check_records_folder(folder, arena.RECORDS_FILE)
+    assert str(e.value).startswith(f"--records {str(folder)!r}"[:-1]) and "\n" not in str(e.value)
+    if case == "existing-records":
+        assert records.check_records_folder(folder, arena.RECORDS_FILE, force=True) == str(
+            folder / arena.RECORDS_FILE)
+    # a new folder is fine and is not created by the check
+    new = tmp_path / "new" / "recs"
+    assert records.check_records_folder(new, "x.jsonl.gz") == str(new / "x.jsonl.gz") and not new.exists()
+
+
 def test_play_record_option_parses():
     from twilight_env.cli import build_parser
     from experiments.play import add_arguments
@@ -124,7 +212,8 @@ def test_play_record_option_parses():
     parser, subs = build_parser()
     add_arguments(subs["play"])
     args = parser.parse_args(["play", "--record", "x.json"])
-    assert args.record == "x.json"
+    assert args.record == "x.json" and args.force is False
+    assert parser.parse_args(["play", "--record", "x.json", "--force"]).force is True
 
 
 # ---------------------------------------------------------------------------------
