@@ -45,6 +45,7 @@ import numpy as np
 
 from twilight_env.cli import interrupt_status, non_negative_int, positive_int
 from twilight_env.engine import State
+from twilight_env.records import check_records_folder
 from twilight_env.seeding import check_seed
 
 from .common import (RunCheckpoint, check_deal_source, check_int, check_keys, check_new_file, check_new_folder,
@@ -403,6 +404,8 @@ def run(args) -> int:
             check_new_folder(args.out, "--out", args.force)
         if args.save_deals:
             check_new_file(args.save_deals, "--save-deals", args.force)
+        if getattr(args, "records", None) is not None:  # before any folder is made or deal played
+            check_records_folder(args.records, RECORDS_FILE, "--records", args.force)
         deals, meta = deal_set(n, args.seed, players, args.deals_file, args.save_deals)
         seed = run_seed(args.seed, meta)
         folder = out_dir(args.out, "arena", seed, args.force)

@@ -76,6 +76,7 @@ import numpy as np
 from twilight_env.cli import interrupt_status, non_negative_int, positive_int
 from twilight_env.engine import State
 from twilight_env.jsonfile import JsonFileError, read_json
+from twilight_env.records import check_records_folder
 from twilight_env.seeding import check_seed
 
 from .common import (RunCheckpoint, check_deal_source, check_int, check_keys, check_new_file, check_new_folder,
@@ -879,6 +880,8 @@ def run_study(specs: list[str] | None = None, deals: int | None = None, seed: in
                           ("--save-deals", save_deals), ("--target", target), ("--boot", boot),
                           ("--matches", matches), ("--force", force), ("--records", records)),
                          allowed="--workers, --ray, --quiet and --deals (which grows the run)")
+    if records is not None:  # before any folder is made or deal played
+        check_records_folder(records, RECORDS_FILE, "--records", force)
     ckpt, configs, seed, target, boot, matches, deal_list, meta, folder = prepare_run(
         Checkpoint, "edge", specs, deals, seed, out, solo, sun, deals_file, save_deals, target, boot, matches,
         resume, force)

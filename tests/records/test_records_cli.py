@@ -205,6 +205,39 @@ def test_records_folder_checked_before_anything_is_played(tmp_path, case):
     assert records.check_records_folder(new, "x.jsonl.gz") == str(new / "x.jsonl.gz") and not new.exists()
 
 
+@pytest.mark.parametrize("command", ["arena", "edge"])
+@pytest.mark.parametrize("case", ["passwd-like-file", "under-a-file", "proc"])
+def test_records_flag_refused_before_anything_is_made(tmp_path, capsys, command, case):
+    """``--records`` that cannot be a records folder: one line naming --records, exit 2,
+    no output folder made and nothing played."""
+    (tmp_path / "passwd").write_text("root:x:0:0\n")
+    if case == "proc":
+        if not os.path.isdir("/proc/sys") or os.access("/proc/sys", os.W_OK):
+            pytest.skip("needs a /proc/sys that refuses new files")
+        folder = "/proc/sys/x"
+    else:
+        folder = str(tmp_path / "passwd") if case == "passwd-like-file" else str(tmp_path / "passwd" / "recs")
+    out = tmp_path / "out"
+    argv = (["arena", "random", "random", "--deals", "2"] if command == "arena" else ["edge", "random", "--deals", "2"])
+    rc = main(argv + ["--workers", "1", "--quiet", "--out", str(out), "--records", folder])
+    captured = capsys.readouterr()
+    err = captured.err.strip()
+    assert rc == 2 and "\n" not in err and err.startswith(f"twilight {command}: error: --records {folder!r}"), err
+    assert not out.exists() and (tmp_path / "passwd").read_text() == "root:x:0:0\n"
+
+
+def test_records_flag_keeps_an_existing_records_file_unless_force(tmp_path, capsys):
+    rec_dir = tmp_path / "rec"
+    rec_dir.mkdir()
+    (rec_dir / arena.RECORDS_FILE).write_text("earlier run")
+    argv = ["arena", "random", "random", "--deals", "2", "--workers", "1", "--quiet", "--records", str(rec_dir)]
+    assert main(argv + ["--out", str(tmp_path / "a")]) == 2
+    assert "exists already; give --force" in capsys.readouterr().err
+    assert (rec_dir / arena.RECORDS_FILE).read_text() == "earlier run" and not (tmp_path / "a").exists()
+    assert main(argv + ["--out", str(tmp_path / "b"), "--force"]) == 0
+    assert len(list(records.load_many(rec_dir / arena.RECORDS_FILE))) == 2 * 2  # 2 deals, 2 plays each
+
+
 def test_play_record_option_parses():
     from twilight_env.cli import build_parser
     from experiments.play import add_arguments
