@@ -1,0 +1,128 @@
+"""Agent options are checked when the agent is built: every file an option names is
+loaded and checked then (so a run fails before making its output folder), and no float
+option takes NaN or inf."""
+
+import math
+from pathlib import Path
+
+import pytest
+
+from agents.base import _REGISTRY, check_number, make_agent
+from twilight_env.cli import main
+
+pytest.importorskip("torch")
+
+WEIGHTS = Path(__file__).resolve().parents[2] / "agents" / "weights"
+SPECS = {  # spec template, the option named in the error, a real file of the right kind
+    "pimc inference": ("pimc:worlds=2,inference={}", "inference=", "inference_3p.pt"),
+    "ismcts inference": ("ismcts:iterations=5,inference={}", "inference=", "inference_4p.pt"),
+    "neural path": ("neural:path={}", "path=", "neural_3p.pt"),
+    "exit path": ("exit:path={}", "path=", "exit_3p.pt"),
+    "exit-search path": ("exit-search:path={},iterations=5", "path=", "exit_4p.pt"),
+}
+
+
+def _bad_file(tmp_path, kind, good):
+    if kind == "missing":
+        return tmp_path / "no" / "such.pt"
+    path = tmp_path / f"{kind}.pt"
+    if kind == "text":
+        path.write_text("hello, not a checkpoint\n")
+    elif kind == "corrupt":  # a real checkpoint cut short, as by a full disk
+        path.write_bytes((WEIGHTS / good).read_bytes()[:2000])
+    elif kind == "other kind":  # a valid checkpoint of another agent
+        other = "neural_3p.pt" if "neural" not in good else "inference_3p.pt"
+        path.write_bytes((WEIGHTS / other).read_bytes())
+    return path
+
+
+@pytest.mark.parametrize("kind", ["missing", "text", "corrupt", "other kind"])
+@pytest.mark.parametrize("agent", sorted(SPECS))
+def test_a_bad_file_is_refused_when_the_agent_is_built(tmp_path, agent, kind):
+    template, option, good = SPECS[agent]
+    path = _bad_file(tmp_path, kind, good)
+    with pytest.raises(ValueError) as e:
+        make_agent(template.format(path))
+    message = str(e.value)
+    assert option in message and str(path) in message and "\n" not in message
+
+
+@pytest.mark.parametrize("agent", sorted(SPECS))
+def test_a_good_file_builds(agent):
+    template, _, good = SPECS[agent]
+    assert make_agent(template.format(WEIGHTS / good)) is not None
+
+
+def test_check_specs_names_the_flag_the_option_and_the_file(tmp_path):
+    from experiments.common import check_specs
+
+    bad = tmp_path / "notes.txt"
+    bad.write_text("not a checkpoint")
+    with pytest.raises(ValueError, match=rf"^--solo: option inference='{bad}': cannot read card-location"):
+        check_specs([f"pimc:inference={bad}"], "--solo")
+
+
+@pytest.mark.parametrize("command", [
+    ["arena", "random", "pimc:worlds=2,inference={}", "--deals", "2"],
+    ["edge", "--solo", "ismcts:iterations=5,inference={}", "--deals", "2"],
+    ["edge", "neural:path={}", "--deals", "2"],
+    ["ladder", "random", "exit:path={}", "--deals", "2"],
+])
+@pytest.mark.parametrize("kind", ["missing", "text", "corrupt"])
+def test_a_run_with_a_bad_file_fails_before_making_its_folder(tmp_path, capsys, command, kind):
+    path = _bad_file(tmp_path, kind, "inference_3p.pt" if "inference" in " ".join(command) else
+                     "neural_3p.pt" if "neural" in " ".join(command) else "exit_3p.pt")
+    out = tmp_path / "out"
+    argv = [a.format(path) for a in command] + ["--out", str(out), "--workers", "1", "--quiet"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and str(path) in err and "Traceback" not in err
+    assert not out.exists()
+
+
+# ---------------------------------------------------------------------------------
+# NaN and inf
+# ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("spec,option", [
+    ("ismcts:c=nan", "c"), ("ismcts:c=inf", "c"), ("ismcts:c=-inf", "c"),
+    ("exit-search:c=nan", "c"), ("exit-search:w=inf", "w"), ("exit-search:w=nan", "w"),
+    ("pimc:epsilon=nan", "epsilon"), ("pimc:epsilon=inf", "epsilon"),
+    ("ismcts:epsilon=nan", "epsilon"),
+    ("openspiel:ismcts:uct_c=nan", "uct_c"), ("openspiel:ismcts:uct_c=inf", "uct_c"),
+])
+def test_nan_and_inf_are_refused_naming_the_option_and_the_range(spec, option):
+    with pytest.raises(ValueError, match=rf"\b{option} must be a finite number (>= 0|in \[0, 1\]), got -?(nan|inf)"):
+        make_agent(spec)
+
+
+def test_the_search_agents_refuse_nan_when_built_directly():
+    from agents.ismcts import ISMCTSAgent
+
+    with pytest.raises(ValueError, match="c must be a finite number >= 0, got nan"):
+        ISMCTSAgent(c=math.nan)
+
+
+def test_every_agent_refuses_a_non_finite_option_it_leaves_unchecked(monkeypatch):
+    """The last guard in ``make_agent``: an agent that checks nothing still gets no NaN."""
+    class Loose:
+        name = "loose"
+
+        def __init__(self, scale: float = 1.0):
+            self.scale = scale
+
+        def act(self, infoset, legal_actions, rng):
+            return legal_actions[0]
+
+    monkeypatch.setitem(_REGISTRY, "loose", Loose)
+    assert make_agent("loose:scale=2.5").scale == 2.5
+    for v in ("nan", "inf", "-inf"):
+        with pytest.raises(ValueError, match=rf"agent 'loose' option 'scale' must be a finite number, got -?(nan|inf)"):
+            make_agent(f"loose:scale={v}")
+
+
+def test_check_number():
+    assert check_number("x", 3, 0, 5) == 3.0
+    for bad in (math.nan, math.inf, -1, 6, True, "1"):
+        with pytest.raises(ValueError, match=r"x must be a finite number in \[0, 5\]"):
+            check_number("x", bad, 0, 5)
