@@ -24,3 +24,18 @@ def test_missing_optional_dependency_is_a_clean_error(monkeypatch, capsys, tmp_p
     err = capsys.readouterr().err
     assert rc == 2
     assert "'study' extra" in err and 'pip install -e ".[study]"' in err
+
+
+@pytest.mark.parametrize("error", [EOFError("Compressed file ended before the end-of-stream marker was reached"),
+                                   RecursionError("maximum recursion depth exceeded")])
+def test_damaged_input_a_reader_missed_is_still_one_line(monkeypatch, capsys, tmp_path, error):
+    """A last guard: EOFError/RecursionError from a reader are one line, exit 2, no traceback."""
+    import twilight_env.replay_log as replay_log
+
+    def boom(args):
+        raise error
+
+    monkeypatch.setattr(replay_log, "run", boom)
+    assert main(["replay", str(tmp_path / "x.json")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("twilight replay: error: damaged input (") and str(error) in err

@@ -214,3 +214,12 @@ def test_records_of_an_arena_killed_with_sigkill_read_back(tmp_path):
                        capture_output=True, text=True, timeout=300)
     assert p.returncode == 2 and "Traceback" not in p.stderr and "Deal score: " in p.stdout
     assert p.stderr.strip() == f"twilight replay: error: {e.value}"
+
+
+@pytest.mark.parametrize("name", ["r.json.gz", "r.jsonl.gz"])
+def test_a_gz_name_that_is_not_gzip_is_one_line(tmp_path, deals, name):
+    path = tmp_path / name
+    path.write_text(json.dumps(deals[0]) + "\n")
+    with pytest.raises(records.RecordFileError, match="is not a valid gzip file") as e:
+        records.load_any(path)
+    _one_line(e.value, str(path))
