@@ -172,6 +172,13 @@ _WORKER: dict = {}
 
 
 def _init_worker(spec: str) -> None:
+    """Set up a generating process (a pool worker, or this process with one worker): one
+    torch thread and the agent. A pool worker ends when the process that started it dies,
+    even by ``kill -9`` (:func:`twilight_env._procs.die_with_parent`; nothing is armed in a
+    process that ``multiprocessing`` did not start)."""
+    from twilight_env._procs import die_with_parent
+
+    die_with_parent()
     import torch
     torch.set_num_threads(1)
     _WORKER["agent"] = make_agent(spec)

@@ -672,7 +672,12 @@ class InProcessSelfPlay:
 
 def _actor_main(actor_id: int, cfg_dict: dict, net_dict: dict, shared_model, lock, out_queue, stop,
                 seed_seq: list) -> None:
-    """Actor process: play self-play chunks with a local copy of the shared weights."""
+    """Actor process: play self-play chunks with a local copy of the shared weights. It
+    ends (SIGTERM) when the learner's process dies, even by ``kill -9``
+    (:func:`twilight_env._procs.die_with_parent`)."""
+    from twilight_env._procs import die_with_parent
+
+    die_with_parent()
     torch.set_num_threads(1)
     cfg = TrainConfig.from_dict(cfg_dict)
     model = QNetwork(NetConfig.from_dict(net_dict)).eval()
