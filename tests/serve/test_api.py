@@ -38,7 +38,7 @@ class FakeClock:
 
 @pytest.fixture
 def client():
-    with TestClient(create_app()) as c:
+    with TestClient(create_app(), base_url="http://127.0.0.1") as c:
         yield c
 
 
@@ -86,7 +86,7 @@ def test_illegal_move_is_422_and_changes_nothing(client):
         r = client.post(f"/api/games/{gid}/move", json=body)
         assert r.status_code == 400, (body, r.text)
         assert "action" in r.json()["error"]
-    r = client.post(f"/api/games/{gid}/move", content=b"{not json")
+    r = client.post(f"/api/games/{gid}/move", content=b"{not json", headers={"Content-Type": "application/json"})
     assert r.status_code == 400 and "JSON" in r.json()["error"]
     r = client.post(f"/api/games/{gid}/move", json={"action": min(legal), "step": 5})
     assert r.status_code == 409 and "step" in r.json()["error"]
@@ -313,7 +313,7 @@ def test_record_download_equals_replay(client):
     assert r.status_code == 422 and "cannot replay" in r.json()["error"]
     assert client.post("/api/replay", json={"hello": 1}).status_code == 422
     assert client.post("/api/replay", json=[rec]).status_code == 422
-    r = client.post("/api/replay", content=b" " * (4 * 1024 * 1024 + 1))
+    r = client.post("/api/replay", content=b" " * (4 * 1024 * 1024 + 1), headers={"Content-Type": "application/json"})
     assert r.status_code == 413 and "at most" in r.json()["error"]
 
 
@@ -322,7 +322,7 @@ def test_record_download_equals_replay(client):
 def test_idle_and_finished_games_are_dropped_and_the_cap_holds():
     clock = FakeClock()
     app = create_app(Limits(max_games=2, idle_seconds=100, finished_seconds=10), clock=clock)
-    with TestClient(app) as c:
+    with TestClient(app, base_url="http://127.0.0.1") as c:
         a = new_game(c, mode="watch", players=4, seed=1)
         b = new_game(c, players=4, seed=2)
         r = c.post("/api/games", json={"players": 4})
@@ -463,7 +463,7 @@ def test_an_agent_error_is_a_json_500(client, monkeypatch):
         raise RuntimeError("agent bug")
     for agent in game.agents.values():
         monkeypatch.setattr(agent, "act", broken)
-    with TestClient(client.app, raise_server_exceptions=False) as c:
+    with TestClient(client.app, raise_server_exceptions=False, base_url="http://127.0.0.1") as c:
         r = c.post(f"/api/games/{v['id']}/advance", json={"steps": 1})
     assert r.status_code == 500 and "agent bug" in r.json()["error"]
     assert c.get(f"/api/games/{v['id']}").json()["step"] == 0

@@ -145,7 +145,7 @@ def test_replay_a_record_forwards_and_backwards(server, driver, tmp_path):
     _wait(driver, lambda: driver.execute_script("return document.body.dataset.ready"), what="the page to load")
     driver.find_element(By.ID, "tab-replay").click()
     driver.find_element(By.ID, "replay-file").send_keys(str(path))
-    _wait(driver, lambda: driver.execute_script("return app.frames.length") == len(frames), what="the record")
+    _wait(driver, lambda: driver.execute_script("return app.count") == len(frames), what="the record")
 
     def shown():
         trick = [el.get_attribute("data-card") for el in driver.find_elements(By.CSS_SELECTOR, "#trick .card")]
@@ -189,14 +189,14 @@ def test_replay_a_record_forwards_and_backwards(server, driver, tmp_path):
     driver.find_element(By.ID, "replay-file").send_keys(str(gz))
     _wait(driver, lambda: driver.execute_script("return app.records && app.records.length") == 2, what="2 records")
     # the board says which record it shows and keeps a picker for the others
-    _wait(driver, lambda: driver.execute_script("return app.frames.length") == len(frames), what="record 0")
+    _wait(driver, lambda: driver.execute_script("return app.count") == len(frames), what="record 0")
     assert "record 0 of 2" in driver.find_element(By.ID, "status").text
     assert driver.find_element(By.ID, "rp-records").is_displayed()
     assert not driver.find_element(By.ID, "rp-rec-prev").is_enabled()
     driver.find_element(By.ID, "rp-rec-next").click()
-    _wait(driver, lambda: driver.execute_script("return app.frames[0].num_players") == 3, what="record 1")
+    _wait(driver, lambda: driver.execute_script("return app.pages.get(0)[0].num_players") == 3, what="record 1")
     assert "record 1 of 2" in driver.find_element(By.ID, "status").text
-    assert driver.execute_script("return app.frames.length") == len(frames3)
+    assert driver.execute_script("return app.count") == len(frames3)
     assert not driver.find_element(By.ID, "rp-rec-next").is_enabled()
     driver.find_element(By.ID, "rp-last").click()
     # the end of a 3-player deal: final, with each player's credited points as the record's lines (R7.5)
@@ -208,7 +208,7 @@ def test_replay_a_record_forwards_and_backwards(server, driver, tmp_path):
     box = driver.find_element(By.ID, "rp-record")
     box.clear()
     box.send_keys("0\n")
-    _wait(driver, lambda: driver.execute_script("return app.frames[0].num_players") == 4, what="record 0 again")
+    _wait(driver, lambda: driver.execute_script("return app.pages.get(0)[0].num_players") == 4, what="record 0 again")
     assert "record 0 of 2" in driver.find_element(By.ID, "status").text
     assert driver.find_element(By.ID, "score-head").get_attribute("textContent") == "This deal so far"
     driver.find_element(By.ID, "tab-replay").click()
@@ -216,9 +216,9 @@ def test_replay_a_record_forwards_and_backwards(server, driver, tmp_path):
     box.clear()
     box.send_keys("1")
     driver.find_element(By.ID, "replay-open").click()
-    _wait(driver, lambda: driver.execute_script("return app.frames.length && app.frames[0].num_players") == 3,
+    _wait(driver, lambda: driver.execute_script("return app.count && app.pages.get(0)[0].num_players") == 3,
           what="record 1")
-    assert driver.execute_script("return app.frames.length") == len(frames3)
+    assert driver.execute_script("return app.count") == len(frames3)
     driver.find_element(By.ID, "rp-last").click()
     hands = [[el.get_attribute("data-card") for el in driver.find_elements(By.CSS_SELECTOR, f"#seat-{s} .hand .card")]
              for s in range(4)]

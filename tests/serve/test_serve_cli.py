@@ -23,7 +23,7 @@ def test_serve_binds_to_loopback_by_default(monkeypatch, capsys):
 def test_serve_options_reach_the_server(monkeypatch):
     seen = {}
     monkeypatch.setattr(uvicorn, "run", lambda app, host, port, **kw: seen.update(app=app, host=host, port=port))
-    assert cli.main(["serve", "--host", "0.0.0.0", "--port", "8765", "--max-games", "7",
+    assert cli.main(["serve", "--host", "0.0.0.0", "--allow-remote", "--port", "8765", "--max-games", "7",
                      "--idle-minutes", "2", "--finished-minutes", "0.5"]) == 0
     limits = seen["app"].state.store.limits
     assert (seen["host"], seen["port"]) == ("0.0.0.0", 8765)

@@ -1,21 +1,29 @@
 """The Starlette application of ``twilight serve`` (HTTP API in ``docs/SERVE.md``).
 
-Every error is JSON ``{"error": message}``: 400 malformed request, 404 unknown game or
-path, 409 not now, 413 body too large, 422 illegal move or a record the engine refuses,
-503 the store is full, 500 an internal error (a broken agent). Game logic runs in
-worker threads, one request per game at a time under the game's own lock, so several
-games and tabs never share state.
+Every error is JSON ``{"error": message}``: 400 malformed request or foreign ``Host``,
+403 foreign ``Origin`` or missing token, 404 unknown game or path, 409 not now, 413 body
+too large, 415 a body that is not ``application/json``, 422 illegal move or a record the
+engine refuses, 503 the store is full, 500 an internal error (a broken agent). Every
+request first passes :class:`~twilight_env.serve.guard.Guard` (hosts, origins, token,
+content type, security headers). Game logic runs in worker threads, one request per game
+at a time under the game's own lock, so several games and tabs never share state; a hint
+thinks outside the lock, on a snapshot of the person's information set, so an abandoned
+hint never blocks its game.
 """
 
 from __future__ import annotations
 
-import json
+import asyncio
+import hashlib
+import threading
+from collections import OrderedDict
 import os
 from typing import Any, Callable
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
@@ -23,43 +31,69 @@ from starlette.staticfiles import StaticFiles
 
 from .. import records
 from ..engine import PHASE_NAMES
+from ..jsonfile import JsonFileError, parse_json
 from .games import (DEFAULT_AGENT, Game, GameError, GameStore, Limits, action_text, credited, line_seats,
                     state_view)
+from .guard import BodyError, Guard, read_body, trusted_hosts
 
 STATIC_DIR = os.path.join(os.path.dirname(__file__), "static")
 MAX_BODY = 4 * 1024 * 1024
-"""Largest request body accepted (bytes); a record upload is the largest."""
+"""Largest request body accepted (bytes); a record upload is the largest. Enforced while
+reading: a longer body, chunked or not, is refused once this many bytes have come."""
 MAX_ADVANCE = 1000
 """Most agent moves one ``advance`` request may ask for."""
+ADVANCE_SECONDS = 5.0
+"""An ``advance`` (or a move with ``"advance": true``) stops making agent moves after
+this many seconds; the answer says how many were made and the page asks again."""
+REPLAY_PAGE = 500
+"""Most positions one ``/api/replay`` answer holds (``?limit=``, default this)."""
+HEAVY_SLOTS = 2
+"""Hints and replays that may compute at once, server-wide; more wait their turn."""
+DISCONNECT_POLL = 0.2
+"""Seconds between checks whether the client of a running decision has gone."""
 
 
 async def _body(request: Request, required: bool = True) -> Any:
-    declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > MAX_BODY:
-        raise GameError(413, f"the request body is {declared} bytes; at most {MAX_BODY} are accepted")
-    raw = await request.body()
-    if len(raw) > MAX_BODY:
-        raise GameError(413, f"the request body is {len(raw)} bytes; at most {MAX_BODY} are accepted")
+    try:
+        raw = await read_body(request, MAX_BODY)
+    except BodyError as e:
+        raise GameError(e.status, e.message) from None
     if not raw.strip():
         if required:
             raise GameError(400, "the request needs a JSON body")
         return {}
     try:
-        return json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as e:
-        raise GameError(400, f"the body is not valid JSON: {e}") from None
+        return parse_json(raw, "the request body")
+    except JsonFileError as e:
+        raise GameError(400, str(e)) from None
 
 
-def replay_frames(record: Any) -> dict:
-    """Every position of a record, as spectator views with the move that led to each.
+def replay_states(record: Any) -> list:
+    """Every state of a record (:func:`twilight_env.records.replay`), or a 422 GameError."""
+    if not isinstance(record, dict):
+        raise GameError(422, "cannot replay this: a record is a JSON object (docs/RECORDS.md)")
+    try:
+        return records.replay(record)
+    except ValueError as e:  # RecordError: the step, the field and the reason
+        raise GameError(422, f"cannot replay this record: {e}") from None
+
+
+def replay_frames(record: Any, offset: int = 0, limit: int | None = None, states: list | None = None) -> dict:
+    """Positions ``offset .. offset + limit - 1`` of a record, as spectator views with the
+    move that led to each.
 
     Args:
         record: a deal or match record (``docs/RECORDS.md``), checked and replayed by
             :func:`twilight_env.records.replay`.
+        offset: the first position wanted (int >= 0; past the end gives no frames).
+        limit: most positions (int >= 1), or None for all (the server passes at most
+            :data:`REPLAY_PAGE`).
+        states: the record's states if already replayed (:func:`replay_states`).
 
     Returns:
-        ``{"kind": "deal" | "match", "count": int, "frames": [...]}``: one spectator view
-        per position (every hand open: a record holds the whole deal), each with
+        ``{"kind": "deal" | "match", "count": int, "offset": int, "frames": [...]}``:
+        ``count`` is the number of positions of the whole record; one spectator view per
+        position of the page (every hand open: a record holds the whole deal), each with
         ``text`` (the move that led there), ``deal`` (1-based), ``index``, ``who``
         (the recorded agent of each seat) and ``credited`` (at the end of a deal: the
         record's ``lines`` with their seats and ``deal_points``, R5, R7.5; else None).
@@ -67,17 +101,15 @@ def replay_frames(record: Any) -> dict:
     Raises:
         GameError: 422 when the record cannot be replayed (the step and the reason).
     """
-    if not isinstance(record, dict):
-        raise GameError(422, "cannot replay this: a record is a JSON object (docs/RECORDS.md)")
-    try:
-        states = records.replay(record)
-    except ValueError as e:  # RecordError: the step, the field and the reason
-        raise GameError(422, f"cannot replay this record: {e}") from None
+    if states is None:
+        states = replay_states(record)
     deal_recs = record["deals"] if record.get("format") == records.FORMAT_MATCH else [record]
     seat_agents = [d.get("agents") for d in deal_recs]
+    stop = len(states) if limit is None else min(len(states), offset + limit)
+    deal = 1 + sum(1 for st in states[:max(0, min(offset, len(states)) - 1)] if st.done)
     frames = []
-    deal = 1
-    for i, st in enumerate(states):
+    for i in range(offset, stop):
+        st = states[i]
         view = state_view(st)
         if i == 0:
             text = "start of deal 1"
@@ -100,7 +132,7 @@ def replay_frames(record: Any) -> dict:
                      if st.done else None})
         frames.append(view)
     kind = "match" if record.get("format") == records.FORMAT_MATCH else "deal"
-    return {"kind": kind, "frames": frames, "count": len(frames)}
+    return {"kind": kind, "count": len(states), "offset": offset, "frames": frames}
 
 
 def _request_action(prev, st) -> int:
@@ -108,20 +140,90 @@ def _request_action(prev, st) -> int:
     return 27 + (st.holder - prev.chooser) % 4
 
 
+class ReplayCache:
+    """The replayed states of the last few record bodies, by their SHA-256, so that asking
+    for the next page of a record does not replay it again (thread-safe; ``size`` records)."""
+
+    def __init__(self, size: int = 2):
+        self.size = size
+        self._items: OrderedDict[bytes, list] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def states(self, raw: bytes, record: Any) -> list:
+        key = hashlib.sha256(raw).digest()
+        with self._lock:
+            if key in self._items:
+                self._items.move_to_end(key)
+                return self._items[key]
+        states = replay_states(record)
+        with self._lock:
+            self._items[key] = states
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+        return states
+
+
+def _query_int(request: Request, key: str, default: int, lo: int, hi: int) -> int:
+    raw = request.query_params.get(key)
+    if raw is None:
+        return default
+    if not raw.isdigit() or not lo <= int(raw) <= hi:
+        raise GameError(400, f"'{key}' must be an int {lo}..{hi}, got {raw[:20]!r}")
+    return int(raw)
+
+
+async def _until_done(request: Request, fn, on_disconnect: Callable[[], None] | None = None,
+                      slots: asyncio.Semaphore | None = None):
+    """Run ``fn`` in a worker thread and return its result, or None if the client went away.
+
+    While ``fn`` runs, check every :data:`DISCONNECT_POLL` seconds whether the client has
+    gone; if so, call ``on_disconnect`` (which asks ``fn`` to stop early) and answer
+    nothing: the thread ends on its own, within its caps. With ``slots``, one slot is held
+    from the start of ``fn`` to its end (also after the client has gone), so no more than
+    the semaphore's count of such threads ever run at once.
+    """
+    if slots is not None:
+        await slots.acquire()
+        if await request.is_disconnected():
+            slots.release()
+            return None
+    task = asyncio.ensure_future(run_in_threadpool(fn))
+    if slots is not None:
+        task.add_done_callback(lambda t: slots.release())
+    while True:
+        done, _ = await asyncio.wait({task}, timeout=DISCONNECT_POLL)
+        if done:
+            return task.result()
+        if await request.is_disconnected():
+            if on_disconnect is not None:
+                on_disconnect()
+            task.add_done_callback(lambda t: t.cancelled() or t.exception())  # retrieved: no warning
+            return None
+
+
 def create_app(limits: Limits | None = None, clock: Callable[[], float] | None = None,
-               store: GameStore | None = None) -> Starlette:
+               store: GameStore | None = None, *, host: str | None = None, allow_hosts: tuple[str, ...] = (),
+               token: str | None = None) -> Starlette:
     """The web application.
 
     Args:
         limits: bounds on live games (:class:`~twilight_env.serve.games.Limits`).
         clock: seconds for the store (tests pass a fake clock).
         store: an existing store (else a new one with ``limits`` and ``clock``).
+        host: the address the server is bound to: a ``Host`` header may name it, besides
+            ``localhost``, ``127.0.0.1`` and ``[::1]`` (a wildcard such as ``0.0.0.0``
+            adds this machine's names and addresses).
+        allow_hosts: further names a ``Host`` header may carry.
+        token: a token every request must carry (:class:`~twilight_env.serve.guard.Guard`),
+            or None for none.
 
     Returns:
         A Starlette app; ``app.state.store`` is its :class:`GameStore`.
     """
     if store is None:
         store = GameStore(limits, clock) if clock is not None else GameStore(limits)
+    heavy = asyncio.Semaphore(HEAVY_SLOTS)
+    cache = ReplayCache()
 
     def locked(game: Game, fn):
         with game.lock:
@@ -131,8 +233,9 @@ def create_app(limits: Limits | None = None, clock: Callable[[], float] | None =
         return FileResponse(os.path.join(STATIC_DIR, "index.html"))
 
     async def agents(request: Request) -> Response:
-        from agents.base import available_agents
-        return JSONResponse({"agents": available_agents(), "default": DEFAULT_AGENT})
+        from .specs import MAX_SPEC_CHARS, allowed_agents, describe
+        return JSONResponse({"agents": allowed_agents(), "default": DEFAULT_AGENT, "options": describe(),
+                             "max_spec_chars": MAX_SPEC_CHARS})
 
     async def create(request: Request) -> Response:
         body = await _body(request, required=False)
@@ -148,16 +251,27 @@ def create_app(limits: Limits | None = None, clock: Callable[[], float] | None =
         store.delete(request.path_params["gid"])
         return JSONResponse({"deleted": request.path_params["gid"]})
 
+    async def advancing(request: Request, game: Game, first: Callable[[], None] | None, steps: int) -> Response:
+        gone = threading.Event()
+
+        def run():
+            with game.lock:
+                if first is not None:
+                    first()
+                if not steps:
+                    return game.view()
+                made = game.advance(steps, stop=gone.is_set, seconds=ADVANCE_SECONDS)
+                view = game.view()
+                view["made"] = made
+                return view
+        view = await _until_done(request, run, gone.set)
+        return JSONResponse(view) if view is not None else Response(status_code=499)
+
     async def move(request: Request) -> Response:
         game = store.get(request.path_params["gid"])
         body = await _body(request)
-
-        def run():
-            game.move(body)
-            if isinstance(body, dict) and body.get("advance"):
-                game.advance(MAX_ADVANCE)
-            return game.view()
-        return JSONResponse(await run_in_threadpool(locked, game, run))
+        steps = MAX_ADVANCE if isinstance(body, dict) and body.get("advance") else 0
+        return await advancing(request, game, lambda: game.move(body), steps)
 
     async def advance(request: Request) -> Response:
         game = store.get(request.path_params["gid"])
@@ -167,13 +281,7 @@ def create_app(limits: Limits | None = None, clock: Callable[[], float] | None =
         steps = body.get("steps", 1)
         if isinstance(steps, bool) or not isinstance(steps, int) or not 1 <= steps <= MAX_ADVANCE:
             raise GameError(400, f"'steps' must be an int 1..{MAX_ADVANCE}, got {steps!r}")
-
-        def run():
-            made = game.advance(steps)
-            view = game.view()
-            view["made"] = made
-            return view
-        return JSONResponse(await run_in_threadpool(locked, game, run))
+        return await advancing(request, game, None, steps)
 
     async def hint(request: Request) -> Response:
         game = store.get(request.path_params["gid"])
@@ -181,7 +289,10 @@ def create_app(limits: Limits | None = None, clock: Callable[[], float] | None =
         if not isinstance(body, dict):
             raise GameError(400, "the body must be a JSON object {\"agent\": SPEC}")
         spec = body.get("agent", DEFAULT_AGENT)
-        return JSONResponse(await run_in_threadpool(locked, game, lambda: game.hint(spec)))
+        # checked under the lock; the agent then thinks on a snapshot, outside it
+        spec, info, step = await run_in_threadpool(locked, game, lambda: game.hint_position(spec))
+        answer = await _until_done(request, lambda: Game.hint_for(spec, info, step), slots=heavy)
+        return JSONResponse(answer) if answer is not None else Response(status_code=499)
 
     async def record(request: Request) -> Response:
         game = store.get(request.path_params["gid"])
@@ -190,8 +301,23 @@ def create_app(limits: Limits | None = None, clock: Callable[[], float] | None =
         return JSONResponse(rec, headers={"Content-Disposition": f'attachment; filename="{name}"'})
 
     async def replay(request: Request) -> Response:
-        body = await _body(request)
-        return JSONResponse(await run_in_threadpool(replay_frames, body))
+        offset = _query_int(request, "offset", 0, 0, 10**9)
+        limit = _query_int(request, "limit", REPLAY_PAGE, 1, REPLAY_PAGE)
+        try:
+            raw = await read_body(request, MAX_BODY)
+        except BodyError as e:
+            raise GameError(e.status, e.message) from None
+        if not raw.strip():
+            raise GameError(400, "the request needs a JSON body: a record")
+        try:
+            body = parse_json(raw, "the request body")
+        except JsonFileError as e:
+            raise GameError(400, str(e)) from None
+
+        def run():
+            return replay_frames(body, offset, limit, cache.states(raw, body))
+        answer = await _until_done(request, run, slots=heavy)
+        return JSONResponse(answer) if answer is not None else Response(status_code=499)
 
     async def game_error(request: Request, exc: GameError) -> Response:
         return JSONResponse({"error": exc.message}, status_code=exc.status)
@@ -217,7 +343,8 @@ def create_app(limits: Limits | None = None, clock: Callable[[], float] | None =
         Route("/api/replay", replay, methods=["POST"]),
         Mount("/static", StaticFiles(directory=STATIC_DIR), name="static"),
     ]
-    app = Starlette(routes=routes, exception_handlers={GameError: game_error, HTTPException: http_error,
-                                                       Exception: server_error})
+    guard = Middleware(Guard, hosts=trusted_hosts(host, allow_hosts), token=token)
+    app = Starlette(routes=routes, middleware=[guard],
+                    exception_handlers={GameError: game_error, HTTPException: http_error, Exception: server_error})
     app.state.store = store
     return app

@@ -1,19 +1,37 @@
-"""``twilight serve``: run the web app on a local address (needs the ``serve`` extra)."""
+"""``twilight serve``: run the web app on a local address (needs the ``serve`` extra).
+
+The server listens on loopback (``127.0.0.1``) unless ``--host`` says otherwise. An address
+beyond loopback (``0.0.0.0``, a LAN address, a host name) is refused unless
+``--allow-remote`` is given; then every request must carry a token (generated and printed
+with the address, or given with ``--token``) and a warning is printed
+(``docs/SERVE.md``, What the server guards against).
+"""
 
 from __future__ import annotations
 
 import argparse
+import sys
 
 import starlette  # noqa: F401  (a missing `serve` extra is reported before arguments are parsed)
 import uvicorn  # noqa: F401
 
 from .games import Limits
+from .guard import check_token_value, is_loopback, is_wildcard, new_token
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--host", default="127.0.0.1",
-                   help="address to bind (default 127.0.0.1: this machine only; 0.0.0.0 opens it to the network)")
+                   help="address to bind (default 127.0.0.1: this machine only); any other address needs "
+                        "--allow-remote")
     p.add_argument("--port", type=int, default=8000, help="TCP port (default 8000)")
+    p.add_argument("--allow-remote", action="store_true",
+                   help="allow a --host beyond loopback (0.0.0.0, a LAN address); every request then needs "
+                        "the token printed at start")
+    p.add_argument("--token", default=None,
+                   help="the token for --allow-remote (default: a fresh random one, printed); at least 16 "
+                        "letters, digits, '-' or '_'")
+    p.add_argument("--allow-host", action="append", default=[], metavar="NAME",
+                   help="a further name the Host header may carry (e.g. this machine's LAN name); repeatable")
     p.add_argument("--max-games", type=int, default=Limits.max_games,
                    help=f"live games at most (default {Limits.max_games})")
     p.add_argument("--idle-minutes", type=float, default=Limits.idle_seconds / 60,
@@ -29,7 +47,26 @@ def run(args) -> int:
         raise ValueError(f"--port must be 0..65535, got {args.port}")
     limits = Limits(max_games=args.max_games, idle_seconds=args.idle_minutes * 60,
                     finished_seconds=args.finished_minutes * 60)
-    app = create_app(limits)
-    print(f"twilight serve: open http://{args.host}:{args.port}/ in a browser (Ctrl-C stops)", flush=True)
+    remote = not is_loopback(args.host)
+    token = None
+    if remote:
+        if not args.allow_remote:
+            raise ValueError(f"--host {args.host} listens beyond this machine: anyone who can reach it could play "
+                             "on this server. Give --allow-remote to do so anyway (every request then needs a "
+                             "token), or use --host 127.0.0.1")
+        token = check_token_value(args.token) if args.token is not None else new_token()
+    elif args.token is not None or args.allow_remote:
+        raise ValueError("--token and --allow-remote are for a --host beyond loopback; on loopback no token is used")
+    app = create_app(limits, host=args.host, allow_hosts=tuple(args.allow_host), token=token)
+    shown = "127.0.0.1" if is_wildcard(args.host) else args.host
+    shown = f"[{shown}]" if ":" in shown else shown
+    if remote:
+        print(f"WARNING: twilight serve listens on {args.host}:{args.port}, beyond this machine. Anyone who can "
+              "reach this address and knows the token can create games and use this machine's CPU. The token is "
+              "in the address below; keep it private.", file=sys.stderr, flush=True)
+        print(f"twilight serve: open http://{shown}:{args.port}/?token={token} in a browser (Ctrl-C stops)",
+              flush=True)
+    else:
+        print(f"twilight serve: open http://{shown}:{args.port}/ in a browser (Ctrl-C stops)", flush=True)
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
     return 0

@@ -46,6 +46,11 @@ from ..scoring import score_mask
 MODES = ("play", "watch")
 EPISODES = ("deal", "match")
 DEFAULT_AGENT = "heuristic"
+MAX_TARGET = 10000
+"""Highest match target a request may set (points, R6.1): a match to it plays some hundreds
+of deals at most, so a game's deals and its record stay small."""
+DEALS_SHOWN = 20
+"""Finished deals a view lists (the most recent ones); ``deals_played`` counts them all."""
 KIND_NAMES = {"P": "Purgatory", "C1": "Hierarch", "C2": "High Priest", "C3": "Priest", "C4": "Adept",
               "C5": "Novice", "3": "3 souls", "4": "4 souls", "5": "5 souls", "6": "6 souls", "7": "7 souls",
               "A": "Altar ×1", "T": "Temple ×2", "O": "Obelisk ×3"}
@@ -102,21 +107,26 @@ def _int(body: dict, key: str, default, allowed: str, ok: Callable[[int], bool])
 
 
 def check_spec(spec: Any, key: str) -> str:
-    """Check an agent spec (``NAME`` or ``NAME:key=value,...``) by building it once.
+    """Check an agent spec against the server's list (:mod:`twilight_env.serve.specs`), then
+    build it once.
 
     Raises:
-        GameError: 400 naming the field and the valid agents or options.
+        GameError: 400 naming the field and the allowed agents or options. A spec that
+            names a file gets the same answer whether or not the file exists.
     """
-    from agents.base import available_agents, make_agent
+    from agents.base import make_agent
 
-    if not isinstance(spec, str) or not spec.strip():
-        raise GameError(400, f"'{key}' must be an agent spec such as 'heuristic' or 'pimc:worlds=16'; "
-                             f"valid agents: {', '.join(available_agents())}")
+    from .specs import SpecError, check_allowed
+
+    try:
+        spec = check_allowed(spec)
+    except SpecError as e:
+        raise GameError(400, f"'{key}': {e}") from None
     try:
         make_agent(spec)
     except (ValueError, ImportError) as e:
         raise GameError(400, f"'{key}': {e}") from None
-    return spec.strip()
+    return spec
 
 
 def card_label(cid: int) -> dict:
@@ -332,7 +342,8 @@ class Game:
         if seed is None:
             seed = secrets.randbits(32)
         seed = _int({"seed": seed}, "seed", None, "an int >= 0", lambda v: v >= 0)
-        target = _int(options, "target", 1000, "an int >= 1 (match points, R6.1)", lambda v: v >= 1)
+        target = _int(options, "target", 1000, f"an int 1..{MAX_TARGET} (match points, R6.1)",
+                      lambda v: 1 <= v <= MAX_TARGET)
         players = [f"player_{i}" for i in range(n)]
         reset_opts: dict = {}
         human = None
@@ -529,8 +540,16 @@ class Game:
         except ValueError as e:  # cannot happen after the check above; kept so nothing half-applies
             raise GameError(422, str(e)) from None
 
-    def advance(self, max_steps: int = 1) -> int:
+    def advance(self, max_steps: int = 1, stop: Callable[[], bool] | None = None,
+                seconds: float | None = None) -> int:
         """Let the agents make up to ``max_steps`` moves, stopping at the person's turn.
+
+        Args:
+            max_steps: most agent moves (int >= 1).
+            stop: asked before every move after the first; True stops (the client has gone).
+            seconds: stop before a move once this many seconds have passed since the call
+                (after at least one move), so one request holds the game's lock for at most
+                about this long plus one decision.
 
         Returns:
             The number of moves made.
@@ -539,7 +558,11 @@ class Game:
             ValueError: if an agent picks an illegal move (a bug in that agent).
         """
         made = 0
+        start = time.monotonic()
         while made < max_steps and not self.over and not self.human_to_move:
+            if made and ((stop is not None and stop()) or
+                         (seconds is not None and time.monotonic() - start > seconds)):
+                break
             p = self.env.agent_selection
             info = self.env.infoset(p)
             action = self.agents[p].act(info, info.legal_actions, self.rngs[p])
@@ -548,6 +571,36 @@ class Game:
             self._step(p, int(action), info)
             made += 1
         return made
+
+    def hint_position(self, spec: Any) -> tuple[str, InfoSet, int]:
+        """Check a hint request and take what the hint needs (call under the game's lock).
+
+        Returns:
+            ``(spec, infoset, step)``: the checked spec, the person's information set (a
+            snapshot: the game may move on while the agent thinks) and the step number
+            (seeds the agent's random generator).
+
+        Raises:
+            GameError: 400 bad spec, 409 not the person's turn.
+        """
+        spec = check_spec(spec, "agent")
+        if not self.human_to_move:
+            raise GameError(409, "a hint is for the person's own turn; it is not your turn")
+        return spec, self.env.infoset(self.human), self.steps
+
+    @staticmethod
+    def hint_for(spec: str, info: InfoSet, step: int) -> dict:
+        """What agent ``spec`` would do in ``info`` (no lock needed: reads only the snapshot).
+
+        Returns:
+            ``{"agent", "action", "kind", "card" | "seat", "text"}``.
+        """
+        from agents.base import make_agent
+
+        agent = make_agent(spec)
+        action = int(agent.act(info, info.legal_actions, np.random.default_rng(step)))
+        move = next(m for m in legal_moves(info) if m["action"] == action)
+        return {"agent": spec, **move, "text": action_text(info.acting_seat, info.chooser, info.phase, action)}
 
     def hint(self, spec: Any) -> dict:
         """What agent ``spec`` would do now for the person (their information set only).
@@ -558,16 +611,7 @@ class Game:
         Raises:
             GameError: 400 bad spec, 409 not the person's turn.
         """
-        spec = check_spec(spec, "agent")
-        if not self.human_to_move:
-            raise GameError(409, "a hint is for the person's own turn; it is not your turn")
-        from agents.base import make_agent
-
-        info = self.env.infoset(self.human)
-        agent = make_agent(spec)
-        action = int(agent.act(info, info.legal_actions, np.random.default_rng(self.steps)))
-        move = next(m for m in legal_moves(info) if m["action"] == action)
-        return {"agent": spec, **move, "text": action_text(info.acting_seat, info.chooser, info.phase, action)}
+        return self.hint_for(*self.hint_position(spec))
 
     # -- views ----------------------------------------------------------------------
     def view(self) -> dict:
@@ -595,7 +639,7 @@ class Game:
             "who": [self.seat_spec(s) for s in range(4)],
             "seat_players": list(self._seat_players),
             "lines": lines, "totals": self._line_totals(ex),
-            "deals": [d["summary"] for d in self.deals],
+            "deals": [d["summary"] for d in self.deals[-DEALS_SHOWN:]], "deals_played": len(self.deals),
             "agents_to_move": not self.over and not self.human_to_move,
             "winners": list(self.winners),
             "credited": self.deals[-1]["summary"]["credited"] if self.over else None,

@@ -21,7 +21,9 @@ const app = {
   timer: null,
   dealsSeen: 0,
   bannerOpen: false,
-  frames: [],
+  pages: new Map(),  // replay: page number -> the frames of that page (a few pages kept)
+  count: 0,          // replay: positions of the record
+  loading: null,     // replay: the page being fetched
   records: null,     // the records of the opened file
   record: 0,         // index of the record replayed
   frame: 0,
@@ -291,7 +293,7 @@ function renderStatus(v) {
   if (app.mode === "replay") {
     const n = app.records ? app.records.length : 1;
     const rec = n > 1 ? ` · <b id="rp-which">record ${app.record} of ${n}</b> (numbered 0..${n - 1})` : "";
-    h = `Replay${rec} · ${v.num_players} players · deal ${v.deal} · position ${app.frame} of ${app.frames.length - 1}`;
+    h = `Replay${rec} · ${v.num_players} players · deal ${v.deal} · position ${app.frame} of ${app.count - 1}`;
   } else {
     h = `${app.mode === "play" ? "Playing" : "Watching"} · ${v.num_players} players · ${v.episode === "match" ? "match, deal " + v.deal_number : "one deal"}${v.seed === null ? "" : " · seed " + v.seed}`;
     if (v.over) h += " · <b>game over</b>";
@@ -347,10 +349,11 @@ function render(v) {
 }
 
 function checkDealEnd(v) {
-  const n = v.deals ? v.deals.length : 0;
-  if (n > app.dealsSeen) {
+  // the view lists the last few deals; deals_played counts them all
+  const n = v.deals_played !== undefined ? v.deals_played : (v.deals ? v.deals.length : 0);
+  if (n > app.dealsSeen && v.deals && v.deals.length) {
     app.dealsSeen = n;
-    const d = v.deals[n - 1];
+    const d = v.deals[v.deals.length - 1];
     const sunSide = v.num_players === 4 ? 0 : 1;
     let txt = `Deal ${d.deal} over: Sun side ${d.sides[sunSide]}, Moon side ${d.sides[1 - sunSide]}.`;
     if (v.episode === "match") {
@@ -487,21 +490,29 @@ async function openRecord(file) {
   await replayRecord(0);
 }
 
+// the server sends a record's positions a page at a time (at most REPLAY_PAGE per answer)
+const REPLAY_PAGE = 500;
+
+function replayPage(record, page) {
+  return api("POST", `/api/replay?offset=${page * REPLAY_PAGE}&limit=${REPLAY_PAGE}`, record);
+}
+
 async function replayRecord(i) {
   if (!app.records || !(i >= 0 && i < app.records.length)) {
     showError(`record index must be 0..${app.records ? app.records.length - 1 : 0}`);
     return;
   }
   try {
-    const r = await api("POST", "/api/replay", app.records[i]);
+    const r = await replayPage(app.records[i], 0);
     app.record = i;
     $("replay-index").value = i;
     $("rp-record").value = i;
     $("rp-rec-prev").disabled = i === 0;
     $("rp-rec-next").disabled = i === app.records.length - 1;
-    app.frames = r.frames;
+    app.pages = new Map([[0, r.frames]]);
+    app.count = r.count;
     app.frame = 0;
-    $("rp-slider").max = r.frames.length - 1;
+    $("rp-slider").max = r.count - 1;
     showBoard();
     $("howto").open = false;
     showFrame(0);
@@ -511,11 +522,26 @@ async function replayRecord(i) {
 }
 
 function showFrame(i) {
-  if (!app.frames.length) return;
-  app.frame = Math.max(0, Math.min(app.frames.length - 1, i));
+  if (!app.count) return;
+  app.frame = Math.max(0, Math.min(app.count - 1, i));
   $("rp-slider").value = app.frame;
-  const f = app.frames[app.frame];
-  $("rp-text").textContent = `${app.frame} / ${app.frames.length - 1}: ${f.text}`;
+  const page = Math.floor(app.frame / REPLAY_PAGE);
+  const frames = app.pages.get(page);
+  if (!frames) {  // fetch that page, then show the position asked for last
+    if (app.loading === page) return;
+    app.loading = page;
+    const record = app.record;
+    replayPage(app.records[record], page).then((r) => {
+      if (record !== app.record) return;
+      app.pages.set(page, r.frames);
+      while (app.pages.size > 4) app.pages.delete(app.pages.keys().next().value);
+      app.loading = null;
+      showFrame(app.frame);
+    }).catch((e) => { app.loading = null; showError(e.message); });
+    return;
+  }
+  const f = frames[app.frame - page * REPLAY_PAGE];
+  $("rp-text").textContent = `${app.frame} / ${app.count - 1}: ${f.text}`;
   render({ ...f, log: [f.text] });
 }
 
@@ -581,6 +607,7 @@ async function init() {
     const r = await api("GET", "/api/agents");
     $("agent-list").innerHTML = r.agents.map((a) => `<option value="${esc(a)}">`).join("");
   } catch (e) { showError(e.message); }
+  for (const f of document.querySelectorAll("form")) f.addEventListener("submit", (e) => e.preventDefault());
   for (const b of document.querySelectorAll(".tab")) b.addEventListener("click", () => switchTab(b.dataset.tab));
   $("play-players").addEventListener("change", fillSeats);
   $("watch-players").addEventListener("change", fillWatchAgents);
@@ -618,7 +645,7 @@ async function init() {
   $("rp-first").addEventListener("click", () => showFrame(0));
   $("rp-prev").addEventListener("click", () => showFrame(app.frame - 1));
   $("rp-next").addEventListener("click", () => showFrame(app.frame + 1));
-  $("rp-last").addEventListener("click", () => showFrame(app.frames.length - 1));
+  $("rp-last").addEventListener("click", () => showFrame(app.count - 1));
   $("rp-slider").addEventListener("input", (e) => showFrame(Number(e.target.value)));
   $("rp-rec-prev").addEventListener("click", () => replayRecord(app.record - 1));
   $("rp-rec-next").addEventListener("click", () => replayRecord(app.record + 1));
