@@ -81,3 +81,58 @@ class Browser:
             self.driver.quit()
         finally:
             shutil.rmtree(self.profile, ignore_errors=True)
+
+
+class ServerProcess:
+    """``twilight serve`` in its own process on a free loopback port (so its memory can be
+    measured apart from the test's); ``url``, ``port`` and ``pid``."""
+
+    def __init__(self, *args: str):
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.args = args
+
+    def __enter__(self):
+        import http.client
+        import subprocess
+        import sys
+
+        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+        self.proc = subprocess.Popen([sys.executable, "-m", "twilight_env.cli", "serve", "--port", str(self.port),
+                                      *self.args], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        self.pid = self.proc.pid
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=5)
+                c.request("GET", "/api/agents")
+                c.getresponse().read()
+                c.close()
+                return self
+            except OSError:
+                if time.monotonic() > deadline or self.proc.poll() is not None:
+                    self.proc.kill()
+                    raise RuntimeError("twilight serve did not start: " + self.proc.stderr.read().decode()[-2000:])
+                time.sleep(0.1)
+
+    def __exit__(self, *exc):
+        self.proc.terminate()
+        try:
+            self.proc.wait(10)
+        except Exception:
+            self.proc.kill()
+            self.proc.wait(10)
+        self.proc.stderr.close()
+
+
+def memory_kib(pid: int) -> dict:
+    """``{"rss": KiB now, "peak": highest KiB so far}`` of a process (Linux ``/proc``)."""
+    out = {}
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                out["rss"] = int(line.split()[1])
+            elif line.startswith("VmHWM:"):
+                out["peak"] = int(line.split()[1])
+    return out

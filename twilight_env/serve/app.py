@@ -320,7 +320,9 @@ def create_app(limits: Limits | None = None, clock: Callable[[], float] | None =
         return JSONResponse(answer) if answer is not None else Response(status_code=499)
 
     async def game_error(request: Request, exc: GameError) -> Response:
-        return JSONResponse({"error": exc.message}, status_code=exc.status)
+        # a body refused as too large is not read on: the connection closes
+        headers = {"Connection": "close"} if exc.status == 413 else None
+        return JSONResponse({"error": exc.message}, status_code=exc.status, headers=headers)
 
     async def server_error(request: Request, exc: Exception) -> Response:
         return JSONResponse({"error": f"internal error ({type(exc).__name__}: {exc}); the game is as before "
