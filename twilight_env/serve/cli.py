@@ -16,7 +16,7 @@ import starlette  # noqa: F401  (a missing `serve` extra is reported before argu
 import uvicorn  # noqa: F401
 
 from .games import Limits
-from .guard import check_token_value, is_loopback, is_wildcard, new_token
+from .guard import check_token_value, is_loopback, is_wildcard, new_token, trusted_hosts
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -66,6 +66,9 @@ def run(args) -> int:
               "in the address below; keep it private.", file=sys.stderr, flush=True)
         print(f"twilight serve: open http://{shown}:{args.port}/?token={token} in a browser (Ctrl-C stops)",
               flush=True)
+        if is_wildcard(args.host):
+            print(f"from another machine: http://NAME:{args.port}/?token=... with NAME one of "
+                  f"{', '.join(sorted(trusted_hosts(args.host, args.allow_host)))}", flush=True)
     else:
         print(f"twilight serve: open http://{shown}:{args.port}/ in a browser (Ctrl-C stops)", flush=True)
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
