@@ -34,7 +34,9 @@ AGENT_STREAM = 1
 # ---------------------------------------------------------------------------------
 
 def check_specs(specs: Iterable[str], flag: str | None = None) -> list[str]:
-    """Build every agent spec once, so a bad spec fails before any worker starts.
+    """Build every agent spec once, so a bad spec fails before any worker starts and
+    before a run makes its output folder: building an agent loads and checks every file
+    its options name (``inference=FILE``, ``path=FILE``) and refuses NaN or inf options.
 
     Args:
         specs: agent specs, e.g. ``["random", "pimc:worlds=32"]``.
@@ -44,8 +46,10 @@ def check_specs(specs: Iterable[str], flag: str | None = None) -> list[str]:
         The specs, stripped.
 
     Raises:
-        ValueError: an unknown agent or option (the message lists the valid agents), or an
-            agent whose module cannot be imported (named, with the valid agents).
+        ValueError: an unknown agent or option (the message lists the valid agents), a
+            bad option value, a file an option names that is missing or not a checkpoint
+            of its kind (naming the option and the file), or an agent whose module cannot
+            be imported (named, with the valid agents); prefixed with ``flag`` when given.
     """
     from agents.base import available_agents, make_agent, parse_spec
 
