@@ -120,6 +120,9 @@ def read_checkpoint(path: str | os.PathLike, num_players: int | None = None) -> 
             number of players.
     """
     p = Path(path)
+    if p.exists() and not p.is_file():
+        raise ValueError(f"card-location checkpoint {str(p)!r} is not a regular file (a folder, a device, a pipe, "
+                         "...); give a file written by `python -m training.train_inference`")
     if not p.is_file():
         raise ValueError(f"card-location checkpoint not found: {str(p)!r} (give a file written by "
                          f"`python -m training.train_inference`, or inference=model for the shipped weights)")

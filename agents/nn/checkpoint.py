@@ -96,6 +96,9 @@ def load_checkpoint(path: str | os.PathLike, num_players: int | None = None, fmt
             raise ValueError(f"{kind} checkpoint not found: the run directory {str(p.parent)!r} holds no "
                              f"{CHECKPOINT_NAME} (the run stopped before writing its first checkpoint; "
                              f"start a new run)")
+    if p.exists() and not p.is_file():
+        raise ValueError(f"{kind} checkpoint {str(p)!r} is not a regular file (a device, a pipe, ...); give a "
+                         f"checkpoint file written by {writer}, a run directory, or 'default'")
     if not p.is_file():
         raise ValueError(f"{kind} checkpoint not found: {str(p)!r} (give a checkpoint file written by "
                          f"{writer}, a run directory, or 'default')")

@@ -115,3 +115,28 @@ def test_corrupt_checkpoint_error_names_the_file(tmp_path):
 def test_run_directory_without_checkpoint(tmp_path):
     with pytest.raises(ValueError, match=r"not found: the run directory .* holds no checkpoint\.pt"):
         load_checkpoint(tmp_path)
+
+
+@pytest.mark.parametrize("path", ["/dev/null", "/dev/zero"])
+def test_a_device_is_not_read_as_a_checkpoint(path):
+    """Not "not found" (it exists), and never read (``/dev/zero`` has no end)."""
+    if not os.path.exists(path):
+        pytest.skip(f"no {path} here")
+    with pytest.raises(ValueError, match=r"is not a regular file"):
+        load_checkpoint(path)
+    from agents.inference import read_checkpoint
+
+    with pytest.raises(ValueError, match=r"is not a regular file"):
+        read_checkpoint(path)
+
+
+@pytest.mark.parametrize("content", [b"", b"hello\n", b"\x00" * 64, b"[" * 100_000])
+def test_files_that_are_not_checkpoints_name_the_option_at_build(tmp_path, content):
+    """An agent built with such a file fails at once, naming the option and the file."""
+    from agents.base import make_agent
+
+    path = tmp_path / "x.pt"
+    path.write_bytes(content)
+    for spec in (f"neural:path={path}", f"exit:path={path}", f"pimc:inference={path}"):
+        with pytest.raises(ValueError, match=rf"(path|inference)='{path}'.*corrupt"):
+            make_agent(spec)
