@@ -16,7 +16,17 @@ Prints p50/p95/p99/max move latency (ms), the game-creation latency, the through
 the machine's load average (other processes share the CPU).
 Target: p95 ≤ 50 ms with 20 games and 2,000 moves (the defaults).
 
+``--hostile`` measures what a hostile client costs the others: rounds without and with a
+hostile client (a process of its own) alternate, ``--moves`` moves each, and the p95 of
+the moves made with the hostile client is compared with the p95 of those made without it
+(target: at most 2x). The hostile client sends, one after another on loopback and as fast
+as the server answers, the requests ``docs/SERVE.md`` (What the server guards against)
+lists: agent specs naming files, ``text/plain`` and form bodies, foreign ``Origin`` and
+``Host`` headers, a hint with 10^9 iterations, 48 MiB chunked bodies, JSON nested 100,000
+deep, a replay page over the cap and a watched match to 10^9 points.
+
     python benchmarks/serve_load.py [--games 20] [--moves 2000] [--think-ms 0] [--seed 0]
+    python benchmarks/serve_load.py --hostile [--rounds 2] [--moves 1000]
 """
 
 from __future__ import annotations
@@ -26,7 +36,9 @@ import concurrent.futures
 import http.client
 import itertools
 import json
+import multiprocessing
 import os
+import select
 import socket
 import subprocess
 import sys
@@ -112,34 +124,170 @@ def run(port: int, games: int, moves: int, seed: int, think: float):
     return lat, create_lat, errors, time.perf_counter() - t0
 
 
-def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--games", type=int, default=20, help="concurrent games (default 20)")
-    p.add_argument("--moves", type=int, default=2000, help="moves in all (default 2000)")
-    p.add_argument("--think-ms", type=float, default=0.0, help="pause of a client between its moves (default 0)")
-    p.add_argument("--seed", type=int, default=0)
-    args = p.parse_args(argv)
-    if args.games < 1 or args.moves < 1:
-        p.error("--games and --moves must be >= 1")
+def _raw(port: int, head: bytes, body: bytes = b"", chunked_total: int = 0) -> int:
+    """Send one raw HTTP/1.1 request on a new connection; returns the status (0 if none came).
+    With ``chunked_total``, the body is sent chunked (64 KiB chunks, no Content-Length)
+    until that many bytes or until the server answers."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=30)
+    try:
+        try:
+            if chunked_total:
+                s.sendall(head + b"Transfer-Encoding: chunked\r\n\r\n")
+                data = b" " * 65536
+                sent = 0
+                while sent < chunked_total and not select.select([s], [], [], 0)[0]:
+                    s.sendall(b"%x\r\n" % len(data) + data + b"\r\n")
+                    sent += len(data)
+            else:
+                s.sendall(head + b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        except OSError:  # the server answered and closed while the body was still coming
+            pass
+        got = b""
+        while b"\r\n" not in got:
+            part = s.recv(4096)
+            if not part:
+                break
+            got += part
+        return int(got.split()[1]) if got.startswith(b"HTTP/") else 0
+    except OSError:  # reset by the server before its answer could be read (a refused upload)
+        return 0
+    finally:
+        s.close()
+
+
+def hostile_requests(port: int) -> list[tuple[str, bytes, bytes, int]]:
+    """The hostile client's requests: (name, head, body, chunked bytes), in the order sent."""
+    def head(method: str, path: str, ctype: str | None = "application/json", host: str = "127.0.0.1",
+             origin: str | None = None) -> bytes:
+        h = f"{method} {path} HTTP/1.1\r\nHost: {host}:{port}\r\n"
+        if ctype:
+            h += f"Content-Type: {ctype}\r\n"
+        if origin:
+            h += f"Origin: {origin}\r\n"
+        return h.encode()
+    # a game of the hostile client's own, for the hint
+    status, view = Http(port).call("POST", "/api/games", {"players": 4, "seat": 0, "dealer": 3})
+    gid = view["id"] if status == 201 else "none"
+    deep = b"[" * 100_000 + b"]" * 100_000
+    return [
+        ("spec naming a file", head("POST", "/api/games"), b'{"opponents": "pimc:inference=/etc/passwd"}', 0),
+        ("spec naming /proc", head("POST", "/api/games"), b'{"opponents": "neural:path=/proc/self/environ"}', 0),
+        ("text/plain body", head("POST", "/api/games", "text/plain"), b'{"players": 4}', 0),
+        ("form body", head("POST", "/api/games", "application/x-www-form-urlencoded"), b"players=4", 0),
+        ("no content type", head("POST", "/api/games", None), b'{"players": 4}', 0),
+        ("foreign origin", head("POST", "/api/games", origin="http://evil.example"), b"{}", 0),
+        ("foreign host", head("GET", "/api/agents", None, host="evil.example"), b"", 0),
+        ("hint with 10^9 iterations", head("POST", f"/api/games/{gid}/hint"),
+         b'{"agent": "ismcts:iterations=1000000000"}', 0),
+        ("48 MiB chunked body", head("POST", "/api/replay"), b"", 48 * 1024 * 1024),
+        ("JSON nested 100,000 deep", head("POST", "/api/replay"), deep, 0),
+        ("replay page of 10^6", head("POST", "/api/replay?limit=1000000"), b"{}", 0),
+        ("watched match to 10^9", head("POST", "/api/games"), b'{"mode": "watch", "episode": "match", '
+                                                           b'"target": 1000000000}', 0),
+    ]
+
+
+def hostile(port: int, stop, counts) -> None:
+    """The hostile client (run in a process of its own): the requests of
+    :func:`hostile_requests` in a loop until ``stop`` is set; ``counts["NAME: STATUS"]``
+    counts the answers (status 0: the connection was reset before an answer was read)."""
+    reqs = hostile_requests(port)
+    while not stop.is_set():
+        for name, head, body, chunked in reqs:
+            status = _raw(port, head, body, chunked)
+            key = f"{name}: {status}"
+            counts[key] = counts.get(key, 0) + 1
+            if stop.is_set():
+                break
+
+
+def compare(port: int, games: int, moves: int, seed: int, rounds: int) -> dict:
+    """Rounds without and with the hostile client, alternating; the p95 (ms) of each kind,
+    pooled over the rounds, their ratio and the hostile client's answers by status."""
+    lat = {False: [], True: []}
+    counts: dict = {}
+    errors: list[str] = []
+    run(port, games, max(100, moves // 5), seed + 10**6, 0.0)  # warm-up, not measured
+    for r in range(rounds):
+        for with_hostile in (False, True):
+            proc = None
+            if with_hostile:
+                mgr_counts = multiprocessing.Manager().dict()
+                stop = multiprocessing.Event()
+                proc = multiprocessing.Process(target=hostile, args=(port, stop, mgr_counts), daemon=True)
+                proc.start()
+                time.sleep(0.5)  # let it get going
+            try:
+                got, _, errs, _ = run(port, games, moves, seed + 2 * r + with_hostile, 0.0)
+            finally:
+                if proc is not None:
+                    stop.set()
+                    proc.join(60)
+                    if proc.is_alive():
+                        proc.kill()
+                    for k, v in dict(mgr_counts).items():
+                        counts[k] = counts.get(k, 0) + v
+            lat[with_hostile] += got
+            errors += errs
+    quiet = float(np.percentile(np.array(lat[False]) * 1000, 95))
+    loud = float(np.percentile(np.array(lat[True]) * 1000, 95))
+    return {"p95_quiet_ms": quiet, "p95_hostile_ms": loud, "ratio": loud / quiet, "moves": {k: len(v) for k, v in
+            lat.items()}, "hostile_answers": dict(sorted(counts.items())), "errors": errors}
+
+
+def start_server(games: int):
+    """``twilight serve`` in its own process on a free loopback port; returns (process, port)."""
     port = free_port()
-    load0 = f"{os.getloadavg()[0]:.2f}"
     env = dict(os.environ)
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
     server = subprocess.Popen([sys.executable, "-m", "twilight_env.cli", "serve", "--port", str(port),
-                               "--max-games", str(max(200, 2 * args.games))], env=env,
+                               "--max-games", str(max(200, 2 * games))], env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            Http(port).call("GET", "/api/agents")
+            return server, port
+        except OSError:
+            if time.monotonic() > deadline or server.poll() is not None:
+                msg = server.stderr.read().decode() if server.stderr else ""
+                server.kill()
+                raise RuntimeError(f"the server did not start: {msg}")
+            time.sleep(0.1)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--games", type=int, default=20, help="concurrent games (default 20)")
+    p.add_argument("--moves", type=int, default=2000, help="moves in all (default 2000; per round with --hostile)")
+    p.add_argument("--think-ms", type=float, default=0.0, help="pause of a client between its moves (default 0)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--hostile", action="store_true", help="compare rounds without and with a hostile client")
+    p.add_argument("--rounds", type=int, default=2, help="with --hostile: rounds of each kind (default 2)")
+    args = p.parse_args(argv)
+    if args.games < 1 or args.moves < 1 or args.rounds < 1:
+        p.error("--games, --moves and --rounds must be >= 1")
+    load0 = f"{os.getloadavg()[0]:.2f}"
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                Http(port).call("GET", "/api/agents")
-                break
-            except OSError:
-                if time.monotonic() > deadline or server.poll() is not None:
-                    print("the server did not start:", server.stderr.read().decode() if server.stderr else "")
-                    return 1
-                time.sleep(0.1)
+        server, port = start_server(args.games)
+    except RuntimeError as e:
+        print(e)
+        return 1
+    try:
+        if args.hostile:
+            t0 = time.perf_counter()
+            res = compare(port, args.games, args.moves, args.seed, args.rounds)
+            print(f"{args.games} concurrent games, {args.rounds} rounds of {args.moves} moves without and with a "
+                  f"hostile client, {time.perf_counter() - t0:.1f} s; load average before/after {load0} / "
+                  f"{os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
+            print(f"move latency p95: without {res['p95_quiet_ms']:.1f} ms, with the hostile client "
+                  f"{res['p95_hostile_ms']:.1f} ms, ratio {res['ratio']:.2f} (target <= 2)")
+            print(f"hostile client's answers (request: status): {res['hostile_answers']}")
+            print(f"game errors: {len(res['errors'])}")
+            for e in res["errors"][:5]:
+                print("  ", e)
+            return 1 if res["errors"] else 0
         cpu0 = cpu_seconds(server.pid)
         me0 = cpu_seconds(os.getpid())
         lat, create_lat, errors, wall = run(port, args.games, args.moves, args.seed, args.think_ms / 1000)
