@@ -216,7 +216,8 @@ def test_only_json_bodies_are_accepted(client, headers, content):
 
 
 def test_json_with_charset_and_a_byte_order_mark_is_accepted(client):
-    r = client.post("/api/games", content=b'{"players": 3}', headers={"Content-Type": "application/json; charset=UTF-8"})
+    r = client.post("/api/games", content=b'{"players": 3}',
+                    headers={"Content-Type": "application/json; charset=UTF-8"})
     assert r.status_code == 201
     r = client.post("/api/games", content=b'\xef\xbb\xbf{"players": 4}', headers=JSON)
     assert r.status_code == 201 and r.json()["num_players"] == 4

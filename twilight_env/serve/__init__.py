@@ -8,7 +8,10 @@ seat is built from that seat's :class:`~twilight_env.infoset.InfoSet` only (R2.5
 R7.1), so hidden hands never leave the server. The page itself is plain HTML, CSS and
 JavaScript in ``static/`` (no build step, nothing loaded from elsewhere).
 
-See ``docs/SERVE.md`` for the HTTP API and the limits.
+Every request first passes :class:`~twilight_env.serve.guard.Guard` (trusted ``Host``,
+same ``Origin``, JSON bodies only, a token beyond loopback, security headers), and agents
+come only from :mod:`twilight_env.serve.specs` (names with capped options, no files).
+See ``docs/SERVE.md`` for the HTTP API, the limits and what the server guards against.
 """
 
 from .games import Game, GameError, GameStore, Limits

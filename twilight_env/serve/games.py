@@ -23,7 +23,10 @@ Limits
 A :class:`GameStore` keeps at most ``Limits.max_games`` live games. A finished game is
 dropped ``Limits.finished_seconds`` after its end, any game ``Limits.idle_seconds`` after
 its last request; when the store is full a new game first displaces the oldest finished
-game, else it is refused (HTTP 503).
+game, else it is refused (HTTP 503). A match target is at most :data:`MAX_TARGET` and a
+view lists the last :data:`DEALS_SHOWN` finished deals, so a game and its view stay small.
+Agents come only from the server's list with capped options
+(:mod:`twilight_env.serve.specs`): no request names a file.
 """
 
 from __future__ import annotations
@@ -314,7 +317,7 @@ class Game:
             (``"deal"`` or ``"match"``), ``seat`` (play: 0..3 in 4 players; 0 solo, 1 or
             3 in 3 players, for the first deal), ``opponents`` and ``partner`` (agent
             specs, play), ``agents`` (watch: one spec, or one per player), ``seed``
-            (int ≥ 0), ``target`` (match points, R6.1), ``deal`` (4 lists of 7 card
+            (int ≥ 0), ``target`` (match points 1..``MAX_TARGET``, R6.1), ``deal`` (4 lists of 7 card
             codes by seat) and ``dealer`` (4 players: the dealer's seat, R2.4).
         clock: seconds (``time.monotonic`` unless given; tests pass a fake one).
 

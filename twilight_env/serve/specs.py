@@ -102,7 +102,8 @@ ALLOWED: dict[str, dict[str, Any]] = {
     "exit": {"path": Choice(("default",))},
     "exit-search": {"path": Choice(("default",)), "iterations": IntOption(1, MAX_ITERATIONS),
                     "c": FloatOption(0.0, 10.0), "w": FloatOption(0.0, 100.0),
-                    "backend": Choice(("auto", "numba", "python")), "rollout_backend": Choice(("auto", "numba", "python"))},
+                    "backend": Choice(("auto", "numba", "python")),
+                    "rollout_backend": Choice(("auto", "numba", "python"))},
 }
 """Agent names a request may use, and for each its options with their bounds. Options not
 listed (``threads``; ``openspiel``'s bots) are the server's own business and refused."""
@@ -136,7 +137,8 @@ def check_allowed(spec: Any) -> str:
 
     names = ", ".join(allowed_agents())
     if not isinstance(spec, str) or not spec.strip():
-        raise SpecError(f"an agent spec is a string such as 'heuristic' or 'pimc:worlds=16'; valid agents on this server: {names}")
+        raise SpecError("an agent spec is a string such as 'heuristic' or 'pimc:worlds=16'; "
+                        f"valid agents on this server: {names}")
     if len(spec) > MAX_SPEC_CHARS:
         raise SpecError(f"an agent spec has at most {MAX_SPEC_CHARS} characters, got {len(spec)}")
     name = spec.strip().partition(":")[0].strip()
