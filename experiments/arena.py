@@ -28,7 +28,9 @@ Long runs: the folder is made first and, while deals are played, holds
 ``arena.checkpoint.json`` (:class:`ArenaCheckpoint`: the settings, the deals and every
 finished deal's result per pairing, written atomically at the start, every 20 s and on
 Ctrl-C or SIGTERM). ``twilight arena --resume FOLDER`` plays only the missing deals and
-writes the figures of an uninterrupted run; the checkpoint is removed at the end.
+writes the figures of an uninterrupted run; the checkpoint is removed at the end. The
+checkpoint is checked in full (every setting, value range and result) before any deal
+is played (docs/API.md, Study checkpoints).
 """
 
 from __future__ import annotations

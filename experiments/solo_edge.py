@@ -50,7 +50,9 @@ Long runs: the folder is made first and, while deals are played, holds
 ``edge.checkpoint.json`` (the settings, the deals and every finished deal's points,
 written atomically at the start, every 20 s and on Ctrl-C or SIGTERM). ``twilight edge
 --resume FOLDER`` plays only the missing deals and writes the same figures an
-uninterrupted run would; the checkpoint is removed when the run finishes. ``twilight edge
+uninterrupted run would; the checkpoint is removed when the run finishes. Every setting,
+value range and stored result of the checkpoint is checked before any deal is played
+(docs/API.md, Study checkpoints); a damaged one is refused in one line. ``twilight edge
 --resume FOLDER --deals N`` grows a finished or interrupted run of generated deals to N
 deals, playing only the new ones (:func:`grow_run`): a study reaches a tight interval
 over several sittings, and ``run_seconds`` adds up the sittings.

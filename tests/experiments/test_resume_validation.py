@@ -357,6 +357,26 @@ def test_play_seconds_add_up_every_sitting(tmp_path, monkeypatch):
     assert r["play_seconds_this_sitting"] < 100.0  # measured with the real clock: this sitting alone
 
 
+def test_individual_play_seconds_add_up_every_sitting(tmp_path, monkeypatch):
+    now = [1_000_000.0]
+
+    def clock():
+        now[0] += 100.0
+        return now[0]
+
+    monkeypatch.setattr(common, "clock", clock)
+    folder = tmp_path / "run"
+    _stop_at(monkeypatch, individual, "_play_deal", 2)
+    with pytest.raises(KeyboardInterrupt):
+        individual.run_study(["random"], deals=3, seed=1, out=str(folder), boot=5, matches=5, **QUIET)
+    (first,) = json.loads((folder / individual.CHECKPOINT).read_text())["play_seconds"].values()
+    assert first >= 100.0
+    _stop_at(monkeypatch, individual, "_play_deal", None)
+    individual.run_study(resume=str(folder), **QUIET)
+    (r,) = json.loads((folder / individual.RESULT).read_text())["results"]
+    assert r["play_seconds"] >= first + 100.0 and r["play_seconds_this_sitting"] < 100.0
+
+
 def test_play_seconds_survive_growing_a_finished_run(tmp_path, monkeypatch):
     folder = tmp_path / "run"
     edge.run_study(["random"], deals=2, seed=2, out=str(folder), boot=5, matches=5, **QUIET)
