@@ -26,8 +26,9 @@ in each deal the solo sits at seat 0 and also decides for the new moon at seat 2
 the Sun players sit at seats 1 (solo's left) and 3 (solo's right), and the solo role
 rotates p0, p2, p1, ... in matches (R7.4). The new moon is never an agent.
 
-``reset(seed=None, options=None)``: ``seed`` seeds this env's own ``numpy`` generator
-(never the global one), so the same seed gives the same deals. ``options`` may hold
+``reset(seed=None, options=None)``: ``seed`` (an int >= 0 or None; a bool, a negative or
+a non-integer seed raises ``ValueError`` naming ``seed``) seeds this env's own ``numpy``
+generator (never the global one), so the same seed gives the same deals. ``options`` may hold
 ``"deal"`` (4 lists of 7 card codes by seat), ``"dealer"`` (4 players: the dealer's
 seat; the seat after it leads, R2.4), ``"solo"`` (3 players: the solo player 0..2) and
 ``"scores"`` (match episodes: starting totals by score line, see
@@ -77,7 +78,9 @@ Terminal steps (AEC bookkeeping)
 At the end every agent's ``terminations`` flag turns True together; each agent then
 appears once more in ``agent_iter`` with its final ``last()`` (cumulative reward,
 termination True) and must step ``None``, which removes it from ``env.agents``
-(``_was_dead_step``). ``env.agents`` is empty only after the last of these dead steps.
+(``_was_dead_step``). ``env.agents`` is empty only after the last of these dead steps;
+stepping ``raw_env`` after that (or before the first ``reset``) raises ``RuntimeError``
+saying so (the wrapped :func:`env` logs PettingZoo's warning and ignores the step).
 
 Version history
 ---------------

@@ -113,6 +113,10 @@ class SingleAgentEnv(gym.Env):
         """Deal (or start a match) and play the others until the learner decides.
 
         ``options`` are the AEC env's reset options (``deal``, ``dealer``, ``solo``, ``scores``).
+
+        Raises:
+            ValueError: a seed that is not an int >= 0 or None (``seed=True`` included; the
+                message names ``seed``), or a malformed option.
         """
         seed = check_seed(seed)  # before gymnasium's reset, which takes seed=True as 1
         super().reset(seed=seed)
