@@ -225,3 +225,27 @@ def test_replay_a_record_forwards_and_backwards(server, driver, tmp_path):
     assert hands == [[], [], [], []] and frames3[-1]["num_players"] == 3
     moon = driver.find_element(By.ID, "score-moon").get_attribute("data-score")
     assert int(moon) == next(s["score"] for s in frames3[-1]["sides"] if s["cult"] == "moon")
+
+
+def test_the_page_works_with_the_token_of_allow_remote(driver):
+    """``twilight serve --allow-remote``: the printed address (``?token=``) opens the page,
+    whose requests then carry the token as a cookie; without it the server answers 403."""
+    from selenium.webdriver.common.by import By
+
+    from twilight_env.serve.app import create_app
+
+    token = "browser-token-" + "z" * 20
+    with LiveServer(create_app(host="0.0.0.0", token=token)) as srv:
+        driver.delete_all_cookies()
+        driver.get(srv.url + "/api/agents")
+        assert "token" in driver.find_element(By.TAG_NAME, "body").text
+        driver.get_log("browser")  # drained: those 403s were meant
+        driver.get(srv.url + f"/?token={token}&speed=0")
+        _wait(driver, lambda: driver.execute_script("return document.body.dataset.ready"), what="the page to load")
+        driver.find_element(By.ID, "play-seed").send_keys("7")
+        driver.find_element(By.ID, "start-play").click()
+        assert _wait(driver, lambda: _idle_state(driver), what="your turn") == "your-turn"
+        assert len(srv.server.config.app.state.store) == 1
+        errors = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+        assert not errors, f"the page logged errors: {errors}"
+        driver.delete_all_cookies()
