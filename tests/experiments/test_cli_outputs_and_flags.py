@@ -166,3 +166,25 @@ def test_any_subcommand_interrupted_ends_in_one_line(monkeypatch, capsys):
     assert main(["deal"]) == 143
     assert capsys.readouterr().err == "twilight deal: stopped by SIGTERM\n"
     assert signal.getsignal(signal.SIGTERM) is before
+
+
+@pytest.mark.parametrize("agents", [["heuristic"], ["heuristic", "random"]])
+def test_edge_output_fits_100_columns_and_says_the_verdict_depends_on_strength(tmp_path, capsys, agents):
+    """What ``twilight edge`` prints stays within 100 characters a line (the wide table is
+    in edge.md), and the run ends by saying the verdict depends on the agents' strength and
+    where the strong-play answer is (a page that exists)."""
+    from pathlib import Path
+    from experiments.solo_edge import STRENGTH_NOTE, TERMINAL_WIDTH
+    specs = agents
+    assert main(["edge", *specs, "--deals", "40", "--workers", "1", "--boot", "20", "--matches", "20",
+                 "--out", str(tmp_path / "e")]) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert max(len(line) for line in lines) <= TERMINAL_WIDTH, max(lines, key=len)
+    flat = " ".join(line.strip() for line in lines)
+    assert STRENGTH_NOTE in flat
+    assert "docs/RESULTS.md" in STRENGTH_NOTE
+    assert (Path(__file__).resolve().parents[2] / "docs" / "RESULTS.md").is_file()
+    assert STRENGTH_NOTE in (tmp_path / "e" / "edge.md").read_text()
+    for spec in specs:  # one column per configuration
+        assert spec in lines[0]
