@@ -1,10 +1,19 @@
 """``neural``: the greedy policy of a Deep Monte-Carlo Q-network trained by ``twilight train``.
 
 Spec: ``neural`` or ``neural:default`` loads the shipped weights,
-``agents/weights/neural_4p.pt`` or ``neural_3p.pt`` chosen by the information set's
-number of players; ``neural:path=RUN/checkpoint.pt`` (or ``neural:RUN/checkpoint.pt``, or
-a run directory) loads a training checkpoint. Checkpoints are read with
-``torch.load(..., weights_only=True)``.
+``agents/weights/neural_4p`` or ``neural_3p`` chosen by the information set's number of
+players; ``neural:path=RUN/checkpoint.pt`` (or ``neural:RUN/checkpoint.pt``, or a run
+directory) loads a training checkpoint, and ``neural:path=FILE.npz`` a NumPy export.
+Checkpoints are read with ``torch.load(..., weights_only=True)``; ``.npz`` files with
+``numpy.load(..., allow_pickle=False)``.
+
+Backends (``backend=``): ``torch`` scores with :class:`agents.nn.network.QNetwork`;
+``numpy`` with :class:`agents.nn.numpy_net.NumpyQNetwork`, the same function in NumPy
+(equal within float32 tolerance, ``tests/training/test_numpy_net.py``), which needs no
+torch and is faster for the single decisions of play; ``auto`` (the default) takes
+``torch`` when it is installed (the figures in the docs were measured with it), else
+``numpy`` for the shipped weights; ``.npz`` files always play with ``numpy``. The shipped weights exist in both forms (``neural_{3,4}p.pt`` and ``.npz``,
+the second exported from the first: ``python -m agents.nn.numpy_net CKPT OUT.npz``).
 
 At a decision the agent builds the DMC features of its information set
 (``agents.nn.features``, only what the seat may know: R2.5, R7.1), scores every legal
@@ -18,29 +27,39 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import torch
 
 from .base import register
-from .nn.checkpoint import load_checkpoint, model_from_checkpoint
 from .nn.features import infoset_row, role_of
-from .nn.network import score_decisions
 
 WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
-"""Folder of the shipped weights ``neural_4p.pt`` and ``neural_3p.pt``."""
+"""Folder of the shipped weights ``neural_{3,4}p.pt`` (torch) and ``neural_{3,4}p.npz`` (NumPy)."""
+
+BACKENDS = ("auto", "torch", "numpy")
+TORCH_HINT = "install the train extra (pip install torch==2.13.0 && pip install -e \".[train]\")"
 
 _MODEL_CACHE: dict = {}
 
 
-def default_weights(num_players: int) -> Path:
-    """Path of the shipped weights for 3 or 4 players."""
-    return WEIGHTS_DIR / f"neural_{num_players}p.pt"
+def default_weights(num_players: int, backend: str = "torch") -> Path:
+    """Path of the shipped weights for 3 or 4 players (``.pt`` for torch, ``.npz`` for numpy)."""
+    return WEIGHTS_DIR / f"neural_{num_players}p.{'npz' if backend == 'numpy' else 'pt'}"
 
 
-def _load(path: Path, num_players: int | None):
-    """Model and variant of a checkpoint, cached per (path, mtime, size)."""
+def _torch_available() -> bool:
+    """Whether torch imports here (it is imported once, as the torch backend needs it anyway)."""
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _load(path: Path, num_players: int | None, backend: str = "torch"):
+    """Model and variant of a checkpoint (torch) or an ``.npz`` export (numpy), cached per
+    (path, mtime, size, backend)."""
     try:
         st = path.stat()
-        key = (str(path.resolve()), st.st_mtime_ns, st.st_size)
+        key = (str(path.resolve()), st.st_mtime_ns, st.st_size, backend)
     except OSError:
         key = None
     if key is not None and key in _MODEL_CACHE:
@@ -49,13 +68,44 @@ def _load(path: Path, num_players: int | None):
             raise ValueError(f"checkpoint {str(path)!r} was trained for {npl} players, "
                              f"but a {num_players}-player network is needed")
         return model, npl
-    ckpt = load_checkpoint(path, num_players)
-    model = model_from_checkpoint(ckpt, str(path))
-    for p in model.parameters():
-        p.requires_grad_(False)
+    if backend == "numpy":
+        from .nn.numpy_net import load_npz
+        model = load_npz(path, num_players)
+        npl = model.num_players
+    else:
+        from .nn.checkpoint import load_checkpoint, model_from_checkpoint
+        ckpt = load_checkpoint(path, num_players)
+        model = model_from_checkpoint(ckpt, str(path))
+        for p in model.parameters():
+            p.requires_grad_(False)
+        npl = ckpt["num_players"]
     if key is not None:
-        _MODEL_CACHE[key] = (model, ckpt["num_players"])
-    return model, ckpt["num_players"]
+        _MODEL_CACHE[key] = (model, npl)
+    return model, npl
+
+
+def _backend_for(path: str, backend: str) -> str:
+    """The backend that plays ``path`` (see the module docstring).
+
+    Raises:
+        ValueError: an unknown backend, a ``.pt`` checkpoint for numpy, an ``.npz`` for
+            torch, or torch asked for and not installed (naming the train extra).
+    """
+    if backend not in BACKENDS:
+        raise ValueError(f"neural option backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+    npz = path.endswith(".npz")
+    if backend == "auto":
+        backend = "numpy" if npz or (path == "default" and not _torch_available()) else "torch"
+    if backend == "numpy" and path != "default" and not npz:
+        raise ValueError(f"neural option path={path!r}: backend=numpy reads .npz weights; export a torch "
+                         f"checkpoint with `python -m agents.nn.numpy_net {path} OUT.npz`, or use backend=torch")
+    if backend == "torch":
+        if npz:
+            raise ValueError(f"neural option path={path!r}: an .npz export plays with backend=numpy (or auto)")
+        if not _torch_available():
+            raise ValueError(f"neural with backend=torch (and any .pt checkpoint) needs torch: {TORCH_HINT}; "
+                             "the shipped weights also play without torch (neural:default, backend=numpy)")
+    return backend
 
 
 @register("neural")
@@ -63,29 +113,35 @@ class NeuralAgent:
     """Greedy DMC policy (see the module docstring).
 
     Args:
-        path: ``"default"`` for the shipped weights, or a checkpoint file / run directory.
-        threads: torch intra-op threads to use in this process (None leaves torch's setting).
+        path: ``"default"`` for the shipped weights, a checkpoint file / run directory
+            (torch), or an ``.npz`` export (numpy).
+        threads: torch intra-op threads to use in this process (None leaves torch's
+            setting; the numpy backend leaves NumPy's).
+        backend: ``"auto"``, ``"torch"`` or ``"numpy"`` (module docstring).
 
     Raises:
         ValueError: if the checkpoint is missing, corrupt, or for the other number of
-            players (for ``default``: when the first decision of that variant is made).
+            players (for ``default``: when the first decision of that variant is made), or
+            the backend cannot play it (torch missing, or the other file kind).
     """
 
     stateless = True
     """Decisions depend only on (information set, legal actions, rng): one instance may
     play many deals at once (``experiments.common.play_lockstep``)."""
 
-    def __init__(self, path: str = "default", threads: int | None = 1):
+    def __init__(self, path: str = "default", threads: int | None = 1, backend: str = "auto"):
         if not isinstance(path, str) or not path:
             raise ValueError(f"neural: path must be 'default' or a checkpoint path, got {path!r}")
         self.path = path
+        self.backend = _backend_for(path, backend)
         self.name = "neural" if path == "default" else f"neural:{path}"
-        if threads is not None:
+        if threads is not None and self.backend == "torch":
+            import torch
             torch.set_num_threads(int(threads))
         self._models: dict[int, object] = {}
         if path != "default":  # the file is loaded and checked now, when the agent is built
             try:
-                model, npl = _load(Path(path), None)
+                model, npl = _load(Path(path), None, self.backend)
             except ValueError as e:
                 raise ValueError(f"neural option path={path!r}: {e}") from None
             self._models[npl] = model
@@ -106,7 +162,7 @@ class NeuralAgent:
         if self.path != "default":
             raise ValueError(f"neural checkpoint {self.path!r} was trained for {self.num_players} players; "
                              f"it cannot play a {num_players}-player deal")
-        model, _ = _load(default_weights(num_players), num_players)
+        model, _ = _load(default_weights(num_players, self.backend), num_players, self.backend)
         self._models[num_players] = model
         return model
 
@@ -132,7 +188,11 @@ class NeuralAgent:
             rows = [infoset_row(infosets[i]) for i in idx]
             roles = [role_of(npl, infosets[i].acting_seat) for i in idx]
             legals = [tuple(int(a) for a in legal_actions_list[i]) for i in idx]
-            qs = score_decisions(model, rows, roles, legals, "cpu")
+            if self.backend == "numpy":
+                qs = model.score_decisions(rows, roles, legals)
+            else:
+                from .nn.network import score_decisions
+                qs = score_decisions(model, rows, roles, legals, "cpu")
             for i, q in zip(idx, qs):
                 out[i] = q
         return out

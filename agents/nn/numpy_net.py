@@ -224,3 +224,28 @@ def export_npz(checkpoint: str | os.PathLike, out: str | os.PathLike) -> None:
 
 
 __all__ = ["FORMAT", "VERSION", "NumpyQNetwork", "save_npz", "load_npz", "export_npz"]
+
+
+def main(argv=None) -> int:
+    """``python -m agents.nn.numpy_net CKPT OUT.npz``: export a DMC checkpoint (needs torch)."""
+    import argparse
+    import sys
+
+    parser = argparse.ArgumentParser(prog="python -m agents.nn.numpy_net",
+                                     description="export a DMC checkpoint (.pt) to the torch-free .npz format")
+    parser.add_argument("checkpoint", help="a checkpoint of `twilight train` or shipped weights (.pt)")
+    parser.add_argument("out", help="the .npz file to write")
+    args = parser.parse_args(argv)
+    if not args.out.endswith(".npz"):
+        parser.error(f"out must end in .npz, got {args.out!r}")
+    try:
+        export_npz(args.checkpoint, args.out)
+    except (ValueError, ImportError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
