@@ -73,7 +73,9 @@ def search_visits(agent, infoset, legal, rng: np.random.Generator) -> np.ndarray
     Args:
         agent: ``exit-search`` or ``ismcts``, each with its own ``backend`` option
             (``ismcts:backend=numba``: ``agents.fast_ismcts.search`` with the agent's
-            iterations, ``c``, rollout policy and epsilon, as its ``act`` does).
+            iterations, ``c``, rollout policy, epsilon, scoring, ``max_depth`` and
+            ``trees``, as its ``act`` does, so the recorded visits are those its move
+            was chosen by).
 
     Raises:
         ValueError: if ``agent`` is not a search agent with root visits (``ismcts``, ``exit-search``).
@@ -84,7 +86,8 @@ def search_visits(agent, infoset, legal, rng: np.random.Generator) -> np.ndarray
         if agent.backend == "numba":
             from agents.fast_ismcts import search
             return np.asarray(search(infoset, agent.iterations, agent.c, rng, rollout=agent.rollout,
-                                     epsilon=agent.epsilon)[0], dtype=np.int64)
+                                     epsilon=agent.epsilon, scoring=agent.scoring, max_depth=agent.max_depth,
+                                     trees=agent.trees)[0], dtype=np.int64)
         root = agent.search(infoset, rng)
         visits = np.zeros(NUM_ACTIONS, dtype=np.int64)
         for a, n in root.visits.items():

@@ -161,6 +161,24 @@ def test_generate_with_the_compiled_search(tmp_path):
     assert np.all(d["visits"][~d["legal"]] == 0) and np.allclose(d["visits"].sum(1), 1.0, atol=1e-5)
 
 
+@pytest.mark.skipif(resolve_backend("auto") != "numba", reason="numba / agents.fast_ismcts not available")
+def test_recorded_visits_are_those_of_the_agents_own_search_with_its_trees():
+    """``trees=K`` (and the other search options) reach the recorded search: the visits are
+    the K-tree ensemble's, the ones ``act`` picks its move by, not a single tree's."""
+    from agents.fast_ismcts import search
+    st = ex.deal_state(5, 0, 4)
+    while len(st.legal_actions()) == 1:
+        st.apply(st.legal_actions()[0])
+    info = InfoSet(st, st.deciding_seat)
+    agent = make_agent("ismcts:backend=numba,iterations=40,trees=4")
+    rec = ex.search_visits(agent, info, info.legal_actions, np.random.default_rng(9))
+    four = search(info, 40, agent.c, np.random.default_rng(9), trees=4)[0]
+    one = search(info, 40, agent.c, np.random.default_rng(9), trees=1)[0]
+    assert np.array_equal(rec, four) and rec.sum() == 40
+    assert not np.array_equal(four, one)
+    assert agent.act(info, info.legal_actions, np.random.default_rng(9)) == ex.most_visited(rec, info.legal_actions)
+
+
 def test_iterate_uses_the_last_net_as_prior(tmp_path):
     out = tmp_path / "it"
     nets = ex.iterate(out, 4, 2, deals=1, search_iterations=8, backend="python", epochs=1,
