@@ -16,6 +16,7 @@ import itertools
 import json
 import os
 import re
+import stat
 import zlib
 from typing import Any
 
@@ -87,27 +88,44 @@ def parse_json(text: str | bytes, source: str, *, max_depth: int = MAX_DEPTH) ->
         raise JsonFileError(f"{source} is not valid JSON: {e.msg} at line {e.lineno}, column {e.colno}") from None
     except RecursionError:  # defensive: the depth check above should have caught it
         raise JsonFileError(f"{source} nests arrays/objects too deeply to read") from None
+    except ValueError as e:  # e.g. an integer of more than 4,300 digits (sys.get_int_max_str_digits)
+        raise JsonFileError(f"{source} holds a value that cannot be read ({e})") from None
 
 
-def read_text(path: str | os.PathLike, what: str = "file") -> str:
+MAX_BYTES = 1 << 30
+"""Largest file :func:`read_text` reads whole (bytes, after gzip): 1 GiB. The project's largest
+whole-read files (study checkpoints of tens of thousands of deals, match records) are a few
+MB; line-by-line readers (``records.load_many``) have no such limit."""
+
+
+def read_text(path: str | os.PathLike, what: str = "file", *, max_bytes: int = MAX_BYTES) -> str:
     """The whole text of ``path`` (gzip-decompressed when the name ends in ``.gz``).
 
     Args:
         path: the file.
         what: what the file should be, for the message (e.g. ``"record file"``).
+        max_bytes: most bytes read (after decompression); a larger file is refused.
 
     Raises:
-        JsonFileError: missing, a folder, unreadable, a damaged or truncated gzip stream,
-            or not UTF-8; the message names ``path``.
+        JsonFileError: missing, a folder, not a regular file (``/dev/zero``, a pipe),
+            larger than ``max_bytes``, unreadable, a damaged or truncated gzip stream, or not
+            UTF-8; the message names ``path``.
     """
     path = os.fspath(path)
     try:
+        if os.path.exists(path) and not os.path.isdir(path) and not stat.S_ISREG(os.stat(path).st_mode):
+            raise JsonFileError(f"{what} {path!r} is not a regular file (a device, pipe or socket)")
         if path.endswith(".gz"):
             with gzip.open(path, "rb") as f:
-                raw = f.read()
+                raw = f.read(max_bytes + 1)
         else:
             with open(path, "rb") as f:
-                raw = f.read()
+                raw = f.read(max_bytes + 1)
+        if len(raw) > max_bytes:
+            raise JsonFileError(f"{what} {path!r} holds more than {max_bytes:,} bytes"
+                                f"{' uncompressed' if path.endswith('.gz') else ''}; no file of this kind is so large")
+    except MemoryError:
+        raise JsonFileError(f"{what} {path!r} is too large to read into memory") from None
     except FileNotFoundError:
         raise JsonFileError(f"{what} {path!r} does not exist") from None
     except IsADirectoryError:
@@ -127,7 +145,8 @@ def read_text(path: str | os.PathLike, what: str = "file") -> str:
         raise JsonFileError(f"{what} {path!r} is not UTF-8 text (byte {e.start}: {e.reason})") from None
 
 
-def read_json(path: str | os.PathLike, what: str = "file", *, max_depth: int = MAX_DEPTH) -> Any:
+def read_json(path: str | os.PathLike, what: str = "file", *, max_depth: int = MAX_DEPTH,
+              max_bytes: int = MAX_BYTES) -> Any:
     """Read and parse one JSON document from ``path`` (``.gz``: gzip).
 
     Args:
@@ -141,8 +160,8 @@ def read_json(path: str | os.PathLike, what: str = "file", *, max_depth: int = M
     Raises:
         JsonFileError: as :func:`read_text` and :func:`parse_json`, naming ``path``.
     """
-    text = read_text(path, what)
+    text = read_text(path, what, max_bytes=max_bytes)
     return parse_json(text, f"{what} {os.fspath(path)!r}", max_depth=max_depth)
 
 
-__all__ = ["BOM", "JsonFileError", "MAX_DEPTH", "nesting_depth", "parse_json", "read_json", "read_text"]
+__all__ = ["BOM", "JsonFileError", "MAX_BYTES", "MAX_DEPTH", "nesting_depth", "parse_json", "read_json", "read_text"]

@@ -37,6 +37,7 @@ import gzip
 import io
 import json
 import os
+import stat
 import zlib
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
@@ -978,6 +979,10 @@ def check_records_folder(folder: str | os.PathLike, file_name: str, flag: str = 
     return check_record_file(os.path.join(folder, file_name), flag, force)
 
 
+MAX_LINE_BYTES = 64 << 20
+"""Longest line :func:`load_many` reads (bytes): 64 MiB; a match record is a few MB."""
+
+
 def _raw_lines(path: str) -> Iterator[bytes]:
     """The lines of ``path`` as bytes, each with its ending ``\\n`` (gzip for ``.gz``).
 
@@ -987,6 +992,8 @@ def _raw_lines(path: str) -> Iterator[bytes]:
     """
     what = f"records file {path!r}"
     try:
+        if os.path.exists(path) and not os.path.isdir(path) and not stat.S_ISREG(os.stat(path).st_mode):
+            raise RecordFileError(f"{what} is not a regular file (a device, pipe or socket)")
         f = gzip.open(path, "rb") if path.endswith(".gz") else open(path, "rb")
     except FileNotFoundError:
         raise RecordFileError(f"{what} does not exist") from None
@@ -998,7 +1005,14 @@ def _raw_lines(path: str) -> Iterator[bytes]:
         raise RecordFileError(f"{what} cannot be read ({e.strerror or e})") from None
     with f:
         try:
-            yield from f
+            while True:
+                line = f.readline(MAX_LINE_BYTES + 1)
+                if not line:
+                    return
+                if len(line) > MAX_LINE_BYTES:
+                    raise RecordFileError(f"{what} has a line of more than {MAX_LINE_BYTES:,} bytes; no record "
+                                          "is so long")
+                yield line
         except IsADirectoryError:
             raise RecordFileError(f"{what} is a folder, not a file") from None
         except (gzip.BadGzipFile, zlib.error) as e:

@@ -57,3 +57,23 @@ def test_missing_folder_and_good_file(tmp_path):
     p = tmp_path / "ok.json.gz"
     p.write_bytes(gzip.compress(b'{"deals": [1, 2]}'))
     assert read_json(p) == {"deals": [1, 2]}
+
+
+def test_a_huge_integer_is_one_line_naming_the_source():
+    """Python refuses to convert integers of more than 4,300 digits; that is one line too."""
+    with pytest.raises(JsonFileError, match=r"^the body holds a value that cannot be read \(.*4300"):
+        parse_json('{"steps": ' + "9" * 5000 + "}", "the body")
+
+
+def test_a_device_or_an_oversized_file_is_refused_before_reading(tmp_path):
+    with pytest.raises(JsonFileError, match=r"record file '/dev/zero' is not a regular file"):
+        read_json("/dev/zero", "record file")
+    p = tmp_path / "big.json"
+    p.write_text("[" + "1," * 600 + "1]")
+    with pytest.raises(JsonFileError, match=r"holds more than 1,000 bytes; no file of this kind"):
+        read_json(p, "checkpoint", max_bytes=1000)
+    g = tmp_path / "big.json.gz"
+    g.write_bytes(gzip.compress(b" " * 5000 + b"[]"))  # small on disk, large inside
+    with pytest.raises(JsonFileError, match="holds more than 1,000 bytes uncompressed"):
+        read_json(g, "checkpoint", max_bytes=1000)
+    assert read_json(g, "checkpoint") == []

@@ -223,3 +223,19 @@ def test_a_gz_name_that_is_not_gzip_is_one_line(tmp_path, deals, name):
     with pytest.raises(records.RecordFileError, match="is not a valid gzip file") as e:
         records.load_any(path)
     _one_line(e.value, str(path))
+
+
+def test_a_device_and_an_endless_line_are_refused_in_one_line(tmp_path, monkeypatch):
+    """``/dev/zero`` (no end, no newline) is refused before reading; a line longer than any
+    record stops the read at the limit instead of filling the memory."""
+    from twilight_env import records as rec_mod
+    for name in ("zero.jsonl", "zero.json"):
+        link = tmp_path / name
+        link.symlink_to("/dev/zero")
+        with pytest.raises(ValueError, match="is not a regular file"):
+            rec_mod.load_any(link)
+    long_line = tmp_path / "long.jsonl"
+    long_line.write_bytes(b"[" * 5000)
+    monkeypatch.setattr(rec_mod, "MAX_LINE_BYTES", 1000)
+    with pytest.raises(ValueError, match="has a line of more than 1,000 bytes"):
+        list(rec_mod.load_many(long_line))

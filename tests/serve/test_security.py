@@ -233,6 +233,16 @@ def test_json_nested_100000_deep_is_a_one_line_400(client, path):
     assert len(client.app.state.store) == 0
 
 
+@pytest.mark.parametrize("path", ["/api/games", "/api/replay"])
+def test_an_integer_of_100000_digits_is_a_one_line_400(client, path):
+    """Python refuses to read integers of more than 4,300 digits: a 400 naming the body, not a 500."""
+    r = client.post(path, content=b'{"players": ' + b"9" * 100_000 + b"}", headers=JSON)
+    assert r.status_code == 400, r.text
+    msg = r.json()["error"]
+    assert msg.startswith("the request body") and "digits" in msg and "\n" not in msg
+    assert len(client.app.state.store) == 0
+
+
 def _post_chunked(port: int, path: str, total: int, chunk: int = 64 * 1024) -> tuple[int, bytes, int]:
     """POST ``total`` bytes in chunks without Content-Length; stop sending once the server
     answers. Returns (status, body, bytes sent)."""
