@@ -53,7 +53,7 @@ from twilight_env.seeding import check_seed
 from .common import (RunCheckpoint, check_deal_source, check_int, check_keys, check_new_file, check_new_folder,
                      check_score_pair, check_specs, check_workers, default_workers, fmt_ci, git_hash, lockstep_ok,
                      mean_ci, out_dir, play_lockstep, play_seeded, resume_conflicts, run_tasks, text_table)
-from .distributed import add_ray_argument, ray_runner, runner_label
+from .distributed import add_ray_argument, prepare_runner, ray_runner, runner_label
 from .dealsets import check_deals, deal_set, run_seed
 
 
@@ -410,6 +410,7 @@ def run(args) -> int:
             check_records_folder(args.records, RECORDS_FILE, "--records", args.force)
         deals, meta = deal_set(n, args.seed, players, args.deals_file, args.save_deals)
         seed = run_seed(args.seed, meta)
+        prepare_runner(args.ray)  # a refused --ray address makes no folder
         folder = out_dir(args.out, "arena", seed, args.force)
         lockstep = not args.no_lockstep
         arguments = {k: v for k, v in vars(args).items() if k != "func"}

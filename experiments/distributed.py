@@ -95,6 +95,19 @@ def ray_runner(address: str | None) -> Iterator[None]:
         _ADDRESS.reset(token)
 
 
+def prepare_runner(address: str | None) -> None:
+    """Check ``--ray`` and connect to its cluster, so that a run refuses a bad or silent
+    address before it makes its output folder or plays anything; the later
+    :func:`ray_runner` block reuses the connection. None (the local pool) does nothing.
+
+    Raises:
+        ValueError: a malformed address, or no Ray cluster answers there.
+        ModuleNotFoundError: ray is not installed (the ``dist`` extra).
+    """
+    if address is not None:
+        connect(check_address(address))
+
+
 def runner_label(address: str | None) -> str:
     """How a run's deals were played, for its output files: ``local`` or ``ray:ADDRESS``."""
     return "local" if address is None else f"ray:{address}"

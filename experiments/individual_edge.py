@@ -259,7 +259,7 @@ def run_study(specs: list[str] | None = None, deals: int | None = None, seed: in
                          allowed="--workers, --ray, --quiet and --deals (which grows the run)")
     ckpt, configs, seed, target, boot, matches, deal_list, meta, folder = prepare_run(
         Checkpoint, "individual", specs, deals, seed, out, solo, sun, deals_file, None, target, boot, matches,
-        resume, force, {"scoring": "individual"})
+        resume, force, {"scoring": "individual"}, ray=ray)
     results = []
     try:
         with ray_runner(ray):

@@ -47,12 +47,14 @@ from .common import (check_deal_source, check_int, check_keys, check_seconds, ch
                      default_workers, fmt_ci, git_hash, markdown_table, mean_ci, out_dir, possible_margin,
                      read_progress_file, text_table, write_json_atomic)
 from .dealsets import HELDOUT_SEEDS, check_deals, deal_set, heldout_seed
-from .distributed import add_ray_argument, ray_runner, runner_label
+from .distributed import add_ray_argument, prepare_runner, ray_runner, runner_label
 
 DEFAULT_RUNGS = ("random", "heuristic", "neural:default", "pimc", "ismcts")
 """Rungs by default, weakest first; those that cannot be built here are left out."""
 DEFAULT_DEALS = 100
 DEFAULT_BOOT = 2000
+MAX_BOOT = 100_000
+"""Most bootstrap resamples (``--boot``), checked before any step is played."""
 STEPS_FILE = "ladder.steps.json"
 STEPS_KIND = "twilight-ladder-steps"
 BOOT_STREAM = 3
@@ -210,7 +212,7 @@ def _load_steps(folder: str) -> dict:
         if st["num_players"] not in (3, 4) or isinstance(st["num_players"], bool):
             raise ValueError(f"settings 'num_players' must be 3 or 4, got {st['num_players']!r}")
         check_int(st["seed"], "settings 'seed'", 0)
-        check_int(st["boot"], "settings 'boot'", 1)
+        check_int(st["boot"], "settings 'boot'", 1, MAX_BOOT)
         left_out = st.get("left_out", [])
         if not isinstance(left_out, list) or not all(isinstance(x, str) for x in left_out):
             raise ValueError(f"settings 'left_out' must be a list of agent specs, got {left_out!r}")
@@ -288,8 +290,7 @@ def run_ladder(rungs: list[str] | None = None, num_players: int = 3, deals: int 
         if len(rungs) < 2:
             raise ValueError(f"a ladder needs at least two rungs, got {rungs}")
         boot = DEFAULT_BOOT if boot is None else boot
-        if isinstance(boot, bool) or not isinstance(boot, int) or boot < 1:
-            raise ValueError(f"--boot must be a positive integer, got {boot!r}")
+        check_int(boot, "--boot", 1, MAX_BOOT)
         n = deals if deals is not None or deals_file else DEFAULT_DEALS
         if n is not None and n < 2:
             raise ValueError(f"--deals must be at least 2 (intervals need two deals), got {n}")
@@ -299,6 +300,7 @@ def run_ladder(rungs: list[str] | None = None, num_players: int = 3, deals: int 
         deal_list, meta = deal_set(n, seed, num_players, deals_file)
         seed = seed if seed is not None else (meta["seed"] if meta["seed"] is not None else 0)
         meta = dict(meta, name=name)
+        prepare_runner(ray)  # a refused --ray address makes no folder
         folder = out_dir(out, "ladder", seed, force)
         done = []
     settings = {"rungs": rungs, "num_players": num_players, "seed": seed, "boot": boot, "source": meta,

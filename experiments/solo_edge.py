@@ -84,7 +84,7 @@ from twilight_env.seeding import check_seed
 from .common import (RunCheckpoint, check_deal_source, check_int, check_keys, check_new_file, check_new_folder,
                      check_score_pair, check_specs, check_workers, default_workers, fmt_ci, git_hash, markdown_table, mean_ci, out_dir, play_seeded, resume_conflicts, run_tasks,
                      text_table, wilson_ci)
-from .distributed import add_ray_argument, ray_runner, runner_label
+from .distributed import add_ray_argument, prepare_runner, ray_runner, runner_label
 from .dealsets import check_deals, deal_set, run_seed
 
 DEFAULT_DEALS = 8000
@@ -273,7 +273,7 @@ class Checkpoint(RunCheckpoint):
     def parse_common(cls, doc: dict, extra: dict | None = None) -> tuple[dict, list, dict]:
         """``(settings, deals, {key: results of that configuration})`` after checking what
         every edge-type checkpoint holds: every setting's type and range (``seed`` >= 0,
-        ``target``, ``boot``, ``matches`` >= 1; agent specs as strings, no configuration
+        ``target``, ``boot``, ``matches`` in range, :func:`check_match_settings`; agent specs as strings, no configuration
         twice), no unknown setting, at least 2 valid deals of 3 players that match their
         source (:func:`~experiments.common.check_deal_source`) and results only for listed
         configurations; the per-deal results are left to the caller. ``extra``: further
@@ -296,8 +296,7 @@ class Checkpoint(RunCheckpoint):
         if len(set(configs)) != len(configs):
             raise ValueError(f"settings 'configs' lists a configuration twice: {raw!r}")
         check_int(st["seed"], "settings 'seed'", 0)
-        for k in ("target", "boot", "matches"):
-            check_int(st[k], f"settings {k!r}", 1)
+        check_match_settings(st["target"], st["boot"], st["matches"], lambda k: f"settings {k!r}")
         deals = check_deals(doc["deals"], "its deals")
         if len(deals) < 2:
             raise ValueError(f"it holds {len(deals)} deal(s); a run has at least 2")
@@ -820,8 +819,39 @@ def write_outputs(folder: str, doc: dict) -> dict[str, str]:
     return paths
 
 
+MAX_TARGET = 100_000
+"""Largest match target a study simulates (R6.1): a match to 100,000 lasts about 1,200 deals."""
+MAX_BOOT = 10_000
+"""Most bootstrap resamples of the deal set."""
+MAX_MATCHES = 100_000
+"""Most simulated matches per resample."""
+MAX_SIMULATED = 10_000_000
+"""Most simulated matches per configuration, ``boot × matches`` (about 40 bytes of memory
+each while they run; the default 200 × 1,000 is 200,000)."""
+
+
+def check_match_settings(target, boot, matches, name=lambda k: f"--{k}") -> None:
+    """Refuse match-simulation settings out of range before anything is played.
+
+    Args:
+        target, boot, matches: the settings (ints).
+        name: the field name for a key (``--boot`` on the command line, ``settings 'boot'``
+            in a checkpoint).
+
+    Raises:
+        ValueError: naming the field and the allowed range (:data:`MAX_TARGET`,
+            :data:`MAX_BOOT`, :data:`MAX_MATCHES`, :data:`MAX_SIMULATED`).
+    """
+    check_int(target, name("target"), 1, MAX_TARGET)
+    check_int(boot, name("boot"), 1, MAX_BOOT)
+    check_int(matches, name("matches"), 1, MAX_MATCHES)
+    if boot * matches > MAX_SIMULATED:
+        raise ValueError(f"{name('boot')} × {name('matches')} must be at most {MAX_SIMULATED:,} simulated matches "
+                         f"per configuration (about 40 bytes each), got {boot:,} × {matches:,} = {boot * matches:,}")
+
+
 def prepare_run(checkpoint_cls, name: str, specs, deals, seed, out, solo, sun, deals_file, save_deals, target,
-                boot, matches, resume, force, extra_settings: dict | None = None) -> tuple:
+                boot, matches, resume, force, extra_settings: dict | None = None, ray: str | None = None) -> tuple:
     """The settings, deals, output folder and checkpoint of a new or resumed edge-type run
     (shared by :func:`run_study` and :func:`experiments.individual_edge.run_study`).
 
@@ -857,15 +887,14 @@ def prepare_run(checkpoint_cls, name: str, specs, deals, seed, out, solo, sun, d
         n = DEFAULT_DEALS
     if n is not None and n < 2:
         raise ValueError(f"--deals must be at least 2 (intervals need two deals), got {n}")
-    for flag, v in (("target", target), ("boot", boot), ("matches", matches)):
-        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise ValueError(f"--{flag} must be a positive integer, got {v!r}")
+    check_match_settings(target, boot, matches, lambda k: f"--{k}")
     if out:
         check_new_folder(out, "--out", force)
     if save_deals:
         check_new_file(save_deals, "--save-deals", force)
     deal_list, meta = deal_set(n, seed, 3, deals_file, save_deals)
     seed = run_seed(seed, meta)
+    prepare_runner(ray)  # a refused --ray address makes no folder
     folder = out_dir(out, name, seed, force)
     settings = {"configs": [list(c) for c in configs], "seed": seed, "target": target, "boot": boot,
                 "matches": matches, "deals_source": meta, **(extra_settings or {})}
@@ -914,7 +943,7 @@ def run_study(specs: list[str] | None = None, deals: int | None = None, seed: in
         check_records_folder(records, RECORDS_FILE, "--records", force)
     ckpt, configs, seed, target, boot, matches, deal_list, meta, folder = prepare_run(
         Checkpoint, "edge", specs, deals, seed, out, solo, sun, deals_file, save_deals, target, boot, matches,
-        resume, force)
+        resume, force, ray=ray)
     try:
         with ray_runner(ray):
             results = study(configs, deal_list, seed, workers, target, boot, matches, progress=progress,

@@ -188,3 +188,21 @@ def test_edge_output_fits_100_columns_and_says_the_verdict_depends_on_strength(t
     assert STRENGTH_NOTE in (tmp_path / "e" / "edge.md").read_text()
     for spec in specs:  # one column per configuration
         assert spec in lines[0]
+
+
+@pytest.mark.parametrize("argv,flag", [
+    (["edge", "heuristic", "--boot", "1000000000000"], "--boot must be an integer in 1..10000"),
+    (["edge", "heuristic", "--matches", "1000000000000"], "--matches must be an integer in 1..100000"),
+    (["edge", "heuristic", "--target", "1000000000000"], "--target must be an integer in 1..100000"),
+    (["edge", "heuristic", "--boot", "10000", "--matches", "10000"], "--boot × --matches must be at most 10,000,000"),
+    (["edge", "heuristic", "--scoring", "individual", "--boot", "1000000000000"], "--boot must be an integer in 1..10000"),
+    (["ladder", "random", "heuristic", "--boot", "1000000000000"], "--boot must be an integer in 1..100000"),
+])
+def test_study_sizes_beyond_their_bounds_are_refused_before_playing(tmp_path, capsys, monkeypatch, argv, flag):
+    """A careless --boot, --matches or --target would play every deal and then fail for
+    memory (or never end): refused first, in one line, with no folder made."""
+    monkeypatch.chdir(tmp_path)
+    assert main([*argv, "--deals", "4", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert flag in err and len(err.strip().splitlines()) == 1, err
+    assert list(tmp_path.iterdir()) == []

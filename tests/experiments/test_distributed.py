@@ -148,3 +148,25 @@ def test_individual_scoring_on_ray_equals_local(ray_cluster, tmp_path):
     assert [r["plays"] for r in da["results"]] == [r["plays"] for r in db["results"]]
     assert [r["figures"] for r in da["results"]] == [r["figures"] for r in db["results"]]
     assert (da["runner"], db["runner"]) == ("local", "ray:auto")
+
+
+@pytest.mark.parametrize("argv", [
+    ["arena", "random", "heuristic", "--deals", "2", "--quiet"],
+    ["edge", "random", "--deals", "4", "--quiet"],
+    ["edge", "random", "--deals", "4", "--scoring", "individual", "--quiet"],
+    ["ladder", "random", "heuristic", "--deals", "4", "--quiet"],
+])
+@pytest.mark.parametrize("address", ["nowhere", "127.0.0.1:1"])
+def test_a_refused_ray_address_makes_no_folder(tmp_path, monkeypatch, capsys, argv, address):
+    """A malformed address, or one where no cluster answers, is refused before the run makes
+    its output folder (``out/...`` in the working directory) or plays anything."""
+    import experiments.distributed as dist
+
+    def no_cluster(addr):
+        raise ValueError(f"--ray {addr}: no Ray cluster answers there (test)")
+    monkeypatch.setattr(dist, "connect", no_cluster)  # no 30 s connection timeout in the test
+    monkeypatch.chdir(tmp_path)
+    assert main([*argv, "--ray", address]) == 2
+    err = capsys.readouterr().err
+    assert "--ray" in err and len(err.strip().splitlines()) == 1, err
+    assert list(tmp_path.iterdir()) == []

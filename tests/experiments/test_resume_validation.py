@@ -75,12 +75,17 @@ def _key(doc):
 
 
 EDGE_CASES = {
-    "boot 0": (lambda d: d["settings"].update(boot=0), "'boot' must be an integer >= 1, got 0"),
-    "matches -5": (lambda d: d["settings"].update(matches=-5), "'matches' must be an integer >= 1, got -5"),
-    "target 0": (lambda d: d["settings"].update(target=0), "'target' must be an integer >= 1, got 0"),
+    "boot 0": (lambda d: d["settings"].update(boot=0), "'boot' must be an integer in 1..10000, got 0"),
+    "matches -5": (lambda d: d["settings"].update(matches=-5), "'matches' must be an integer in 1..100000, got -5"),
+    "target 0": (lambda d: d["settings"].update(target=0), "'target' must be an integer in 1..100000, got 0"),
+    "boot 10^12": (lambda d: d["settings"].update(boot=10 ** 12), "'boot' must be an integer in 1..10000"),
+    "matches 10^12": (lambda d: d["settings"].update(matches=10 ** 12), "'matches' must be an integer in 1..100000"),
+    "target 10^12": (lambda d: d["settings"].update(target=10 ** 12), "'target' must be an integer in 1..100000"),
+    "boot x matches": (lambda d: d["settings"].update(boot=10_000, matches=10_000),
+                       r"× settings 'matches' must be at most 10,000,000 simulated matches"),
     "seed -1": (lambda d: d["settings"].update(seed=-1), "'seed' must be an integer >= 0"),
     "seed true": (lambda d: d["settings"].update(seed=True), "'seed' must be an integer >= 0, got True"),
-    "boot float": (lambda d: d["settings"].update(boot=2.5), "'boot' must be an integer >= 1, got 2.5"),
+    "boot float": (lambda d: d["settings"].update(boot=2.5), "'boot' must be an integer in 1..10000, got 2.5"),
     "score 10^6": (lambda d: d["done"][_key(d)]["0"][0].__setitem__(1, 10 ** 6), r"deal 0, play 1.*R5"),
     "score 361": (lambda d: d["done"][_key(d)]["0"][1].__setitem__(0, 361), r"deal 0, play 0.*R5"),
     "score -1": (lambda d: d["done"][_key(d)]["1"][0].__setitem__(2, -1), r"deal 1, play 2.*R5"),
@@ -211,7 +216,7 @@ INDIVIDUAL_CASES = {
                          "exceed their sides' team points"),
     "scoring team": (lambda d: d["settings"].update(scoring="team"), "'scoring' must be 'individual'"),
     "no scoring": (lambda d: d["settings"].pop("scoring"), "lacks 'scoring'"),
-    "matches -5": (lambda d: d["settings"].update(matches=-5), "'matches' must be an integer >= 1"),
+    "matches -5": (lambda d: d["settings"].update(matches=-5), "'matches' must be an integer in 1..100000"),
 }
 
 
@@ -247,7 +252,8 @@ def ladder_doc(tmp_path_factory):
 
 
 LADDER_CASES = {
-    "boot 0": (lambda d: d["settings"].update(boot=0), "'boot' must be an integer >= 1, got 0"),
+    "boot 0": (lambda d: d["settings"].update(boot=0), "'boot' must be an integer in 1..100000, got 0"),
+    "boot 10^12": (lambda d: d["settings"].update(boot=10 ** 12), "'boot' must be an integer in 1..100000"),
     "seed -1": (lambda d: d["settings"].update(seed=-1), "'seed' must be an integer >= 0"),
     "players 2": (lambda d: d["settings"].update(num_players=2), "'num_players' must be 3 or 4"),
     "flipped players": (lambda d: d["settings"].update(num_players=4), "'num_players' is 3, but the run plays 4"),
