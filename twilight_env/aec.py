@@ -346,8 +346,18 @@ class raw_env(AECEnv):
 
     def last(self, observe: bool = True):
         """``(observation, cumulative reward, terminated, truncated, info)`` of ``agent_selection``;
-        the observation is new arrays the caller owns, as :meth:`observe` returns."""
+        the observation is new arrays the caller owns, as :meth:`observe` returns.
+
+        Raises:
+            RuntimeError: before the first ``reset()``, or after the game ended and every
+                agent has stepped its final ``None`` (as :meth:`step`).
+        """
+        if self._match is None:
+            raise RuntimeError("reset() needs to be called before last()")
         agent = self.agent_selection
+        if agent not in self._cumulative_rewards:
+            raise RuntimeError("last() called after the game ended: every agent has stepped its final None and "
+                               "left; call reset() to play again")
         return (self.observe(agent) if observe else None, self._cumulative_rewards[agent],
                 self.terminations[agent], self.truncations[agent], self.infos[agent])
 

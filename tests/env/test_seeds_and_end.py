@@ -117,6 +117,19 @@ def test_raw_env_stepped_after_the_end_says_so(num_players, action):
     assert env.agents
 
 
+@pytest.mark.parametrize("num_players", [4, 3])
+def test_raw_env_last_after_the_end_and_before_reset_says_so(num_players):
+    from twilight_env.aec import raw_env
+
+    with pytest.raises(RuntimeError, match=r"reset\(\) needs to be called before last\(\)"):
+        raw_env(num_players=num_players).last()
+    env = raw_env(num_players=num_players)
+    env.reset(seed=5)
+    _play_to_the_end(env)
+    with pytest.raises(RuntimeError, match=r"last\(\) called after the game ended.*call reset\(\)"):
+        env.last()
+
+
 def test_raw_env_stepped_before_reset_says_so():
     from twilight_env.aec import raw_env
 
