@@ -78,6 +78,8 @@ def test_serve_with_allow_remote_warns_and_needs_the_printed_token(monkeypatch, 
     url = next(w for w in out.split() if "?token=" in w)
     token = url.split("?token=")[1]
     assert url.startswith("http://127.0.0.1:8123/?token=") and len(token) >= 40
+    remote = next(line for line in out.splitlines() if line.startswith("from another machine"))
+    assert not any(name in remote.split("one of", 1)[-1] for name in ("127.0.0.1", "localhost", "::1")), remote
     with TestClient(seen["app"], base_url="http://127.0.0.1") as c:
         assert c.get("/api/agents").status_code == 403
         assert c.get("/api/agents", headers={"Authorization": f"token {token}"}).status_code == 200

@@ -16,7 +16,7 @@ import starlette  # noqa: F401  (a missing `serve` extra is reported before argu
 import uvicorn  # noqa: F401
 
 from .games import Limits
-from .guard import check_token_value, is_loopback, is_wildcard, new_token, trusted_hosts
+from .guard import LOOPBACK_NAMES, check_token_value, is_loopback, is_wildcard, new_token, trusted_hosts
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -67,8 +67,11 @@ def run(args) -> int:
         print(f"twilight serve: open http://{shown}:{args.port}/?token={token} in a browser (Ctrl-C stops)",
               flush=True)
         if is_wildcard(args.host):
+            remote = sorted(trusted_hosts(args.host, args.allow_host) - set(LOOPBACK_NAMES))
             print(f"from another machine: http://NAME:{args.port}/?token=... with NAME one of "
-                  f"{', '.join(sorted(trusted_hosts(args.host, args.allow_host)))}", flush=True)
+                  f"{', '.join(remote)}" if remote else
+                  "from another machine: this machine's names were not found; add the name others use with "
+                  "--allow-host NAME", flush=True)
     else:
         print(f"twilight serve: open http://{shown}:{args.port}/ in a browser (Ctrl-C stops)", flush=True)
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
