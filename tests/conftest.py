@@ -7,11 +7,16 @@
 - Hypothesis profiles: ``default`` (used unless told otherwise) keeps the property tests
   quick and deterministic (no deadline: the machine may be shared); ``thorough``
   (``HYPOTHESIS_PROFILE=thorough pytest tests/engine``) runs many more examples.
+- Tests write only under their temporary folders: a test during which something new
+  appears in the checkout's ``out/`` or ``runs/`` (the commands' default output
+  folders) fails, naming what appeared (``_checkout_stays_clean``).
 """
 
 import importlib.util
 import os
 import sys
+
+import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
@@ -77,3 +82,28 @@ import pytest as _pytest  # noqa: E402
 def process_killer():
     """:class:`ProcessKiller` by prefix: ``with process_killer("ray::_run_block") as k: ...``."""
     return ProcessKiller
+
+
+_OUTPUT_DIRS = ("out", "runs")
+"""The commands' default output folders under the working directory."""
+
+
+def _outputs() -> set[str]:
+    found = set()
+    for d in _OUTPUT_DIRS:
+        path = os.path.join(ROOT, d)
+        if os.path.isdir(path):
+            found.update(os.path.join(d, name) for name in os.listdir(path))
+    return found
+
+
+@pytest.fixture(autouse=True)
+def _checkout_stays_clean():
+    """Fail a test during which a new entry appears in the checkout's ``out/`` or ``runs/``
+    (with ``-n 2`` the other worker's test may be the writer: the message says so)."""
+    before = _outputs()
+    yield
+    new = sorted(_outputs() - before)
+    if new:
+        pytest.fail(f"new in the checkout while this test ran (this test or one running beside it): {new}; "
+                    "tests write under tmp_path (or chdir there before running a command)", pytrace=False)

@@ -150,10 +150,12 @@ def test_fmt_ci_prints_no_negative_zero():
     assert fmt_ci(-0.04, -1.0, 0.5, signed=True) == "+0.0 [-1.0, +0.5]"
 
 
-def test_timed_arena_takes_workers_1_and_refuses_more():
+def test_timed_arena_takes_workers_1_and_refuses_more(tmp_path, monkeypatch):
     import pytest
 
     from benchmarks import timed_arena
+
+    monkeypatch.chdir(tmp_path)  # the run's out/ folder goes under the test's folder, not the checkout
 
     with pytest.raises(SystemExit, match="leave --workers out or give --workers 1"):
         timed_arena.main(["arena", "random", "heuristic", "--workers", "2"])
