@@ -92,6 +92,35 @@ def parse_json(text: str | bytes, source: str, *, max_depth: int = MAX_DEPTH) ->
         raise JsonFileError(f"{source} holds a value that cannot be read ({e})") from None
 
 
+def os_error_message(what: str, path: str, error: OSError) -> str:
+    """One line for an ``OSError`` met opening or reading ``path``: missing, a folder,
+    permission denied, or the system's own words."""
+    if isinstance(error, FileNotFoundError):
+        return f"{what} {path!r} does not exist"
+    if isinstance(error, IsADirectoryError):
+        return f"{what} {path!r} is a folder, not a file"
+    if isinstance(error, PermissionError):
+        return f"{what} {path!r} cannot be read (permission denied)"
+    return f"{what} {path!r} cannot be read ({error.strerror or error})"
+
+
+def open_binary(path: str | os.PathLike, what: str = "file"):
+    """``path`` opened for reading bytes (through gzip when the name ends in ``.gz``), after
+    checking that it is a regular file: a device such as ``/dev/zero`` or a pipe would never
+    end.
+
+    Raises:
+        JsonFileError: missing, a folder, not a regular file, or not readable (naming ``path``).
+    """
+    path = os.fspath(path)
+    try:
+        if os.path.exists(path) and not os.path.isdir(path) and not stat.S_ISREG(os.stat(path).st_mode):
+            raise JsonFileError(f"{what} {path!r} is not a regular file (a device, pipe or socket)")
+        return gzip.open(path, "rb") if path.endswith(".gz") else open(path, "rb")
+    except OSError as e:
+        raise JsonFileError(os_error_message(what, path, e)) from None
+
+
 MAX_BYTES = 1 << 30
 """Largest file :func:`read_text` reads whole (bytes, after gzip): 1 GiB. The project's largest
 whole-read files (study checkpoints of tens of thousands of deals, match records) are a few
@@ -112,33 +141,22 @@ def read_text(path: str | os.PathLike, what: str = "file", *, max_bytes: int = M
             UTF-8; the message names ``path``.
     """
     path = os.fspath(path)
+    gz = path.endswith(".gz")
     try:
-        if os.path.exists(path) and not os.path.isdir(path) and not stat.S_ISREG(os.stat(path).st_mode):
-            raise JsonFileError(f"{what} {path!r} is not a regular file (a device, pipe or socket)")
-        if path.endswith(".gz"):
-            with gzip.open(path, "rb") as f:
-                raw = f.read(max_bytes + 1)
-        else:
-            with open(path, "rb") as f:
-                raw = f.read(max_bytes + 1)
+        with open_binary(path, what) as f:
+            raw = f.read(max_bytes + 1)
         if len(raw) > max_bytes:
             raise JsonFileError(f"{what} {path!r} holds more than {max_bytes:,} bytes"
-                                f"{' uncompressed' if path.endswith('.gz') else ''}; no file of this kind is so large")
+                                f"{' uncompressed' if gz else ''}; no file of this kind is so large")
     except MemoryError:
         raise JsonFileError(f"{what} {path!r} is too large to read into memory") from None
-    except FileNotFoundError:
-        raise JsonFileError(f"{what} {path!r} does not exist") from None
-    except IsADirectoryError:
-        raise JsonFileError(f"{what} {path!r} is a folder, not a file") from None
-    except PermissionError:
-        raise JsonFileError(f"{what} {path!r} cannot be read (permission denied)") from None
     except EOFError:
         raise JsonFileError(f"{what} {path!r} is a truncated gzip file (it ends in the middle of "
                             "its compressed data, as after a crash)") from None
     except (gzip.BadGzipFile, zlib.error) as e:
         raise JsonFileError(f"{what} {path!r} is not a valid gzip file ({e})") from None
     except OSError as e:
-        raise JsonFileError(f"{what} {path!r} cannot be read ({e.strerror or e})") from None
+        raise JsonFileError(os_error_message(what, path, e)) from None
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -164,4 +182,4 @@ def read_json(path: str | os.PathLike, what: str = "file", *, max_depth: int = M
     return parse_json(text, f"{what} {os.fspath(path)!r}", max_depth=max_depth)
 
 
-__all__ = ["BOM", "JsonFileError", "MAX_BYTES", "MAX_DEPTH", "nesting_depth", "parse_json", "read_json", "read_text"]
+__all__ = ["BOM", "JsonFileError", "MAX_BYTES", "MAX_DEPTH", "nesting_depth", "open_binary", "os_error_message", "parse_json", "read_json", "read_text"]

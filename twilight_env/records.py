@@ -37,14 +37,13 @@ import gzip
 import io
 import json
 import os
-import stat
 import zlib
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from .cards import CARDS, PURGATORY_MASK, codes_of
 from .engine import (HOLD, NUM_TRICKS, REQUEST_BASE, Config, Match, State, fixed_solo_scores_problem,
                      validate_deal)
-from .jsonfile import JsonFileError, parse_json, read_json
+from .jsonfile import JsonFileError, open_binary, os_error_message, parse_json, read_json
 
 FORMAT_DEAL = "twilight-deal"
 """``format`` of a deal record."""
@@ -992,17 +991,9 @@ def _raw_lines(path: str) -> Iterator[bytes]:
     """
     what = f"records file {path!r}"
     try:
-        if os.path.exists(path) and not os.path.isdir(path) and not stat.S_ISREG(os.stat(path).st_mode):
-            raise RecordFileError(f"{what} is not a regular file (a device, pipe or socket)")
-        f = gzip.open(path, "rb") if path.endswith(".gz") else open(path, "rb")
-    except FileNotFoundError:
-        raise RecordFileError(f"{what} does not exist") from None
-    except IsADirectoryError:
-        raise RecordFileError(f"{what} is a folder, not a file") from None
-    except PermissionError:
-        raise RecordFileError(f"{what} cannot be read (permission denied)") from None
-    except OSError as e:
-        raise RecordFileError(f"{what} cannot be read ({e.strerror or e})") from None
+        f = open_binary(path, "records file")
+    except JsonFileError as e:
+        raise RecordFileError(str(e)) from None
     with f:
         try:
             while True:
@@ -1013,12 +1004,10 @@ def _raw_lines(path: str) -> Iterator[bytes]:
                     raise RecordFileError(f"{what} has a line of more than {MAX_LINE_BYTES:,} bytes; no record "
                                           "is so long")
                 yield line
-        except IsADirectoryError:
-            raise RecordFileError(f"{what} is a folder, not a file") from None
         except (gzip.BadGzipFile, zlib.error) as e:
             raise RecordFileError(f"{what} is not a valid gzip file ({e})") from None
         except OSError as e:
-            raise RecordFileError(f"{what} cannot be read ({e.strerror or e})") from None
+            raise RecordFileError(os_error_message("records file", path, e)) from None
 
 
 def load_many(path: str | os.PathLike) -> Iterator[dict]:
