@@ -117,7 +117,7 @@ def test_every_agent_refuses_a_non_finite_option_it_leaves_unchecked(monkeypatch
     monkeypatch.setitem(_REGISTRY, "loose", Loose)
     assert make_agent("loose:scale=2.5").scale == 2.5
     for v in ("nan", "inf", "-inf"):
-        with pytest.raises(ValueError, match=rf"agent 'loose' option 'scale' must be a finite number, got -?(nan|inf)"):
+        with pytest.raises(ValueError, match=r"agent 'loose' option 'scale' must be a finite number, got -?(nan|inf)"):
             make_agent(f"loose:scale={v}")
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents.base import make_agent, play_deal
+from agents.base import make_agent
 from twilight_env.engine import State
 from twilight_env.infoset import InfoSet
 
