@@ -201,6 +201,123 @@ async def _until_done(request: Request, fn, on_disconnect: Callable[[], None] | 
             return None
 
 
+# ---------------------------------------------------------------------------------
+# the handlers; each reads the app's store, hint/replay slots and replay cache from
+# ``request.app.state`` (set by :func:`create_app`)
+# ---------------------------------------------------------------------------------
+
+def _store(request: Request) -> GameStore:
+    return request.app.state.store
+
+
+def _locked(game: Game, fn):
+    with game.lock:
+        return fn()
+
+async def _index(request: Request) -> Response:
+    return FileResponse(os.path.join(STATIC_DIR, "index.html"))
+
+async def _agents(request: Request) -> Response:
+    from .specs import MAX_SPEC_CHARS, allowed_agents, describe
+    return JSONResponse({"agents": allowed_agents(), "default": DEFAULT_AGENT, "options": describe(),
+                         "max_spec_chars": MAX_SPEC_CHARS})
+
+async def _create(request: Request) -> Response:
+    body = await _body(request, required=False)
+    game = await run_in_threadpool(_store(request).create, body)
+    view = await run_in_threadpool(_locked, game, game.view)
+    return JSONResponse(view, status_code=201)
+
+async def _show(request: Request) -> Response:
+    game = _store(request).get(request.path_params["gid"])
+    return JSONResponse(await run_in_threadpool(_locked, game, game.view))
+
+async def _delete(request: Request) -> Response:
+    _store(request).delete(request.path_params["gid"])
+    return JSONResponse({"deleted": request.path_params["gid"]})
+
+async def _advancing(request: Request, game: Game, first: Callable[[], None] | None, steps: int) -> Response:
+    gone = threading.Event()
+
+    def run():
+        with game.lock:
+            if first is not None:
+                first()
+            if not steps:
+                return game.view()
+            made = game.advance(steps, stop=gone.is_set, seconds=ADVANCE_SECONDS)
+            view = game.view()
+            view["made"] = made
+            return view
+    view = await _until_done(request, run, gone.set)
+    return JSONResponse(view) if view is not None else Response(status_code=499)
+
+async def _move(request: Request) -> Response:
+    game = _store(request).get(request.path_params["gid"])
+    body = await _body(request)
+    steps = MAX_ADVANCE if isinstance(body, dict) and body.get("advance") else 0
+    return await _advancing(request, game, lambda: game.move(body), steps)
+
+async def _advance(request: Request) -> Response:
+    game = _store(request).get(request.path_params["gid"])
+    body = await _body(request, required=False)
+    if not isinstance(body, dict):
+        raise GameError(400, "the body must be a JSON object {\"steps\": N}")
+    steps = body.get("steps", 1)
+    if isinstance(steps, bool) or not isinstance(steps, int) or not 1 <= steps <= MAX_ADVANCE:
+        raise GameError(400, f"'steps' must be an int 1..{MAX_ADVANCE}, got {steps!r}")
+    return await _advancing(request, game, None, steps)
+
+async def _hint(request: Request) -> Response:
+    game = _store(request).get(request.path_params["gid"])
+    body = await _body(request, required=False)
+    if not isinstance(body, dict):
+        raise GameError(400, "the body must be a JSON object {\"agent\": SPEC}")
+    spec = body.get("agent", DEFAULT_AGENT)
+    # checked under the lock; the agent then thinks on a snapshot, outside it
+    spec, info, step = await run_in_threadpool(_locked, game, lambda: game.hint_position(spec))
+    answer = await _until_done(request, lambda: Game.hint_for(spec, info, step), slots=request.app.state.heavy)
+    return JSONResponse(answer) if answer is not None else Response(status_code=499)
+
+async def _record(request: Request) -> Response:
+    game = _store(request).get(request.path_params["gid"])
+    rec = await run_in_threadpool(_locked, game, game.record)
+    name = f"twilight_{game.num_players}p_{game.episode}_{game.seed}.json"
+    return JSONResponse(rec, headers={"Content-Disposition": f'attachment; filename="{name}"'})
+
+async def _replay(request: Request) -> Response:
+    offset = _query_int(request, "offset", 0, 0, 10**9)
+    limit = _query_int(request, "limit", REPLAY_PAGE, 1, REPLAY_PAGE)
+    try:
+        raw = await read_body(request, MAX_BODY)
+    except BodyError as e:
+        raise GameError(e.status, e.message) from None
+    if not raw.strip():
+        raise GameError(400, "the request needs a JSON body: a record")
+    try:
+        body = parse_json(raw, "the request body")
+    except JsonFileError as e:
+        raise GameError(400, str(e)) from None
+
+    def run():
+        return replay_frames(body, offset, limit, request.app.state.cache.states(raw, body))
+    answer = await _until_done(request, run, slots=request.app.state.heavy)
+    return JSONResponse(answer) if answer is not None else Response(status_code=499)
+
+async def _game_error(request: Request, exc: GameError) -> Response:
+    # a body refused as too large is not read on: the connection closes
+    headers = {"Connection": "close"} if exc.status == 413 else None
+    return JSONResponse({"error": exc.message}, status_code=exc.status, headers=headers)
+
+async def _server_error(request: Request, exc: Exception) -> Response:
+    return JSONResponse({"error": f"internal error ({type(exc).__name__}: {exc}); the game is as before "
+                                  "the request if the error came before a move was applied"}, status_code=500)
+
+async def _http_error(request: Request, exc: HTTPException) -> Response:
+    msg = exc.detail if exc.status_code != 404 else f"no such path {request.url.path!r}"
+    return JSONResponse({"error": msg}, status_code=exc.status_code)
+
+
 def create_app(limits: Limits | None = None, clock: Callable[[], float] | None = None,
                store: GameStore | None = None, *, host: str | None = None, allow_hosts: tuple[str, ...] = (),
                token: str | None = None) -> Starlette:
@@ -218,135 +335,29 @@ def create_app(limits: Limits | None = None, clock: Callable[[], float] | None =
             or None for none.
 
     Returns:
-        A Starlette app; ``app.state.store`` is its :class:`GameStore`.
+        A Starlette app; ``app.state.store`` is its :class:`GameStore`, ``app.state.heavy``
+        the semaphore of the ``HEAVY_SLOTS`` hints and replays that may compute at once,
+        ``app.state.cache`` the :class:`ReplayCache` of the last replayed records.
     """
     if store is None:
         store = GameStore(limits, clock) if clock is not None else GameStore(limits)
-    heavy = asyncio.Semaphore(HEAVY_SLOTS)
-    cache = ReplayCache()
-
-    def locked(game: Game, fn):
-        with game.lock:
-            return fn()
-
-    async def index(request: Request) -> Response:
-        return FileResponse(os.path.join(STATIC_DIR, "index.html"))
-
-    async def agents(request: Request) -> Response:
-        from .specs import MAX_SPEC_CHARS, allowed_agents, describe
-        return JSONResponse({"agents": allowed_agents(), "default": DEFAULT_AGENT, "options": describe(),
-                             "max_spec_chars": MAX_SPEC_CHARS})
-
-    async def create(request: Request) -> Response:
-        body = await _body(request, required=False)
-        game = await run_in_threadpool(store.create, body)
-        view = await run_in_threadpool(locked, game, game.view)
-        return JSONResponse(view, status_code=201)
-
-    async def show(request: Request) -> Response:
-        game = store.get(request.path_params["gid"])
-        return JSONResponse(await run_in_threadpool(locked, game, game.view))
-
-    async def delete(request: Request) -> Response:
-        store.delete(request.path_params["gid"])
-        return JSONResponse({"deleted": request.path_params["gid"]})
-
-    async def advancing(request: Request, game: Game, first: Callable[[], None] | None, steps: int) -> Response:
-        gone = threading.Event()
-
-        def run():
-            with game.lock:
-                if first is not None:
-                    first()
-                if not steps:
-                    return game.view()
-                made = game.advance(steps, stop=gone.is_set, seconds=ADVANCE_SECONDS)
-                view = game.view()
-                view["made"] = made
-                return view
-        view = await _until_done(request, run, gone.set)
-        return JSONResponse(view) if view is not None else Response(status_code=499)
-
-    async def move(request: Request) -> Response:
-        game = store.get(request.path_params["gid"])
-        body = await _body(request)
-        steps = MAX_ADVANCE if isinstance(body, dict) and body.get("advance") else 0
-        return await advancing(request, game, lambda: game.move(body), steps)
-
-    async def advance(request: Request) -> Response:
-        game = store.get(request.path_params["gid"])
-        body = await _body(request, required=False)
-        if not isinstance(body, dict):
-            raise GameError(400, "the body must be a JSON object {\"steps\": N}")
-        steps = body.get("steps", 1)
-        if isinstance(steps, bool) or not isinstance(steps, int) or not 1 <= steps <= MAX_ADVANCE:
-            raise GameError(400, f"'steps' must be an int 1..{MAX_ADVANCE}, got {steps!r}")
-        return await advancing(request, game, None, steps)
-
-    async def hint(request: Request) -> Response:
-        game = store.get(request.path_params["gid"])
-        body = await _body(request, required=False)
-        if not isinstance(body, dict):
-            raise GameError(400, "the body must be a JSON object {\"agent\": SPEC}")
-        spec = body.get("agent", DEFAULT_AGENT)
-        # checked under the lock; the agent then thinks on a snapshot, outside it
-        spec, info, step = await run_in_threadpool(locked, game, lambda: game.hint_position(spec))
-        answer = await _until_done(request, lambda: Game.hint_for(spec, info, step), slots=heavy)
-        return JSONResponse(answer) if answer is not None else Response(status_code=499)
-
-    async def record(request: Request) -> Response:
-        game = store.get(request.path_params["gid"])
-        rec = await run_in_threadpool(locked, game, game.record)
-        name = f"twilight_{game.num_players}p_{game.episode}_{game.seed}.json"
-        return JSONResponse(rec, headers={"Content-Disposition": f'attachment; filename="{name}"'})
-
-    async def replay(request: Request) -> Response:
-        offset = _query_int(request, "offset", 0, 0, 10**9)
-        limit = _query_int(request, "limit", REPLAY_PAGE, 1, REPLAY_PAGE)
-        try:
-            raw = await read_body(request, MAX_BODY)
-        except BodyError as e:
-            raise GameError(e.status, e.message) from None
-        if not raw.strip():
-            raise GameError(400, "the request needs a JSON body: a record")
-        try:
-            body = parse_json(raw, "the request body")
-        except JsonFileError as e:
-            raise GameError(400, str(e)) from None
-
-        def run():
-            return replay_frames(body, offset, limit, cache.states(raw, body))
-        answer = await _until_done(request, run, slots=heavy)
-        return JSONResponse(answer) if answer is not None else Response(status_code=499)
-
-    async def game_error(request: Request, exc: GameError) -> Response:
-        # a body refused as too large is not read on: the connection closes
-        headers = {"Connection": "close"} if exc.status == 413 else None
-        return JSONResponse({"error": exc.message}, status_code=exc.status, headers=headers)
-
-    async def server_error(request: Request, exc: Exception) -> Response:
-        return JSONResponse({"error": f"internal error ({type(exc).__name__}: {exc}); the game is as before "
-                                      "the request if the error came before a move was applied"}, status_code=500)
-
-    async def http_error(request: Request, exc: HTTPException) -> Response:
-        msg = exc.detail if exc.status_code != 404 else f"no such path {request.url.path!r}"
-        return JSONResponse({"error": msg}, status_code=exc.status_code)
-
     routes = [
-        Route("/", index),
-        Route("/api/agents", agents),
-        Route("/api/games", create, methods=["POST"]),
-        Route("/api/games/{gid}", show, methods=["GET"]),
-        Route("/api/games/{gid}", delete, methods=["DELETE"]),
-        Route("/api/games/{gid}/move", move, methods=["POST"]),
-        Route("/api/games/{gid}/advance", advance, methods=["POST"]),
-        Route("/api/games/{gid}/hint", hint, methods=["POST"]),
-        Route("/api/games/{gid}/record", record, methods=["GET"]),
-        Route("/api/replay", replay, methods=["POST"]),
+        Route("/", _index),
+        Route("/api/agents", _agents),
+        Route("/api/games", _create, methods=["POST"]),
+        Route("/api/games/{gid}", _show, methods=["GET"]),
+        Route("/api/games/{gid}", _delete, methods=["DELETE"]),
+        Route("/api/games/{gid}/move", _move, methods=["POST"]),
+        Route("/api/games/{gid}/advance", _advance, methods=["POST"]),
+        Route("/api/games/{gid}/hint", _hint, methods=["POST"]),
+        Route("/api/games/{gid}/record", _record, methods=["GET"]),
+        Route("/api/replay", _replay, methods=["POST"]),
         Mount("/static", StaticFiles(directory=STATIC_DIR), name="static"),
     ]
     guard = Middleware(Guard, hosts=trusted_hosts(host, allow_hosts), token=token)
     app = Starlette(routes=routes, middleware=[guard],
-                    exception_handlers={GameError: game_error, HTTPException: http_error, Exception: server_error})
+                    exception_handlers={GameError: _game_error, HTTPException: _http_error, Exception: _server_error})
     app.state.store = store
+    app.state.heavy = asyncio.Semaphore(HEAVY_SLOTS)
+    app.state.cache = ReplayCache()
     return app
