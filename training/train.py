@@ -41,7 +41,7 @@ import sys
 import threading
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -123,7 +123,8 @@ def config_from_args(args) -> TrainConfig:
 
 
 def run(args) -> int:
-    """Entry point of ``twilight train``: train, then print a table of the run's figures.
+    """Entry point of ``twilight train``: train, then print a table of the run's figures and
+    the ``--resume`` command that trains on (twice the decisions, or as many minutes again).
 
     Returns:
         0 when the budget is spent; 130 after Ctrl-C, 143 after SIGTERM (a checkpoint is
@@ -151,6 +152,9 @@ def run(args) -> int:
         print(f"\n{e}", file=sys.stderr)
         return 128 + e.signum
     print(summary_table(summary))
+    # the same machinery for another sitting: twice the decisions, or as many minutes again
+    more = replace(cfg, decisions=2 * summary["decisions"]) if cfg.decisions is not None else cfg
+    print(f"\nto train on: {resume_command(summary['run_dir'], more)}")
     return 0
 
 

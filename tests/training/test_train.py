@@ -50,6 +50,9 @@ def test_tiny_run_subprocess_then_resume(tmp_path):
     assert r.returncode == 0, r.stderr
     assert "decisions/s" in r.stdout
     (run,) = _run_dirs(tmp_path)
+    # a finished run says how to train on
+    line = next(x for x in r.stdout.splitlines() if x.startswith("to train on: "))
+    assert line.split(": ", 1)[1].startswith(f"twilight train --resume {run} --decisions ")
     assert run.name.startswith("tiny__3__")
     assert list(run.glob("events.out.tfevents.*"))
     ck1 = load_checkpoint(run / CHECKPOINT_NAME, 4)
