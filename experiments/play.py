@@ -16,6 +16,8 @@ from __future__ import annotations
 import argparse
 from typing import Callable
 
+import numpy as np
+
 from agents.base import optional_member
 from twilight_env import deal_log
 from twilight_env.cards import CARDS, CULT_NAMES, codes_of
@@ -307,13 +309,21 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="your seat: 0..3 in 4 players; 0 (solo), 1 or 3 (Sun) in 3 players (default 0)")
     p.add_argument("--opponents", default=default, help=f"the other side's agent spec (default {default})")
     p.add_argument("--partner", default=None, help="your partner's agent spec (default: as --opponents)")
-    p.add_argument("--seed", type=non_negative_int, default=0, help="seed of the deal and the agents (default 0)")
+    p.add_argument("--seed", type=non_negative_int, default=None,
+                   help="seed of the deal and the agents (default: a fresh one each game, printed at the start, "
+                        "so --seed N plays that deal again)")
     p.add_argument("--record", default=None, metavar="FILE",
                    help="write the finished deal's record to FILE (JSON, docs/RECORDS.md; .gz: gzip); checked "
                         "before the deal starts: an existing FILE is kept unless --force")
     p.add_argument("--force", action="store_true", help="replace an existing --record FILE")
 
 
+def fresh_seed() -> int:
+    """A new deal seed from the operating system's entropy, 0..999,999 (short enough to type)."""
+    return int(np.random.SeedSequence().entropy % 1_000_000)
+
+
 def run(args) -> int:
-    return play_game(args.players, args.seat, args.opponents, args.partner or args.opponents, args.seed,
+    seed = fresh_seed() if args.seed is None else args.seed
+    return play_game(args.players, args.seat, args.opponents, args.partner or args.opponents, seed,
                      record=args.record, force=args.force)

@@ -241,3 +241,22 @@ def test_a_network_of_the_other_variant_is_refused_before_the_first_move(spec, c
     err = capsys.readouterr().err
     assert "--opponents" in err and "trained for 4 players" in err
     assert asked == []
+
+
+def test_without_seed_each_game_deals_afresh_and_prints_its_seed(monkeypatch, capsys):
+    """``twilight play`` without ``--seed`` deals a new deal each time and prints the seed
+    that plays it again."""
+    import re
+
+    from twilight_env.cli import main
+
+    def leave(prompt):
+        raise EOFError
+    monkeypatch.setattr("builtins.input", leave)
+    seeds = []
+    for _ in range(3):
+        assert main(["play", "--opponents", "random"]) == 0
+        seeds.append(int(re.search(r"seed (\d+)", capsys.readouterr().out).group(1)))
+    assert len(set(seeds)) == 3
+    assert main(["play", "--opponents", "random", "--seed", str(seeds[0])]) == 0
+    assert f"seed {seeds[0]}" in capsys.readouterr().out
