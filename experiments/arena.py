@@ -286,6 +286,12 @@ def play_arena(specs: list[str], deals: list, num_players: int, seed: int, worke
     return {"pairings": pairings, "ratings": rating_rows}
 
 
+RATINGS_NOTE = ("Ratings: OpenSkill's Plackett-Luce model over every duplicate pair's result (win, loss or "
+                "draw);\nmu is the skill estimate, sigma its uncertainty, ordinal = mu - 3 sigma (the table's "
+                "order, a cautious rank).")
+"""The line ``twilight arena`` prints under its ratings table."""
+
+
 class ArenaCheckpoint(RunCheckpoint):
     """The finished deals of an ``arena`` run in ``FOLDER/arena.checkpoint.json``
     (:class:`~experiments.common.RunCheckpoint`): the settings (specs, players, seed,
@@ -470,7 +476,8 @@ def run(args) -> int:
     print(text_table(["agent", "mu", "sigma", "ordinal"],
                      [[r["agent"], f"{r['mu']:.2f}", f"{r['sigma']:.2f}", f"{r['ordinal']:.2f}"]
                       for r in res["ratings"]]))
-    print(f"\nA points/deal: A's side deal points minus B's, mean over duplicate pairs, 95% t interval. "
-          f"Files: {folder}/arena.json, arena.csv, ratings.csv" + (f"; records: {records}" if records else ""))
+    print(f"\n{RATINGS_NOTE}\nA points/deal: A's side deal points minus B's, mean over duplicate pairs, "
+          f"95% t interval.\nFiles: {folder}/arena.json, arena.csv, ratings.csv"
+          + (f"; records: {records}" if records else ""))
     ckpt.remove()
     return 0

@@ -142,3 +142,19 @@ def test_lockstep_blocks_give_the_same_results(players):
     b = arena.play_arena(specs, deals, players, seed=3, workers=1, progress=False, lockstep=False)
     for pa, pb in zip(a["pairings"], b["pairings"]):
         assert pa["pair_scores"] == pb["pair_scores"] and pa["side_scores"] == pb["side_scores"]
+
+
+def test_the_ratings_table_is_explained(tmp_path, capsys):
+    """The printed mu / sigma / ordinal table says what its columns are, and ordinal is
+    mu - 3 sigma as it says."""
+    from experiments.arena import RATINGS_NOTE
+    from twilight_env.cli import main as cli
+
+    assert cli(["arena", "random", "heuristic", "--deals", "4", "--workers", "1", "--out", str(tmp_path / "a")]) == 0
+    out = capsys.readouterr().out
+    assert RATINGS_NOTE in out and "ordinal = mu - 3 sigma" in out
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) == 4 and parts[0] in ("random", "heuristic"):
+            mu, sigma, ordinal = map(float, parts[1:])
+            assert abs(ordinal - (mu - 3 * sigma)) < 0.02
