@@ -157,4 +157,4 @@ def test_the_ratings_table_is_explained(tmp_path, capsys):
         parts = line.split()
         if len(parts) == 4 and parts[0] in ("random", "heuristic"):
             mu, sigma, ordinal = map(float, parts[1:])
-            assert abs(ordinal - (mu - 3 * sigma)) < 0.02
+            assert abs(ordinal - (mu - 3 * sigma)) <= 0.025  # each printed to 2 decimals: at most 0.005 + 3 x 0.005 off
