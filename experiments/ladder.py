@@ -387,6 +387,17 @@ def write_outputs(folder: str, doc: dict) -> None:
     plot(doc, os.path.join(folder, "ladder.png"))
 
 
+def deal_set_label(doc: dict) -> str:
+    """The deal set of a ladder for titles: its name (``heldout-1``), else the file, else the seed."""
+    src = doc.get("deals_source") or {}
+    names = {heldout_seed(k): k for k in HELDOUT_SEEDS}
+    if src.get("name"):
+        return src["name"]
+    if src.get("path"):
+        return f"file {os.path.basename(src['path'])}"
+    return names.get(doc["seed"], f"seed {doc['seed']}")
+
+
 def plot(doc: dict, path: str) -> None:
     """Ratings with their bootstrap intervals: points (left) and Elo (right) by rung."""
     import matplotlib
@@ -403,11 +414,17 @@ def plot(doc: dict, path: str) -> None:
         lo = np.array([r[f"{key}_ci"][0] for r in rates])
         hi = np.array([r[f"{key}_ci"][1] for r in rates])
         ax.errorbar(x, y, yerr=[y - lo, hi - y], fmt="o-", capsize=4)
+        for k, step in enumerate(doc["steps"]):  # a step whose interval holds 0 is drawn red and named
+            if not step["holds"]:
+                ax.plot(x[k:k + 2], y[k:k + 2], color="tab:red", lw=2.5, zorder=3)
+                ax.annotate("step does not hold", ((x[k] + x[k + 1]) / 2, (y[k] + y[k + 1]) / 2),
+                            color="tab:red", fontsize=8, ha="center", va="bottom",
+                            xytext=(0, 6), textcoords="offset points")
         ax.set_xticks(x, rungs, rotation=20, ha="right")
         ax.set_ylabel(label)
         ax.grid(alpha=0.3)
     fig.suptitle(f"Strength ladder, {doc['num_players']} players, {doc['deals']} duplicate deals per step "
-                 f"(seed {doc['seed']}), 95% bootstrap intervals")
+                 f"({deal_set_label(doc)}), 95% bootstrap intervals")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

@@ -127,3 +127,30 @@ def test_training_refuses_held_out_seeds():
 
     with pytest.raises(ValueError, match="held-out deal set 'heldout-3'"):
         eval_deals(3, 2, HELDOUT_SEEDS["heldout-3"])
+
+
+def test_plot_names_the_deal_set_and_marks_a_failing_step(tmp_path, monkeypatch):
+    """The title names the held-out set (not its seed), and a step that does not hold is
+    drawn red and labelled."""
+    import json
+    from pathlib import Path
+
+    import matplotlib.axes
+
+    from experiments.ladder import deal_set_label, plot
+    from twilight_env.heldout import heldout_seed
+
+    root = Path(__file__).resolve().parents[2]
+    doc = json.loads((root / "results" / "ladder_4p_single_tree" / "ladder.json").read_text())
+    assert deal_set_label(doc) == "heldout-1"
+    assert deal_set_label({"seed": 7, "deals_source": {"seed": 7}}) == "seed 7"
+    assert deal_set_label({"seed": heldout_seed("heldout-2"), "deals_source": {}}) == "heldout-2"
+    assert deal_set_label({"seed": 0, "deals_source": {"path": "/x/my_deals.json"}}) == "file my_deals.json"
+    notes = []
+    real = matplotlib.axes.Axes.annotate
+    monkeypatch.setattr(matplotlib.axes.Axes, "annotate",
+                        lambda self, text, *a, **k: notes.append(text) or real(self, text, *a, **k))
+    plot(doc, str(tmp_path / "l.png"))
+    failing = sum(not s["holds"] for s in doc["steps"])
+    assert failing == 2 and notes.count("step does not hold") == 2 * failing  # both panels
+    assert (tmp_path / "l.png").stat().st_size > 10_000
