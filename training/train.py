@@ -590,10 +590,15 @@ def last_eval_step(learner: Learner) -> int:
     return max((v["at_decisions"] for v in learner.last_eval.values()), default=-1)
 
 
-def save_train_checkpoint(learner: Learner, run_dir: Path, git: str) -> None:
-    """Write ``run_dir/checkpoint.pt`` atomically (format: :mod:`agents.nn.checkpoint`)."""
+def save_train_checkpoint(learner: Learner, run_dir: Path, git: str, source=None) -> None:
+    """Write ``run_dir/checkpoint.pt`` atomically (format: :mod:`agents.nn.checkpoint`).
+
+    With ``actors=0`` on the batch engine, ``source`` (the in-process generator) adds its
+    deals in progress and opponent pool (``selfplay_state``), so that a resumed run plays
+    on exactly as an unstopped one (``tests/training/test_train.py``)."""
     cfg = learner.cfg
     sp_state = _rng_state(learner.selfplay_rng) if cfg.actors == 0 else None
+    gen_state = source.state_dict() if isinstance(source, InProcessSelfPlay) else None
     save_checkpoint({
         "format": FORMAT, "version": VERSION, "num_players": cfg.players, "net": learner.net_cfg.to_dict(),
         "model": {k: v.detach().cpu() for k, v in learner.model.state_dict().items()},
@@ -601,7 +606,7 @@ def save_train_checkpoint(learner: Learner, run_dir: Path, git: str) -> None:
         **learner.counters, "config": cfg.to_dict(), "git": git,
         "rng": {"learner": _rng_state(learner.rng), "selfplay": sp_state, "torch": torch.get_rng_state()},
         "buffer": learner.buffer.state_dict(), "update_credit": learner.update_credit,
-        "last_eval": learner.last_eval,
+        "last_eval": learner.last_eval, "selfplay_state": gen_state,
     }, run_dir / CHECKPOINT_NAME)
 
 
@@ -669,6 +674,19 @@ class InProcessSelfPlay:
         """Give self-play the new weights (a copy only when the learner is not on CPU)."""
         if self.device.type != "cpu":
             self.sp.model.load_state_dict({k: v.detach().cpu() for k, v in model.state_dict().items()})
+
+    def state_dict(self) -> dict | None:
+        """The generator's state (:meth:`VecSelfPlay.state_dict`), or None for the one-``State``-
+        per-deal generator, whose deals in progress restart on resume."""
+        return self.sp.state_dict() if hasattr(self.sp, "state_dict") else None
+
+    def load_state_dict(self, state: dict | None, selfplay_rng_state: dict | None) -> None:
+        """Go on with a saved generator's deals; then set the self-play generator back to
+        its saved state (building the generator drew new deals from it)."""
+        if state is not None and hasattr(self.sp, "load_state_dict"):
+            self.sp.load_state_dict(state)
+            if selfplay_rng_state is not None:
+                _set_rng_state(self.sp.rng, selfplay_rng_state)
 
     def close(self) -> None:
         pass
@@ -947,6 +965,8 @@ def _train(cfg: TrainConfig, override: set | None, t_start: float, signals: _Sig
         writer = open_writer(run_dir, cfg, counters, ghash, resumed=ckpt is not None)
         source = (InProcessSelfPlay(learner) if cfg.actors == 0 else
                   RayActorPool(learner) if cfg.ray is not None else ActorPool(learner))
+        if ckpt is not None and isinstance(source, InProcessSelfPlay) and ckpt.get("selfplay_state") is not None:
+            source.load_state_dict(ckpt["selfplay_state"], ckpt.get("rng", {}).get("selfplay"))
         budget_s = cfg.minutes * 60 if cfg.minutes is not None else math.inf
         target = cfg.decisions
         bar = progress_bar(cfg, counters["decisions"], time.perf_counter() - t_start)
@@ -984,18 +1004,18 @@ def _train(cfg: TrainConfig, override: set | None, t_start: float, signals: _Sig
                 evaluate(learner, opponents, deals, writer)
                 next_eval = (step // cfg.eval_every + 1) * cfg.eval_every
             if time.perf_counter() - last_ckpt >= cfg.checkpoint_every * 60:
-                save_train_checkpoint(learner, run_dir, ghash)
+                save_train_checkpoint(learner, run_dir, ghash, source)
                 last_ckpt = time.perf_counter()
         source.close()
         bar.close()
         if opponents and last_eval_step(learner) < counters["decisions"]:
             evaluate(learner, opponents, deals, writer)
-        save_train_checkpoint(learner, run_dir, ghash)
+        save_train_checkpoint(learner, run_dir, ghash, source)
         writer.close()
     except KeyboardInterrupt as e:
         with signals.ignore():  # a second Ctrl-C does not cut the last checkpoint short
             _close(source, bar)
-            save_train_checkpoint(learner, run_dir, ghash)
+            save_train_checkpoint(learner, run_dir, ghash, source)
             if writer is not None:
                 writer.close()
         raise TrainingInterrupted(getattr(e, "signum", signal.SIGINT), run_dir, counters["decisions"],

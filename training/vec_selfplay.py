@@ -18,6 +18,7 @@ others, the rows of the deciding seats are scored in one forward pass over every
 
 from __future__ import annotations
 
+import copy
 import time
 
 import numpy as np
@@ -248,6 +249,61 @@ class VecSelfPlay:
         stats.recorded = len(batch)
         stats.seconds = time.perf_counter() - t0
         return batch, stats
+
+    STATE_KIND = "twilight-vec-selfplay"
+
+    def state_dict(self) -> dict:
+        """Everything this generator needs to go on with the same deals after a restart:
+        the batch engine's arrays, the deals' episode bookkeeping, the records of deals in
+        progress and the opponent pool's weights, as tensors, lists and ints only (so a
+        checkpoint holding it loads with ``torch.load(..., weights_only=True)``). The
+        generator's ``rng`` is the caller's to save (the trainer keeps it with its own)."""
+        def t(a):
+            return torch.from_numpy(np.array(a, copy=True))
+        return {
+            "kind": self.STATE_KIND, "num_games": self.num_games, "num_players": self.num_players,
+            "engine": {k: t(v) for k, v in vars(self.eng).items() if isinstance(v, np.ndarray)},
+            "pool_side": t(self.pool_side), "pool_net": t(self.pool_net), "episode": t(self.episode),
+            "next_episode": int(self._next_episode), "ret_base": int(self._ret_base),
+            "returns": t(self._returns), "finished": t(self._finished),
+            "records": [[t(x) for x in rec] for rec in self._records],
+            "since_snapshot": int(self.since_snapshot),
+            "pool": [{k: v.detach().cpu().clone() for k, v in m.state_dict().items()} for m in self.pool],
+        }
+
+    def load_state_dict(self, state: dict) -> None:
+        """Continue from :meth:`state_dict` (the same number of deals and players).
+
+        Raises:
+            ValueError: a state of another kind, size or shape (naming what differs).
+        """
+        if not isinstance(state, dict) or state.get("kind") != self.STATE_KIND:
+            raise ValueError("the self-play state is not a batch-engine generator's")
+        for key, mine in (("num_games", self.num_games), ("num_players", self.num_players)):
+            if state.get(key) != mine:
+                raise ValueError(f"the self-play state holds {key}={state.get(key)!r}, this generator {mine!r}")
+        for k, v in state["engine"].items():
+            cur = getattr(self.eng, k, None)
+            if not isinstance(cur, np.ndarray) or cur.shape != tuple(v.shape) or cur.dtype != v.numpy().dtype:
+                raise ValueError(f"the self-play state's engine array {k!r} does not fit this batch engine")
+        for k, v in state["engine"].items():
+            setattr(self.eng, k, v.numpy().copy())
+        self.pool_side = state["pool_side"].numpy().copy()
+        self.pool_net = state["pool_net"].numpy().copy()
+        self.episode = state["episode"].numpy().copy()
+        self._next_episode = int(state["next_episode"])
+        self._ret_base = int(state["ret_base"])
+        self._returns = state["returns"].numpy().copy()
+        self._finished = state["finished"].numpy().copy()
+        self._records = [tuple(x.numpy().copy() for x in rec) for rec in state["records"]]
+        self.since_snapshot = int(state["since_snapshot"])
+        self.pool = []
+        for weights in state["pool"]:
+            snap = copy.deepcopy(self.model).eval()
+            snap.load_state_dict(weights)
+            for p in snap.parameters():
+                p.requires_grad_(False)
+            self.pool.append(snap)
 
     def _flush(self) -> Batch:
         """Samples of the records whose deals are finished; the others are kept."""

@@ -249,3 +249,41 @@ def test_resumed_run_skips_an_eval_opponent_it_cannot_build(tmp_path, capsys):
     out = train(_cfg(tmp_path, decisions=1500, eval_deals=2, resume=run))
     assert "skipping opponents that cannot be built here" in capsys.readouterr().out
     assert list(out["eval"]) == ["random"]
+
+
+@needs_tensorboard
+@pytest.mark.parametrize("players", [3, 4])
+def test_a_run_stopped_and_resumed_equals_an_unstopped_one(tmp_path, monkeypatch, players):
+    """``--actors 0`` on the batch engine: a run interrupted after its third learner step and
+    resumed to the same budget ends with the same weights, optimizer state, counters and
+    replay buffer as the same run never stopped (the checkpoint holds the deals in progress
+    and the opponent pool, as well as the RNG states)."""
+    import dataclasses
+
+    def cfg(name, **kw):
+        return _cfg(tmp_path / name, players=players, decisions=6000, chunk=700, pool_prob=0.5,
+                    snapshot_every=900, games_per_actor=24, batch_size=64, **kw)
+
+    straight = load_checkpoint(Path(train(cfg("a"))["run_dir"]) / CHECKPOINT_NAME)
+    real_log, calls = train_mod.log_step, []
+
+    def log_then_stop(writer, step, *a):
+        real_log(writer, step, *a)
+        calls.append(step)
+        if len(calls) == 3:
+            signal.raise_signal(signal.SIGINT)  # held until this learner step is logged
+
+    monkeypatch.setattr(train_mod, "log_step", log_then_stop)
+    with pytest.raises(TrainingInterrupted) as info:
+        train(cfg("b"))
+    monkeypatch.undo()
+    stopped = load_checkpoint(Path(info.value.run_dir) / CHECKPOINT_NAME)
+    assert 0 < stopped["decisions"] < straight["decisions"] and stopped["selfplay_state"] is not None
+    resumed_out = train(dataclasses.replace(cfg("b"), resume=info.value.run_dir))
+    resumed = load_checkpoint(Path(resumed_out["run_dir"]) / CHECKPOINT_NAME)
+    for key in ("decisions", "updates", "episodes", "recorded"):
+        assert resumed[key] == straight[key], key
+    for k, v in straight["model"].items():
+        assert torch.equal(v, resumed["model"][k]), k
+    assert torch.equal(straight["buffer"]["targets"], resumed["buffer"]["targets"])
+    assert len(straight["selfplay_state"]["pool"]) == len(resumed["selfplay_state"]["pool"]) > 0
