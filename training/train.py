@@ -81,6 +81,9 @@ def add_arguments(parser) -> None:
     parser.add_argument("--seed", type=non_negative_int, default=d.seed, help="random seed")
     parser.add_argument("--logdir", default=d.logdir, help="parent folder of run directories")
     parser.add_argument("--exp", default=d.exp, help="experiment name (run dir {exp}__{seed}__{unixtime})")
+    parser.add_argument("--init", default=None, metavar="CKPT",
+                        help="start a new run from these weights (a checkpoint, or 'default': the shipped "
+                             "network of --players), with a fresh optimizer; the run takes their network shape")
     parser.add_argument("--resume", default=None, metavar="RUN_DIR",
                         help="continue a run from its last checkpoint (same step counts and optimizer state)")
     parser.add_argument("--eval-every", type=non_negative_int, default=d.eval_every,
@@ -115,6 +118,7 @@ def config_from_args(args) -> TrainConfig:
     return TrainConfig(
         exp=args.exp, players=args.players or 4, minutes=args.minutes, decisions=args.decisions,
         actors=args.actors, device=args.device, ray=args.ray, seed=args.seed, logdir=args.logdir, resume=args.resume,
+        init=args.init,
         eval_every=args.eval_every, eval_deals=args.eval_deals,
         eval_opponents=tuple(s for s in args.eval_opponents.split(",") if s),
         checkpoint_every=args.checkpoint_every, lr=args.lr if args.lr is not None else d.lr, batch_size=args.batch_size, reuse=args.reuse,
@@ -138,6 +142,8 @@ def run(args) -> int:
             parse_spec(spec)  # an unknown agent is an error; one that cannot be built here is skipped
         except ValueError as e:
             raise ValueError(f"--eval-opponents: {e}") from None
+    if args.resume and args.init:
+        raise ValueError("--init starts a new run from given weights and --resume continues a run: give one of them")
     if args.resume and args.resume != "default" and not os.path.exists(args.resume):
         raise ValueError(f"--resume {args.resume!r}: no such run directory or checkpoint file")
     if args.resume and args.players is not None:
@@ -455,6 +461,8 @@ def resolve_config(cfg: TrainConfig, override: set | None) -> tuple[TrainConfig,
         ValueError: on a bad config or an unreadable resume checkpoint.
     """
     if not cfg.resume:
+        if cfg.init:
+            _take_init_shape(cfg)
         cfg.validate()
         run_dir = Path(cfg.logdir) / f"{cfg.exp}__{cfg.seed}__{int(time.time())}"
         above = Path(cfg.logdir).resolve()
@@ -485,6 +493,26 @@ def resolve_config(cfg: TrainConfig, override: set | None) -> tuple[TrainConfig,
     return saved.validate(), ckpt, run_dir
 
 
+def _take_init_shape(cfg: TrainConfig) -> None:
+    """Resolve ``cfg.init`` (``default``: the shipped weights) to a path and give ``cfg`` the
+    network shape of those weights.
+
+    Raises:
+        ValueError: naming ``--init``: a missing or corrupt file, or weights for the other
+            number of players.
+    """
+    from agents.neural import default_weights
+
+    path = os.fspath(default_weights(cfg.players) if cfg.init == "default" else cfg.init)
+    try:
+        net = load_checkpoint(path, cfg.players)["net"]
+    except ValueError as e:
+        raise ValueError(f"--init: {e}") from None
+    cfg.init = path
+    cfg.trunk, cfg.head = tuple(int(x) for x in net["trunk"]), tuple(int(x) for x in net["head"])
+    cfg.shared_head = cfg.players == 3 and int(net["num_roles"]) == 1
+
+
 def build_learner(cfg: TrainConfig, ckpt: dict | None, device: torch.device) -> Learner:
     """A fresh learner seeded by ``cfg.seed``, or the one saved in ``ckpt`` (weights,
     optimizer with ``cfg.lr``, counters, RNG states, replay buffer, last evaluation)."""
@@ -499,6 +527,8 @@ def build_learner(cfg: TrainConfig, ckpt: dict | None, device: torch.device) -> 
                       selfplay_rng=np.random.default_rng([cfg.seed, 2_000]),
                       counters={"decisions": 0, "updates": 0, "episodes": 0, "recorded": 0, "resumes": 0})
     if ckpt is None:
+        if cfg.init:  # a new run from given weights, with a fresh optimizer and counters
+            model.load_state_dict(model_from_checkpoint(load_checkpoint(cfg.init, cfg.players), cfg.init).state_dict())
         return learner
     model.load_state_dict(model_from_checkpoint(ckpt, str(cfg.resume)).state_dict())
     if "optimizer" in ckpt:

@@ -177,3 +177,36 @@ def test_resume_with_new_learning_rate_and_generator(tmp_path):
     assert ck2["config"]["batch_size"] == 128 and ck2["config"]["trunk"] == [32]
     assert all(g["lr"] == 2e-4 for g in ck2["optimizer"]["param_groups"])
     assert ck2["updates"] > ck1["updates"]
+
+
+@pytest.mark.parametrize("players", [3, 4])
+def test_init_starts_a_new_run_from_the_shipped_weights(tmp_path, players):
+    """``--init default``: a new run whose network is the shipped one (shape and weights),
+    with a fresh optimizer and counters; it trains and resumes like any run."""
+    from agents.neural import default_weights
+    from training.train import build_learner, resolve_config
+
+    cfg = TrainConfig(exp="init", players=players, decisions=1500, actors=0, seed=2, logdir=str(tmp_path),
+                      eval_every=0, eval_deals=0, games_per_actor=16, batch_size=128, chunk=500, progress=False,
+                      init="default")
+    eff, ckpt, _ = resolve_config(cfg, None)
+    assert ckpt is None and eff.init == str(default_weights(players)) and eff.trunk == (256, 256)
+    learner = build_learner(eff, None, torch.device("cpu"))
+    shipped = load_checkpoint(default_weights(players), players)["model"]
+    for k, v in shipped.items():
+        assert torch.equal(learner.model.state_dict()[k], v.float()), k
+    assert learner.counters["decisions"] == 0 and not learner.optimizer.state
+    out = train(TrainConfig(**{**eff.to_dict(), "trunk": (32,), "head": (16,), "init": "default"}))
+    ck = load_checkpoint(Path(out["run_dir"]) / CHECKPOINT_NAME, players)
+    assert ck["decisions"] >= 1500 and ck["updates"] > 0 and ck["config"]["trunk"] == [256, 256]
+
+
+def test_init_errors_name_the_flag(tmp_path):
+    r = _cli("--players", "3", "--decisions", "100", "--init", str(tmp_path / "none.pt"), "--logdir", str(tmp_path))
+    assert r.returncode == 2 and "--init" in r.stderr and "Traceback" not in r.stderr
+    r = _cli("--players", "3", "--decisions", "100", "--init", "default", "--resume", str(tmp_path))
+    assert r.returncode == 2 and "--init starts a new run" in r.stderr
+    from agents.neural import default_weights
+    r = _cli("--players", "3", "--decisions", "100", "--init", str(default_weights(4)), "--logdir", str(tmp_path))
+    assert r.returncode == 2 and "--init" in r.stderr and "4 players" in r.stderr
+    assert not list(tmp_path.glob("*__*"))  # no run directory was made
