@@ -250,3 +250,62 @@ def test_the_page_works_with_the_token_of_allow_remote(driver):
         errors = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
         assert not errors, f"the page logged errors: {errors}"
         driver.delete_all_cookies()
+
+
+def test_the_layout_fits_a_phone_and_a_laptop_screen(server, driver):
+    """At a 400x800 window the page does not scroll sideways and the score and the buttons are
+    on screen; in a 1280x800 window (a laptop screen: the viewport is smaller by the browser's
+    bars) every glowing card is in view without scrolling whenever it is the person's turn.
+    Checked through a whole 3-player deal as the solo, whose board is the tallest: the new
+    moon's open hand sits above the trick and the person also chooses for it."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    rect = "const b = arguments[0].getBoundingClientRect(); return [b.left, b.top, b.right, b.bottom];"
+    try:
+        driver.set_window_size(400, 800)
+        driver.get(server.url + "/?speed=0")
+        _wait(driver, lambda: driver.execute_script("return document.body.dataset.ready"), what="the page to load")
+        driver.find_element(By.ID, "play-seed").send_keys("5")
+        driver.find_element(By.ID, "start-play").click()
+        assert _wait(driver, lambda: _idle_state(driver), what="your turn") == "your-turn"
+        iw, cw, sw = driver.execute_script("const d = document.documentElement;"
+                                           "return [window.innerWidth, d.clientWidth, d.scrollWidth]")
+        assert iw <= 420, f"the window is not narrow: innerWidth {iw}"
+        assert sw <= iw, f"the page scrolls sideways at {iw} px: scrollWidth {sw}"
+        shown = ["scores", "score-sun", "score-moon", "hint", "pause", "step-one", "new-game",
+                 "tab-play", "tab-watch", "tab-replay"]
+        for name in shown:
+            left, _, right, _ = driver.execute_script(rect, driver.find_element(By.ID, name))
+            assert 0 <= left and right <= cw, f"#{name} spans x {left:.0f}..{right:.0f}, off the {cw} px screen"
+        for el in driver.find_elements(By.CSS_SELECTOR, ".legal"):
+            left, _, right, _ = driver.execute_script(rect, el)
+            assert 0 <= left and right <= cw, f"a glowing move spans x {left:.0f}..{right:.0f}, off the screen"
+
+        driver.set_window_size(1280, 800)
+        driver.get(server.url + "/?speed=0")
+        _wait(driver, lambda: driver.execute_script("return document.body.dataset.ready"), what="the page to load")
+        Select(driver.find_element(By.ID, "play-players")).select_by_value("3")
+        Select(driver.find_element(By.ID, "play-seat")).select_by_value("0")
+        driver.find_element(By.ID, "play-seed").send_keys("1")
+        driver.find_element(By.ID, "start-play").click()
+        turns = 0
+        while _wait(driver, lambda: _idle_state(driver), what="your turn or the end") == "your-turn":
+            assert driver.execute_script("return window.scrollY") == 0
+            ih, sw, iw = driver.execute_script("return [window.innerHeight, document.documentElement.scrollWidth,"
+                                               " window.innerWidth]")
+            assert sw <= iw, f"the page scrolls sideways at {iw} px: scrollWidth {sw}"
+            cards = driver.find_elements(By.CSS_SELECTOR, ".card.legal")
+            for el in cards:
+                left, top, right, bottom = driver.execute_script(rect, el)
+                assert 0 <= top and bottom <= ih and 0 <= left and right <= iw, \
+                    (f"turn {turns}: glowing card {el.get_attribute('data-card')} at y {top:.0f}..{bottom:.0f}"
+                     f" is not in the {iw}x{ih} viewport without scrolling")
+            step = driver.execute_script("return app.view.step")
+            (cards or driver.find_elements(By.CSS_SELECTOR, ".legal"))[0].click()
+            _wait(driver, lambda: driver.execute_script("return app.view.step") > step, what="the move to land")
+            turns += 1
+            assert turns < 60
+        assert turns >= 7
+    finally:
+        driver.set_window_size(1400, 1000)
