@@ -43,6 +43,7 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--out", default=os.path.join(ROOT, "docs"))
     args = p.parse_args(argv)
+    os.makedirs(args.out, exist_ok=True)  # a screenshot into a missing folder fails silently
     with LiveServer(create_app()) as srv, Browser() as d:
         # 1. play: 3 players, the person on the Sun side, a few moves in, with a hint
         d.get(srv.url + "/?speed=0")
@@ -84,9 +85,13 @@ def main(argv=None) -> int:
                 json.dump(rec, f)
             d.find_element(By.ID, "tab-replay").click()
             d.find_element(By.ID, "replay-file").send_keys(path)
-            _wait(lambda: d.execute_script("return app.frames.length > 0"))
+            _wait(lambda: d.execute_script("return app.count > 0"))
             d.execute_script("showFrame(23)")
             d.save_screenshot(os.path.join(args.out, "serve_replay.png"))
+    missing = [n for n in ("play", "watch", "replay") if not os.path.isfile(os.path.join(args.out, f"serve_{n}.png"))]
+    if missing:
+        print(f"error: no screenshot written for {', '.join(missing)} in {args.out!r}", file=sys.stderr)
+        return 1
     print("wrote", ", ".join(os.path.join(args.out, f"serve_{n}.png") for n in ("play", "watch", "replay")))
     return 0
 
