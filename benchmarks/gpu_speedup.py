@@ -156,8 +156,8 @@ def main(argv=None) -> int:
         cpu = figs.get("cpu")
         gpu = figs.get("cuda")
         ratio = f"{gpu / cpu:.1f}x" if cpu and gpu else "-"
-        print(f"{name:<38} {unit:<12} {cpu if cpu is not None else float('nan'):>15,.0f} "
-              f"{gpu if gpu is not None else float('nan'):>15,.0f} {ratio:>11}")
+        shown = [f"{v:>15,.0f}" if v is not None else f"{'-':>15}" for v in (cpu, gpu)]
+        print(f"{name:<38} {unit:<12} {shown[0]} {shown[1]} {ratio:>11}")
     if cuda:
         print(f"CUDA device: {torch.cuda.get_device_name(0)}")
     else:

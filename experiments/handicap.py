@@ -160,6 +160,15 @@ def handicap_rows(folders: list[str], boot: int, matches: int, seed: int | None 
     return rows
 
 
+NOTE = ("Fair handicap: points per deal credited to the solo's (Moon) line that make P(solo wins a fixed-solo "
+        "match) = 0.5; positive: the solo is credited, negative: points are taken from it. P(solo wins) comes "
+        "from this script's own simulated matches (its own random stream), so it may differ from the edge "
+        "run's figure in the third decimal.")
+"""Printed under the table (and written under it with ``--out``)."""
+MIN_DEALS = 100
+"""Below this many deals a run's handicap interval is flagged as unreliable."""
+
+
 def _fmt(f: dict) -> str:
     if math.isnan(f["handicap"]):
         return "outside ±90"
@@ -195,9 +204,14 @@ def main(argv=None) -> int:
         return 2
     header, body = table(rows)
     print(text_table(header, body))
+    print(f"\n{NOTE}")
+    few = [r["label"] for r in rows if r["deals"] < MIN_DEALS]
+    if few:
+        print(f"fewer than {MIN_DEALS} deals ({', '.join(few)}): the interval is wide and the bootstrap unreliable; "
+              "use more deals")
     if args.out:
         with open(args.out, "w") as f:
-            f.write(markdown_table(header, body) + "\n")
+            f.write(markdown_table(header, body) + "\n\n" + NOTE + "\n")
         with open(os.path.splitext(args.out)[0] + ".json", "w") as f:
             json.dump(rows, f, indent=1)
     return 0

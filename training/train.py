@@ -652,6 +652,8 @@ def open_writer(run_dir: Path, cfg: TrainConfig, counters: dict, git: str, resum
     decisions = counters["decisions"]
     if not resumed:
         print(f"run directory: {run_dir}", flush=True)
+        if cfg.init:
+            print(f"initialised from {cfg.init} (its weights and network shape; a fresh optimizer)", flush=True)
         writer = SummaryWriter(str(run_dir))
         writer.add_text("config", "config:\n\n```\n" + json.dumps(cfg.to_dict(), indent=1) + f"\n```\n\ngit: {git}", 0)
         return writer

@@ -13,7 +13,7 @@ def test_the_gpu_script_measures_every_leg_on_the_cpu(capsys):
     lines = {line.split("  ")[0]: line for line in out.splitlines()}
     for leg in ("batch engine, B=256", "self-play, 64 deals", "learner, batch 128"):
         row = next(v for k, v in lines.items() if k.startswith(leg))
-        cpu = float(row.split()[-3].replace(",", ""))
+        cpu = float(row.split()[-3].replace(",", ""))  # CPU, CUDA ("-" without a GPU), ratio
         assert cpu > 0, row
     if not torch.cuda.is_available():
         assert "no CUDA device is usable here" in out
