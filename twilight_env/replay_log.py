@@ -144,6 +144,9 @@ def _print_many(path: str, index: int | None, every: bool) -> None:
     if index is None and not every and count > 1:
         print(f"(record 0 of the {count} in {path}; --index K prints record K, 0..{count - 1}; --all prints "
               "all)", file=sys.stderr)
+    shown = "every record" if every or count == 1 else f"record {k}"
+    print(f"\n{CHECKED.format(what=shown)}" + (f"; the other {count - 1} records' fields and ranges checked"
+                                                 if not every and count > 1 else ""))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -160,7 +163,13 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--all is for .jsonl/.jsonl.gz files (many records); {path} holds one record")
     rec, deal = pick(path, args.index)
     print(format_record(rec, deal))
+    print(f"\n{CHECKED.format(what='the record')}")
     return 0
+
+
+CHECKED = ("checked: {what} replayed on the engine, every action legal and every stored trick, score and "
+           "total equal to the engine's (R2-R7)")
+"""The last line of a successful ``twilight replay`` (the printed records are replayed)."""
 
 
 __all__ = ["add_arguments", "run", "pick", "format_record"]

@@ -385,3 +385,15 @@ def test_a_closed_pipe_ends_replay_quietly(tmp_path):
     proc = subprocess.run(f"{sys.executable} -m twilight_env.cli replay {path} | head -1", shell=True,
                           capture_output=True, text=True, executable="/bin/bash")
     assert "Broken pipe" not in proc.stderr and "error" not in proc.stderr, proc.stderr
+
+
+def test_replay_ends_with_what_it_checked(tmp_path, capsys):
+    """A successful replay says what was replayed on the engine."""
+    from twilight_env.cli import main as cli_main
+    from twilight_env.replay_log import CHECKED
+
+    out = tmp_path / "d.json"
+    assert cli_main(["deal", "--seed", "4", "--json"]) == 0
+    out.write_text(capsys.readouterr().out)
+    assert cli_main(["replay", str(out)]) == 0
+    assert capsys.readouterr().out.rstrip().endswith(CHECKED.format(what="the record"))
