@@ -196,3 +196,35 @@ def test_edge_figure_has_a_title_and_integer_deal_counts(tmp_path):
     finally:
         plt.close(fig)
     assert os.path.getsize(os.path.join(out, "edge.png")) > 0
+
+
+def _execute(name, env, monkeypatch):
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    path = os.path.join(root, "notebooks", name)
+    nb = nbformat.read(path, as_version=4)
+    assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code")  # kept cleared
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    nbclient.NotebookClient(nb, timeout=300, kernel_name="python3",
+                            resources={"metadata": {"path": os.path.dirname(path)}}).execute()
+    return "".join(o.get("text", "") + o.get("data", {}).get("text/markdown", "")
+                   for c in nb.cells if c.cell_type == "code" for o in c.outputs)
+
+
+def test_the_training_notebook_trains_plots_and_plays(tmp_path, monkeypatch):
+    """notebooks/train_agent.ipynb on a tiny run: a run directory, its curve read back, an arena."""
+    pytest.importorskip("torch")
+    pytest.importorskip("tensorboard")
+    shown = _execute("train_agent.ipynb", {"TWILIGHT_TRAIN_DECISIONS": "12000", "TWILIGHT_TRAIN_DIR": str(tmp_path)},
+                     monkeypatch)
+    assert "gradient updates" in shown and "evaluations: [(0," in shown
+    assert "Duplicate arena, 4 players, 50 deals" in shown
+    assert list(tmp_path.glob("notebook__*/checkpoint.pt"))
+
+
+def test_the_ladder_notebook_puts_a_new_agent_on_the_ladder(monkeypatch):
+    """notebooks/my_agent_on_ladder.ipynb: a registered agent plays a ladder between random and heuristic."""
+    shown = _execute("my_agent_on_ladder.ipynb", {"TWILIGHT_LADDER_DEALS": "8"}, monkeypatch)
+    assert "| 1 | mine |" in shown and "| 2 | heuristic |" in shown and "8 deals (heldout-1)" in shown
