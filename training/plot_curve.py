@@ -2,7 +2,7 @@
 
 Usage::
 
-    python -m training.plot_curve RUN_DIR [RUN_DIR ...] --out docs/learning_curve.png
+    python -m training.plot_curve RUN_DIR [RUN_DIR ...] --out results/learning_curve.png
 
 Plots ``eval/points_vs_X`` (deal points per deal in duplicate deals, network side minus
 agent X's side) with its 95% band (``eval/ci95_vs_X``) against self-play decisions seen,
