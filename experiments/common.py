@@ -24,6 +24,7 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 
 from twilight_env.jsonfile import read_json
+from twilight_env.records import check_record_file, nearest_existing
 
 AGENT_STREAM = 1
 """Tag mixed into agent seeds so agent streams never coincide with the deal stream."""
@@ -400,14 +401,6 @@ def markdown_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     return "\n".join(out)
 
 
-def _first_existing(path: str) -> str:
-    """``path`` or its nearest ancestor that exists."""
-    p = os.path.abspath(path)
-    while not os.path.exists(p) and os.path.dirname(p) != p:
-        p = os.path.dirname(p)
-    return p
-
-
 def check_new_folder(path: str, flag: str = "--out", force: bool = False) -> None:
     """Refuse an output folder that would replace a previous run's outputs.
 
@@ -425,7 +418,7 @@ def check_new_folder(path: str, flag: str = "--out", force: bool = False) -> Non
     """
     if os.path.exists(path) and not os.path.isdir(path):
         raise ValueError(f"{flag} {path!r} is an existing file, not a folder; give a folder path")
-    above = _first_existing(path)
+    above = nearest_existing(path)
     if not os.path.isdir(above):
         raise ValueError(f"{flag} {path!r} cannot be made: {above!r} is a file, not a folder")
     if not os.access(above, os.W_OK | os.X_OK):
@@ -442,19 +435,14 @@ def check_new_folder(path: str, flag: str = "--out", force: bool = False) -> Non
 
 
 def check_new_file(path: str, flag: str, force: bool = False) -> None:
-    """Refuse an output file that exists already (unless ``force``), or that is a folder.
+    """Refuse an output file that exists already (unless ``force``), that is a folder, or that
+    cannot be written (:func:`twilight_env.records.check_record_file`, for any output file).
 
     Raises:
-        ValueError: ``path`` is a folder, a parent of it is a file, or it exists and
-            ``force`` is false (the message names the flag and ``--force``).
+        ValueError: ``path`` is a folder, a parent of it is a file, it exists and ``force``
+            is false, or it cannot be written (the message names the flag and ``--force``).
     """
-    if os.path.isdir(path):
-        raise ValueError(f"{flag} {path!r} is a folder; give a file path")
-    above = _first_existing(os.path.dirname(os.path.abspath(path)))
-    if not os.path.isdir(above):
-        raise ValueError(f"{flag} {path!r} cannot be written: {above!r} is a file, not a folder")
-    if os.path.exists(path) and not force:
-        raise ValueError(f"{flag} {path!r} exists already; give --force to replace it, or choose another file")
+    check_record_file(path, flag, force)
 
 
 def out_dir(out: str | None, exp: str, seed: int, force: bool = False) -> str:

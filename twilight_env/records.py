@@ -897,8 +897,9 @@ def dump_many(records: Iterable[dict], path: str | os.PathLike) -> int:
         return w.count
 
 
-def _first_existing(path: str) -> str:
-    """``path`` or its nearest existing parent folder (of an absolute path)."""
+def nearest_existing(path: str) -> str:
+    """``path`` (made absolute) or its nearest existing parent: where a file or folder to be
+    created would go, for the checks before a run (also ``experiments.common``'s)."""
     path = os.path.abspath(path)
     while not os.path.lexists(path):
         parent = os.path.dirname(path)
@@ -911,7 +912,7 @@ def _first_existing(path: str) -> str:
 def _check_can_create(path: str, flag: str) -> None:
     """Refuse ``path`` (a file or folder to be created) when a parent of it is a file or
     its nearest existing parent folder cannot be written."""
-    above = _first_existing(os.path.dirname(os.path.abspath(path)))
+    above = nearest_existing(os.path.dirname(os.path.abspath(path)))
     if not os.path.isdir(above):
         raise ValueError(f"{flag} {path!r} cannot be written: {above!r} is a file, not a folder")
     if not os.access(above, os.W_OK | os.X_OK):
@@ -1141,5 +1142,5 @@ def to_match(record: dict) -> Match:
 
 __all__ = ["RecordError", "RecordFileError", "TruncatedRecordsError", "RecordWriter", "FORMAT_DEAL", "FORMAT_MATCH",
            "VERSION", "SCHEMA_FILE", "MAX_DEAL_SCORE", "deal_record", "match_record", "replay", "validate", "dump",
-           "load", "dump_many", "load_many", "load_any", "check_record_file", "check_records_folder",
+           "load", "dump_many", "load_many", "load_any", "check_record_file", "check_records_folder", "nearest_existing",
            "to_env_options", "env_config", "to_match", "actions_of_history"]
