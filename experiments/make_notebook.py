@@ -190,8 +190,7 @@ TRAIN_CELLS = [
 self-play on the batch engine. This notebook runs a short training in this process, reads its
 TensorBoard scalars back and plots the learning curve, then plays the trained network against
 `random` on duplicate deals. Settings from the environment: `TWILIGHT_TRAIN_DECISIONS` (default
-1,000,000 self-play decisions: 52 s on one core of a 2-core machine, after which the network beat
-`random` by +50.7 [+24.5, +76.9] points per deal over 50 duplicate deals in one run) and
+1,000,000 self-play decisions: 52 s on one core of a 2-core machine) and
 `TWILIGHT_TRAIN_DIR` (default: a temporary folder). On the command line the same run is
 `twilight train --players 4 --decisions 1000000 --actors 0 --eval-opponents random`."""),
     ("code", SETUP + """

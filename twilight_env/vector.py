@@ -103,6 +103,7 @@ from .cards import (
     SUN_MASK,
 )
 from .encoding import _BYTE_FLOATS as _BYTE_FLOAT_ROWS
+from .seeding import check_seed
 from .engine import (
     ACTION_TYPES,
     CHOOSE,
@@ -1049,8 +1050,6 @@ class TwilightVectorEnv:
         self.num_players = self.engine.num_players
         self.rotate_leader = bool(rotate_leader) and self.num_players == 4
         self.copy = bool(copy)
-        from .seeding import check_seed
-
         self.rng = np.random.default_rng(check_seed(seed))
         self.deals_finished = 0
         """Deals finished since construction (all rows)."""
@@ -1117,8 +1116,6 @@ class TwilightVectorEnv:
         """
         self._check_open()
         if seed is not None:
-            from .seeding import check_seed
-
             self.rng = np.random.default_rng(check_seed(seed))
         self.engine.reset(rng=self.rng, deals=deals)
         o = self.engine.ops
