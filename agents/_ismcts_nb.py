@@ -1,18 +1,18 @@
-"""Compiled single-observer IS-MCTS (numba; :mod:`agents.fast_ismcts` loads it).
+"""Compiled single-observer IS-MCTS (numba; :mod:`twilight_env.agents.fast_ismcts` loads it).
 
-The same algorithm as :meth:`agents.ismcts.ISMCTSAgent.search` (Cowling, Powley &
+The same algorithm as :meth:`twilight_env.agents.ismcts.ISMCTSAgent.search` (Cowling, Powley &
 Whitehouse 2012, "Information Set Monte Carlo Tree Search", IEEE Trans. Comput. Intell.
 AI Games 4(2)), with the determinization, the tree and the rollout all in compiled code.
-The engine steps (:func:`agents._rollout_nb.apply`, :func:`~agents._rollout_nb.legal_into`)
-and the heuristic rollout (:func:`~agents._rollout_nb.play_out`) are imported from
-:mod:`agents._rollout_nb`, so the state array layout is the same (see there).
+The engine steps (:func:`twilight_env.agents._rollout_nb.apply`, :func:`~twilight_env.agents._rollout_nb.legal_into`)
+and the heuristic rollout (:func:`~twilight_env.agents._rollout_nb.play_out`) are imported from
+:mod:`twilight_env.agents._rollout_nb`, so the state array layout is the same (see there).
 
 Determinization: the information set travels as a *base* state array (hidden hands
 empty, the seen hands and every public field filled in), the hidden seats, their public
 Sun and Moon counts (R2.5) and the unseen cards of each cult. Each world shuffles each
 cult's unseen cards (Fisher-Yates) and deals them in order to the hidden seats' slots:
 uniform over all consistent deals, the distribution of
-:meth:`twilight_env.infoset.InfoSet.sample_hands`.
+:meth:`twilight_env.rules.infoset.InfoSet.sample_hands`.
 
 Tree: preallocated arrays, one row per information-set node (the action sequence from
 the root) and one column per action id (0..30, engine encoding): ``child`` (-1 untried,
@@ -33,7 +33,7 @@ from math import log, sqrt
 import numba
 import numpy as np
 
-from agents._rollout_nb import (HOLDER, LEADER, MAX_ACTIONS, PHASE, PLACE, ST_SIZE, TRICK, apply, decide,
+from twilight_env.agents._rollout_nb import (HOLDER, LEADER, MAX_ACTIONS, PHASE, PLACE, ST_SIZE, TRICK, apply, decide,
                                 legal_into, new_scratch, play_out, seat_score, side_scores)
 
 NUM_ACTIONS = 31

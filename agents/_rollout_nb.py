@@ -1,7 +1,7 @@
-"""Compiled backend of the heuristic rollout (numba; :mod:`agents.fast_rollout` loads it).
+"""Compiled backend of the heuristic rollout (numba; :mod:`twilight_env.agents.fast_rollout` loads it).
 
-The same decisions as :func:`agents.heuristic.decide_state` at every decision point, and
-the same rules as :meth:`twilight_env.engine.State.apply` (R3.2-R4.4), written for numba
+The same decisions as :func:`twilight_env.agents.heuristic.decide_state` at every decision point, and
+the same rules as :meth:`twilight_env.rules.engine.State.apply` (R3.2-R4.4), written for numba
 over one small int64 array per rollout. The arithmetic of the heuristic's estimate is
 done in the same order, in IEEE doubles, so every comparison (ties to the lowest action
 id, the ``1e-9`` margin of the choose phase) comes out the same;
@@ -9,11 +9,11 @@ id, the ``1e-9`` margin of the choose phase) comes out the same;
 against the Python heuristic.
 
 The heuristic's tuning constants (``LEAD``, ``TIP``, ``KEEP_BY_STRENGTH``, ...) are not
-compiled in: they travel in the ``params`` array built from :mod:`agents.heuristic` at
+compiled in: they travel in the ``params`` array built from :mod:`twilight_env.agents.heuristic` at
 call time, so numba's on-disk cache (``cache=True``, only the first process on a machine
 compiles, a few seconds) never holds stale constants. The card tables (strength, souls,
 multipliers) are fixed facts of the game (R1) and are module constants, as in
-:mod:`agents._solver_nb`.
+:mod:`twilight_env.agents._solver_nb`.
 
 State layout (``st``, int64, length :data:`ST_SIZE`): hands 0..3 (28-bit masks), leader,
 trick, place, phase (0 choose, 1 hold), holder (-1 when none), the current trick's cards
@@ -28,7 +28,7 @@ from math import comb
 import numba
 import numpy as np
 
-from twilight_env.cards import MULTIPLIER, PURGATORY_MASK, SOULS, STRENGTH
+from twilight_env.rules.cards import MULTIPLIER, PURGATORY_MASK, SOULS, STRENGTH
 
 H0, LEADER, TRICK, PLACE, PHASE, HOLDER, CARDS, PENDING, CAPTURED, NEUTRAL, VAR = 0, 4, 5, 6, 7, 8, 9, 13, 14, 18, 19
 """Offsets of the fields in a state array."""
@@ -145,7 +145,7 @@ def legal_into(st, out):  # pragma: no cover - compiled
 
 @numba.njit(cache=True)
 def decide(st, legal, n_legal, params, iscratch, fscratch):  # pragma: no cover - compiled
-    """The heuristic's action (:func:`agents.heuristic.decide_state`) in the world ``st``,
+    """The heuristic's action (:func:`twilight_env.agents.heuristic.decide_state`) in the world ``st``,
     from what the deciding seat knows there: its own hand, the open new-moon hand in 3
     players (R7.1, R7.3), the public counts (R2.5) and history. ``legal[:n_legal]``: the
     sorted legal actions (:func:`legal_into`); ``iscratch`` (int64, 18) and ``fscratch``

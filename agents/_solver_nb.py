@@ -1,4 +1,4 @@
-"""Compiled backend of :mod:`agents.solver` (numba, ``Solver(backend="numba")``).
+"""Compiled backend of :mod:`twilight_env.agents.solver` (numba, ``Solver(backend="numba")``).
 
 The same exact alpha-beta search as the pure-Python backend (R3-R5, R7.3), written for
 numba as an iterative search over an explicit stack of frames (numba caches the compiled
@@ -28,7 +28,7 @@ Python backend in ``tests/agents/test_solver.py``):
   same number of tricks left, place and phase, kept across the driver's passes (Akl and
   Newborn 1977). When the other side is winning the trick, the chooser's side tries its
   cheapest winning card first, then the others weakest first.
-- **Null-window driver** (in :meth:`agents.solver.Solver._node`): a full-window value is
+- **Null-window driver** (in :meth:`twilight_env.agents.solver.Solver._node`): a full-window value is
   found by null-window searches (MTD, Plaat et al. 1996), stepping the test value out
   from 1 and then bisecting; the table carries bounds between passes.
 - The table has fixed size (``2**TT_BITS`` rows: three key words, value, bound flag |
@@ -43,8 +43,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from agents.solver import _HALF_MULT, _HALF_SOULS, _ORDER_KEY
-from twilight_env.cards import MULTIPLIER, PURGATORY_MASK, SOULS, STRENGTH
+from twilight_env.agents.solver import _HALF_MULT, _HALF_SOULS, _ORDER_KEY
+from twilight_env.rules.cards import MULTIPLIER, PURGATORY_MASK, SOULS, STRENGTH
 
 TT_BITS = 20
 """log2 of the table rows (40 MiB: 5 int64 per row)."""

@@ -12,10 +12,10 @@ and may add optional members (``OPTIONAL_MEMBERS``; callers read them with
 | member | default | meaning |
 |---|---|---|
 | ``reset() -> None`` | none | called before each deal |
-| ``stateless: bool`` | False | the agent keeps no state between decisions, so one instance may play many deals at once (``experiments.common.play_lockstep``) |
+| ``stateless: bool`` | False | the agent keeps no state between decisions, so one instance may play many deals at once (``twilight_env.experiments.common.play_lockstep``) |
 | ``act_batch(infosets, legal_actions_list) -> list[int]`` | none | decides many positions in one call, one legal action per position, the same as ``act`` on each would (the ``neural`` agent's one forward pass); see :class:`BatchAgent` |
 
-Agents see only the :class:`~twilight_env.infoset.InfoSet` (never the true state) and
+Agents see only the :class:`~twilight_env.rules.infoset.InfoSet` (never the true state) and
 return an action in the encoding of ``docs/API.md``, Actions (0..27 card ids, 28..30 requests).
 
 Agents are built from spec strings usable on the command line: ``NAME`` or
@@ -33,8 +33,8 @@ from typing import Callable, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
-from twilight_env.engine import ACTION_TYPES, NEW_MOON, DealState, _action_or_none
-from twilight_env.infoset import InfoSet
+from twilight_env.rules.engine import ACTION_TYPES, NEW_MOON, DealState, _action_or_none
+from twilight_env.rules.infoset import InfoSet
 
 
 @runtime_checkable
@@ -88,14 +88,14 @@ def optional_member(agent, name: str):
 _REGISTRY: dict[str, Callable[..., Agent]] = {}
 # agents whose modules are imported on first use (so torch is imported only for `neural`)
 _LAZY: dict[str, str] = {
-    "random": "agents.random_agent",
-    "heuristic": "agents.heuristic",
-    "pimc": "agents.pimc",
-    "ismcts": "agents.ismcts",
-    "neural": "agents.neural",
-    "exit": "agents.exit",
-    "exit-search": "agents.exit",
-    "openspiel": "agents.openspiel_bots",
+    "random": "twilight_env.agents.random_agent",
+    "heuristic": "twilight_env.agents.heuristic",
+    "pimc": "twilight_env.agents.pimc",
+    "ismcts": "twilight_env.agents.ismcts",
+    "neural": "twilight_env.agents.neural",
+    "exit": "twilight_env.agents.exit",
+    "exit-search": "twilight_env.agents.exit",
+    "openspiel": "twilight_env.interop.openspiel_bots",
 }
 
 
@@ -138,7 +138,7 @@ def parse_spec(spec: str) -> tuple[str, dict]:
         raise ValueError(f"unknown agent {name!r} in spec {spec!r}; valid agents: {', '.join(available_agents())}")
     kwargs = {}
     if name == "openspiel" and rest and "=" not in rest.partition(":")[0].partition(",")[0]:
-        # openspiel:BOT[:k=v,...] -- the bot's name first (agents/openspiel_bots.py)
+        # openspiel:BOT[:k=v,...] -- the bot's name first (twilight_env/interop/openspiel_bots.py)
         bot, _, rest = rest.partition(":")
         kwargs["bot"] = bot.strip()
     if rest:
@@ -248,7 +248,7 @@ def play_deal(state: DealState, agents: Sequence[Agent], rng: np.random.Generato
 def apply_checked(state: DealState, action, legal, agent, seat: int) -> None:
     """Apply an agent's ``action`` to ``state`` if it is in ``legal``.
 
-    ``action`` may be of any integer type :func:`twilight_env.engine.as_action` reads (a
+    ``action`` may be of any integer type :func:`twilight_env.rules.engine.as_action` reads (a
     Python int, a NumPy integer scalar, a 0-d integer array); a bool or a float is refused
     even where it equals a legal action.
 

@@ -7,13 +7,13 @@ that imitates it; the apprentice then guides the next expert. Targets as in Alph
 value learns the deal's outcome.
 
 :class:`PolicyValueNet`: the information-set features of the ``neural`` agent
-(:func:`agents.nn.features.infoset_row`, 25 bit masks of what the deciding seat may know,
+(:func:`twilight_env.agents.nn.features.infoset_row`, 25 bit masks of what the deciding seat may know,
 R2.5, R7.1; expanded to 700 bits) → shared MLP trunk → per role (``role_of``: 1 in 4
 players, 4 in 3 players) a policy head (31 logits, one per action id, illegal actions
 masked out, R3.2, R3.5) and a value head (``tanh``, in [-1, 1]). The value is the deciding
 side's deal score minus the other side's, divided by 360, at the end of the deal (R5);
 the deciding side is the side of the acting seat (a holder decides for its own side, the
-solo for the new moon, R7.3), as in ``agents.ismcts``.
+solo for the new moon, R7.3), as in ``twilight_env.agents.ismcts``.
 
 Agents (registered, so ``make_agent``, ``twilight arena``, ``twilight edge`` and
 ``twilight play`` build them by name):
@@ -27,7 +27,7 @@ Agents (registered, so ``make_agent``, ``twilight arena``, ``twilight edge`` and
   (Chaslot et al. 2008), ``n_a`` its visits; plays the most visited legal action.
 
 Checkpoints are plain dicts written atomically and read with ``weights_only=True``
-(:mod:`agents.nn.checkpoint`):
+(:mod:`twilight_env.agents.nn.checkpoint`):
 
 | key | content |
 |-----|---------|
@@ -35,7 +35,7 @@ Checkpoints are plain dicts written atomically and read with ``weights_only=True
 | ``num_players`` | 3 or 4 |
 | ``net`` | ``PVConfig.to_dict()`` |
 | ``model`` | ``state_dict`` of the :class:`PolicyValueNet` |
-| ``optimizer``, ``epoch``, ``config``, ``rng``, ``last`` | trainer state (``training.exit``: Adam state, epochs done, data folders and settings, the NumPy shuffling RNG state as JSON, the last epoch's losses; absent in shipped weights) |
+| ``optimizer``, ``epoch``, ``config``, ``rng``, ``last`` | trainer state (``twilight_env.training.exit``: Adam state, epochs done, data folders and settings, the NumPy shuffling RNG state as JSON, the last epoch's losses; absent in shipped weights) |
 | ``git`` | git hash of the code that trained it |
 """
 
@@ -48,14 +48,14 @@ import numpy as np
 import torch
 from torch import nn
 
-from twilight_env.engine import NUM_ACTIONS
+from twilight_env.rules.engine import NUM_ACTIONS
 
-from .base import check_number, register
-from .ismcts import ISMCTSAgent
-from .nn.checkpoint import load_checkpoint
-from .nn.features import BITS_PER_MASK, NUM_MASKS, STATE_SIZE, infoset_row, num_roles, role_of
-from .nn.network import NetConfig, _mlp
-from .pimc import _positive_int
+from twilight_env.agents.base import check_number, register
+from twilight_env.agents.ismcts import ISMCTSAgent
+from twilight_env.agents.nn.checkpoint import load_checkpoint
+from twilight_env.agents.nn.features import BITS_PER_MASK, NUM_MASKS, STATE_SIZE, infoset_row, num_roles, role_of
+from twilight_env.agents.nn.network import NetConfig, _mlp
+from twilight_env.agents.pimc import _positive_int
 
 FORMAT = "twilight-exit"
 """``format`` field of expert-iteration checkpoints."""
@@ -64,8 +64,8 @@ VERSION = 1
 WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
 """Folder of the shipped weights ``exit_3p.pt`` and ``exit_4p.pt``."""
 BACKENDS = ("auto", "numba", "python")
-"""Search backends of ``exit-search``: the compiled search ``agents.fast_ismcts`` (numba),
-the Python ``agents.ismcts`` search, or ``auto`` (compiled when available)."""
+"""Search backends of ``exit-search``: the compiled search ``twilight_env.agents.fast_ismcts`` (numba),
+the Python ``twilight_env.agents.ismcts`` search, or ``auto`` (compiled when available)."""
 
 
 def default_weights(num_players: int) -> Path:
@@ -75,7 +75,7 @@ def default_weights(num_players: int) -> Path:
 
 class PVConfig(NetConfig):
     """Shape of a :class:`PolicyValueNet`: the fields (``num_roles``, ``trunk``, ``head``)
-    and the plain-dict form of :class:`agents.nn.network.NetConfig`, whose trunk and
+    and the plain-dict form of :class:`twilight_env.agents.nn.network.NetConfig`, whose trunk and
     per-role head widths it reuses."""
 
 
@@ -102,7 +102,7 @@ class PolicyValueNet(nn.Module):
         """Masked policy logits and values of a batch of decisions.
 
         Args:
-            rows: ``(B, 25)`` int64 compact rows (``agents.nn.features``).
+            rows: ``(B, 25)`` int64 compact rows (``twilight_env.agents.nn.features``).
             roles: ``(B,)`` int64 head per decision (``role_of``).
             legal: ``(B, 31)`` bool, True for the legal actions (at least one per row).
 
@@ -178,7 +178,7 @@ def load_exit_checkpoint(path, num_players: int | None = None) -> dict:
             checkpoint, or for another number of players.
     """
     return load_checkpoint(path, num_players, fmt=FORMAT, version=VERSION, kind="exit",
-                           writer="`python -m training.exit train`")
+                           writer="`python -m twilight_env.training.exit train`")
 
 
 def model_from_exit_checkpoint(ckpt: dict, path: str = "checkpoint") -> PolicyValueNet:
@@ -259,7 +259,7 @@ class _Models:
         weights = default_weights(num_players)
         if not weights.is_file():
             raise ValueError(f"exit:default needs the shipped weights {str(weights)!r}, which do not exist; "
-                             f"train them with `python -m training.exit` (training/README.md) or give exit:PATH")
+                             f"train them with `python -m twilight_env.training.exit` (training/README.md) or give exit:PATH")
         model, _ = load_model(weights, num_players)
         self.models[num_players] = model
         return model
@@ -271,7 +271,7 @@ class ExitAgent:
 
     Args:
         path: ``"default"`` (shipped weights per number of players) or a checkpoint file /
-            run directory written by ``python -m training.exit train``.
+            run directory written by ``python -m twilight_env.training.exit train``.
         threads: torch intra-op threads in this process (None leaves torch's setting).
 
     Raises:
@@ -280,7 +280,7 @@ class ExitAgent:
 
     stateless = True
     """Decisions depend only on (information set, legal actions): one instance may play
-    many deals at once (``experiments.common.play_lockstep``)."""
+    many deals at once (``twilight_env.experiments.common.play_lockstep``)."""
 
     def __init__(self, path: str = "default", threads: int | None = 1):
         self._models = _Models(path, threads)
@@ -323,10 +323,10 @@ def _python_searcher(iterations: int, c: float, rollout_backend: str) -> ISMCTSA
 
 
 def _fast_search():
-    """``agents.fast_ismcts.search``, or None when that module or numba is missing."""
+    """``twilight_env.agents.fast_ismcts.search``, or None when that module or numba is missing."""
     try:
-        from .fast_ismcts import search
-        from .fast_rollout import HAVE_NUMBA
+        from twilight_env.agents.fast_ismcts import search
+        from twilight_env.agents.fast_rollout import HAVE_NUMBA
     except ImportError:
         return None
     return search if HAVE_NUMBA else None
@@ -344,7 +344,7 @@ def resolve_backend(backend: str) -> str:
         return "python"
     if _fast_search() is None:
         if backend == "numba":
-            raise ValueError("backend=numba needs the compiled search agents.fast_ismcts and the numba package "
+            raise ValueError("backend=numba needs the compiled search twilight_env.agents.fast_ismcts and the numba package "
                              "(pip install 'twilight-env[fast]'); install it or use backend=python")
         return "python"
     return "numba"
@@ -361,8 +361,8 @@ def root_search(infoset, iterations: int, c: float, rng: np.random.Generator, ro
         rng: randomness of the search.
         root_prior: ``(31,)`` prior probabilities of the root actions, or None.
         prior_weight: ``w`` of the root progressive bias ``w · P(a) / (n_a + 1)``.
-        backend: ``"auto"``, ``"numba"`` (``agents.fast_ismcts.search``) or ``"python"``.
-        rollout_backend: the Python search's heuristic rollout backend (``agents.ismcts``).
+        backend: ``"auto"``, ``"numba"`` (``twilight_env.agents.fast_ismcts.search``) or ``"python"``.
+        rollout_backend: the Python search's heuristic rollout backend (``twilight_env.agents.ismcts``).
 
     Returns:
         ``visits`` ``(31,)`` int64 root visits per action id, and ``values`` ``(31,)``

@@ -1,13 +1,13 @@
-"""Compiled single-observer IS-MCTS: :func:`search` (numba, :mod:`agents._ismcts_nb`).
+"""Compiled single-observer IS-MCTS: :func:`search` (numba, :mod:`twilight_env.agents._ismcts_nb`).
 
-The algorithm of :meth:`agents.ismcts.ISMCTSAgent.search` (Cowling, Powley & Whitehouse
+The algorithm of :meth:`twilight_env.agents.ismcts.ISMCTSAgent.search` (Cowling, Powley & Whitehouse
 2012): per iteration a fresh determinization drawn uniformly from the information set
 (each cult's unseen cards shuffled among the hidden seats with their public Sun and Moon
-counts, R2.5: the distribution of :meth:`twilight_env.infoset.InfoSet.sample_hands`),
+counts, R2.5: the distribution of :meth:`twilight_env.rules.infoset.InfoSet.sample_hands`),
 descent by the subset-armed UCB ``sign · mean + c · sqrt(ln(availability) / visits)``
 (untried legal actions first, one of them at random), expansion of one node, a heuristic
-rollout to the end of the deal (:func:`agents._rollout_nb.play_out`, the actions of
-:func:`agents.heuristic.decide_state`) and backup of ``z = (side 0 − side 1) / 360``.
+rollout to the end of the deal (:func:`twilight_env.agents._rollout_nb.play_out`, the actions of
+:func:`twilight_env.agents.heuristic.decide_state`) and backup of ``z = (side 0 − side 1) / 360``.
 Everything runs compiled, so at the time per decision of the Python search it affords
 many more iterations (``python benchmarks/ismcts_speed.py`` measures how many).
 
@@ -19,7 +19,7 @@ Random draws come from numba's NumPy legacy generator, seeded with one integer d
 from the caller's Generator, so the same Generator state gives the same result (the
 tree differs from the Python search's for the same seed: the draws are different).
 
-``ismcts:backend=numba`` (:class:`agents.ismcts.ISMCTSAgent`) plays with this search.
+``ismcts:backend=numba`` (:class:`twilight_env.agents.ismcts.ISMCTSAgent`) plays with this search.
 """
 
 from __future__ import annotations
@@ -28,10 +28,10 @@ from math import isfinite
 
 import numpy as np
 
-from twilight_env.cards import MOON_MASK, SUN_MASK, ids_of
-from twilight_env.engine import NEW_MOON, NUM_ACTIONS, NUM_TRICKS
+from twilight_env.rules.cards import MOON_MASK, SUN_MASK, ids_of
+from twilight_env.rules.engine import NEW_MOON, NUM_ACTIONS, NUM_TRICKS
 
-from . import fast_rollout
+from twilight_env.agents import fast_rollout
 
 DEFAULT_MAX_NODES = 200_000
 """Tree nodes kept at most (about 0.6 KB each); beyond it the search stops expanding and
@@ -47,7 +47,7 @@ def _nb():
     global _NB
     if _NB is None:
         fast_rollout.resolve_backend("numba")
-        from agents import _ismcts_nb
+        from twilight_env.agents import _ismcts_nb
 
         _NB = _ismcts_nb
     return _NB
@@ -58,19 +58,19 @@ def infoset_arrays(infoset) -> tuple:
 
     Returns:
         ``(base, hidden, counts, pool_sun, pool_moon)``: ``base`` int64 ``(20,)``, a state
-        array (layout of :mod:`agents._rollout_nb`) with the seen hands and all public
+        array (layout of :mod:`twilight_env.agents._rollout_nb`) with the seen hands and all public
         fields and the hidden hands empty; ``hidden`` int64 ``(k,)``, the hidden seats;
         ``counts`` int64 ``(k, 2)``, their public (Sun, Moon) counts; the unseen card ids
         of each cult (int64).
 
     Raises:
-        ValueError: if ``infoset`` is not an :class:`~twilight_env.infoset.InfoSet`, the
+        ValueError: if ``infoset`` is not an :class:`~twilight_env.rules.infoset.InfoSet`, the
             deal is over, or its counts and unseen cards disagree.
     """
-    from twilight_env.infoset import InfoSet
+    from twilight_env.rules.infoset import InfoSet
 
     if not isinstance(infoset, InfoSet):
-        raise ValueError(f"infoset must be a twilight_env.infoset.InfoSet, got {type(infoset).__name__}")
+        raise ValueError(f"infoset must be a twilight_env.rules.infoset.InfoSet, got {type(infoset).__name__}")
     if infoset.trick == NUM_TRICKS:
         raise ValueError("the deal is over: there is no decision to search (infoset.trick == 7)")
     k = infoset.known_masks
@@ -100,7 +100,7 @@ def sample_hands(infoset, n: int, rng: np.random.Generator) -> np.ndarray:
     Returns:
         int64 array ``(n, 4)``: hand masks by seat, each row uniform over the deals of
         the unseen cards consistent with ``infoset`` (as
-        :meth:`~twilight_env.infoset.InfoSet.sample_hands`).
+        :meth:`~twilight_env.rules.infoset.InfoSet.sample_hands`).
 
     Raises:
         ValueError: on a bad ``n`` or ``rng``, or as :func:`infoset_arrays`.
@@ -133,7 +133,7 @@ def search(infoset, iterations: int, c: float, rng: np.random.Generator, root_pr
     """Compiled IS-MCTS from ``infoset`` (see the module docstring).
 
     Args:
-        infoset: the searching player's :class:`~twilight_env.infoset.InfoSet`; the deal
+        infoset: the searching player's :class:`~twilight_env.rules.infoset.InfoSet`; the deal
             must not be over. The root's acting seat is public, so its side is fixed.
         iterations: determinizations (tree descents), >= 1. Every iteration takes one
             action at the root, so ``visits.sum() == iterations``.
@@ -182,8 +182,8 @@ def search(infoset, iterations: int, c: float, rng: np.random.Generator, root_pr
         ValueError: on a bad argument (the message names it and the allowed values), or
             numba missing.
     """
-    from .ismcts import _check_prior
-    from .pimc import _check_rollout_options
+    from twilight_env.agents.ismcts import _check_prior
+    from twilight_env.agents.pimc import _check_rollout_options
 
     if (isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer)) or not
             1 <= iterations < 2**31 - 1):

@@ -1,13 +1,13 @@
 """The heuristic rollout of ``pimc`` and ``ismcts``, compiled with numba when installed.
 
-A rollout plays a determinized world (a full deal :class:`~twilight_env.engine.State`)
-to the end of the deal with the ``heuristic`` policy (:func:`agents.heuristic.decide_state`)
+A rollout plays a determinized world (a full deal :class:`~twilight_env.rules.engine.State`)
+to the end of the deal with the ``heuristic`` policy (:func:`twilight_env.agents.heuristic.decide_state`)
 for every seat, as Perfect Information Monte Carlo (Ginsberg 2001; Long, Sturtevant, Buro
 & Furtak 2010) and IS-MCTS (Cowling, Powley & Whitehouse 2012, "Information Set Monte Carlo Tree Search",
 IEEE Trans. Comput. Intell. AI Games 4(2)) do to value a leaf. With the pure-Python
 rollout the heuristic's decisions take most of a search agent's time (ismcts: about 85%,
 inferred from the time per decision with each backend in
-``benchmarks/rollout_speed.py --agents``); :mod:`agents._rollout_nb` makes the same
+``benchmarks/rollout_speed.py --agents``); :mod:`twilight_env.agents._rollout_nb` makes the same
 decisions in compiled code.
 
 Parity: the compiled rollout takes the same action as the Python heuristic at every
@@ -20,7 +20,7 @@ generator, so the actions and the Generator's state afterwards match too.
 ``tests/agents/test_fast_rollout.py`` checks all of this.
 
 Backends: ``"numba"`` (needs numba, ``pip install 'twilight-env[fast]'``; compiled on a
-machine's first use and cached on disk), ``"python"`` (:func:`agents.pimc.rollout`), and
+machine's first use and cached on disk), ``"python"`` (:func:`twilight_env.agents.pimc.rollout`), and
 ``"auto"``: numba when installed. ``benchmarks/rollout_speed.py`` measures both.
 """
 
@@ -30,7 +30,7 @@ import importlib.util as _importlib_util
 
 import numpy as np
 
-from twilight_env.engine import NUM_TRICKS, State
+from twilight_env.rules.engine import NUM_TRICKS, State
 
 HAVE_NUMBA = _importlib_util.find_spec("numba") is not None
 """Whether the compiled rollout can be used (numba is imported only when it is asked for)."""
@@ -45,7 +45,7 @@ def _nb():
     global _NB
     if _NB is None:
         resolve_backend("numba")
-        from agents import _rollout_nb
+        from twilight_env.agents import _rollout_nb
 
         _NB = _rollout_nb
     return _NB
@@ -71,9 +71,9 @@ def resolve_backend(backend: str) -> str:
 
 
 def _params() -> np.ndarray:
-    """The heuristic's constants as the compiled code reads them, from :mod:`agents.heuristic`."""
-    from agents import heuristic as H
-    from twilight_env.cards import STRENGTH
+    """The heuristic's constants as the compiled code reads them, from :mod:`twilight_env.agents.heuristic`."""
+    from twilight_env.agents import heuristic as H
+    from twilight_env.rules.cards import STRENGTH
 
     keep = [H.KEEP_BY_STRENGTH[STRENGTH[i]] for i in range(28)]
     return np.array([H.LEAD, H.TIP, H.LATER_OWN, H.LATER_OTHER, H.DENY, H.P_UNSURE] + keep, dtype=np.float64)
@@ -86,7 +86,7 @@ def params() -> np.ndarray:
     """float64 array of shape (34,): the heuristic's constants ``LEAD, TIP, LATER_OWN,
     LATER_OTHER, DENY, P_UNSURE``, then the keep cost of each card id 0..27
     (``KEEP_BY_STRENGTH`` by the card's strength). Built on first use from
-    :mod:`agents.heuristic`'s module constants and kept (set ``_PARAMS = None`` to read
+    :mod:`twilight_env.agents.heuristic`'s module constants and kept (set ``_PARAMS = None`` to read
     them again); the compiled code never has them compiled in."""
     global _PARAMS
     if _PARAMS is None:
@@ -96,7 +96,7 @@ def params() -> np.ndarray:
 
 def state_array(state: State) -> np.ndarray:
     """The fields of ``state`` that play depends on, as the compiled code's int64 array
-    of shape ``(20,)`` (layout in :mod:`agents._rollout_nb`).
+    of shape ``(20,)`` (layout in :mod:`twilight_env.agents._rollout_nb`).
 
     Raises:
         ValueError: if ``state`` is not an engine state.
@@ -107,12 +107,12 @@ def state_array(state: State) -> np.ndarray:
                          state.holder, c[0], c[1], c[2], c[3], state.pending, k[0], k[1], k[2], k[3],
                          state.neutral, 1 if state.num_players == 3 else 0], dtype=np.int64)
     except AttributeError:
-        raise ValueError(f"expected a twilight_env.engine.State, got {type(state).__name__}") from None
+        raise ValueError(f"expected a twilight_env.rules.engine.State, got {type(state).__name__}") from None
 
 
 def decide_state(state: State) -> int:
     """The compiled heuristic's action in ``state`` (the same as
-    :func:`agents.heuristic.decide_state`: only what the deciding seat may know is used).
+    :func:`twilight_env.agents.heuristic.decide_state`: only what the deciding seat may know is used).
 
     Raises:
         ValueError: if the deal is over (no decision to make) or numba is missing.
@@ -160,7 +160,7 @@ def _run(nb, st, acts, rng, epsilon) -> int:
 
 def rollout(state: State, rng: np.random.Generator | None = None, epsilon: float = 0.0) -> State:
     """Play ``state`` to the end in place with the compiled heuristic and return it: the
-    same final state, history included, as :func:`agents.pimc.rollout` with
+    same final state, history included, as :func:`twilight_env.agents.pimc.rollout` with
     ``policy="heuristic"`` (the actions are chosen compiled, then applied by the engine).
 
     Raises:

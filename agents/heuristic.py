@@ -65,7 +65,7 @@ from __future__ import annotations
 
 from math import comb
 
-from twilight_env.cards import (
+from twilight_env.rules.cards import (
     CULT,
     CULT_MASK,
     HALF_IDS,
@@ -76,9 +76,9 @@ from twilight_env.cards import (
     multiplier_of,
     souls_of,
 )
-from twilight_env.engine import HOLD, NUM_TRICKS, REQUEST_BASE
+from twilight_env.rules.engine import HOLD, NUM_TRICKS, REQUEST_BASE
 
-from .base import register
+from twilight_env.agents.base import register
 
 LEAD = 4.0
 """Value of leading the next trick after a Purgatory trick (deal points, rough)."""
@@ -381,7 +381,7 @@ def decide_state(state) -> int:
 
 
 def decide_infoset(infoset, legal) -> int:
-    """The heuristic's action for an :class:`~twilight_env.infoset.InfoSet` that is to act."""
+    """The heuristic's action for an :class:`~twilight_env.rules.infoset.InfoSet` that is to act."""
     counts_tab = infoset.hand_counts
     return decide(infoset.num_players, infoset.seat_cult, infoset.deciding_seat, infoset.leader, infoset.place,
                   HOLD if infoset.phase == "hold" else 0, infoset.holder, infoset.trick_cards, infoset.pending,
@@ -399,7 +399,7 @@ class HeuristicAgent:
 
     stateless = True
     """Decisions depend only on (information set, legal actions, rng): one instance may
-    play many deals at once (``experiments.common.play_lockstep``)."""
+    play many deals at once (``twilight_env.experiments.common.play_lockstep``)."""
 
     def __init__(self):
         self.name = "heuristic"

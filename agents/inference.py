@@ -2,14 +2,14 @@
 
 After Solinas, Rebstock & Buro, "Improving Search with Supervised Learning in
 Trick-Based Card Games" (AAAI 2019): a network reads the searcher's information set
-(:func:`agents.worlds.infoset_features`, only what the seat may know: R2.5, R7.1) and
+(:func:`twilight_env.agents.worlds.infoset_features`, only what the seat may know: R2.5, R7.1) and
 gives, for each of the 28 cards, logits over the 4 relative seats; the logits of seats
 that cannot hold the card (seen hands, seats with no card of its cult left,
-:func:`agents.worlds.allowed_seats`) are masked out before the softmax. Determinized
-search draws worlds from these marginals with :class:`agents.worlds.WorldSampler`,
+:func:`twilight_env.agents.worlds.allowed_seats`) are masked out before the softmax. Determinized
+search draws worlds from these marginals with :class:`twilight_env.agents.worlds.WorldSampler`,
 exactly restricted to the worlds consistent with the information set.
 
-Trained by ``python -m training.train_inference``; shipped weights
+Trained by ``python -m twilight_env.training.train_inference``; shipped weights
 ``agents/weights/inference_3p.pt`` and ``inference_4p.pt``. A checkpoint is a dict
 readable with ``torch.load(path, weights_only=True)``: ``format``
 (``"twilight-inference"``), ``version`` (1), ``feature_version``, ``num_players``,
@@ -26,7 +26,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from .worlds import FEATURE_SIZE, FEATURE_VERSION, WorldSampler, allowed_seats, infoset_features
+from twilight_env.agents.worlds import FEATURE_SIZE, FEATURE_VERSION, WorldSampler, allowed_seats, infoset_features
 
 FORMAT = "twilight-inference"
 VERSION = 1
@@ -70,7 +70,7 @@ class CardLocationNet(nn.Module):
 
 
 def allowed_from_features(x: torch.Tensor | np.ndarray) -> torch.Tensor:
-    """The :func:`agents.worlds.allowed_seats` mask rebuilt from feature vectors (unseen
+    """The :func:`twilight_env.agents.worlds.allowed_seats` mask rebuilt from feature vectors (unseen
     block, count one-hots and, in 3 players, the new moon's relative seat).
 
     Args:
@@ -122,15 +122,15 @@ def read_checkpoint(path: str | os.PathLike, num_players: int | None = None) -> 
     p = Path(path)
     if p.exists() and not p.is_file():
         raise ValueError(f"card-location checkpoint {str(p)!r} is not a regular file (a folder, a device, a pipe, "
-                         "...); give a file written by `python -m training.train_inference`")
+                         "...); give a file written by `python -m twilight_env.training.train_inference`")
     if not p.is_file():
         raise ValueError(f"card-location checkpoint not found: {str(p)!r} (give a file written by "
-                         f"`python -m training.train_inference`, or inference=model for the shipped weights)")
+                         f"`python -m twilight_env.training.train_inference`, or inference=model for the shipped weights)")
     try:
         ckpt = torch.load(p, map_location="cpu", weights_only=True)
     except Exception as e:  # torch raises many kinds on a damaged file
         raise ValueError(f"cannot read card-location checkpoint {str(p)!r}: the file is corrupt, truncated or "
-                         f"not written by training.train_inference ({type(e).__name__} while loading)") from None
+                         f"not written by twilight_env.training.train_inference ({type(e).__name__} while loading)") from None
     if not isinstance(ckpt, dict) or ckpt.get("format") != FORMAT:
         raise ValueError(f"{str(p)!r} is not a card-location checkpoint (expected a dict with format={FORMAT!r})")
     if ckpt.get("version") != VERSION or ckpt.get("feature_version") != FEATURE_VERSION:
@@ -202,7 +202,7 @@ def check_file(path: str | os.PathLike) -> int:
     p = Path(path)
     if p.is_dir():
         raise ValueError(f"card-location checkpoint {str(p)!r} is a folder; give a checkpoint file written by "
-                         "`python -m training.train_inference`")
+                         "`python -m twilight_env.training.train_inference`")
     ckpt = read_checkpoint(p)
     npl = ckpt["num_players"]
     if npl not in (3, 4) or isinstance(npl, bool):
@@ -230,10 +230,10 @@ def card_probs(model: CardLocationNet, info) -> np.ndarray:
 
 
 def model_sampler(info, path: str | os.PathLike | None = None) -> WorldSampler:
-    """A :class:`~agents.worlds.WorldSampler` for ``info`` drawing from the card-location model.
+    """A :class:`~twilight_env.agents.worlds.WorldSampler` for ``info`` drawing from the card-location model.
 
     Args:
-        info: the searcher's :class:`~twilight_env.infoset.InfoSet`.
+        info: the searcher's :class:`~twilight_env.rules.infoset.InfoSet`.
         path: a checkpoint file, or None for the shipped weights of ``info.num_players``.
 
     Raises:

@@ -6,7 +6,7 @@ history fixes whose decision each node is: the chooser, or the requested holder,
 Each iteration:
 
 1. *Determinize*: draw a fresh world consistent with the information set
-   (:meth:`~twilight_env.infoset.InfoSet.sample_state`, uniform over the unseen cards
+   (:meth:`~twilight_env.rules.infoset.InfoSet.sample_state`, uniform over the unseen cards
    given the public counts, R2.5).
 2. *Select*: descend while every action legal in this world has been tried at the
    node, maximizing ``mean_side + c · sqrt(ln(availability) / visits)``. An action's
@@ -24,7 +24,7 @@ so the alternation of sides, which follows requests and trick takers, needs no
 bookkeeping. The root returns its most-visited legal action (ties to the lowest id).
 
 Rollouts: with ``rollout=heuristic`` and ``rollout_backend=auto`` (the default) the
-playouts run compiled (:mod:`agents.fast_rollout`, numba) when numba is installed, with
+playouts run compiled (:mod:`twilight_env.agents.fast_rollout`, numba) when numba is installed, with
 the same actions and random draws as the Python heuristic rollout, so the same tree and
 decision for the same seed; the search itself (determinization, selection, backup) stays
 in Python and then takes most of the time. ``rollout_backend=python`` keeps the
@@ -37,13 +37,13 @@ rollout took about the time of the default 1000 with the Python rollout (0.21 ag
 12 to 35); the default stays 1000 so that results do not depend on numba being installed.
 
 Search backend: ``backend=python`` (the default) runs the search above in Python;
-``backend=numba`` runs the whole search compiled (:func:`agents.fast_ismcts.search`: the
+``backend=numba`` runs the whole search compiled (:func:`twilight_env.agents.fast_ismcts.search`: the
 same algorithm, with determinization, tree and rollout in numba, and its own random
 draws, so a different tree for the same seed), many times more iterations in the same
 time (``python benchmarks/ismcts_speed.py``). It needs ``inference=uniform``;
 ``rollout_backend`` does not apply to it.
 
-Root prior: :meth:`ISMCTSAgent.search` (and :func:`agents.fast_ismcts.search`) accept
+Root prior: :meth:`ISMCTSAgent.search` (and :func:`twilight_env.agents.fast_ismcts.search`) accept
 ``root_prior`` (an array over the 31 action ids) and ``prior_weight`` ``w``: at the root
 only, ``w · P(a) / (n_a + 1)`` is added to the UCB value of action ``a`` (progressive
 bias, Chaslot et al. 2008, "Progressive strategies for Monte-Carlo tree search"); with
@@ -51,7 +51,7 @@ bias, Chaslot et al. 2008, "Progressive strategies for Monte-Carlo tree search")
 
 Scoring: ``scoring=individual`` (with ``backend=numba``) plays the 3-player
 ``three_player_scoring="individual"`` variant (R8): each decider in the tree maximizes its
-own score line instead of its side's (:func:`agents.fast_ismcts.search`).
+own score line instead of its side's (:func:`twilight_env.agents.fast_ismcts.search`).
 
 Depth limit and ensembles: ``max_depth=D`` (``D > 0``) keeps tree statistics for the
 first ``D`` decisions of each iteration only (no node deeper than ``D - 1`` decisions
@@ -65,7 +65,7 @@ ensemble of determinized searches).
 
 Spec: ``ismcts:iterations=1000,c=0.7,rollout=heuristic,epsilon=0,rollout_backend=auto,inference=uniform,backend=python,scoring=team,max_depth=0,trees=1``;
 ``inference=model`` (or a checkpoint path) draws the determinizations from the card-location
-model (:func:`agents.pimc.world_drawer`, docs/INFERENCE.md).
+model (:func:`twilight_env.agents.pimc.world_drawer`, docs/INFERENCE.md).
 """
 
 from __future__ import annotations
@@ -74,10 +74,10 @@ from math import log, sqrt
 
 import numpy as np
 
-from twilight_env.engine import NUM_ACTIONS, NUM_TRICKS
+from twilight_env.rules.engine import NUM_ACTIONS, NUM_TRICKS
 
-from .base import check_number, register
-from .pimc import RolloutScorer, _check_inference, _check_rollout_options, _positive_int, world_drawer
+from twilight_env.agents.base import check_number, register
+from twilight_env.agents.pimc import RolloutScorer, _check_inference, _check_rollout_options, _positive_int, world_drawer
 
 
 class _Node:
@@ -102,15 +102,15 @@ class ISMCTSAgent:
         rollout: ``"heuristic"`` or ``"random"`` playout policy.
         epsilon: random-action chance inside heuristic playouts (0..1).
         rollout_backend: heuristic rollout backend: ``"auto"`` (the compiled rollout of
-            :mod:`agents.fast_rollout` when numba is installed, else Python),
+            :mod:`twilight_env.agents.fast_rollout` when numba is installed, else Python),
             ``"numba"`` or ``"python"``; the same actions and random draws, so the same
             tree and decisions for the same seed.
         inference: ``"uniform"``, ``"model"`` or a card-location checkpoint path
-            (:func:`agents.pimc.world_drawer`).
+            (:func:`twilight_env.agents.pimc.world_drawer`).
         backend: ``"python"`` (the search in Python) or ``"numba"`` (the compiled search
-            of :func:`agents.fast_ismcts.search`; needs numba and ``inference="uniform"``).
+            of :func:`twilight_env.agents.fast_ismcts.search`; needs numba and ``inference="uniform"``).
         scoring: ``"team"`` (R5, R7.5) or ``"individual"`` (3 players, R8: every decider
-            maximizes its own score line, as :func:`agents.fast_ismcts.search` documents;
+            maximizes its own score line, as :func:`twilight_env.agents.fast_ismcts.search` documents;
             needs ``backend="numba"``). Set it to the scoring of the deals the agent plays:
             the information set does not carry the match rules.
         max_depth: decisions from the root with tree statistics (>= 0; 0: no limit);
@@ -124,12 +124,12 @@ class ISMCTSAgent:
 
     stateless = True
     """Decisions depend only on (information set, legal actions, rng): one instance may
-    play many deals at once (``experiments.common.play_lockstep``)."""
+    play many deals at once (``twilight_env.experiments.common.play_lockstep``)."""
 
     def __init__(self, iterations: int = 1000, c: float = 0.7, rollout: str = "heuristic", epsilon: float = 0.0,
                  rollout_backend: str = "auto", inference: str = "uniform", backend: str = "python",
                  scoring: str = "team", max_depth: int = 0, trees: int = 1):
-        from .fast_ismcts import check_tree_options
+        from twilight_env.agents.fast_ismcts import check_tree_options
 
         _positive_int("iterations", iterations)
         check_tree_options(max_depth, trees, iterations)
@@ -139,7 +139,7 @@ class ISMCTSAgent:
             raise ValueError(f"trees={trees!r} needs backend='numba' (the Python search runs one tree); "
                              "use trees=1 or backend=numba")
         if backend == "numba":
-            from .fast_rollout import resolve_backend
+            from twilight_env.agents.fast_rollout import resolve_backend
             resolve_backend("numba")
             if inference != "uniform":
                 raise ValueError(f"backend 'numba' draws uniform determinizations only; inference must be "
@@ -246,7 +246,7 @@ class ISMCTSAgent:
         if len(legal_actions) == 1:
             return legal_actions[0]
         if self.backend == "numba":
-            from .fast_ismcts import search
+            from twilight_env.agents.fast_ismcts import search
             counts, _ = search(infoset, self.iterations, self.c, rng, rollout=self.rollout, epsilon=self.epsilon,
                                scoring=self.scoring, max_depth=self.max_depth, trees=self.trees)
             visits = {a: int(counts[a]) for a in legal_actions}

@@ -7,16 +7,16 @@ directory) loads a training checkpoint, and ``neural:path=FILE.npz`` a NumPy exp
 Checkpoints are read with ``torch.load(..., weights_only=True)``; ``.npz`` files with
 ``numpy.load(..., allow_pickle=False)``.
 
-Backends (``backend=``): ``torch`` scores with :class:`agents.nn.network.QNetwork`;
-``numpy`` with :class:`agents.nn.numpy_net.NumpyQNetwork`, the same function in NumPy
+Backends (``backend=``): ``torch`` scores with :class:`twilight_env.agents.nn.network.QNetwork`;
+``numpy`` with :class:`twilight_env.agents.nn.numpy_net.NumpyQNetwork`, the same function in NumPy
 (equal within float32 tolerance, ``tests/training/test_numpy_net.py``), which needs no
 torch and is faster for the single decisions of play; ``auto`` (the default) takes
 ``torch`` when it is installed (the figures in the docs were measured with it), else
 ``numpy`` for the shipped weights; ``.npz`` files always play with ``numpy``. The shipped weights exist in both forms (``neural_{3,4}p.pt`` and ``.npz``,
-the second exported from the first: ``python -m agents.nn.numpy_net CKPT OUT.npz``).
+the second exported from the first: ``python -m twilight_env.agents.nn.numpy_net CKPT OUT.npz``).
 
 At a decision the agent builds the DMC features of its information set
-(``agents.nn.features``, only what the seat may know: R2.5, R7.1), scores every legal
+(``twilight_env.agents.nn.features``, only what the seat may know: R2.5, R7.1), scores every legal
 action in one forward pass and plays the best one; it never considers an action
 outside ``legal_actions`` (R3.2, R3.5). :meth:`NeuralAgent.act_batch` scores many
 decisions in one pass.
@@ -28,8 +28,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .base import register
-from .nn.features import infoset_row, role_of
+from twilight_env.agents.base import register
+from twilight_env.agents.nn.features import infoset_row, role_of
 
 WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
 """Folder of the shipped weights ``neural_{3,4}p.pt`` (torch) and ``neural_{3,4}p.npz`` (NumPy)."""
@@ -69,11 +69,11 @@ def _load(path: Path, num_players: int | None, backend: str = "torch"):
                              f"but a {num_players}-player network is needed")
         return model, npl
     if backend == "numpy":
-        from .nn.numpy_net import load_npz
+        from twilight_env.agents.nn.numpy_net import load_npz
         model = load_npz(path, num_players)
         npl = model.num_players
     else:
-        from .nn.checkpoint import load_checkpoint, model_from_checkpoint
+        from twilight_env.agents.nn.checkpoint import load_checkpoint, model_from_checkpoint
         ckpt = load_checkpoint(path, num_players)
         model = model_from_checkpoint(ckpt, str(path))
         for p in model.parameters():
@@ -98,7 +98,7 @@ def _backend_for(path: str, backend: str) -> str:
         backend = "numpy" if npz or (path == "default" and not _torch_available()) else "torch"
     if backend == "numpy" and path != "default" and not npz:
         raise ValueError(f"neural option path={path!r}: backend=numpy reads .npz weights; export a torch "
-                         f"checkpoint with `python -m agents.nn.numpy_net {path} OUT.npz`, or use backend=torch")
+                         f"checkpoint with `python -m twilight_env.agents.nn.numpy_net {path} OUT.npz`, or use backend=torch")
     if backend == "torch":
         if npz:
             raise ValueError(f"neural option path={path!r}: an .npz export plays with backend=numpy (or auto)")
@@ -127,7 +127,7 @@ class NeuralAgent:
 
     stateless = True
     """Decisions depend only on (information set, legal actions, rng): one instance may
-    play many deals at once (``experiments.common.play_lockstep``)."""
+    play many deals at once (``twilight_env.experiments.common.play_lockstep``)."""
 
     def __init__(self, path: str = "default", threads: int | None = 1, backend: str = "auto"):
         if not isinstance(path, str) or not path:
@@ -191,7 +191,7 @@ class NeuralAgent:
             if self.backend == "numpy":
                 qs = model.score_decisions(rows, roles, legals)
             else:
-                from .nn.network import score_decisions
+                from twilight_env.agents.nn.network import score_decisions
                 qs = score_decisions(model, rows, roles, legals, "cpu")
             for i, q in zip(idx, qs):
                 out[i] = q

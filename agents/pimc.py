@@ -4,12 +4,12 @@ PIMC as in Ginsberg's GIB (Ginsberg 2001, "GIB: Imperfect information in a
 computationally challenging game", JAIR 14) and as analysed by Long, Sturtevant, Buro &
 Furtak (2010, "Understanding the success of Perfect Information Monte Carlo sampling in
 game tree search", AAAI). For one decision the agent draws ``worlds`` determinizations
-of its information set (:meth:`~twilight_env.infoset.InfoSet.sample_state`: full deals
+of its information set (:meth:`~twilight_env.rules.infoset.InfoSet.sample_state`: full deals
 uniform over the unseen cards consistent with the counts, R2.5), and values every legal
 action in every world:
 
 - with at most ``solver_tricks`` tricks left (counting the current one) by the exact
-  perfect-information solver (:mod:`agents.solver`, partners and the solo's two hands as
+  perfect-information solver (:mod:`twilight_env.agents.solver`, partners and the solo's two hands as
   one side, a holder deciding for its own side);
 - otherwise by ``rollouts`` playouts of the deal to its end with the ``heuristic``
   policy (``rollout=heuristic``, each action of a playout random with probability
@@ -21,7 +21,7 @@ action id). The same worlds are used for every action (common random numbers).
 
 Spec: ``pimc:worlds=32,solver_tricks=2,rollouts=1,rollout=heuristic,epsilon=0,backend=auto,rollout_backend=auto,inference=uniform``.
 ``inference=model`` draws the worlds from the card-location model instead
-(:mod:`agents.inference`, shipped weights; ``inference=PATH`` a checkpoint file): still
+(:mod:`twilight_env.agents.inference`, shipped weights; ``inference=PATH`` a checkpoint file): still
 only worlds consistent with the information set, weighted by where the players' plays
 suggest the cards lie (docs/INFERENCE.md).
 The default ``solver_tricks=2`` comes from measurement with the pure-Python solver
@@ -32,7 +32,7 @@ target. The compiled solver (``backend=auto`` with numba installed) is much fast
 tricks (0.2-0.3 ms per solve), which makes ``solver_tricks=3`` affordable; the default
 stays 2 so that ``pimc`` plays the same with either backend.
 Rollouts: with ``rollout=heuristic`` and ``rollout_backend=auto`` (the default) the
-playouts run compiled (:mod:`agents.fast_rollout`, numba) when numba is installed: the
+playouts run compiled (:mod:`twilight_env.agents.fast_rollout`, numba) when numba is installed: the
 same actions as the Python heuristic at every decision, so the same values and decisions
 for the same seed, and an order of magnitude faster per rollout
 (``python benchmarks/rollout_speed.py --agents`` measures both); ``rollout_backend=python`` keeps the
@@ -45,22 +45,22 @@ from __future__ import annotations
 
 import numpy as np
 
-from twilight_env.engine import NUM_TRICKS, State
+from twilight_env.rules.engine import NUM_TRICKS, State
 
-from .base import check_number, register
-from .heuristic import decide_state
-from .solver import Solver
+from twilight_env.agents.base import check_number, register
+from twilight_env.agents.heuristic import decide_state
+from twilight_env.agents.solver import Solver
 
 
 def rollout(state: State, rng: np.random.Generator, policy: str = "heuristic", epsilon: float = 0.0) -> State:
     """Play ``state`` to the end in place with the rollout policy and return it (the
-    pure-Python rollout; :mod:`agents.fast_rollout` is the compiled heuristic one, with
+    pure-Python rollout; :mod:`twilight_env.agents.fast_rollout` is the compiled heuristic one, with
     the same actions and random draws).
 
     Args:
         state: a full (determinized) deal state; changed in place.
         rng: numpy Generator for random actions.
-        policy: ``"heuristic"`` (:func:`agents.heuristic.decide_state`) or ``"random"``.
+        policy: ``"heuristic"`` (:func:`twilight_env.agents.heuristic.decide_state`) or ``"random"``.
         epsilon: with ``"heuristic"``, the chance of a uniformly random action instead.
     """
     if policy == "random":
@@ -91,8 +91,8 @@ class RolloutScorer:
         policy: ``"heuristic"`` or ``"random"``.
         epsilon: random-action chance inside heuristic rollouts (0..1).
         backend: ``"auto"``, ``"numba"`` or ``"python"`` (see
-            :func:`agents.fast_rollout.resolve_backend`): the compiled heuristic rollout
-            of :mod:`agents.fast_rollout` or :func:`rollout`; both play the same
+            :func:`twilight_env.agents.fast_rollout.resolve_backend`): the compiled heuristic rollout
+            of :mod:`twilight_env.agents.fast_rollout` or :func:`rollout`; both play the same
             actions. The ``random`` policy always runs in Python.
 
     Raises:
@@ -100,7 +100,7 @@ class RolloutScorer:
     """
 
     def __init__(self, policy: str = "heuristic", epsilon: float = 0.0, backend: str = "auto"):
-        from . import fast_rollout
+        from twilight_env.agents import fast_rollout
 
         _check_rollout_options(policy, epsilon)
         self.policy = policy
@@ -117,7 +117,7 @@ class RolloutScorer:
 
 def _check_inference(inference) -> str:
     """The ``inference`` option after checking it; a checkpoint path is loaded and checked
-    now (:func:`agents.inference.check_file`), so a bad file fails when the agent is built.
+    now (:func:`twilight_env.agents.inference.check_file`), so a bad file fails when the agent is built.
 
     Raises:
         ValueError: naming the option, the file and what is wrong.
@@ -130,7 +130,7 @@ def _check_inference(inference) -> str:
             raise ValueError(f"option inference={inference!r}: no such file; inference must be 'uniform', 'model' "
                              "or the path of a card-location checkpoint")
         try:
-            from .inference import check_file
+            from twilight_env.agents.inference import check_file
         except ImportError as e:
             raise ValueError(f"option inference={inference!r} needs torch to read the checkpoint ({e})") from None
         try:
@@ -143,14 +143,14 @@ def _check_inference(inference) -> str:
 def world_drawer(infoset, inference: str = "uniform"):
     """The determinization function of one decision: ``rng -> State``.
 
-    ``"uniform"``: :meth:`InfoSet.sample_state <twilight_env.infoset.InfoSet.sample_state>`;
-    ``"model"`` or a checkpoint path: :meth:`agents.worlds.WorldSampler.sample_state` with
+    ``"uniform"``: :meth:`InfoSet.sample_state <twilight_env.rules.infoset.InfoSet.sample_state>`;
+    ``"model"`` or a checkpoint path: :meth:`twilight_env.agents.worlds.WorldSampler.sample_state` with
     the card-location model's probabilities (built once per decision; imports torch).
     Both draw only worlds consistent with the information set (R2.5).
     """
     if inference == "uniform":
         return infoset.sample_state
-    from .inference import model_sampler
+    from twilight_env.agents.inference import model_sampler
     return model_sampler(infoset, None if inference == "model" else inference).sample_state
 
 
@@ -171,10 +171,10 @@ class PIMCAgent:
         rollout: ``"heuristic"`` or ``"random"`` playout policy.
         epsilon: random-action chance inside heuristic playouts (0..1).
         backend: solver backend: ``"auto"`` (numba when installed, else Python),
-            ``"python"`` or ``"numba"`` (see :class:`agents.solver.Solver`; the same
+            ``"python"`` or ``"numba"`` (see :class:`twilight_env.agents.solver.Solver`; the same
             values, so the same decisions, only faster).
         rollout_backend: heuristic rollout backend: ``"auto"`` (the compiled rollout of
-            :mod:`agents.fast_rollout` when numba is installed, else Python),
+            :mod:`twilight_env.agents.fast_rollout` when numba is installed, else Python),
             ``"numba"`` or ``"python"``; the same actions, so the same decisions.
         inference: how worlds are drawn: ``"uniform"`` (``InfoSet.sample_state``),
             ``"model"`` (the shipped card-location weights) or a checkpoint path
@@ -186,7 +186,7 @@ class PIMCAgent:
 
     stateless = True
     """Decisions depend only on (information set, legal actions, rng): one instance may
-    play many deals at once (``experiments.common.play_lockstep``)."""
+    play many deals at once (``twilight_env.experiments.common.play_lockstep``)."""
 
     def __init__(self, worlds: int = 32, solver_tricks: int = 2, rollouts: int = 1,
                  rollout: str = "heuristic", epsilon: float = 0.0, backend: str = "auto",

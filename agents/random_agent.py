@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import register
+from twilight_env.agents.base import register
 
 
 @register("random")
@@ -13,7 +13,7 @@ class RandomAgent:
 
     stateless = True
     """Decisions depend only on (information set, legal actions, rng): one instance may
-    play many deals at once (``experiments.common.play_lockstep``)."""
+    play many deals at once (``twilight_env.experiments.common.play_lockstep``)."""
 
     def __init__(self):
         self.name = "random"

@@ -1,6 +1,6 @@
 """Exact perfect-information solver for a deal in progress (R3-R5, R7.3).
 
-Given a full engine :class:`~twilight_env.engine.State` (every hand known, e.g. a world
+Given a full engine :class:`~twilight_env.rules.engine.State` (every hand known, e.g. a world
 drawn from an information set), the solver computes the minimax value of the deal's
 final score difference
 
@@ -32,7 +32,7 @@ below the mirror bound. None of these change the minimax value (tested against a
 minimax without pruning or table in ``tests/agents/test_solver.py``).
 
 Backends: ``Solver(backend="auto")``, the default, is the compiled ``"numba"`` backend
-(:mod:`agents._solver_nb`) when numba is installed (``pip install 'twilight-env[fast]'``;
+(:mod:`twilight_env.agents._solver_nb`) when numba is installed (``pip install 'twilight-env[fast]'``;
 the ``test`` extra installs it too) and the pure-Python search otherwise. Both return the
 same values. Speed (``python benchmarks/agent_speed.py``, medians over random positions
 on one core of the 2-core development machine): numba solves 4 tricks left in 6.9-11.2 ms
@@ -42,8 +42,8 @@ the Python search needs about 23 ms for 3 tricks and 2.4 s for 4 (1-3 million no
 
 from __future__ import annotations
 
-from twilight_env.cards import CULT, HALF_IDS, MULTIPLIER, SOULS, STRENGTH, SUN_MASK
-from twilight_env.engine import CHOOSE, NUM_TRICKS, REQUEST_BASE, DealState
+from twilight_env.rules.cards import CULT, HALF_IDS, MULTIPLIER, SOULS, STRENGTH, SUN_MASK
+from twilight_env.rules.engine import CHOOSE, NUM_TRICKS, REQUEST_BASE, DealState
 
 INF = 1 << 20
 """Larger than any deal-score difference (|value| <= 360)."""
@@ -77,7 +77,7 @@ _HOLDER_ORDER = _ORDERED
 
 def _check_state(state) -> None:
     if not isinstance(state, DealState):
-        raise ValueError(f"the solver needs a twilight_env.engine.DealState (a State or PurePythonState), "
+        raise ValueError(f"the solver needs a twilight_env.rules.engine.DealState (a State or PurePythonState), "
                          f"got {type(state).__name__}")
     if state.done:
         raise ValueError("the deal is over: there is nothing to solve (state.done is True)")
@@ -129,7 +129,7 @@ class Solver:
                       tuple(MULTIPLIER[i] if CULT[i] == sc[1] else 0 for i in range(28)))
         self._nb = None
         if backend == "numba":
-            from agents import _solver_nb
+            from twilight_env.agents import _solver_nb
             self._nb = _solver_nb.search
             self._var = 0 if num_players == 4 else 1
             self._tt = _solver_nb.shared_table()
@@ -139,7 +139,7 @@ class Solver:
         """Empty the transposition table."""
         self.table.clear()
         if self._nb is not None:
-            from agents import _solver_nb
+            from twilight_env.agents import _solver_nb
             self._gen = _solver_nb.new_generation()
 
     def _node(self, hands, leader, place, hold, bstr, bplace, ts, tm0, tm1, ps, pm0, pm1,

@@ -2,11 +2,11 @@
 
 Determinized search (``pimc``, ``ismcts``) draws worlds, deals of the unseen cards
 consistent with the searcher's information set. :meth:`InfoSet.sample_hands
-<twilight_env.infoset.InfoSet.sample_hands>` draws them uniformly; the only constraint
+<twilight_env.rules.infoset.InfoSet.sample_hands>` draws them uniformly; the only constraint
 on a world is that each hidden seat holds exactly its public number of Sun and of Moon
 cards (card backs, R2.5): plays and requests reveal no void, since the counts are
 public (R3.2, R3.5). Players still reveal more through *what* they play, whom they
-request and what they keep; a card-location model (:mod:`agents.inference`, after
+request and what they keep; a card-location model (:mod:`twilight_env.agents.inference`, after
 Solinas, Rebstock & Buro, "Improving Search with Supervised Learning in Trick-Based
 Card Games", AAAI 2019) turns that into, for every unseen card ``c`` and hidden seat
 ``s``, a probability ``q[c, s]``.
@@ -38,8 +38,8 @@ from typing import Sequence
 
 import numpy as np
 
-from twilight_env.cards import NUM_CARDS
-from twilight_env.engine import NEW_MOON, NUM_TRICKS, State
+from twilight_env.rules.cards import NUM_CARDS
+from twilight_env.rules.engine import NEW_MOON, NUM_TRICKS, State
 
 FEATURE_VERSION = 1
 """Version of :func:`infoset_features`' layout; stored in data files and checkpoints."""
@@ -61,7 +61,7 @@ def infoset_features(info) -> np.ndarray:
     """Features of what the viewer of an information set knows, from its point of view.
 
     Seats are relative: ``r = (seat - info.seat) mod 4`` (0 the viewer). Read only from
-    the :class:`~twilight_env.infoset.InfoSet` (own hand, open hand, counts, history,
+    the :class:`~twilight_env.rules.infoset.InfoSet` (own hand, open hand, counts, history,
     trick, piles), so two deals with the same information set give the same features.
 
     Layout (card blocks are 28 flags by card id):
@@ -82,7 +82,7 @@ def infoset_features(info) -> np.ndarray:
     | then 16 | requests made: [relative chooser, relative holder] count / 7 |
 
     Args:
-        info: an :class:`~twilight_env.infoset.InfoSet`.
+        info: an :class:`~twilight_env.rules.infoset.InfoSet`.
 
     Returns:
         float32 array of shape ``(FEATURE_SIZE,)`` (783), entries in [0, 1].
@@ -187,7 +187,7 @@ class WorldSampler:
     information set (module docstring).
 
     Args:
-        info: the :class:`~twilight_env.infoset.InfoSet` to determinize.
+        info: the :class:`~twilight_env.rules.infoset.InfoSet` to determinize.
         probs: ``(28, 4)`` non-negative weights ``[card id, relative seat]``; only the
             entries of :func:`allowed_seats` are read, and each must be > 0 (pass the
             model's probabilities; ``None`` means all equal: the uniform sampler).

@@ -11,15 +11,15 @@ rounds.
 
 Targets:
 
-- ``heuristic``: :func:`agents.heuristic.decide` on decision points of deals played
+- ``heuristic``: :func:`twilight_env.agents.heuristic.decide` on decision points of deals played
   by a mix of heuristic and random actions (the information set's facts, as
   ``decide_infoset`` passes them), and whole heuristic rollouts from those points
   (``decide_state`` to the deal's end: what ``pimc`` and ``ismcts`` run);
-- ``encoder``: the compiled encoder (``twilight_env._encoding_nb.encode_into`` with its
-  caller in ``twilight_env/encoding.py``) through ``observation_and_mask`` on the
+- ``encoder``: the compiled encoder (``twilight_env.obs._encoding_nb.encode_into`` with its
+  caller in ``twilight_env/obs/encoding.py``) through ``observation_and_mask`` on the
   decision points of random deals, the call the env makes at each step (numba);
 - ``solver``: the numba solver's ``Solver.solve`` on random positions with 3 and 4
-  tricks left (``agents._solver_nb``; every solve starts with an empty table and no
+  tricks left (``twilight_env.agents._solver_nb``; every solve starts with an empty table and no
   killer moves).
 
 Usage::
@@ -45,8 +45,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from twilight_env.engine import HOLD, State  # noqa: E402
-from twilight_env.infoset import InfoSet  # noqa: E402
+from twilight_env.rules.engine import HOLD, State  # noqa: E402
+from twilight_env.rules.infoset import InfoSet  # noqa: E402
 
 
 def load_old(path: str, rev: str, name: str, package: str | None = None):
@@ -90,11 +90,11 @@ def paired(label: str, sides: dict, rounds: int, calls: int, repeat: int = 3) ->
 
 
 def heuristic(rev: str, rounds: int, seed: int) -> None:
-    import agents.base as base
-    import agents.heuristic as new
+    import twilight_env.agents.base as base
+    import twilight_env.agents.heuristic as new
 
     keep = dict(base._REGISTRY)
-    old = load_old("agents/heuristic.py", rev, "agents._heuristic_ab_old", "agents")
+    old = load_old("agents/heuristic.py", rev, "twilight_env.agents._heuristic_ab_old", "agents")
     base._REGISTRY.clear()
     base._REGISTRY.update(keep)  # the old module registered its class again: undo that
     rng = np.random.default_rng(seed)
@@ -141,13 +141,13 @@ def heuristic(rev: str, rounds: int, seed: int) -> None:
 
 
 def encoder(rev: str, rounds: int, seed: int) -> None:
-    from twilight_env import encoding as new_E
+    from twilight_env.obs import encoding as new_E
 
     if new_E.backend() != "numba":
         raise SystemExit("encoder: numba is not installed (or TWILIGHT_ENV_PURE_PYTHON=1)")
     # the old kernel with the old caller (the caller passes the kernel's arguments)
-    old_nb = load_old("twilight_env/_encoding_nb.py", rev, "twilight_env._encoding_nb_ab_old", "twilight_env")
-    old_E = load_old("twilight_env/encoding.py", rev, "twilight_env._encoding_ab_old", "twilight_env")
+    old_nb = load_old("twilight_env/obs/_encoding_nb.py", rev, "twilight_env._encoding_nb_ab_old", "twilight_env")
+    old_E = load_old("twilight_env/obs/encoding.py", rev, "twilight_env._encoding_ab_old", "twilight_env")
     old_E._ENCODE_INTO = old_nb.encode_into
     rng = np.random.default_rng(seed)
     states = []
@@ -170,8 +170,8 @@ def encoder(rev: str, rounds: int, seed: int) -> None:
     paired("observation_and_mask", {"old": run(old_E), "new": run(new_E)}, rounds, len(states))
 
     # the batch engine's compiled path: encode_batch calls encode_into row by row
-    from twilight_env import _encoding_nb as new_nb
-    from twilight_env.vector import VectorEngine
+    from twilight_env.obs import _encoding_nb as new_nb
+    from twilight_env.envs.vector import VectorEngine
 
     B = 1024
     eng = VectorEngine(B, 4)
@@ -193,13 +193,13 @@ def encoder(rev: str, rounds: int, seed: int) -> None:
 
 
 def solver(rev: str, rounds: int, seed: int) -> None:
-    import agents.solver as solver_mod
+    import twilight_env.agents.solver as solver_mod
 
     if not solver_mod.HAVE_NUMBA:
         raise SystemExit("solver: numba is not installed")
-    import agents._solver_nb as new_nb
+    import twilight_env.agents._solver_nb as new_nb
 
-    old_nb = load_old("agents/_solver_nb.py", rev, "agents._solver_nb_ab_old", "agents")
+    old_nb = load_old("agents/_solver_nb.py", rev, "twilight_env.agents._solver_nb_ab_old", "agents")
     rng = np.random.default_rng(seed)
     positions = []
     for n in (4, 3):

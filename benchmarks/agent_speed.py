@@ -3,7 +3,7 @@
 Prints, next to each target, the measured figure and the ratio measured / target:
 
 - solver: median (and 90th percentile) milliseconds to solve (exact value,
-  :meth:`agents.solver.Solver.solve`) random positions with 1, 2, 3 and 4 tricks left
+  :meth:`twilight_env.agents.solver.Solver.solve`) random positions with 1, 2, 3 and 4 tricks left
   (target: <= 10 ms median for any position with <= 4 tricks left) with the default
   backend (numba when installed), and the median of ``action_values`` at 2 tricks (what
   ``pimc`` calls per world); ``--python`` adds the pure-Python backend;
@@ -37,11 +37,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from twilight_env.engine import State  # noqa: E402
-from twilight_env.infoset import InfoSet  # noqa: E402
-from agents.base import make_agent  # noqa: E402
-from agents.heuristic import decide_infoset, decide_state  # noqa: E402
-from agents.solver import HAVE_NUMBA, Solver  # noqa: E402
+from twilight_env.rules.engine import State  # noqa: E402
+from twilight_env.rules.infoset import InfoSet  # noqa: E402
+from twilight_env.agents.base import make_agent  # noqa: E402
+from twilight_env.agents.heuristic import decide_infoset, decide_state  # noqa: E402
+from twilight_env.agents.solver import HAVE_NUMBA, Solver  # noqa: E402
 
 
 def position(rng: np.random.Generator, num_players: int, tricks_left: int, extra: int = 0) -> State:
@@ -139,7 +139,7 @@ def duplicate(spec_a: str, spec_b: str, deals: int, num_players: int, seed: int)
         (``spec_a``'s side deal score minus the other side's, averaged over both plays),
         in deal points per deal.
     """
-    from agents.base import play_deal
+    from twilight_env.agents.base import play_deal
     rng = np.random.default_rng(seed)
     a, b = make_agent(spec_a), make_agent(spec_b)
     diffs = []

@@ -4,10 +4,10 @@ Usage::
 
     python benchmarks/arena_speed.py [--deals 100] [--players 4] [--pairings neural:default,heuristic neural:default,random]
 
-For each pairing, plays the same duplicate arena (``experiments.arena.play_arena``, one
+For each pairing, plays the same duplicate arena (``twilight_env.experiments.arena.play_arena``, one
 process) twice in the same run: with lockstep blocks, where every pending decision of
 the ``neural`` agent across the block's deals is scored in one forward pass
-(``experiments.common.play_lockstep``), and deal by deal (one forward pass per
+(``twilight_env.experiments.common.play_lockstep``), and deal by deal (one forward pass per
 decision). Prints both wall times, the speed-up, and checks that both gave the same
 points. Needs the ``train`` extra (torch) for the neural agent.
 """
@@ -22,8 +22,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from experiments.arena import play_arena  # noqa: E402
-from experiments.dealsets import generate_deals  # noqa: E402
+from twilight_env.experiments.arena import play_arena  # noqa: E402
+from twilight_env.records.dealsets import generate_deals  # noqa: E402
 
 
 def main(argv=None) -> int:

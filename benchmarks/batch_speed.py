@@ -57,8 +57,8 @@ import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from twilight_env.encoding import OBS_SIZE, encode_observation  # noqa: E402
-from twilight_env.vector import TwilightVectorEnv, VectorEngine  # noqa: E402
+from twilight_env.obs.encoding import OBS_SIZE, encode_observation  # noqa: E402
+from twilight_env.envs.vector import TwilightVectorEnv, VectorEngine  # noqa: E402
 
 import engine_speed  # noqa: E402  (benchmarks/ is this script's folder)
 
@@ -143,7 +143,7 @@ def observe_only(B: int, steps: int, seed: int, compiled: bool, clock=_clock):
     """``steps`` calls of ``vector_obs.observe`` (float32, into one buffer) on B deals 12
     actions into random play, by the compiled encoder or the array passes; returns
     (rows, seconds)."""
-    from twilight_env import vector_obs
+    from twilight_env.obs import vector_obs
 
     eng = VectorEngine(B, 4)
     rng = np.random.default_rng(seed)
@@ -194,9 +194,9 @@ def main(argv=None) -> int:
 
     print("threads: OMP/OPENBLAS/MKL_NUM_THREADS=1, torch.set_num_threads(1); CPU lines are one core")
     print(f"times: best of {args.rounds} interleaved rounds, CPU seconds of this process")
-    print(f"observation: {OBS_SIZE} float32 per decision (twilight_env.encoding)")
+    print(f"observation: {OBS_SIZE} float32 per decision (twilight_env.obs.encoding)")
 
-    from twilight_env.encoding import backend as encoder_backend
+    from twilight_env.obs.encoding import backend as encoder_backend
 
     compiled_obs = encoder_backend() == "numba"
     best: dict[str, float] = {}

@@ -29,9 +29,9 @@ def main(argv=None) -> None:
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
 
-    from agents.base import make_agent
-    from twilight_env.engine import State
-    from twilight_env.infoset import InfoSet
+    from twilight_env.agents.base import make_agent
+    from twilight_env.rules.engine import State
+    from twilight_env.rules.infoset import InfoSet
 
     agents = [make_agent(s) for s in args.specs]
     guide = make_agent("heuristic")

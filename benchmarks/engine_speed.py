@@ -9,7 +9,7 @@ Measures, in one run:
    OpenSpiel game in shape: 4 players, 7 tricks, 28 cards dealt), whose chance nodes
    (the deal, the trump card) are sampled too; only player decisions are counted;
 2. the same with an information-state tensor built at every decision: ours
-   ``twilight_env.encoding.encode_observation(state, deciding_seat)``, OpenSpiel
+   ``twilight_env.obs.encoding.encode_observation(state, deciding_seat)``, OpenSpiel
    ``state.information_state_tensor()``; the per-observation cost is the time per
    decision with the tensor minus the time per decision without it;
 3. the cost of one ``clone()`` of a mid-deal state, ours and OpenSpiel's.
@@ -45,7 +45,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from twilight_env.engine import PurePythonState, State, _rebuild, backend  # noqa: E402
+from twilight_env.rules.engine import PurePythonState, State, _rebuild, backend  # noqa: E402
 
 OH_HELL = "oh_hell(players=4,num_suits=4,num_cards_per_suit=8,num_tricks_fixed=7)"
 _clock = time.process_time
@@ -127,7 +127,7 @@ def frozen_step_us(seed: int, n_states: int = 200, reps: int = 50) -> tuple[floa
     """
     import dataclasses
 
-    from twilight_env.engine import _FIELDS
+    from twilight_env.rules.engine import _FIELDS
 
     fields = list(_FIELDS)
     Frozen = dataclasses.make_dataclass("Frozen", fields, frozen=True)
@@ -299,7 +299,7 @@ def main(argv=None) -> int:
     except ImportError:
         game = None
     try:
-        from twilight_env.encoding import encode_observation
+        from twilight_env.obs.encoding import encode_observation
     except ImportError as e:  # the encoder is optional here
         encode_observation = None
         enc_error = str(e)
@@ -331,7 +331,7 @@ def main(argv=None) -> int:
 
     print(f"engine_speed: {deals} deals per run, best of {args.rounds} interleaved runs, seed {args.seed}")
     print("(CPU time of this process; on a shared machine absolute figures vary with load, the ratios less)")
-    from twilight_env.encoding import backend as encoder_backend
+    from twilight_env.obs.encoding import backend as encoder_backend
 
     print(f"engine: {backend()}; observation encoder: {encoder_backend()} "
           "(TWILIGHT_ENV_PURE_PYTHON=1 selects the pure-Python ones)")
@@ -363,7 +363,7 @@ def main(argv=None) -> int:
     print()
     print("With an information-state tensor at every decision")
     if encode_observation is None:
-        print(f"  skipped: twilight_env.encoding cannot be imported ({enc_error})")
+        print(f"  skipped: twilight_env.obs.encoding cannot be imported ({enc_error})")
     else:
         ob = best(runs["ours4_obs"])
         print(row("twilight + encode_observation, 4 players", *ob, deals))

@@ -6,7 +6,7 @@ PettingZoo's ``texas_holdem_v4`` (``pettingzoo.make("aec", "classic/texas_holdem
 the wrapped classic env), in the same process, and prints steps/s and the ratio. Dead
 steps (``step(None)`` after the end) count as steps for every env.
 
-Also times one observation (:func:`twilight_env.encoding.encode_observation`) against
+Also times one observation (:func:`twilight_env.obs.encoding.encode_observation`) against
 OpenSpiel's ``oh_hell`` ``information_state_tensor()`` (when ``pyspiel`` is installed), in
 the configuration ``engine_speed.py`` uses (4 players, 4 suits of 8 cards, 7 tricks: the
 closest to Twilight in shape):
@@ -66,8 +66,8 @@ def observation_rounds(num_states: int, rounds: int, seed: int) -> dict[str, lis
     decision points, 4p and 3p, no history cached), ``"along"`` (ours, each decision of
     deals as they are played) and ``"oh_hell"`` (OpenSpiel's ``information_state_tensor``;
     missing without pyspiel)."""
-    from twilight_env.encoding import OBS_SIZE, encode_observation
-    from twilight_env.engine import State
+    from twilight_env.obs.encoding import OBS_SIZE, encode_observation
+    from twilight_env.rules.engine import State
     rng = np.random.default_rng(seed)
     states = []
     for k in range(num_states):
@@ -146,7 +146,7 @@ def main(argv=None) -> int:
         for name, e in envs.items():
             us[name].append(1e6 / aec_loop(e, a.steps, a.seed + r))
     ref = us["texas_holdem_v4"]
-    from twilight_env.encoding import backend
+    from twilight_env.obs.encoding import backend
 
     print(f"observation encoder: {backend()} (TWILIGHT_ENV_PURE_PYTHON=1 selects the pure-Python one)")
     print(f"AEC loop (agent_iter, last, random masked action, step): {a.rounds} rounds of {a.steps} steps "

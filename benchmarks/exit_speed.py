@@ -1,10 +1,10 @@
-"""Time per decision of the pieces of expert iteration, for budgeting ``python -m training.exit`` runs.
+"""Time per decision of the pieces of expert iteration, for budgeting ``python -m twilight_env.training.exit`` runs.
 
 Per number of players, on ``--positions`` positions of ``agent_speed.position`` (random
 play up to 7..1 tricks left, then a few random actions; decisions with two or more legal
 actions): one IS-MCTS search of ``--iterations`` iterations with the Python search and
-with the compiled one (``agents.fast_ismcts``; the first, compiling call is left out),
-one forward pass of an untrained :class:`agents.exit.PolicyValueNet` of the default shape
+with the compiled one (``twilight_env.agents.fast_ismcts``; the first, compiling call is left out),
+one forward pass of an untrained :class:`twilight_env.agents.exit.PolicyValueNet` of the default shape
 (the root prior, batch 1) and one ``exit-search`` decision (prior + compiled search).
 
     python benchmarks/exit_speed.py --iterations 1000 --positions 20
@@ -26,7 +26,7 @@ from benchmarks.agent_speed import position  # noqa: E402
 
 
 def _positions(num_players: int, n: int, seed: int):
-    from twilight_env.infoset import InfoSet
+    from twilight_env.rules.infoset import InfoSet
 
     rng = np.random.default_rng(seed)
     out = []
@@ -48,10 +48,10 @@ def _time(fn, infos) -> float:
 def main(argv=None) -> None:
     import torch
 
-    from agents.exit import PolicyValueNet, PVConfig, new_checkpoint, policy_value, resolve_backend, root_search
-    from agents.base import make_agent
-    from agents.nn.checkpoint import save_checkpoint
-    from agents.nn.features import num_roles
+    from twilight_env.agents.exit import PolicyValueNet, PVConfig, new_checkpoint, policy_value, resolve_backend, root_search
+    from twilight_env.agents.base import make_agent
+    from twilight_env.agents.nn.checkpoint import save_checkpoint
+    from twilight_env.agents.nn.features import num_roles
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--iterations", type=int, default=1000)

@@ -1,6 +1,6 @@
 """CPU seconds per decision of an agent playing as the frozen agent of a best response.
 
-Plays ``--deals`` deals of :class:`training.best_response.BestResponseSource` (the shipped
+Plays ``--deals`` deals of :class:`twilight_env.training.best_response.BestResponseSource` (the shipped
 network as learner, the agent on the other side, each through ``act`` with an information
 set) and prints the agent's decisions with a choice, their CPU time (``time.process_time``,
 one torch thread) and the time per decision, plus the actions and agent choices per deal;
@@ -29,10 +29,10 @@ def main(argv=None) -> int:
     import numpy as np
     import torch
     torch.set_num_threads(1)
-    from agents.base import make_agent
-    from agents.neural import default_weights
-    from agents.nn.checkpoint import load_checkpoint, model_from_checkpoint
-    from training.best_response import BestResponseSource, FrozenAgent
+    from twilight_env.agents.base import make_agent
+    from twilight_env.agents.neural import default_weights
+    from twilight_env.agents.nn.checkpoint import load_checkpoint, model_from_checkpoint
+    from twilight_env.training.best_response import BestResponseSource, FrozenAgent
 
     inner = make_agent(args.spec)
 

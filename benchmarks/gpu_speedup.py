@@ -6,11 +6,11 @@ the CPU figures stay the reference). Each leg is timed on the CPU (one thread, a
 or the learner runs) and, when ``torch.cuda.is_available()``, on ``cuda``, in the same run,
 and printed with the ratio:
 
-1. **batch engine** (``twilight_env.vector.VectorEngine``, torch backend): random legal
+1. **batch engine** (``twilight_env.envs.vector.VectorEngine``, torch backend): random legal
    play of ``B`` 4-player deals at once (``legal_bits`` + ``random_actions`` + ``apply``,
    finished deals re-dealt), decisions/s; B = ``--batch`` (default 8,192; on CUDA also 8×
    that, where a GPU pays off);
-2. **self-play generation** (``training.vec_selfplay.VecSelfPlay``): the DMC actor on the
+2. **self-play generation** (``twilight_env.training.vec_selfplay.VecSelfPlay``): the DMC actor on the
    NumPy batch engine with the Q-network on the device (every pending decision's legal
    actions scored in one forward pass), decisions/s, 3 players;
 3. **learner**: DMC gradient updates of the default ``QNetwork`` (3 players, 4 heads) on
@@ -43,7 +43,7 @@ def batch_engine(device: str, batch: int, seconds: float) -> float:
     """Decisions/s of random play on the torch batch engine (4 players)."""
     import torch
 
-    from twilight_env.vector import VectorEngine
+    from twilight_env.envs.vector import VectorEngine
 
     eng = VectorEngine(batch, 4, backend="torch", device=device)
     gen = torch.Generator(device=device).manual_seed(0)
@@ -73,9 +73,9 @@ def selfplay(device: str, games: int, decisions: int) -> float:
     """Decisions/s of the DMC self-play actor (3 players) with the network on ``device``."""
     import torch
 
-    from agents.nn.features import num_roles
-    from agents.nn.network import NetConfig, QNetwork
-    from training.vec_selfplay import VecSelfPlay
+    from twilight_env.agents.nn.features import num_roles
+    from twilight_env.agents.nn.network import NetConfig, QNetwork
+    from twilight_env.training.vec_selfplay import VecSelfPlay
 
     torch.manual_seed(0)
     model = QNetwork(NetConfig(num_roles=num_roles(3))).to(device).eval()
@@ -93,8 +93,8 @@ def learner(device: str, batch: int, seconds: float) -> float:
     """DMC gradient updates/s of the default 3-player Q-network on random samples."""
     import torch
 
-    from agents.nn.features import BITS_PER_MASK, NUM_MASKS, num_roles
-    from agents.nn.network import NetConfig, QNetwork
+    from twilight_env.agents.nn.features import BITS_PER_MASK, NUM_MASKS, num_roles
+    from twilight_env.agents.nn.network import NetConfig, QNetwork
 
     torch.manual_seed(0)
     model = QNetwork(NetConfig(num_roles=num_roles(3))).to(device).train()

@@ -2,7 +2,7 @@
 
 For positions of random deals (played forward with the heuristic), times drawing
 ``--worlds`` determinizations (engine states, as ``pimc`` does) with
-``InfoSet.sample_state`` and with ``agents.pimc.world_drawer(info, "model")`` (model
+``InfoSet.sample_state`` and with ``twilight_env.agents.pimc.world_drawer(info, "model")`` (model
 forward pass, the sampler's table, then the draws), and prints both medians in
 milliseconds per decision and their ratio. Usage::
 
@@ -26,10 +26,10 @@ def main() -> None:
     a = p.parse_args()
     import torch
 
-    from agents.heuristic import decide_state
-    from agents.pimc import world_drawer
-    from twilight_env.engine import State
-    from twilight_env.infoset import InfoSet
+    from twilight_env.agents.heuristic import decide_state
+    from twilight_env.agents.pimc import world_drawer
+    from twilight_env.rules.engine import State
+    from twilight_env.rules.infoset import InfoSet
     torch.set_num_threads(1)
     rng = np.random.default_rng(a.seed)
     infos = []

@@ -1,5 +1,5 @@
 """IS-MCTS speed: the Python search (``ismcts``) against the compiled one
-(``ismcts:backend=numba``, :func:`agents.fast_ismcts.search`), side by side.
+(``ismcts:backend=numba``, :func:`twilight_env.agents.fast_ismcts.search`), side by side.
 
 Prints, in one run on the same positions (each decision timed with both, in turn, with
 the same seed, so a change in the machine's load falls on both alike):
@@ -34,9 +34,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from twilight_env.infoset import InfoSet  # noqa: E402
-from agents import fast_ismcts, fast_rollout  # noqa: E402
-from agents.base import make_agent  # noqa: E402
+from twilight_env.rules.infoset import InfoSet  # noqa: E402
+from twilight_env.agents import fast_ismcts, fast_rollout  # noqa: E402
+from twilight_env.agents.base import make_agent  # noqa: E402
 
 
 def decisions(seed: int, n: int) -> list[InfoSet]:

@@ -2,7 +2,7 @@
 
 Prints GB/s for ``fill`` (pure writes) and ``copyto`` (read + write) of a 512 MiB float32
 array, best of 5, and the observation write rate that bandwidth allows for the
-968-float32 observation vector (``twilight_env.encoding.OBS_SIZE``). Used for the
+968-float32 observation vector (``twilight_env.obs.encoding.OBS_SIZE``). Used for the
 batch-engine target (issue: >= 20x OpenSpiel decisions/s with an observation per
 decision): at N decisions/s the observations alone are N * OBS_SIZE * 4 bytes/s.
 
@@ -24,7 +24,7 @@ import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from twilight_env.encoding import OBS_SIZE  # noqa: E402
+from twilight_env.obs.encoding import OBS_SIZE  # noqa: E402
 
 
 def main() -> int:

@@ -23,10 +23,10 @@ import time
 CHILD = r"""
 import json, sys, time
 runner, cpus, deals, spec, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], int(sys.argv[5])
-import experiments.solo_edge as edge
-from experiments.common import run_tasks
-from experiments.dealsets import deal_set
-from experiments.distributed import ray_runner
+import twilight_env.experiments.edge.solo_edge as edge
+from twilight_env.experiments.common import run_tasks
+from twilight_env.records.dealsets import deal_set
+from twilight_env.util.distributed import ray_runner
 deal_list = deal_set(deals, seed, 3, None, None)[0]
 tasks = [(d, deal, spec, spec, seed, 0) for d, deal in enumerate(deal_list)]
 address = None

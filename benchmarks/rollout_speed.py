@@ -3,8 +3,8 @@
 Prints, in one run on the same positions:
 
 - rollouts per second and heuristic decisions per second of the Python rollout
-  (:func:`agents.pimc.rollout`, then ``side_scores``) and of the compiled rollout
-  (:func:`agents.fast_rollout.rollout_scores`), and their ratio; both play the same
+  (:func:`twilight_env.agents.pimc.rollout`, then ``side_scores``) and of the compiled rollout
+  (:func:`twilight_env.agents.fast_rollout.rollout_scores`), and their ratio; both play the same
   actions (``tests/agents/test_fast_rollout.py``), so the decisions counted are the same;
 - with ``--agents``: seconds per decision (median) of ``pimc`` and ``ismcts`` at their
   default settings with ``rollout_backend=python`` and ``=numba``, and the ratio; then
@@ -32,11 +32,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from twilight_env.engine import State  # noqa: E402
-from twilight_env.infoset import InfoSet  # noqa: E402
-from agents import fast_rollout  # noqa: E402
-from agents.base import make_agent  # noqa: E402
-from agents.pimc import rollout as python_rollout  # noqa: E402
+from twilight_env.rules.engine import State  # noqa: E402
+from twilight_env.rules.infoset import InfoSet  # noqa: E402
+from twilight_env.agents import fast_rollout  # noqa: E402
+from twilight_env.agents.base import make_agent  # noqa: E402
+from twilight_env.agents.pimc import rollout as python_rollout  # noqa: E402
 
 
 def positions(rng: np.random.Generator, n: int, min_left: int = 1, max_left: int = 7) -> list[State]:
@@ -69,7 +69,7 @@ def bench_rollouts(states: list[State], reps: int, chunk: int = 20) -> None:
                 score(s)
             t_nb += time.perf_counter() - t
     print(f"{'rollout (heuristic, all seats)':<34} {'rollouts/s':>12} {'decisions/s':>13} {'us/rollout':>11}")
-    for label, secs in (("python (agents.pimc.rollout)", t_py), ("numba (agents.fast_rollout)", t_nb)):
+    for label, secs in (("python (twilight_env.agents.pimc.rollout)", t_py), ("numba (twilight_env.agents.fast_rollout)", t_nb)):
         print(f"{label:<34} {n / secs:>12.0f} {decisions / secs:>13.0f} {1e6 * secs / n:>11.1f}")
     print(f"{'ratio numba / python':<34} {t_py / t_nb:>12.1f} {t_py / t_nb:>13.1f}")
     print(f"({n} rollouts of {len(states)} positions, {decisions / n:.1f} decisions per rollout)")

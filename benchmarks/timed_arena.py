@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import agents.base  # noqa: E402
+import twilight_env.agents.base  # noqa: E402
 from twilight_env.cli import main as cli_main  # noqa: E402
 
 TIMES: dict[str, list[float]] = {}
@@ -62,7 +62,7 @@ def main(argv=None) -> int:
             raise SystemExit("timed_arena plays in this process (--workers 1), where the timing is taken; "
                              "leave --workers out or give --workers 1")
         del argv[i:i + 2]
-    agents.base.make_agent = _timed_make_agent(agents.base.make_agent)
+    twilight_env.agents.base.make_agent = _timed_make_agent(twilight_env.agents.base.make_agent)
     t = time.process_time()
     rc = cli_main([command, *argv, "--workers", "1"])
     cpu = time.process_time() - t

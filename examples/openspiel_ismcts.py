@@ -28,9 +28,9 @@ def main(deals: int = 4, iterations: int = 100, num_players: int = 3, seed: int 
     from open_spiel.python.algorithms import evaluate_bots
 
     import twilight_env
-    import twilight_env.openspiel  # noqa: F401  (registers python_twilight)
-    from agents.openspiel_bots import make_ismcts_bot
-    from twilight_env.cards import CARDS
+    import twilight_env.interop.openspiel  # noqa: F401  (registers python_twilight)
+    from twilight_env.interop.openspiel_bots import make_ismcts_bot
+    from twilight_env.rules.cards import CARDS
 
     game = pyspiel.load_game(f"python_twilight(players={num_players})")
     rng = np.random.RandomState(seed)

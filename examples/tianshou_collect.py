@@ -33,7 +33,7 @@ def main(episodes: int = 20, num_players: int = 4, seed: int = 0, verbose: bool 
     from tianshou.env import DummyVectorEnv, PettingZooEnv
 
     import twilight_env
-    from twilight_env.scoring import score_mask
+    from twilight_env.rules.scoring import score_mask
 
     finished = []  # the engine's deal scores of every finished deal, in order
 

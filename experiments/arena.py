@@ -16,7 +16,7 @@ ties count half) and, in 3 players, the same per role (A as solo, A as the Sun s
 Ratings: openskill's Plackett-Luce model, updated once per duplicate pair (the sign of
 the pair score decides the ranking; 0 is a tie), pairings interleaved deal by deal.
 
-Agents draw from their own streams (``experiments.common``), so a seed reproduces the
+Agents draw from their own streams (``twilight_env.experiments.common``), so a seed reproduces the
 run whatever ``--workers`` is. Output: ``arena.json`` (all figures and per-pair scores),
 ``arena.csv`` (one row per pairing) and ``ratings.csv`` in ``--out`` (a folder that holds
 files is refused unless ``--force``); with ``--records DIR`` also
@@ -46,15 +46,15 @@ import time
 import numpy as np
 
 from twilight_env.cli import interrupt_status, non_negative_int, positive_int
-from twilight_env.engine import State
-from twilight_env.records import check_records_folder
-from twilight_env.seeding import check_seed
+from twilight_env.rules.engine import State
+from twilight_env.records.game_records import check_records_folder
+from twilight_env.util.seeding import check_seed
 
-from .common import (RunCheckpoint, check_deal_source, check_int, check_keys, check_new_file, check_new_folder,
+from twilight_env.experiments.common import (RunCheckpoint, check_deal_source, check_int, check_keys, check_new_file, check_new_folder,
                      check_score_pair, check_specs, check_workers, default_workers, fmt_ci, git_hash, lockstep_ok,
                      mean_ci, out_dir, play_lockstep, play_seeded, resume_conflicts, run_tasks, text_table)
-from .distributed import add_ray_argument, prepare_runner, ray_runner, runner_label
-from .dealsets import check_deals, deal_set, run_seed
+from twilight_env.util.distributed import add_ray_argument, prepare_runner, ray_runner, runner_label
+from twilight_env.records.dealsets import check_deals, deal_set, run_seed
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -119,7 +119,7 @@ RECORDS_FILE = "arena.records.jsonl.gz"
 
 def _records(deal_index: int, pairing: int, states: list, a: str, b: str, seed: int) -> list[dict]:
     """The deal records (``docs/RECORDS.md``) of the two plays of one deal."""
-    from twilight_env.records import deal_record
+    from twilight_env.records.game_records import deal_record
 
     return [deal_record(st, None, agents=duplicate_seats(a, b, st.num_players, play), seed=seed,
                         meta={"study": "arena", "pairing": pairing, "a": a, "b": b, "deal": deal_index, "play": play})
@@ -144,7 +144,7 @@ def _play_pair(task) -> list[dict]:
 
 def _play_pair_lockstep(task) -> list[dict]:
     """Worker: a block of deals of one pairing, both plays each, all played side by side
-    (:func:`~experiments.common.play_lockstep`: batched agents decide for every deal of
+    (:func:`~twilight_env.experiments.common.play_lockstep`: batched agents decide for every deal of
     the block in one call). Same results as :func:`_play_pair` on each deal."""
     deal_indices, deals, a, b, num_players, seed, pairing, *keep = task
     games = [(State.from_deal(deal, 0, num_players), duplicate_seats(a, b, num_players, play), seed, d,
@@ -190,12 +190,12 @@ def play_arena(specs: list[str], deals: list, num_players: int, seed: int, worke
         workers: worker processes (1: in this process).
         lockstep: play the deals of a pairing that involves a batched agent (``neural``)
             side by side in blocks, scoring their decisions together
-            (:func:`~experiments.common.play_lockstep`); the results are the same either way.
+            (:func:`~twilight_env.experiments.common.play_lockstep`); the results are the same either way.
         checkpoint: deals it holds are not played again, and each finished deal is
             recorded in it. Every deal is seeded by (seed, deal index, pairing), so the
             figures equal those of an uninterrupted run.
         records: a file path: write every play's deal record there (JSON lines, gzip for
-            ``.gz``; :mod:`twilight_env.records`), in task order.
+            ``.gz``; :mod:`twilight_env.records.game_records`), in task order.
 
     Returns:
         dict with ``"pairings"`` (figures per pairing), ``"ratings"`` and per-pair data.
@@ -227,7 +227,7 @@ def play_arena(specs: list[str], deals: list, num_players: int, seed: int, worke
                          for d in todo)
     writer = None
     if records is not None:
-        from twilight_env.records import RecordWriter
+        from twilight_env.records.game_records import RecordWriter
 
         writer = RecordWriter(records)
 
@@ -294,7 +294,7 @@ RATINGS_NOTE = ("Ratings: OpenSkill's Plackett-Luce model over every duplicate p
 
 class ArenaCheckpoint(RunCheckpoint):
     """The finished deals of an ``arena`` run in ``FOLDER/arena.checkpoint.json``
-    (:class:`~experiments.common.RunCheckpoint`): the settings (specs, players, seed,
+    (:class:`~twilight_env.experiments.common.RunCheckpoint`): the settings (specs, players, seed,
     lockstep, the deals' source, the command's arguments), the deals and, per pairing
     index, each finished deal's ``{"points", "side_scores"}``."""
 

@@ -23,8 +23,8 @@ from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
-from twilight_env.jsonfile import read_json
-from twilight_env.records import check_record_file, nearest_existing
+from twilight_env.util.jsonfile import read_json
+from twilight_env.records.game_records import check_record_file, nearest_existing
 
 AGENT_STREAM = 1
 """Tag mixed into agent seeds so agent streams never coincide with the deal stream."""
@@ -52,7 +52,7 @@ def check_specs(specs: Iterable[str], flag: str | None = None) -> list[str]:
             of its kind (naming the option and the file), or an agent whose module cannot
             be imported (named, with the valid agents); prefixed with ``flag`` when given.
     """
-    from agents.base import available_agents, make_agent, parse_spec
+    from twilight_env.agents.base import available_agents, make_agent, parse_spec
 
     out = []
     for spec in specs:
@@ -83,7 +83,7 @@ def agent_available(name: str) -> bool:
 class SeededAgent:
     """Wraps an agent so that it draws from its own generator, not the one passed in.
 
-    ``agents.base.play_deal`` hands one generator to all seats; wrapping each seat gives
+    ``twilight_env.agents.base.play_deal`` hands one generator to all seats; wrapping each seat gives
     each its own stream, so one agent's use of randomness cannot change another's.
     """
 
@@ -93,7 +93,7 @@ class SeededAgent:
         self.name = getattr(agent, "name", "agent")
 
     def reset(self) -> None:
-        from agents.base import optional_member
+        from twilight_env.agents.base import optional_member
 
         reset = optional_member(self.agent, "reset")
         if reset is not None:
@@ -111,7 +111,7 @@ def seat_agent(spec: str, seat: int):
     key = (spec, seat)
     agent = _AGENT_CACHE.get(key)
     if agent is None:
-        from agents.base import make_agent
+        from twilight_env.agents.base import make_agent
         agent = _AGENT_CACHE[key] = make_agent(spec)
     return agent
 
@@ -130,7 +130,7 @@ def play_seeded(state, specs_by_seat: Sequence[str], seed: int, deal_index: int,
         specs_by_seat: 4 agent specs by seat (3 players: seat 2 is ignored, R7.3).
         seed, deal_index, play: identify the agents' random streams.
     """
-    from agents.base import play_deal
+    from twilight_env.agents.base import play_deal
 
     agents = [SeededAgent(seat_agent(specs_by_seat[s], s), agent_rng(seed, deal_index, play, s))
               for s in range(4)]
@@ -140,8 +140,8 @@ def play_seeded(state, specs_by_seat: Sequence[str], seed: int, deal_index: int,
 def lockstep_ok(specs: Sequence[str]) -> bool:
     """True when some agent among ``specs`` scores decisions in batches (``act_batch``) and
     every one is ``stateless`` (so one instance may play many deals at once); both are
-    optional members of the agent protocol (``agents.base.optional_member``)."""
-    from agents.base import optional_member
+    optional members of the agent protocol (``twilight_env.agents.base.optional_member``)."""
+    from twilight_env.agents.base import optional_member
 
     agents = [seat_agent(s, 0) for s in specs]
     return (any(optional_member(a, "act_batch") is not None for a in agents)
@@ -169,8 +169,8 @@ def play_lockstep(games: Sequence[tuple]) -> list:
     Raises:
         ValueError: if an agent returns an illegal action (the message names it).
     """
-    from agents.base import apply_checked, optional_member
-    from twilight_env.infoset import InfoSet
+    from twilight_env.agents.base import apply_checked, optional_member
+    from twilight_env.rules.infoset import InfoSet
 
     entries = []
     for state, specs, seed, deal_index, play in games:
@@ -221,10 +221,10 @@ def _worker_signals() -> None:
     process group, and only the main process saves the finished deals and says so; the
     main process ends its workers with SIGTERM, which must end them quietly. A worker also
     ends (SIGTERM) when the main process dies, even by ``kill -9``
-    (:func:`twilight_env._procs.die_with_parent`): no orphan plays on."""
+    (:func:`twilight_env.util.procs.die_with_parent`): no orphan plays on."""
     import signal
 
-    from twilight_env._procs import die_with_parent
+    from twilight_env.util.procs import die_with_parent
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
@@ -249,7 +249,7 @@ def run_tasks(fn: Callable, tasks: Sequence, workers: int, desc: str = "", progr
     SIGINT) the workers are ended at once and the interruption is re-raised, so the
     caller can save what ``on_result`` received.
 
-    Inside ``with experiments.distributed.ray_runner(address)`` the tasks run on a Ray
+    Inside ``with twilight_env.util.distributed.ray_runner(address)`` the tasks run on a Ray
     cluster instead (``workers`` is then ignored), with the same results in the same order.
     """
     from tqdm import tqdm
@@ -259,11 +259,11 @@ def run_tasks(fn: Callable, tasks: Sequence, workers: int, desc: str = "", progr
     bar = tqdm(total=len(tasks) + done, initial=done, desc=desc, unit="deal", disable=None if progress else True,
                leave=False, mininterval=0.5)
     try:
-        from .distributed import current_address
+        from twilight_env.util.distributed import current_address
 
         address = current_address()
         if address is not None:  # inside `with ray_runner(...)`: the tasks run on Ray
-            from .distributed import run_tasks_ray
+            from twilight_env.util.distributed import run_tasks_ray
 
             return run_tasks_ray(fn, tasks, address, on_result=on_result, bar=bar)
         if workers <= 1 or len(tasks) <= 1:
@@ -436,7 +436,7 @@ def check_new_folder(path: str, flag: str = "--out", force: bool = False) -> Non
 
 def check_new_file(path: str, flag: str, force: bool = False) -> None:
     """Refuse an output file that exists already (unless ``force``), that is a folder, or that
-    cannot be written (:func:`twilight_env.records.check_record_file`, for any output file).
+    cannot be written (:func:`twilight_env.records.game_records.check_record_file`, for any output file).
 
     Raises:
         ValueError: ``path`` is a folder, a parent of it is a file, it exists and ``force``
@@ -486,8 +486,8 @@ def read_progress_file(folder: str, name: str, kind: str, version: int, what: st
 
     Raises:
         ValueError: no such file (finished or never started), a file that is not JSON
-            (truncated, nested deeper than ``twilight_env.jsonfile.MAX_DEPTH``, not UTF-8:
-            :class:`twilight_env.jsonfile.JsonFileError`, one line naming the file), or
+            (truncated, nested deeper than ``twilight_env.util.jsonfile.MAX_DEPTH``, not UTF-8:
+            :class:`twilight_env.util.jsonfile.JsonFileError`, one line naming the file), or
             another kind or version.
     """
     path = os.path.join(folder, name)
@@ -604,7 +604,7 @@ def check_score_pair(pair, field: str) -> list[int]:
 
 
 def check_deal_source(meta, field: str, num_players: int, deals: list) -> dict:
-    """Check a run's ``deals_source`` (:func:`experiments.dealsets.deal_set`'s meta)
+    """Check a run's ``deals_source`` (:func:`twilight_env.records.dealsets.deal_set`'s meta)
     against its settings and deals.
 
     The source must be ``"seed"`` or ``"file"`` for ``num_players`` players; deals drawn
@@ -614,7 +614,7 @@ def check_deal_source(meta, field: str, num_players: int, deals: list) -> dict:
     Raises:
         ValueError: naming ``field`` and what is allowed.
     """
-    from .dealsets import generate_deals
+    from twilight_env.records.dealsets import generate_deals
 
     if not isinstance(meta, dict):
         raise ValueError(f"{field} must be an object, got {type(meta).__name__}")

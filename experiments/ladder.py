@@ -5,7 +5,7 @@ default ``random < heuristic < neural:default < pimc < ismcts``; agents that can
 built here, e.g. ``neural`` without torch, are left out with a note). Each pair of
 consecutive rungs plays a duplicate match (``twilight arena``'s format: every deal twice
 with the sides swapped, R2.1 / R7.1-R7.3) on the same deal set, by default the named
-held-out set ``heldout-1`` (``experiments.dealsets.HELDOUT_SEEDS``), which no training
+held-out set ``heldout-1`` (``twilight_env.records.dealsets.HELDOUT_SEEDS``), which no training
 run, evaluation during training or tuning uses.
 
 Figures, per step (upper rung against the one below, 95% intervals):
@@ -41,13 +41,13 @@ import time
 import numpy as np
 
 from twilight_env.cli import non_negative_int
-from twilight_env.seeding import check_seed
+from twilight_env.util.seeding import check_seed
 
-from .common import (check_deal_source, check_int, check_keys, check_seconds, check_specs, check_workers,
+from twilight_env.experiments.common import (check_deal_source, check_int, check_keys, check_seconds, check_specs, check_workers,
                      default_workers, fmt_ci, git_hash, markdown_table, mean_ci, out_dir, possible_margin,
                      read_progress_file, text_table, write_json_atomic)
-from .dealsets import HELDOUT_SEEDS, check_deals, deal_set, heldout_seed
-from .distributed import add_ray_argument, prepare_runner, ray_runner, runner_label
+from twilight_env.records.dealsets import HELDOUT_SEEDS, check_deals, deal_set, heldout_seed
+from twilight_env.util.distributed import add_ray_argument, prepare_runner, ray_runner, runner_label
 
 DEFAULT_RUNGS = ("random", "heuristic", "neural:default", "pimc", "ismcts")
 """Rungs by default, weakest first; those that cannot be built here are left out."""
@@ -86,7 +86,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def default_rungs() -> tuple[list[str], list[str]]:
     """The default rungs that can be built here, and the names of those left out."""
-    from .common import agent_available
+    from twilight_env.experiments.common import agent_available
 
     keep, left = [], []
     for spec in DEFAULT_RUNGS:
@@ -176,7 +176,7 @@ def play_step(upper: str, lower: str, deals: list, num_players: int, seed: int, 
               progress: bool) -> dict:
     """Play one step (upper against lower) on ``deals``; returns its pairing entry with
     ``points`` (the upper rung's points per play, (deals, 2)) and ``seconds``."""
-    from .arena import play_arena
+    from twilight_env.experiments.arena import play_arena
 
     t0 = time.time()
     # the step index seeds the agents' streams, so two steps with equal specs differ

@@ -4,7 +4,7 @@
 - ``train_agent.ipynb``: training a self-play network and watching its learning curve;
 - ``my_agent_on_ladder.ipynb``: writing your own agent and putting it on the strength ladder.
 
-Run from the repository root: ``python -m experiments.make_notebook``. Edit the cells
+Run from the repository root: ``python -m twilight_env.experiments.make_notebook``. Edit the cells
 here, not in the notebooks, so they stay reviewable and free of outputs. Each notebook is
 executed by the tests on a small run.
 """
@@ -45,8 +45,8 @@ sys.path.insert(0, str(ROOT))
 import numpy as np
 from IPython.display import Image, Markdown, display
 
-from experiments import solo_edge
-from experiments.common import agent_available, markdown_table, mean_ci
+from twilight_env.experiments.edge import solo_edge
+from twilight_env.experiments.common import agent_available, markdown_table, mean_ci
 
 folder = os.environ.get("TWILIGHT_EDGE_DIR")
 if not folder:
@@ -121,7 +121,7 @@ display(Markdown(markdown_table(["agents", "P(solo wins), fixed_solo", "deals/ma
     ("md", """## The `goals_333` variant (R6.2)
 A match also ends when exactly one side's total is exactly 333, 666 or 999. No agent of this
 package reads the match totals, so the same deals give the figure (runs made before it existed:
-`python -m experiments.goals_333 FOLDER`)."""),
+`python -m twilight_env.experiments.edge.goals_333 FOLDER`)."""),
     ("code", """rows = []
 for r in doc["results"]:
     g = r["figures"]["matches"].get("fixed_solo_goals_333")
@@ -131,7 +131,7 @@ for r in doc["results"]:
 if rows:
     display(Markdown(markdown_table(["agents", "P(solo wins), fixed_solo, goals_333", "deals/match"], rows)))
 else:
-    print("this run predates the goals_333 figure: python -m experiments.goals_333", folder)"""),
+    print("this run predates the goals_333 figure: python -m twilight_env.experiments.edge.goals_333", folder)"""),
     ("md", """## The edge against strength
 `twilight edge --ladder LADDER` plays the study at every rung of a strength ladder on a held-out
 deal set and writes `edge_vs_strength.json`, `.md` and `.png`; `--off-ladder FOLDER` adds agents
@@ -139,7 +139,7 @@ that are not rungs (their own table, against the top rung). The folder in the en
 variable `TWILIGHT_EDGE_LADDER_DIR` is shown if set; otherwise the table and plot in `docs/`."""),
     ("code", """ladder_dir = os.environ.get("TWILIGHT_EDGE_LADDER_DIR")
 if ladder_dir:
-    from experiments import edge_strength
+    from twilight_env.experiments.edge import edge_strength
     res = json.loads(pathlib.Path(ladder_dir, "edge_vs_strength.json").read_text())
     header, rows = edge_strength.table_rows(res)
     display(Markdown(markdown_table(header, rows)))
@@ -157,7 +157,7 @@ Every seat scores only its own tricks and the new moon's tricks are a fourth sco
 own line: `ismcts:backend=numba,scoring=individual`. Shown: the folders in the environment
 variable `TWILIGHT_EDGE_INDIVIDUAL_DIRS` (separated by `os.pathsep`), else those under
 `results/individual/`."""),
-    ("code", """from experiments import individual_edge
+    ("code", """from twilight_env.experiments.edge import individual_edge
 dirs = os.environ.get("TWILIGHT_EDGE_INDIVIDUAL_DIRS")
 dirs = dirs.split(os.pathsep) if dirs else sorted(glob.glob(str(ROOT / "results" / "individual" / "*")))
 results = []
@@ -195,8 +195,8 @@ TensorBoard scalars back and plots the learning curve, then plays the trained ne
 `twilight train --players 4 --decisions 1000000 --actors 0 --eval-opponents random`."""),
     ("code", SETUP + """
 
-from training.config import TrainConfig
-from training.train import summary_table, train
+from twilight_env.training.config import TrainConfig
+from twilight_env.training.train import summary_table, train
 
 decisions = int(os.environ.get("TWILIGHT_TRAIN_DECISIONS", 1_000_000))
 logdir = os.environ.get("TWILIGHT_TRAIN_DIR") or tempfile.mkdtemp(prefix="twilight_train_")
@@ -246,15 +246,15 @@ LADDER_CELLS = [
 
 An agent is any object with `act(infoset, legal_actions, rng) -> action` (`agents/base.py`; the
 information set is what its seat may know, never the true state). Registered under a name with
-`agents.base.register`, it plays in every command and study of this process. Here: a simple rule
+`twilight_env.agents.base.register`, it plays in every command and study of this process. Here: a simple rule
 ("play the strongest legal card, else the first legal action") put between `random` and
 `heuristic` on the ladder, on the held-out deal set `heldout-1`: does it beat `random`? (In one
 run of 100 deals it did not: −4.8 [−21.8, +12.3].) Deals per step from `TWILIGHT_LADDER_DEALS`
 (default 100)."""),
     ("code", SETUP + """
 
-from agents.base import register
-from twilight_env.cards import NUM_CARDS, STRENGTH
+from twilight_env.agents.base import register
+from twilight_env.rules.cards import NUM_CARDS, STRENGTH
 
 
 @register("mine")
@@ -269,7 +269,7 @@ class StrongestCard:
     def act(self, infoset, legal_actions, rng):
         cards = [a for a in legal_actions if a < NUM_CARDS]
         return max(cards, key=lambda c: STRENGTH[c]) if cards else legal_actions[0]"""),
-    ("code", """from experiments.ladder import run_ladder
+    ("code", """from twilight_env.experiments.ladder import run_ladder
 
 deals = int(os.environ.get("TWILIGHT_LADDER_DEALS", 100))
 folder = run_ladder(["random", "mine", "heuristic"], num_players=3, deals=deals, workers=1, progress=False,

@@ -18,16 +18,16 @@ from typing import Callable
 
 import numpy as np
 
-from agents.base import optional_member
-from twilight_env import deal_log
-from twilight_env.cards import CARDS, CULT_NAMES, codes_of
+from twilight_env.agents.base import optional_member
+from twilight_env.records import deal_log
+from twilight_env.rules.cards import CARDS, CULT_NAMES, codes_of
 from twilight_env.cli import non_negative_int
-from twilight_env.deal_log import result_lines, trick_outcome
-from twilight_env.engine import HOLD, NEW_MOON, NUM_TRICKS, PURGATORY_MASK, REQUEST_BASE, Config, Match, State
-from twilight_env.infoset import InfoSet
-from twilight_env.scoring import score_mask
+from twilight_env.records.deal_log import result_lines, trick_outcome
+from twilight_env.rules.engine import HOLD, NEW_MOON, NUM_TRICKS, PURGATORY_MASK, REQUEST_BASE, Config, Match, State
+from twilight_env.rules.infoset import InfoSet
+from twilight_env.rules.scoring import score_mask
 
-from .common import agent_available, agent_rng, check_specs
+from twilight_env.experiments.common import agent_available, agent_rng, check_specs
 
 QUIT_WORDS = ("quit", "q", "exit")
 HELP = """Inputs at a prompt (case does not matter):
@@ -157,7 +157,7 @@ def describe(state: State, action: int, human: int) -> str:
 def trick_result(before: State, after: State, human: int) -> str:
     """What happened to the trick just finished (R4.1-R4.4): who took it with which card,
     and where the pending pile went (``twilight deal``'s words,
-    :func:`twilight_env.deal_log.trick_outcome`)."""
+    :func:`twilight_env.records.deal_log.trick_outcome`)."""
     n = after.num_players
     t = before.trick
     plays = after.history[4 * t: 4 * t + 4]
@@ -179,13 +179,13 @@ def play_game(players: int, human: int, opponents: str, partner: str, seed: int,
     With ``record`` (a file path), the finished deal's record (``docs/RECORDS.md``; agents
     by seat, the person as ``"human"``) is written there (``.gz``: gzip); a deal left
     before its end writes none. The path is checked before the deal starts
-    (:func:`twilight_env.records.check_record_file`): a folder, an existing file (unless
+    (:func:`twilight_env.records.game_records.check_record_file`): a folder, an existing file (unless
     ``force``) or a place that cannot be written is refused naming ``--record``.
 
     Raises:
         ValueError: bad seat, agent spec or ``--record`` path (before the deal starts).
     """
-    from .dealsets import generate_deals
+    from twilight_env.records.dealsets import generate_deals
 
     ask = input if ask is None else ask
 
@@ -198,9 +198,9 @@ def play_game(players: int, human: int, opponents: str, partner: str, seed: int,
     check_specs([opponents], "--opponents")
     check_specs([partner], "--partner")
     if record is not None:
-        from twilight_env.records import check_record_file
+        from twilight_env.records.game_records import check_record_file
         record = check_record_file(record, "--record", force)
-    from .common import seat_agent
+    from twilight_env.experiments.common import seat_agent
 
     partner_seat = (human + 2) % 4 if players == 4 else (None if human == 0 else 4 - human)
     specs = []
@@ -293,7 +293,7 @@ def play_game(players: int, human: int, opponents: str, partner: str, seed: int,
 
 def _write_record(path: str, state: State, specs: list[str], seed: int, human: int) -> None:
     """Write the finished deal's record (docs/RECORDS.md) to ``path``."""
-    from twilight_env.records import deal_record, dump
+    from twilight_env.records.game_records import deal_record, dump
 
     agents = ["human" if s == "you" else s for s in specs]
     dump(deal_record(state, None, agents=agents, seed=seed, meta={"source": "twilight play", "human_seat": human}),

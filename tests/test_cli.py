@@ -30,7 +30,7 @@ def test_missing_optional_dependency_is_a_clean_error(monkeypatch, capsys, tmp_p
                                    RecursionError("maximum recursion depth exceeded")])
 def test_damaged_input_a_reader_missed_is_still_one_line(monkeypatch, capsys, tmp_path, error):
     """A last guard: EOFError/RecursionError from a reader are one line, exit 2, no traceback."""
-    import twilight_env.replay_log as replay_log
+    import twilight_env.records.replay_log as replay_log
 
     def boom(args):
         raise error

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from twilight_env.encoding import layout_table
+from twilight_env.obs.encoding import layout_table
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"

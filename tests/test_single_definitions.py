@@ -40,13 +40,13 @@ def test_defined_once(name, home):
 def test_env_id_is_the_package_one():
     pytest.importorskip("pettingzoo")
     import twilight_env
-    import twilight_env.aec
+    import twilight_env.envs.aec
 
-    assert twilight_env.aec.ENV_ID is twilight_env.ENV_ID
+    assert twilight_env.envs.aec.ENV_ID is twilight_env.ENV_ID
 
 
 def test_git_hash(monkeypatch):
-    from experiments.common import git_hash
+    from twilight_env.experiments.common import git_hash
 
     h = git_hash()
     if h is not None:  # in a git checkout: the commit, marked when tracked files differ

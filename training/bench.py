@@ -2,11 +2,11 @@
 
 Usage::
 
-    python -m training.bench [--players 4 3] [--decisions 200000] [--checkpoint PATH]
+    python -m twilight_env.training.bench [--players 4 3] [--decisions 200000] [--checkpoint PATH]
 
 Plays self-play deals in this process (one torch thread, as an actor runs) with both
-generators in the same run: :class:`~training.vec_selfplay.VecSelfPlay` on the batch
-engine (``--vector-games`` deals, default 1024) and :class:`~training.selfplay.SelfPlay`
+generators in the same run: :class:`~twilight_env.training.vec_selfplay.VecSelfPlay` on the batch
+engine (``--vector-games`` deals, default 1024) and :class:`~twilight_env.training.selfplay.SelfPlay`
 with one engine ``State`` per deal (``--games`` deals, default 256). Prints decisions/s
 (every applied action, forced ones included) and recorded decisions/s (those with a
 choice, which are trained on), the ratio to the 5,000 decisions/s target, and the
@@ -26,12 +26,12 @@ import time
 import numpy as np
 import torch
 
-from agents.nn.checkpoint import load_checkpoint, model_from_checkpoint
-from agents.nn.features import num_roles
-from agents.nn.network import NetConfig, QNetwork
+from twilight_env.agents.nn.checkpoint import load_checkpoint, model_from_checkpoint
+from twilight_env.agents.nn.features import num_roles
+from twilight_env.agents.nn.network import NetConfig, QNetwork
 
-from .selfplay import SelfPlay
-from .vec_selfplay import VecSelfPlay
+from twilight_env.training.selfplay import SelfPlay
+from twilight_env.training.vec_selfplay import VecSelfPlay
 
 TARGET = 5000.0
 """Target self-play speed on the 2-core development machine (decisions/s)."""
@@ -62,7 +62,7 @@ def measure(num_players: int, decisions: int, games: int, checkpoint: str | None
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m training.bench", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m twilight_env.training.bench", description=__doc__.splitlines()[0])
     p.add_argument("--players", type=int, nargs="+", default=[4, 3], choices=(3, 4))
     p.add_argument("--decisions", type=int, default=200000, help="measured decisions per generator")
     p.add_argument("--games", type=int, default=256, help="deals side by side, scalar generator")

@@ -6,28 +6,28 @@ report how many points the learner then takes from it. The learner's score is a 
 bound on the agent's exploitability (the best response value); a lower figure means a
 harder agent to exploit, 0 is the value of the agent against itself on duplicate deals.
 
-The learner is the project's Deep Monte-Carlo learner (:mod:`training.train`: the same
-:class:`~agents.nn.network.QNetwork`, DMC features :mod:`agents.nn.features`, replay
+The learner is the project's Deep Monte-Carlo learner (:mod:`twilight_env.training.train`: the same
+:class:`~twilight_env.agents.nn.network.QNetwork`, DMC features :mod:`twilight_env.agents.nn.features`, replay
 buffer, MSE regression with Adam, checkpoint format). Only the data source differs from
 self-play: in every deal the learner plays one side, chosen at random per deal (in 3
 players the solo side, seats 0 and 2 with the new moon (R7.3), or the Sun side, seats 1
 and 3), with epsilon-greedy exploration, and the frozen agent plays every other seat
-through the agent protocol (:mod:`agents.base`): it is called with an
-:class:`~twilight_env.infoset.InfoSet` only, never the engine state, and agents with
+through the agent protocol (:mod:`twilight_env.agents.base`): it is called with an
+:class:`~twilight_env.rules.infoset.InfoSet` only, never the engine state, and agents with
 ``act_batch`` (``neural``) get all their pending decisions of the batch of deals in one
 call. The DMC target of each learner decision is the learner side's final deal return,
 ``(own side's deal score − other side's) / 360`` (R5).
 
 The figure: the greedy learner against the agent on duplicate deals of a held-out deal
 set (``heldout-3``: the first N deals of seed 2_026_120_103 drawn by
-:func:`experiments.dealsets.generate_deals`, seat 0 leading, the deals that ``twilight
+:func:`twilight_env.records.dealsets.generate_deals`, seat 0 leading, the deals that ``twilight
 arena --seed 2026120103 --deals N`` plays), each deal played twice with the sides swapped;
 mean learner points per deal (the learner side's deal score minus the agent side's,
 averaged over the two plays) with a 95% Student-t interval over deals. Seeds
 2_026_120_101..2_026_120_103 are reserved for held-out sets: they are refused as
 training seeds, and the evaluation during training uses other deals (seed + 12345).
 
-Run directory (``--out``): ``checkpoint.pt`` (the :mod:`agents.nn.checkpoint` format
+Run directory (``--out``): ``checkpoint.pt`` (the :mod:`twilight_env.agents.nn.checkpoint` format
 plus a ``best_response`` entry; playable as ``neural:path=RUN_DIR/checkpoint.pt``,
 written atomically every ``--checkpoint-every`` minutes, at the end and on Ctrl-C or
 SIGTERM), TensorBoard event files and ``exploitability.json`` (the figure). TensorBoard
@@ -45,9 +45,9 @@ tags, x-axis = decisions played (learner and agent, forced ones included):
 
 Usage::
 
-    python -m training.best_response --agent heuristic --players 4 --minutes 7 --out runs/br_heuristic_4p
-    python -m training.best_response --resume runs/br_heuristic_4p --minutes 3
-    python -m training.best_response --evaluate runs/br_heuristic_4p --deals 200
+    python -m twilight_env.training.best_response --agent heuristic --players 4 --minutes 7 --out runs/br_heuristic_4p
+    python -m twilight_env.training.best_response --resume runs/br_heuristic_4p --minutes 3
+    python -m twilight_env.training.best_response --evaluate runs/br_heuristic_4p --deals 200
 """
 
 from __future__ import annotations
@@ -65,19 +65,19 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from agents.nn.checkpoint import CHECKPOINT_NAME, FORMAT, VERSION, load_checkpoint, save_checkpoint
-from agents.nn.features import role_of, state_row
-from agents.nn.network import score_decisions
-from twilight_env.engine import State, random_hands, validate_deal
-from twilight_env.infoset import InfoSet
+from twilight_env.agents.nn.checkpoint import CHECKPOINT_NAME, FORMAT, VERSION, load_checkpoint, save_checkpoint
+from twilight_env.agents.nn.features import role_of, state_row
+from twilight_env.agents.nn.network import score_decisions
+from twilight_env.rules.engine import State, random_hands, validate_deal
+from twilight_env.rules.infoset import InfoSet
 
-from .config import TrainConfig
-from .selfplay import Batch, CollectStats, _choose, eval_deals
-from .train import (TrainingInterrupted, _Signals, _rng_state, _set_rng_state, _to_cpu, build_learner,
+from twilight_env.training.config import TrainConfig
+from twilight_env.training.selfplay import Batch, CollectStats, _choose, eval_deals
+from twilight_env.training.train import (TrainingInterrupted, _Signals, _rng_state, _set_rng_state, _to_cpu, build_learner,
                     git_hash, learner_step, log_step)
 
 DEAL_SETS: dict[str, int] = {"heldout-1": 2_026_120_101, "heldout-2": 2_026_120_102, "heldout-3": 2_026_120_103}
-"""Held-out deal sets by name: the seed of :func:`experiments.dealsets.generate_deals`."""
+"""Held-out deal sets by name: the seed of :func:`twilight_env.records.dealsets.generate_deals`."""
 RESERVED_SEEDS = range(2_026_120_101, 2_026_120_104)
 """Seeds of held-out deal sets: never a training seed (and never the evaluation during training)."""
 RESULT_NAME = "exploitability.json"
@@ -91,7 +91,7 @@ class BRConfig:
     """A best-response run (module docstring). Every field gives its unit."""
 
     agent: str = "heuristic"
-    """The frozen agent (:func:`agents.base.make_agent` spec) (spec)."""
+    """The frozen agent (:func:`twilight_env.agents.base.make_agent` spec) (spec)."""
     players: int = 4
     """Variant: 3 or 4 players (seats at the table)."""
     minutes: float | None = None
@@ -194,14 +194,14 @@ class BRConfig:
 # ---------------------------------------------------------------------------------
 
 class FrozenAgent:
-    """The agent under test, seen only through the agent protocol (:mod:`agents.base`).
+    """The agent under test, seen only through the agent protocol (:mod:`twilight_env.agents.base`).
 
     One instance plays every deal when the agent is ``stateless``; otherwise each deal gets
     its own instance (``reset()`` before the deal). Agents with ``act_batch`` decide for
     many deals in one call.
 
     Args:
-        spec: agent spec (:func:`agents.base.make_agent`), or an agent object.
+        spec: agent spec (:func:`twilight_env.agents.base.make_agent`), or an agent object.
         rng: the agent's randomness (``numpy.random.Generator``).
 
     Raises:
@@ -217,7 +217,7 @@ class FrozenAgent:
     def _build(self):
         if not isinstance(self.spec, str):
             return self.spec
-        from agents.base import make_agent
+        from twilight_env.agents.base import make_agent
         return make_agent(self.spec)
 
     def for_deal(self):
@@ -321,7 +321,7 @@ def play_round(games: list, model, frozen: FrozenAgent, epsilon: float, rng: np.
 class BestResponseSource:
     """Training data: deals of the learner against the frozen agent (module docstring).
 
-    Same interface as the trainer's self-play sources (:func:`training.train.learner_step`
+    Same interface as the trainer's self-play sources (:func:`twilight_env.training.train.learner_step`
     takes its chunks). Deals in progress carry over between calls.
 
     Args:
@@ -383,10 +383,10 @@ def duplicate_points(model, num_players: int, agent, deals: list, seed: int = 0)
     """The greedy learner against ``agent`` on duplicate deals.
 
     Args:
-        model: the learner's :class:`~agents.nn.network.QNetwork`.
+        model: the learner's :class:`~twilight_env.agents.nn.network.QNetwork`.
         num_players: 3 or 4.
         agent: agent spec or object (:class:`FrozenAgent`).
-        deals: ``(hands, leader)`` pairs (:func:`training.selfplay.eval_deals`), each played
+        deals: ``(hands, leader)`` pairs (:func:`twilight_env.training.selfplay.eval_deals`), each played
             twice, the learner on side 0 then on side 1.
         seed: the agent's randomness.
 
@@ -400,7 +400,7 @@ def duplicate_points(model, num_players: int, agent, deals: list, seed: int = 0)
     Raises:
         ValueError: on no deals, or an agent playing an illegal action.
     """
-    from experiments.common import mean_ci
+    from twilight_env.experiments.common import mean_ci
     if not deals:
         raise ValueError("duplicate_points needs at least one deal")
     frozen = FrozenAgent(agent, np.random.default_rng([seed, 5_000]))
@@ -431,7 +431,7 @@ def init_weights(cfg: BRConfig) -> dict | None:
     """
     if cfg.init == "scratch":
         return None
-    from agents.neural import default_weights
+    from twilight_env.agents.neural import default_weights
     path = default_weights(cfg.players) if cfg.init == "default" else cfg.init
     return load_checkpoint(path, cfg.players)
 
@@ -465,7 +465,7 @@ def load_br_checkpoint(run_dir: str | os.PathLike) -> dict:
     if "best_response" not in ckpt or "optimizer" not in ckpt:
         raise ValueError(f"{str(run_dir)!r} holds a network checkpoint, but not one of a best-response run "
                          f"(no 'best_response' entry); give the --out folder of "
-                         f"`python -m training.best_response`")
+                         f"`python -m twilight_env.training.best_response`")
     return ckpt
 
 
@@ -473,7 +473,7 @@ def resume_command(run_dir: Path, cfg: BRConfig, elapsed_s: float) -> str:
     """The command line that continues ``run_dir``: the same total budgets (``--decisions``,
     ``--cpu-minutes``), the wall-clock minutes left, and the evaluation and checkpoint flags
     that differ from their defaults."""
-    cmd = ["python", "-m", "training.best_response", "--resume", str(run_dir)]
+    cmd = ["python", "-m", "twilight_env.training.best_response", "--resume", str(run_dir)]
     if cfg.decisions is not None:
         cmd += ["--decisions", str(cfg.decisions)]
     if cfg.cpu_minutes is not None:
@@ -655,18 +655,18 @@ def _log_eval(writer, res: dict, step: int, players: int) -> None:
 
 def write_result(run_dir: Path, summary: dict) -> None:
     """Write ``summary`` to ``run_dir/exploitability.json`` atomically."""
-    from experiments.common import write_json_atomic
+    from twilight_env.experiments.common import write_json_atomic
     write_json_atomic(str(Path(run_dir) / RESULT_NAME), summary)
 
 
 def heldout_deals(deal_set: str, n: int) -> list[tuple]:
     """The first ``n`` deals of a held-out set as ``(hands, leader)`` pairs (hands as card-id
-    bit masks by seat, seat 0 leading), as :func:`experiments.dealsets.generate_deals` draws them.
+    bit masks by seat, seat 0 leading), as :func:`twilight_env.records.dealsets.generate_deals` draws them.
 
     Raises:
         ValueError: on an unknown set name or a negative ``n``.
     """
-    from experiments.dealsets import generate_deals
+    from twilight_env.records.dealsets import generate_deals
     if deal_set not in DEAL_SETS:
         raise ValueError(f"unknown deal set {deal_set!r}; known: {', '.join(DEAL_SETS)}")
     return [(tuple(validate_deal(deal)), 0) for deal in generate_deals(n, DEAL_SETS[deal_set])]
@@ -687,7 +687,7 @@ def evaluate_run(run_dir: str | os.PathLike, deals: int, deal_set: str = "heldou
     Raises:
         ValueError: on an unknown deal set, fewer than 2 deals, or a bad checkpoint.
     """
-    from agents.nn.checkpoint import model_from_checkpoint
+    from twilight_env.agents.nn.checkpoint import model_from_checkpoint
     if deal_set not in DEAL_SETS:
         raise ValueError(f"unknown deal set {deal_set!r}; known: {', '.join(DEAL_SETS)}")
     if deals < 2:
@@ -727,7 +727,7 @@ def format_result(res: dict) -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     d = BRConfig()
-    p = argparse.ArgumentParser(prog="python -m training.best_response",
+    p = argparse.ArgumentParser(prog="python -m twilight_env.training.best_response",
                                 description="Approximate exploitability: train a DMC best response against a "
                                             "frozen agent and measure it on held-out duplicate deals.")
     p.add_argument("--agent", default=None, help="the frozen agent spec, e.g. heuristic, neural:default")
@@ -780,10 +780,10 @@ def main(argv: list[str] | None = None) -> int:
                        checkpoint_every=args.checkpoint_every, progress=not args.no_progress)
         summary = train_best_response(cfg, out=args.out, resume=args.resume)
     except TrainingInterrupted as e:
-        print(f"\n{e}".replace("twilight train", "python -m training.best_response"), file=sys.stderr)
+        print(f"\n{e}".replace("twilight train", "python -m twilight_env.training.best_response"), file=sys.stderr)
         return 128 + e.signum
     except (ValueError, OSError) as e:
-        print(f"python -m training.best_response: error: {e}", file=sys.stderr)
+        print(f"python -m twilight_env.training.best_response: error: {e}", file=sys.stderr)
         return 2
     if summary["result"] is not None:
         print(format_result(summary["result"]))

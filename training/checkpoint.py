@@ -1,6 +1,6 @@
 """Inference-only copies of training checkpoints (the shipped ``agents/weights``).
 
-The checkpoint format, atomic writes and checked loads are in :mod:`agents.nn.checkpoint`
+The checkpoint format, atomic writes and checked loads are in :mod:`twilight_env.agents.nn.checkpoint`
 (the ``neural`` agent reads what the trainer writes).
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from agents.nn.checkpoint import load_checkpoint, model_from_checkpoint, save_checkpoint
+from twilight_env.agents.nn.checkpoint import load_checkpoint, model_from_checkpoint, save_checkpoint
 
 
 def export_weights(src: str | os.PathLike, dst: str | os.PathLike) -> dict:
@@ -17,7 +17,7 @@ def export_weights(src: str | os.PathLike, dst: str | os.PathLike) -> dict:
     Used to produce the shipped ``agents/weights/neural_{3,4}p.pt``. Returns the written dict.
 
     Raises:
-        ValueError: as :func:`~agents.nn.checkpoint.load_checkpoint`.
+        ValueError: as :func:`~twilight_env.agents.nn.checkpoint.load_checkpoint`.
     """
     ckpt = load_checkpoint(src)
     model_from_checkpoint(ckpt, str(src))  # check the weights fit

@@ -28,7 +28,7 @@ class TrainConfig:
     """Learner device, ``cpu`` or ``cuda`` (actors always run on CPU) (device name)."""
     ray: str | None = None
     """Run the ``actors`` as Ray actors on this cluster (``auto``, ``local``, ``HOST:PORT``;
-    ``experiments.distributed``) instead of local processes; None: local (address)."""
+    ``twilight_env.util.distributed``) instead of local processes; None: local (address)."""
     seed: int = 1
     """Seed of deals, exploration, weights and evaluation deals (integer)."""
     logdir: str = "runs"
@@ -44,7 +44,7 @@ class TrainConfig:
     eval_deals: int = 200
     """Duplicate evaluation deals per opponent, each played twice with sides swapped (deals)."""
     eval_opponents: tuple = ("heuristic", "random")
-    """Opponent agent specs for evaluation (:func:`agents.base.make_agent` specs, e.g. ``heuristic``,
+    """Opponent agent specs for evaluation (:func:`twilight_env.agents.base.make_agent` specs, e.g. ``heuristic``,
     ``pimc:worlds=16``, ``neural:default``) (specs). A new run stops with an error on a spec that
     cannot be built; a resumed run skips it with a printed note (so a run whose opponent
     checkpoint is gone can still continue)."""
@@ -65,8 +65,8 @@ class TrainConfig:
     games_per_actor: int = 1024
     """Deals each actor plays side by side, batched through one forward pass (deals)."""
     selfplay_engine: str = "vector"
-    """Self-play generator: ``vector`` (the batch engine, ``training.vec_selfplay``) or
-    ``scalar`` (one engine ``State`` per deal, ``training.selfplay``); same samples, different speed (name)."""
+    """Self-play generator: ``vector`` (the batch engine, ``twilight_env.training.vec_selfplay``) or
+    ``scalar`` (one engine ``State`` per deal, ``twilight_env.training.selfplay``); same samples, different speed (name)."""
     chunk: int = 8192
     """Self-play decisions an actor generates between weight refreshes (decisions)."""
     pool_prob: float = 0.2

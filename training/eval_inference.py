@@ -1,16 +1,16 @@
 """Log-likelihood of the true world: card-location model against the uniform sampler, on fresh deals.
 
-``python -m training.eval_inference --players 3 --deals 300 --seed 424242 [--agents neural:default] [--weights FILE]``
+``python -m twilight_env.training.eval_inference --players 3 --deals 300 --seed 424242 [--agents neural:default] [--weights FILE]``
 
 Plays ``--deals`` deals drawn with ``numpy.random.default_rng(seed)`` (use a seed that
 no training record file used; held-out seeds are refused as in
-``training.inference_data``) with the agent spec at every seat. At each decision kept
+``twilight_env.training.inference_data``) with the agent spec at every seat. At each decision kept
 (chance ``--keep``) with at least one unseen card, it computes for the deciding seat's
 information set the exact log-probability of the true world (the true hands of the
 hidden seats) under
 
 - the uniform sampler: ``-log(number of consistent worlds)`` (R2.5), and
-- the model sampler: :meth:`agents.worlds.WorldSampler.log_prob` with the
+- the model sampler: :meth:`twilight_env.agents.worlds.WorldSampler.log_prob` with the
   card-location model's probabilities (the distribution ``pimc:inference=model`` draws from),
 
 and prints both per unseen card (sum of log-probabilities / sum of unseen cards, nats),
@@ -25,12 +25,12 @@ import sys
 
 import numpy as np
 
-from agents.base import make_agent
-from agents.inference import card_probs, load_model
-from agents.worlds import WorldSampler, uniform_log_prob
-from training.inference_data import check_seed
-from twilight_env.engine import State
-from twilight_env.infoset import InfoSet
+from twilight_env.agents.base import make_agent
+from twilight_env.agents.inference import card_probs, load_model
+from twilight_env.agents.worlds import WorldSampler, uniform_log_prob
+from twilight_env.training.inference_data import check_seed
+from twilight_env.rules.engine import State
+from twilight_env.rules.infoset import InfoSet
 
 
 def evaluate(players: int, deals: int, seed: int, agents: str = "neural:default", weights: str | None = None,
@@ -92,7 +92,7 @@ def report(res: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m training.eval_inference", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="python -m twilight_env.training.eval_inference", description=__doc__.split("\n")[0])
     p.add_argument("--players", type=int, choices=(3, 4), required=True)
     p.add_argument("--deals", type=int, default=300)
     p.add_argument("--seed", type=int, required=True, help="deal seed; not one used for training records")

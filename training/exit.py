@@ -1,10 +1,10 @@
 """Expert iteration (Anthony, Tian & Barber 2017): search data, policy/value training, iterations.
 
-``python -m training.exit generate --players 3 --deals 200 --out D`` plays self-play deals
+``python -m twilight_env.training.exit generate --players 3 --deals 200 --out D`` plays self-play deals
 in which every decision is made by a search agent (``--agent``: ``ismcts:...`` or
 ``exit-search:PATH,...``) and records, per decision with more than one legal action, what
 the deciding seat knows and what the search concluded. ``train --data D [D ...] --run R``
-fits a :class:`agents.exit.PolicyValueNet` to them (AlphaZero targets: cross-entropy to the
+fits a :class:`twilight_env.agents.exit.PolicyValueNet` to them (AlphaZero targets: cross-entropy to the
 normalised root visits + MSE to the outcome). ``iterate`` chains both: iteration 1 generates
 with the plain search, iteration ``k`` with ``exit-search:<net k-1>`` and trains net ``k``
 (warm-started from net ``k-1``). ``export`` writes an inference-only copy (the shipped
@@ -12,7 +12,7 @@ with the plain search, iteration ``k`` with ``exit-search:<net k-1>`` and trains
 
 Deals: deal ``i`` of seed ``s`` is drawn with ``numpy.random.default_rng([s, i])`` (first
 leader uniform over the four seats, then the hands, R2.3); the search of deal ``i`` uses
-``default_rng([s, i, 1])``. Seeds of the held-out deal sets (``twilight_env.heldout``) are
+``default_rng([s, i, 1])``. Seeds of the held-out deal sets (``twilight_env.rules.heldout``) are
 refused. Deals are grouped in chunks of ``--chunk-deals``; each chunk is one file
 ``chunk_{k:05d}.npz`` written atomically (temporary file + ``os.replace``), so an
 interrupted run, run again, plays only the missing chunks. ``meta.json`` holds the settings;
@@ -22,7 +22,7 @@ Chunk file (``numpy.savez_compressed``), N decisions:
 
 | key | dtype, shape | meaning |
 |-----|--------------|---------|
-| ``rows`` | int64 ``(N, 25)`` | compact feature rows of the deciding seat (``agents.nn.features.infoset_row``) |
+| ``rows`` | int64 ``(N, 25)`` | compact feature rows of the deciding seat (``twilight_env.agents.nn.features.infoset_row``) |
 | ``roles`` | int8 ``(N,)`` | network head (``role_of``) |
 | ``legal`` | bool ``(N, 31)`` | legal actions (R3.2, R3.5) |
 | ``visits`` | float32 ``(N, 31)`` | root visit counts / their sum (0 on illegal actions) |
@@ -46,15 +46,15 @@ from pathlib import Path
 
 import numpy as np
 
-from agents.base import make_agent
-from agents.exit import (ExitSearchAgent, PolicyValueNet, PVConfig, legal_mask, load_exit_checkpoint,
+from twilight_env.agents.base import make_agent
+from twilight_env.agents.exit import (ExitSearchAgent, PolicyValueNet, PVConfig, legal_mask, load_exit_checkpoint,
                          model_from_exit_checkpoint, most_visited, new_checkpoint, resolve_backend)
-from agents.ismcts import ISMCTSAgent
-from agents.nn.checkpoint import CHECKPOINT_NAME, save_checkpoint
-from agents.nn.features import infoset_row, num_roles, role_of
-from twilight_env.engine import NUM_ACTIONS, State
-from twilight_env.heldout import check_not_heldout
-from twilight_env.infoset import InfoSet
+from twilight_env.agents.ismcts import ISMCTSAgent
+from twilight_env.agents.nn.checkpoint import CHECKPOINT_NAME, save_checkpoint
+from twilight_env.agents.nn.features import infoset_row, num_roles, role_of
+from twilight_env.rules.engine import NUM_ACTIONS, State
+from twilight_env.rules.heldout import check_not_heldout
+from twilight_env.rules.infoset import InfoSet
 
 DATA_FORMAT = "twilight-exit-data"
 DATA_VERSION = 1
@@ -72,7 +72,7 @@ def search_visits(agent, infoset, legal, rng: np.random.Generator) -> np.ndarray
 
     Args:
         agent: ``exit-search`` or ``ismcts``, each with its own ``backend`` option
-            (``ismcts:backend=numba``: ``agents.fast_ismcts.search`` with the agent's
+            (``ismcts:backend=numba``: ``twilight_env.agents.fast_ismcts.search`` with the agent's
             iterations, ``c``, rollout policy, epsilon, scoring, ``max_depth`` and
             ``trees``, as its ``act`` does, so the recorded visits are those its move
             was chosen by).
@@ -84,7 +84,7 @@ def search_visits(agent, infoset, legal, rng: np.random.Generator) -> np.ndarray
         return agent.search(infoset, legal, rng)[0]
     if isinstance(agent, ISMCTSAgent):
         if agent.backend == "numba":
-            from agents.fast_ismcts import search
+            from twilight_env.agents.fast_ismcts import search
             return np.asarray(search(infoset, agent.iterations, agent.c, rng, rollout=agent.rollout,
                                      epsilon=agent.epsilon, scoring=agent.scoring, max_depth=agent.max_depth,
                                      trees=agent.trees)[0], dtype=np.int64)
@@ -177,9 +177,9 @@ _WORKER: dict = {}
 def _init_worker(spec: str) -> None:
     """Set up a generating process (a pool worker, or this process with one worker): one
     torch thread and the agent. A pool worker ends when the process that started it dies,
-    even by ``kill -9`` (:func:`twilight_env._procs.die_with_parent`; nothing is armed in a
+    even by ``kill -9`` (:func:`twilight_env.util.procs.die_with_parent`; nothing is armed in a
     process that ``multiprocessing`` did not start)."""
-    from twilight_env._procs import die_with_parent
+    from twilight_env.util.procs import die_with_parent
 
     die_with_parent()
     import torch
@@ -244,7 +244,7 @@ def generate(out, num_players: int, deals: int, agent: str = DEFAULT_AGENT, seed
     if not isinstance(probe, (ISMCTSAgent, ExitSearchAgent)):
         raise ValueError(f"generate needs a search agent (ismcts:..., exit-search:PATH,...), got {agent!r}")
     out = Path(out)
-    from experiments.common import git_hash
+    from twilight_env.experiments.common import git_hash
     _check_meta(out, {"format": DATA_FORMAT, "version": DATA_VERSION, "num_players": num_players, "agent": agent,
                       "seed": int(seed), "chunk_deals": chunk_deals, "deals": deals, "git": git_hash()})
     jobs, skipped = [], 0
@@ -290,7 +290,7 @@ def load_data(folders) -> tuple[dict, int]:
         folder = Path(folder)
         meta_path = folder / "meta.json"
         if not meta_path.is_file():
-            raise ValueError(f"{str(folder)!r} is not a data folder of `python -m training.exit generate` "
+            raise ValueError(f"{str(folder)!r} is not a data folder of `python -m twilight_env.training.exit generate` "
                              f"(no meta.json)")
         meta = json.loads(meta_path.read_text())
         if meta.get("format") != DATA_FORMAT or meta.get("version") != DATA_VERSION:
@@ -341,7 +341,7 @@ def train(data_folders, run, epochs: int = 20, batch_size: int = 256, lr: float 
           weight_decay: float = 1e-4, value_weight: float = 1.0, holdout: float = 0.1, seed: int = 1,
           trunk=(256, 256), head=(128,), init: str | None = None, resume: bool = False,
           threads: int = 1, progress: bool = True) -> dict:
-    """Train a :class:`~agents.exit.PolicyValueNet` on generated data.
+    """Train a :class:`~twilight_env.agents.exit.PolicyValueNet` on generated data.
 
     Loss per decision: cross-entropy of the policy to the normalised root visits +
     ``value_weight`` × squared error of the value to the outcome (AlphaZero). Whole deals
@@ -367,7 +367,7 @@ def train(data_folders, run, epochs: int = 20, batch_size: int = 256, lr: float 
     import torch
     from torch.utils.tensorboard import SummaryWriter
 
-    from experiments.common import git_hash
+    from twilight_env.experiments.common import git_hash
 
     for name, v in (("epochs", epochs), ("batch_size", batch_size), ("threads", threads)):
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
@@ -472,7 +472,7 @@ def export(src, dst) -> dict:
     ``agents/weights/exit_3p.pt``.
 
     Raises:
-        ValueError: as :func:`agents.exit.load_exit_checkpoint`.
+        ValueError: as :func:`twilight_env.agents.exit.load_exit_checkpoint`.
     """
     ckpt = load_exit_checkpoint(src)
     model_from_exit_checkpoint(ckpt, str(src))
@@ -527,7 +527,7 @@ def iterate(out, num_players: int, iterations: int, deals: int, search_iteration
 def main(argv=None) -> int:
     from twilight_env.cli import non_negative_int, positive_float, positive_int
 
-    p = argparse.ArgumentParser(prog="python -m training.exit", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m twilight_env.training.exit", description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="cmd", required=True)
     g = sub.add_parser("generate", help="self-play deals decided by a search agent; records for training")
     g.add_argument("--out", required=True, help="data folder (resumable: finished chunks are skipped)")

@@ -1,10 +1,10 @@
 """Records for the card-location model: information-set features and where every unseen card truly lies.
 
-``python -m training.inference_data --players 3 --deals 4000 --agents neural:default --seed 11 --out d3.npz``
+``python -m twilight_env.training.inference_data --players 3 --deals 4000 --agents neural:default --seed 11 --out d3.npz``
 plays ``--deals`` deals (drawn with ``numpy.random.default_rng(seed)``, R2.3; the first
 leader uniform over the four seats) with the agent spec at every seat and keeps each
 decision point with probability ``--keep``: the features of the *deciding* seat's
-information set (:func:`agents.worlds.infoset_features`, the searcher's view in
+information set (:func:`twilight_env.agents.worlds.infoset_features`, the searcher's view in
 ``pimc``/``ismcts``) and, as labels, the relative seat truly holding each unseen card.
 Agents with ``act_batch`` (``neural``) decide for ``--batch`` deals in one forward pass.
 
@@ -17,7 +17,7 @@ File format (``numpy.savez_compressed``):
 | ``deal`` | int32 ``(N,)`` | index of the deal the record comes from (deal ``i`` of ``seed``) |
 | ``meta`` | str (JSON) | ``format`` ``"twilight-inference-data"``, ``version``, ``feature_version``, ``num_players``, ``agents``, ``seed``, ``deals``, ``keep``, ``x_scale`` |
 
-Seeds of the held-out deal sets (``twilight_env.heldout`` where present) and every seed
+Seeds of the held-out deal sets (``twilight_env.rules.heldout`` where present) and every seed
 >= 2_026_000_000 (the range they are drawn from) are refused.
 """
 
@@ -31,10 +31,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from agents.base import make_agent
-from agents.worlds import FEATURE_SIZE, FEATURE_VERSION, infoset_features, true_locations
-from twilight_env.engine import State
-from twilight_env.infoset import InfoSet
+from twilight_env.agents.base import make_agent
+from twilight_env.agents.worlds import FEATURE_SIZE, FEATURE_VERSION, infoset_features, true_locations
+from twilight_env.rules.engine import State
+from twilight_env.rules.infoset import InfoSet
 
 FORMAT = "twilight-inference-data"
 VERSION = 1
@@ -56,7 +56,7 @@ def check_seed(seed: int, what: str = "--seed") -> int:
         raise ValueError(f"{what} {seed} is in the range kept for held-out deal sets (>= {HELDOUT_FLOOR}); "
                          "use a smaller seed")
     try:  # the named held-out sets, where this version of the package has them
-        from twilight_env.heldout import check_not_heldout  # type: ignore[import-not-found]
+        from twilight_env.rules.heldout import check_not_heldout  # type: ignore[import-not-found]
     except ImportError:
         return int(seed)
     return int(check_not_heldout(seed, what))
@@ -150,13 +150,13 @@ def load(path: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict]:
             feature version.
     """
     if not os.path.isfile(path):
-        raise ValueError(f"record file not found: {path!r} (write one with `python -m training.inference_data`)")
+        raise ValueError(f"record file not found: {path!r} (write one with `python -m twilight_env.training.inference_data`)")
     try:
         with np.load(path, allow_pickle=False) as z:
             meta = json.loads(str(z["meta"]))
             x, y, deal = z["x"], z["y"], z["deal"]
     except Exception as e:  # numpy / zipfile raise many kinds on a damaged file
-        raise ValueError(f"cannot read record file {path!r}: corrupt or not written by training.inference_data "
+        raise ValueError(f"cannot read record file {path!r}: corrupt or not written by twilight_env.training.inference_data "
                          f"({type(e).__name__})") from None
     if meta.get("format") != FORMAT or meta.get("version") != VERSION:
         raise ValueError(f"{path!r} is not a {FORMAT} version {VERSION} file")
@@ -168,7 +168,7 @@ def load(path: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m training.inference_data", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="python -m twilight_env.training.inference_data", description=__doc__.split("\n")[0])
     p.add_argument("--players", type=int, choices=(3, 4), required=True)
     p.add_argument("--deals", type=int, required=True)
     p.add_argument("--agents", default="neural:default", help="agent spec at every seat (default neural:default)")

@@ -2,7 +2,7 @@
 
 Usage::
 
-    python -m training.plot_curve RUN_DIR [RUN_DIR ...] --out results/learning_curve.png
+    python -m twilight_env.training.plot_curve RUN_DIR [RUN_DIR ...] --out results/learning_curve.png
 
 Plots ``eval/points_vs_X`` (deal points per deal in duplicate deals, network side minus
 agent X's side) with its 95% band (``eval/ci95_vs_X``) against self-play decisions seen,
@@ -62,7 +62,7 @@ def plot(run_dirs: list[str], out: str, titles: list[str] | None = None,
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m training.plot_curve", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m twilight_env.training.plot_curve", description=__doc__.splitlines()[0])
     p.add_argument("runs", nargs="+")
     p.add_argument("--out", required=True)
     p.add_argument("--titles", nargs="*", default=None)

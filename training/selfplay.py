@@ -24,11 +24,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from agents.nn.features import NUM_MASKS, role_of, state_row
-from agents.nn.network import score_decisions
-from twilight_env.engine import State, random_hands
-from twilight_env.heldout import check_not_heldout
-from twilight_env.infoset import InfoSet
+from twilight_env.agents.nn.features import NUM_MASKS, role_of, state_row
+from twilight_env.agents.nn.network import score_decisions
+from twilight_env.rules.engine import State, random_hands
+from twilight_env.rules.heldout import check_not_heldout
+from twilight_env.rules.infoset import InfoSet
 
 
 @dataclass
@@ -78,7 +78,7 @@ class SelfPlay:
 
     Args:
         num_players: 3 or 4.
-        model: the current :class:`~agents.nn.network.QNetwork` (read, never trained here).
+        model: the current :class:`~twilight_env.agents.nn.network.QNetwork` (read, never trained here).
         rng: ``numpy.random.Generator`` for deals, exploration and the pool.
         num_games: deals played side by side (deals).
         epsilon: probability of a uniformly random legal action (0..1).
@@ -218,7 +218,7 @@ def eval_deals(num_players: int, num_deals: int, seed: int) -> list[tuple]:
     """A fixed list of ``(hands, leader)`` deals drawn from ``seed`` (the same every call).
 
     Raises:
-        ValueError: ``seed`` is a held-out deal set's (``twilight_env.heldout``).
+        ValueError: ``seed`` is a held-out deal set's (``twilight_env.rules.heldout``).
     """
     rng = np.random.default_rng(check_not_heldout(seed, "evaluation seed"))
     out = []
@@ -233,17 +233,17 @@ def duplicate_eval(model, num_players: int, opponent, deals: list, seed: int = 0
     """Play each deal twice, network on side 0 then side 1, greedy, against ``opponent``.
 
     Args:
-        model: the :class:`~agents.nn.network.QNetwork` (greedy over legal actions).
+        model: the :class:`~twilight_env.agents.nn.network.QNetwork` (greedy over legal actions).
         num_players: 3 or 4.
         opponent: an agent spec string (``"heuristic"``, ``"random"``); one agent is built
-            per game with :func:`agents.base.make_agent`.
+            per game with :func:`twilight_env.agents.base.make_agent`.
         deals: from :func:`eval_deals`.
         seed: seed of the opponents' ``rng``.
 
     Returns:
         an :class:`EvalResult`.
     """
-    from agents.base import make_agent
+    from twilight_env.agents.base import make_agent
     rng = np.random.default_rng(seed)
     games = []
     for hands, leader in deals:

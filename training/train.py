@@ -10,7 +10,7 @@ shared-memory copy after every chunk.
 
 Run directory ``{logdir}/{exp}__{seed}__{unixtime}`` holds TensorBoard event files and
 ``checkpoint.pt`` (written atomically every ``checkpoint_every`` minutes, at the end,
-and on Ctrl-C or SIGTERM; see :func:`agents.nn.checkpoint.save_checkpoint`). An
+and on Ctrl-C or SIGTERM; see :func:`twilight_env.agents.nn.checkpoint.save_checkpoint`). An
 interrupted run prints one line with the ``twilight train --resume RUN_DIR ...`` command
 that continues it; a resumed run appends to the same TensorBoard folder and drops events
 logged after its checkpoint (``purge_step``), so no step is logged twice. TensorBoard tags, x-axis = self-play decisions seen by the learner:
@@ -47,17 +47,17 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from experiments.common import git_hash
+from twilight_env.experiments.common import git_hash
 from twilight_env.cli import non_negative_int, positive_float, positive_int, probability
 
-from agents.nn.checkpoint import (CHECKPOINT_NAME, FORMAT, VERSION, load_checkpoint, model_from_checkpoint,
+from twilight_env.agents.nn.checkpoint import (CHECKPOINT_NAME, FORMAT, VERSION, load_checkpoint, model_from_checkpoint,
                                   save_checkpoint)
-from agents.nn.features import NUM_MASKS, num_roles
-from agents.nn.network import NetConfig, QNetwork
+from twilight_env.agents.nn.features import NUM_MASKS, num_roles
+from twilight_env.agents.nn.network import NetConfig, QNetwork
 
-from .config import TrainConfig
-from .selfplay import SelfPlay, duplicate_eval, eval_deals
-from .vec_selfplay import VecSelfPlay
+from twilight_env.training.config import TrainConfig
+from twilight_env.training.selfplay import SelfPlay, duplicate_eval, eval_deals
+from twilight_env.training.vec_selfplay import VecSelfPlay
 
 
 # ---------------------------------------------------------------------------------
@@ -65,7 +65,7 @@ from .vec_selfplay import VecSelfPlay
 # ---------------------------------------------------------------------------------
 
 def add_arguments(parser) -> None:
-    """Flags of ``twilight train`` (see :class:`~training.config.TrainConfig` for units)."""
+    """Flags of ``twilight train`` (see :class:`~twilight_env.training.config.TrainConfig` for units)."""
     d = TrainConfig()
     parser.add_argument("--players", type=int, choices=(3, 4), default=None,
                         help="variant: 4 or 3 players (default 4; a resumed run keeps its own)")
@@ -134,7 +134,7 @@ def run(args) -> int:
         0 when the budget is spent; 130 after Ctrl-C, 143 after SIGTERM (a checkpoint is
         written first and one line says how to continue).
     """
-    from agents.base import parse_spec
+    from twilight_env.agents.base import parse_spec
 
     cfg = config_from_args(args)
     for spec in cfg.eval_opponents:
@@ -175,7 +175,7 @@ def summary_table(summary: dict) -> str:
         (deal points per deal of the network side minus the opponent's, its 95% interval
         half-width, win rate, deals, and the decisions count it was measured at).
     """
-    from experiments.common import text_table
+    from twilight_env.experiments.common import text_table
 
     def num(v, fmt="{:,}"):
         return "-" if v is None else fmt.format(v)
@@ -310,7 +310,7 @@ def check_opponents(specs, resumed: bool) -> list[str]:
     """The evaluation opponents that can be built here.
 
     Args:
-        specs: agent specs (:func:`agents.base.make_agent`).
+        specs: agent specs (:func:`twilight_env.agents.base.make_agent`).
         resumed: for a resumed run a spec that cannot be built any more (a checkpoint file
             since removed, a missing optional dependency) is skipped with a printed note, so
             the run can still continue; for a new run it is an error.
@@ -319,7 +319,7 @@ def check_opponents(specs, resumed: bool) -> list[str]:
         ValueError: a new run names an unknown agent, a bad option or an agent that cannot
             be built here (the message lists the valid agents).
     """
-    from experiments.common import check_specs
+    from twilight_env.experiments.common import check_specs
     if not resumed:
         return check_specs(specs)
     ok, missing = [], []
@@ -433,7 +433,7 @@ class _Signals:
 @dataclass
 class Learner:
     """The learner's state: everything a checkpoint holds about training (module docstring
-    of :mod:`agents.nn.checkpoint`)."""
+    of :mod:`twilight_env.agents.nn.checkpoint`)."""
 
     cfg: TrainConfig
     net_cfg: NetConfig
@@ -501,7 +501,7 @@ def _take_init_shape(cfg: TrainConfig) -> None:
         ValueError: naming ``--init``: a missing or corrupt file, or weights for the other
             number of players.
     """
-    from agents.neural import default_weights
+    from twilight_env.agents.neural import default_weights
 
     path = os.fspath(default_weights(cfg.players) if cfg.init == "default" else cfg.init)
     try:
@@ -621,7 +621,7 @@ def last_eval_step(learner: Learner) -> int:
 
 
 def save_train_checkpoint(learner: Learner, run_dir: Path, git: str, source=None) -> None:
-    """Write ``run_dir/checkpoint.pt`` atomically (format: :mod:`agents.nn.checkpoint`).
+    """Write ``run_dir/checkpoint.pt`` atomically (format: :mod:`twilight_env.agents.nn.checkpoint`).
 
     With ``actors=0`` on the batch engine, ``source`` (the in-process generator) adds its
     deals in progress and opponent pool (``selfplay_state``), so that a resumed run plays
@@ -728,8 +728,8 @@ def _actor_main(actor_id: int, cfg_dict: dict, net_dict: dict, shared_model, loc
                 seed_seq: list) -> None:
     """Actor process: play self-play chunks with a local copy of the shared weights. It
     ends (SIGTERM) when the learner's process dies, even by ``kill -9``
-    (:func:`twilight_env._procs.die_with_parent`)."""
-    from twilight_env._procs import die_with_parent
+    (:func:`twilight_env.util.procs.die_with_parent`)."""
+    from twilight_env.util.procs import die_with_parent
 
     die_with_parent()
     torch.set_num_threads(1)
@@ -837,7 +837,7 @@ class RayActorPool:
     actor processes.
 
     Raises:
-        ValueError: a malformed address or no cluster there (``experiments.distributed``).
+        ValueError: a malformed address or no cluster there (``twilight_env.util.distributed``).
         ModuleNotFoundError: ray is not installed (the ``dist`` extra).
     """
 
@@ -848,7 +848,7 @@ class RayActorPool:
     """Seconds of failing in a row, on top of ``MAX_RESTARTS`` failures, before giving up."""
 
     def __init__(self, learner: Learner):
-        from experiments.distributed import check_address, connect
+        from twilight_env.util.distributed import check_address, connect
 
         cfg = learner.cfg
         self.ray = connect(check_address(cfg.ray))

@@ -1,6 +1,6 @@
-"""Train the card-location model (:mod:`agents.inference`) on records of ``training.inference_data``.
+"""Train the card-location model (:mod:`twilight_env.agents.inference`) on records of ``twilight_env.training.inference_data``.
 
-``python -m training.train_inference --data d3.npz --out inf3.pt --minutes 5 [--resume] [--export agents/weights/inference_3p.pt]``
+``python -m twilight_env.training.train_inference --data d3.npz --out inf3.pt --minutes 5 [--resume] [--export agents/weights/inference_3p.pt]``
 
 Supervised learning (Solinas, Rebstock & Buro, AAAI 2019): minimise the cross-entropy
 of the true seat of every unseen card under the masked softmax of the network, in nats
@@ -31,9 +31,9 @@ import numpy as np
 import torch
 from torch.utils.tensorboard import SummaryWriter
 
-from agents.inference import (CardLocationNet, allowed_from_features, checkpoint_dict, model_from_checkpoint,
+from twilight_env.agents.inference import (CardLocationNet, allowed_from_features, checkpoint_dict, model_from_checkpoint,
                               read_checkpoint, save_checkpoint)
-from training.inference_data import load
+from twilight_env.training.inference_data import load
 
 VAL_MOD = 10
 """Deals with ``index % VAL_MOD == 0`` are the validation set."""
@@ -90,7 +90,7 @@ def _git_hash() -> str:
 
 
 def load_many(paths) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict]:
-    """:func:`training.inference_data.load` of one or more record files of one variant,
+    """:func:`twilight_env.training.inference_data.load` of one or more record files of one variant,
     concatenated (deal indices offset so that deals of different files stay apart).
 
     Raises:
@@ -222,8 +222,8 @@ def export(ckpt: dict, dst: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m training.train_inference", description=__doc__.split("\n")[0])
-    p.add_argument("--data", required=True, nargs="+", help="record file(s) of training.inference_data")
+    p = argparse.ArgumentParser(prog="python -m twilight_env.training.train_inference", description=__doc__.split("\n")[0])
+    p.add_argument("--data", required=True, nargs="+", help="record file(s) of twilight_env.training.inference_data")
     p.add_argument("--out", required=True, help="training checkpoint (written atomically)")
     p.add_argument("--minutes", type=float, required=True, help="training time in total, resumed runs included")
     p.add_argument("--resume", action="store_true", help="continue the checkpoint at --out")

@@ -1,12 +1,12 @@
 """Self-play on the batch engine: B deals held as arrays, one network pass per step.
 
 :class:`VecSelfPlay` generates the same Deep Monte-Carlo samples as
-:class:`~training.selfplay.SelfPlay` (same features, same targets, same epsilon-greedy
+:class:`~twilight_env.training.selfplay.SelfPlay` (same features, same targets, same epsilon-greedy
 policy and opponent pool; see that module's docstring) but steps all its deals with one
-:class:`~twilight_env.vector.VectorEngine` call per decision and builds the compact rows
+:class:`~twilight_env.envs.vector.VectorEngine` call per decision and builds the compact rows
 of every deal with whole-batch NumPy operations (:func:`vector_rows`) instead of one
 Python call per deal. Finished deals are replaced at once (auto-reset), so every step
-applies exactly B actions. ``python -m training.bench`` prints the decisions/s of both
+applies exactly B actions. ``python -m twilight_env.training.bench`` prints the decisions/s of both
 generators side by side; the trainer uses this one unless ``--selfplay-engine scalar``.
 
 Per step: the legal actions of all B deals (``legal_bits``); deals with a single legal
@@ -24,19 +24,19 @@ import time
 import numpy as np
 import torch
 
-from twilight_env.cards import PURGATORY_MASK
-from twilight_env.engine import NEW_MOON
-from twilight_env.vector import ALL_CARDS, HALF, HALF_COUNT, HALF_MASK, VectorEngine
+from twilight_env.rules.cards import PURGATORY_MASK
+from twilight_env.rules.engine import NEW_MOON
+from twilight_env.envs.vector import ALL_CARDS, HALF, HALF_COUNT, HALF_MASK, VectorEngine
 
-from agents.nn.features import NUM_MASKS
+from twilight_env.agents.nn.features import NUM_MASKS
 
-from .selfplay import Batch, CollectStats, SelfPlay
+from twilight_env.training.selfplay import Batch, CollectStats, SelfPlay
 
 _POW2 = np.int64(1) << np.arange(40, dtype=np.int64)
 
 
 def vector_rows(eng: VectorEngine, viewer: np.ndarray | None = None) -> np.ndarray:
-    """Compact rows (``agents.nn.features`` table) of every deal of a NumPy batch engine.
+    """Compact rows (``twilight_env.agents.nn.features`` table) of every deal of a NumPy batch engine.
 
     Row ``i`` equals ``features.state_row(eng.to_state(i), viewer[i])`` for every deal in
     progress (checked in ``tests/training``); rows of finished deals are meaningless.
@@ -114,7 +114,7 @@ def greedy_actions(model, rows: np.ndarray, roles: np.ndarray, legal_bits: np.nd
     """The highest-scoring legal action of each decision, in one forward pass.
 
     Args:
-        model: a :class:`~agents.nn.network.QNetwork`.
+        model: a :class:`~twilight_env.agents.nn.network.QNetwork`.
         rows: ``(k, 25)`` int64 compact rows; roles: ``(k,)`` int64 heads.
         legal_bits: ``(k,)`` int64 legal actions as 31-bit masks (``VectorEngine.legal_bits``),
             at least one bit set in each.
@@ -135,11 +135,11 @@ def greedy_actions(model, rows: np.ndarray, roles: np.ndarray, legal_bits: np.nd
 class VecSelfPlay:
     """Self-play decisions from the batch engine (see the module docstring).
 
-    Same arguments and :meth:`collect` contract as :class:`~training.selfplay.SelfPlay`:
+    Same arguments and :meth:`collect` contract as :class:`~twilight_env.training.selfplay.SelfPlay`:
 
     Args:
         num_players: 3 or 4.
-        model: the current :class:`~agents.nn.network.QNetwork` (read, never trained here).
+        model: the current :class:`~twilight_env.agents.nn.network.QNetwork` (read, never trained here).
         rng: ``numpy.random.Generator`` for deals, exploration and the pool.
         num_games: deals held in the batch engine (deals).
         epsilon: probability of a uniformly random legal action (0..1).

@@ -1,15 +1,15 @@
 """twilight-env: Twilight (Bambus, 2001) rules engine and PettingZoo environment.
 
 ``twilight_env.env(**config)`` / ``twilight_env.raw_env(**config)`` build the PettingZoo
-AEC environment (:mod:`twilight_env.aec`). They are loaded on first use, so importing
-the engine (``import twilight_env.engine``) does not import PettingZoo.
+AEC environment (:mod:`twilight_env.envs.aec`). They are loaded on first use, so importing
+the engine (``import twilight_env.rules.engine``) does not import PettingZoo.
 
 Importing ``twilight_env`` registers ``twilight/Twilight-v0`` in PettingZoo's registry
 (PettingZoo >= 1.27): at once if PettingZoo is already imported, otherwise as soon as
 it is, so ``pettingzoo.make("aec", "twilight/Twilight-v0", num_players=3)`` works in
 either import order. In the same way it registers ``twilight/SingleAgent-v0`` in
 Gymnasium's registry: ``gymnasium.make("twilight/SingleAgent-v0", num_players=3,
-opponents="heuristic")`` builds :class:`twilight_env.wrappers.SingleAgentEnv` with those
+opponents="heuristic")`` builds :class:`twilight_env.envs.wrappers.SingleAgentEnv` with those
 keywords.
 """
 
@@ -31,7 +31,7 @@ def _register() -> None:
     register = getattr(pz, "register", None)
     if registry is None or register is None or ENV_ID in registry:
         return
-    register("aec", ENV_ID, entry_point="twilight_env.aec:env")
+    register("aec", ENV_ID, entry_point="twilight_env.envs.aec:env")
 
 
 def _register_gym() -> None:
@@ -41,7 +41,7 @@ def _register_gym() -> None:
     register = getattr(gym, "register", None)
     if registry is None or register is None or SINGLE_AGENT_ID in registry:
         return
-    register(id=SINGLE_AGENT_ID, entry_point="twilight_env.wrappers:SingleAgentEnv")
+    register(id=SINGLE_AGENT_ID, entry_point="twilight_env.envs.wrappers:SingleAgentEnv")
 
 
 _REGISTER = {"pettingzoo": _register, "gymnasium": _register_gym}
@@ -97,7 +97,7 @@ del _pending, _name, _fn
 
 def __getattr__(name: str):
     if name in ("env", "raw_env"):
-        from . import aec
+        from twilight_env.envs import aec
         return getattr(aec, name)
     raise AttributeError(f"module 'twilight_env' has no attribute {name!r}")
 

@@ -9,11 +9,11 @@ Conventions shared by the subcommands:
 - an argument error names its flag (argparse types below: ``argument --seed: must be a
   non-negative integer ...``) and prints the subcommand's usage; exit status 2;
 - an output path that exists is refused unless ``--force``
-  (:func:`experiments.common.check_new_folder`, :func:`~experiments.common.check_new_file`);
+  (:func:`twilight_env.experiments.common.check_new_folder`, :func:`~twilight_env.experiments.common.check_new_file`);
 - a file that cannot be read (missing, a folder, truncated gzip, not JSON, nested too
   deeply, a malformed record or deal file) is one line ``twilight CMD: error: ...``
   naming the file and what is wrong, exit status 2, never a traceback
-  (:mod:`twilight_env.jsonfile`);
+  (:mod:`twilight_env.util.jsonfile`);
 - Ctrl-C, and SIGTERM (raised as :class:`Interrupted`), end a run with one line and
   exit status 130 or 143; ``arena`` and ``edge`` save their finished deals first and
   say how to ``--resume``.
@@ -30,7 +30,7 @@ import sys
 import threading
 import zlib
 
-from . import __version__
+from twilight_env import __version__
 
 # subcommand -> (module, one-line help)
 # subcommand -> the extra whose packages it needs beyond the core install
@@ -38,13 +38,13 @@ EXTRAS: dict[str, str] = {"arena": "study", "edge": "study", "ladder": "study", 
                          "serve": "serve"}
 
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
-    "deal": ("twilight_env.deal_log", "play one random deal and print it trick by trick"),
-    "arena": ("experiments.arena", "duplicate-deal round robin between agent specs"),
-    "edge": ("experiments.solo_edge", "3-player study: does the solo or the Sun side have the edge?"),
-    "ladder": ("experiments.ladder", "strength ladder: duplicate matches between consecutive rungs, with ratings"),
-    "play": ("experiments.play", "play one seat in the terminal against agents"),
-    "train": ("training.train", "train a neural agent by self-play"),
-    "replay": ("twilight_env.replay_log", "check a game record with the engine and print it trick by trick"),
+    "deal": ("twilight_env.records.deal_log", "play one random deal and print it trick by trick"),
+    "arena": ("twilight_env.experiments.arena", "duplicate-deal round robin between agent specs"),
+    "edge": ("twilight_env.experiments.edge.solo_edge", "3-player study: does the solo or the Sun side have the edge?"),
+    "ladder": ("twilight_env.experiments.ladder", "strength ladder: duplicate matches between consecutive rungs, with ratings"),
+    "play": ("twilight_env.experiments.play", "play one seat in the terminal against agents"),
+    "train": ("twilight_env.training.train", "train a neural agent by self-play"),
+    "replay": ("twilight_env.records.replay_log", "check a game record with the engine and print it trick by trick"),
     "serve": ("twilight_env.serve.cli", "play, watch and replay games in a browser (local web app)"),
 }
 

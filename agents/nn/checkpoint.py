@@ -1,6 +1,6 @@
 """Checkpoints of Deep Monte-Carlo Q-networks: atomic writes and checked loads.
 
-The ``neural`` agent reads these files; ``twilight train`` (``training.train``) writes them.
+The ``neural`` agent reads these files; ``twilight train`` (``twilight_env.training.train``) writes them.
 A checkpoint is a plain dict readable with ``torch.load(path, weights_only=True)``:
 
 | key | content |
@@ -9,7 +9,7 @@ A checkpoint is a plain dict readable with ``torch.load(path, weights_only=True)
 | ``version`` | 1 |
 | ``num_players`` | 3 or 4: the variant the network plays |
 | ``net`` | network shape, ``NetConfig.to_dict()`` |
-| ``model`` | ``state_dict`` of the :class:`~agents.nn.network.QNetwork` (CPU tensors) |
+| ``model`` | ``state_dict`` of the :class:`~twilight_env.agents.nn.network.QNetwork` (CPU tensors) |
 | ``optimizer`` | optimizer ``state_dict`` (absent in shipped weights) |
 | ``decisions``, ``updates``, ``episodes`` | counters (decisions seen, gradient updates, deals) |
 | ``config`` | ``TrainConfig.to_dict()`` |
@@ -30,7 +30,7 @@ from pathlib import Path
 
 import torch
 
-from .network import NetConfig, QNetwork
+from twilight_env.agents.nn.network import NetConfig, QNetwork
 
 FORMAT = "twilight-dmc"
 VERSION = 1
@@ -78,7 +78,7 @@ def load_checkpoint(path: str | os.PathLike, num_players: int | None = None, fmt
         path: a checkpoint file, or a run directory holding ``checkpoint.pt``.
         num_players: if given, the variant the caller needs (3 or 4).
         fmt, version: the ``format`` and ``version`` the file must carry (default the
-            ``twilight-dmc`` checkpoints of this module; ``agents.exit`` reads its own).
+            ``twilight-dmc`` checkpoints of this module; ``twilight_env.agents.exit`` reads its own).
         kind, writer: words for the error messages (the agent and the command that
             writes such files).
 

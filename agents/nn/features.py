@@ -12,7 +12,7 @@ seat in play order, 2 the partner (or, for the solo, the new moon), 3 the seat b
 Only what the viewer may know is read (R2.5, R7.1): its own hand, the new moon's open
 hand in 3 players, card-back counts, the public history of plays, the current trick,
 the pending pile and the taken cards. :func:`state_row` (self-play, from an engine
-state) and :func:`infoset_row` (agents, from an :class:`~twilight_env.infoset.InfoSet`)
+state) and :func:`infoset_row` (agents, from an :class:`~twilight_env.rules.infoset.InfoSet`)
 share :func:`compact_row`, and ``tests/training`` checks that they agree.
 
 Compact row layout (index → mask meaning; card masks use bit = card id 0..27):
@@ -43,8 +43,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from twilight_env.cards import CULT, MULTIPLIER, NUM_CARDS, PURGATORY_MASK, SOULS, STRENGTH, SUN_MASK
-from twilight_env.engine import HOLD, NEW_MOON, NUM_ACTIONS, State
+from twilight_env.rules.cards import CULT, MULTIPLIER, NUM_CARDS, PURGATORY_MASK, SOULS, STRENGTH, SUN_MASK
+from twilight_env.rules.engine import HOLD, NEW_MOON, NUM_ACTIONS, State
 
 BITS_PER_MASK = 28
 """Bits expanded from every compact-row entry."""
@@ -169,7 +169,7 @@ def state_row(state: State, viewer: int | None = None) -> list[int]:
 
 
 def infoset_row(info) -> list[int]:
-    """Compact row of an :class:`~twilight_env.infoset.InfoSet` whose viewer is to act.
+    """Compact row of an :class:`~twilight_env.rules.infoset.InfoSet` whose viewer is to act.
 
     Raises:
         ValueError: if the information set's viewer does not decide next.

@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass
 import torch
 from torch import nn
 
-from .features import ACTION_FEATURES, ACTION_SIZE, BITS_PER_MASK, NUM_MASKS, STATE_SIZE
+from twilight_env.agents.nn.features import ACTION_FEATURES, ACTION_SIZE, BITS_PER_MASK, NUM_MASKS, STATE_SIZE
 
 
 @dataclass
@@ -88,7 +88,7 @@ class QNetwork(nn.Module):
         """Q-values of action rows.
 
         Args:
-            rows: ``(B, 25)`` int64 compact rows (``agents.nn.features``), one per decision.
+            rows: ``(B, 25)`` int64 compact rows (``twilight_env.agents.nn.features``), one per decision.
             roles: ``(B,)`` int64 head index per decision (0..num_roles-1).
             actions: ``(N,)`` int64 action ids 0..30.
             owner: ``(N,)`` int64 decision index of each action row; None means

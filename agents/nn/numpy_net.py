@@ -1,10 +1,10 @@
 """The Deep Monte-Carlo Q-network's forward pass in NumPy: playing a network without torch.
 
 :class:`NumpyQNetwork` computes exactly the function of
-:class:`agents.nn.network.QNetwork` (same compact rows, roles, actions and owners; same
+:class:`twilight_env.agents.nn.network.QNetwork` (same compact rows, roles, actions and owners; same
 split first head layer) from weights exported to a ``.npz`` file by
 :func:`export_npz`. Loading and playing need only NumPy, so the ``neural`` agent runs
-where torch is not installed (``agents.neural``: ``backend="numpy"``, or ``"auto"``
+where torch is not installed (``twilight_env.agents.neural``: ``backend="numpy"``, or ``"auto"``
 without torch). Agreement with torch is tested within float32 tolerance
 (``tests/training/test_numpy_net.py``).
 
@@ -23,7 +23,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .features import ACTION_FEATURES, ACTION_SIZE, BITS_PER_MASK, NUM_MASKS, STATE_SIZE
+from twilight_env.agents.nn.features import ACTION_FEATURES, ACTION_SIZE, BITS_PER_MASK, NUM_MASKS, STATE_SIZE
 
 FORMAT = "twilight-dmc-npz"
 VERSION = 1
@@ -52,7 +52,7 @@ def _expected_shapes(net: dict) -> dict[str, tuple]:
 
 
 class NumpyQNetwork:
-    """Q(information set, action) in NumPy, equal to :class:`~agents.nn.network.QNetwork`.
+    """Q(information set, action) in NumPy, equal to :class:`~twilight_env.agents.nn.network.QNetwork`.
 
     Args:
         params: parameter name -> float32 array, as in the torch ``state_dict``.
@@ -139,7 +139,7 @@ class NumpyQNetwork:
     __call__ = forward
 
     def score_decisions(self, rows: list, roles: list, legals: Sequence[Sequence[int]]) -> list[list[float]]:
-        """Per decision, the Q-values of its legal actions (as :func:`agents.nn.network.score_decisions`)."""
+        """Per decision, the Q-values of its legal actions (as :func:`twilight_env.agents.nn.network.score_decisions`)."""
         acts, owner = [], []
         for i, legal in enumerate(legals):
             acts.extend(legal)
@@ -213,9 +213,9 @@ def export_npz(checkpoint: str | os.PathLike, out: str | os.PathLike) -> None:
     """Export a DMC checkpoint (``.pt``, needs torch) to the torch-free ``.npz`` format.
 
     Raises:
-        ValueError: as :func:`agents.nn.checkpoint.load_checkpoint`.
+        ValueError: as :func:`twilight_env.agents.nn.checkpoint.load_checkpoint`.
     """
-    from .checkpoint import load_checkpoint, model_from_checkpoint
+    from twilight_env.agents.nn.checkpoint import load_checkpoint, model_from_checkpoint
 
     ckpt = load_checkpoint(checkpoint)
     model = model_from_checkpoint(ckpt, str(checkpoint))
@@ -227,11 +227,11 @@ __all__ = ["FORMAT", "VERSION", "NumpyQNetwork", "save_npz", "load_npz", "export
 
 
 def main(argv=None) -> int:
-    """``python -m agents.nn.numpy_net CKPT OUT.npz``: export a DMC checkpoint (needs torch)."""
+    """``python -m twilight_env.agents.nn.numpy_net CKPT OUT.npz``: export a DMC checkpoint (needs torch)."""
     import argparse
     import sys
 
-    parser = argparse.ArgumentParser(prog="python -m agents.nn.numpy_net",
+    parser = argparse.ArgumentParser(prog="python -m twilight_env.agents.nn.numpy_net",
                                      description="export a DMC checkpoint (.pt) to the torch-free .npz format")
     parser.add_argument("checkpoint", help="a checkpoint of `twilight train` or shipped weights (.pt)")
     parser.add_argument("out", help="the .npz file to write")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from twilight_env.engine import HOLD, NEW_MOON, State
+from twilight_env.rules.engine import HOLD, NEW_MOON, State
 
 
 def random_position(rng: np.random.Generator, num_players: int, steps: int | None = None) -> State:

@@ -1,12 +1,12 @@
 """The agent protocol's optional members (``reset``, ``stateless``, ``act_batch``) are
-declared in ``agents.base`` and read through one helper, ``optional_member``."""
+declared in ``twilight_env.agents.base`` and read through one helper, ``optional_member``."""
 
 import numpy as np
 import pytest
 
-from agents import base
-from agents.base import OPTIONAL_MEMBERS, Agent, BatchAgent, make_agent, optional_member
-from experiments import common
+from twilight_env.agents import base
+from twilight_env.agents.base import OPTIONAL_MEMBERS, Agent, BatchAgent, make_agent, optional_member
+from twilight_env.experiments import common
 
 
 class Bare:
@@ -87,7 +87,7 @@ def test_lockstep_reads_the_helper(registered):
     # hasattr would see act_batch here; the protocol says None means no batch method
     assert not common.lockstep_ok(["test-switched-off", "random"])
     rng = np.random.default_rng(0)
-    from twilight_env.engine import State
+    from twilight_env.rules.engine import State
 
     games = [(State.random(rng), ["test-batched", "random", "test-batched", "random"], 0, d, 0) for d in range(3)]
     done = common.play_lockstep(games)

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from agent_positions import positions, random_position
-from twilight_env.engine import HOLD, NEW_MOON, State
-from twilight_env.infoset import InfoSet
-from agents.base import available_agents, make_agent, play_deal
+from twilight_env.rules.engine import HOLD, NEW_MOON, State
+from twilight_env.rules.infoset import InfoSet
+from twilight_env.agents.base import available_agents, make_agent, play_deal
 
 # small settings keep the default run short; the slow fuzz uses the defaults
 FAST_SPECS = ["random", "heuristic", "pimc:worlds=3", "pimc:worlds=2,solver_tricks=3,rollout=random",

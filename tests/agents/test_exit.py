@@ -6,13 +6,13 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from agents.base import make_agent, parse_spec, play_deal  # noqa: E402
-from agents.exit import (PolicyValueNet, PVConfig, default_weights, load_exit_checkpoint, new_checkpoint,  # noqa: E402
+from twilight_env.agents.base import make_agent, parse_spec, play_deal  # noqa: E402
+from twilight_env.agents.exit import (PolicyValueNet, PVConfig, default_weights, load_exit_checkpoint, new_checkpoint,  # noqa: E402
                          policy_value, resolve_backend, root_search)
-from agents.nn.checkpoint import save_checkpoint  # noqa: E402
-from agents.nn.features import num_roles  # noqa: E402
-from twilight_env.engine import NUM_ACTIONS, State  # noqa: E402
-from twilight_env.infoset import InfoSet  # noqa: E402
+from twilight_env.agents.nn.checkpoint import save_checkpoint  # noqa: E402
+from twilight_env.agents.nn.features import num_roles  # noqa: E402
+from twilight_env.rules.engine import NUM_ACTIONS, State  # noqa: E402
+from twilight_env.rules.infoset import InfoSet  # noqa: E402
 
 HAVE_FAST = resolve_backend("auto") == "numba"
 
@@ -133,7 +133,7 @@ def test_exit_agent_plays_the_most_probable_legal_action(tmp_path):
 
 
 @pytest.mark.parametrize("backend", ["python", pytest.param("numba", marks=pytest.mark.skipif(
-    not HAVE_FAST, reason="numba / agents.fast_ismcts not available"))])
+    not HAVE_FAST, reason="numba / twilight_env.agents.fast_ismcts not available"))])
 def test_root_prior_steers_the_search(backend):
     """A large progressive-bias weight on one action makes it the most visited; w=0 ignores the prior."""
     found = 0
@@ -199,8 +199,8 @@ def test_corrupt_and_mismatched_checkpoints_are_refused(tmp_path):
     st = State.random(np.random.default_rng(0), 0, 3)
     with pytest.raises(ValueError, match="trained for 4 players; it cannot play a 3-player deal"):
         play_deal(st, [agent] * 4, np.random.default_rng(0))
-    from agents.nn.checkpoint import FORMAT as DMC, VERSION as DMC_VERSION  # a neural (DMC) checkpoint
-    from agents.nn.network import NetConfig, QNetwork
+    from twilight_env.agents.nn.checkpoint import FORMAT as DMC, VERSION as DMC_VERSION  # a neural (DMC) checkpoint
+    from twilight_env.agents.nn.network import NetConfig, QNetwork
     dmc = tmp_path / "dmc.pt"
     save_checkpoint({"format": DMC, "version": DMC_VERSION, "num_players": 4, "net": NetConfig().to_dict(),
                      "model": QNetwork(NetConfig(trunk=(8,), head=(4,))).state_dict()}, dmc)
@@ -228,7 +228,7 @@ def test_shipped_weights_load_by_name_and_play(num_players, spec):
 
 
 def test_missing_shipped_weights_give_a_clear_error(tmp_path, monkeypatch):
-    import agents.exit as ex
+    import twilight_env.agents.exit as ex
 
     monkeypatch.setattr(ex, "WEIGHTS_DIR", tmp_path)
     agent = make_agent("exit:default")

@@ -1,4 +1,4 @@
-"""The compiled IS-MCTS (agents.fast_ismcts): its determinizations are exactly the
+"""The compiled IS-MCTS (twilight_env.agents.fast_ismcts): its determinizations are exactly the
 information set's uniform worlds, it reads nothing hidden, it is reproducible, it finds
 the solver's dominant action near the end, it agrees with the Python search, the root
 prior works, and ``ismcts:backend=numba`` plays whole deals."""
@@ -12,17 +12,17 @@ from math import factorial, prod
 import numpy as np
 import pytest
 
-from twilight_env.cards import MOON_MASK, SUN_MASK, ids_of
-from twilight_env.engine import NUM_ACTIONS, NUM_TRICKS, State
-from twilight_env.infoset import InfoSet
-from agents import fast_rollout
-from agents.base import make_agent
-from agents.ismcts import ISMCTSAgent
-from agents.solver import Solver
+from twilight_env.rules.cards import MOON_MASK, SUN_MASK, ids_of
+from twilight_env.rules.engine import NUM_ACTIONS, NUM_TRICKS, State
+from twilight_env.rules.infoset import InfoSet
+from twilight_env.agents import fast_rollout
+from twilight_env.agents.base import make_agent
+from twilight_env.agents.ismcts import ISMCTSAgent
+from twilight_env.agents.solver import Solver
 
 pytestmark = pytest.mark.skipif(not fast_rollout.HAVE_NUMBA, reason="numba is not installed")
 
-from agents import fast_ismcts  # noqa: E402
+from twilight_env.agents import fast_ismcts  # noqa: E402
 
 hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import given, strategies as hst  # noqa: E402
@@ -394,7 +394,7 @@ def test_numba_backend_decides_the_most_visited_legal_action():
 
 @pytest.mark.parametrize("players", [3, 4])
 def test_numba_backend_plays_whole_deals_legally(players):
-    from experiments.common import play_seeded
+    from twilight_env.experiments.common import play_seeded
 
     spec = "ismcts:backend=numba,iterations=200"
     for deal in range(2):

@@ -1,4 +1,4 @@
-"""The compiled heuristic rollout (agents.fast_rollout) against the Python heuristic:
+"""The compiled heuristic rollout (twilight_env.agents.fast_rollout) against the Python heuristic:
 the same action at every decision, the same final state and scores, the same random
 draws with epsilon, and the same search decisions in pimc and ismcts."""
 
@@ -9,13 +9,13 @@ import pickle
 import numpy as np
 import pytest
 
-from twilight_env.engine import _FIELDS, HOLD, NUM_TRICKS, Config, Match
-from twilight_env.infoset import InfoSet
-from agents import fast_rollout
-from agents import heuristic
-from agents.base import make_agent
-from agents.ismcts import ISMCTSAgent
-from agents.pimc import PIMCAgent, RolloutScorer, rollout as python_rollout
+from twilight_env.rules.engine import _FIELDS, HOLD, NUM_TRICKS, Config, Match
+from twilight_env.rules.infoset import InfoSet
+from twilight_env.agents import fast_rollout
+from twilight_env.agents import heuristic
+from twilight_env.agents.base import make_agent
+from twilight_env.agents.ismcts import ISMCTSAgent
+from twilight_env.agents.pimc import PIMCAgent, RolloutScorer, rollout as python_rollout
 
 needs_numba = pytest.mark.skipif(not fast_rollout.HAVE_NUMBA, reason="numba is not installed")
 
@@ -201,7 +201,7 @@ def test_bad_inputs_are_refused():
         fast_rollout.rollout_actions(st, np.random.default_rng(0), 1.5)
     with pytest.raises(ValueError, match="needs rng"):
         fast_rollout.rollout_actions(st, None, 0.5)
-    with pytest.raises(ValueError, match="expected a twilight_env.engine.State"):
+    with pytest.raises(ValueError, match="expected a twilight_env.rules.engine.State"):
         fast_rollout.state_array(object())
     done = fast_rollout.rollout(st.clone())
     with pytest.raises(ValueError, match="the deal is over"):

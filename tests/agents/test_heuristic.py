@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 
 from agent_positions import positions
-from twilight_env.cards import MULTIPLIER, card_id
-from twilight_env.engine import HOLD, State
-from twilight_env.infoset import InfoSet
-from agents.base import make_agent, play_deal
-from agents.heuristic import HeuristicAgent, decide, decide_infoset, decide_state
+from twilight_env.rules.cards import MULTIPLIER, card_id
+from twilight_env.rules.engine import HOLD, State
+from twilight_env.rules.infoset import InfoSet
+from twilight_env.agents.base import make_agent, play_deal
+from twilight_env.agents.heuristic import HeuristicAgent, decide, decide_infoset, decide_state
 
 
 def _act(st: State) -> int:
@@ -26,7 +26,7 @@ def test_leads_a_sure_winner_to_take_the_pending_pile():
     """Last trick, a pending pile with souls and a Sun sanctuary (R4.3): Sun seat 0 leads
     SC1, which nothing left can beat (both Purgatories are gone), rather than S3, which
     the Moon side's MC5 could beat."""
-    from twilight_env.cards import ALL_MASK, ids_of, mask_of
+    from twilight_env.rules.cards import ALL_MASK, ids_of, mask_of
     hands = [mask_of(["SC1", "S3"]), mask_of(["MC5"]), 0, mask_of(["M4"])]
     pending = mask_of(["S6", "ST", "M7", "M5"])
     st = State(hands, 0, 4)
@@ -127,7 +127,7 @@ def test_heuristic_beats_random_in_duplicate_deals(num_players):
 # decisions pinned to recorded ones
 # ---------------------------------------------------------------------------------
 DECISIONS = Path(__file__).with_name("heuristic_decisions.json")
-"""Recorded decisions of :func:`agents.heuristic.decide` along fixed deals: each deal is
+"""Recorded decisions of :func:`twilight_env.agents.heuristic.decide` along fixed deals: each deal is
 ``[num_players, leader, hands (4 masks), actions played, decisions with the public
 counts, decisions without them]``. Regenerate only for an intended change of play:
 ``python -c "import sys; sys.path[:0] = ['.', 'tests/agents']; import test_heuristic as t; t.record_decisions()"``."""

@@ -5,14 +5,14 @@ the new moon, seat 2, a fourth line), as the environment's reward does."""
 import numpy as np
 import pytest
 
-from twilight_env.engine import State
-from twilight_env.infoset import InfoSet
-from agents import fast_rollout
-from agents.base import make_agent
+from twilight_env.rules.engine import State
+from twilight_env.rules.infoset import InfoSet
+from twilight_env.agents import fast_rollout
+from twilight_env.agents.base import make_agent
 
 pytestmark = pytest.mark.skipif(not fast_rollout.HAVE_NUMBA, reason="numba is not installed")
 
-from agents import fast_ismcts  # noqa: E402
+from twilight_env.agents import fast_ismcts  # noqa: E402
 
 
 def _forced_end(st: State) -> State | None:

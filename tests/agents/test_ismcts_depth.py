@@ -7,15 +7,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from twilight_env.engine import NUM_ACTIONS, NUM_TRICKS, State
-from twilight_env.infoset import InfoSet
-from agents import fast_rollout
-from agents.base import make_agent
-from agents.ismcts import ISMCTSAgent
+from twilight_env.rules.engine import NUM_ACTIONS, NUM_TRICKS, State
+from twilight_env.rules.infoset import InfoSet
+from twilight_env.agents import fast_rollout
+from twilight_env.agents.base import make_agent
+from twilight_env.agents.ismcts import ISMCTSAgent
 
 pytestmark = pytest.mark.skipif(not fast_rollout.HAVE_NUMBA, reason="numba is not installed")
 
-from agents import fast_ismcts  # noqa: E402
+from twilight_env.agents import fast_ismcts  # noqa: E402
 
 
 def _decision(seed: int, players: int, actions_played: int = 3) -> InfoSet:
@@ -100,7 +100,7 @@ def test_trees_sums_independent_searches_seeded_in_turn_from_the_rng(iterations,
 
 
 def test_agent_spec_options_and_whole_deals():
-    from experiments.common import play_seeded
+    from twilight_env.experiments.common import play_seeded
 
     agent = make_agent("ismcts:backend=numba,iterations=120,max_depth=2,trees=3")
     assert (agent.max_depth, agent.trees) == (2, 3)

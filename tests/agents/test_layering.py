@@ -41,8 +41,8 @@ def test_no_module_under_agents_imports_training():
 def test_scan_sees_imports_inside_functions(tmp_path):
     """The scan above catches a lazy import (so it can fail)."""
     p = tmp_path / "m.py"
-    p.write_text("def f():\n    from training.selfplay import SelfPlay\n    import training.config\n")
-    assert [n for _, n in _imported_modules(p)] == ["training.selfplay", "training.config"]
+    p.write_text("def f():\n    from twilight_env.training.selfplay import SelfPlay\n    import twilight_env.training.config\n")
+    assert [n for _, n in _imported_modules(p)] == ["twilight_env.training.selfplay", "twilight_env.training.config"]
 
 
 def test_neural_agent_plays_with_training_blocked():
@@ -51,15 +51,15 @@ def test_neural_agent_plays_with_training_blocked():
     pytest.importorskip("torch")
     code = (
         "import sys\n"
-        "sys.modules['training'] = None\n"
+        "sys.modules['twilight_env.training'] = None\n"
         "import numpy as np\n"
-        "from agents.base import make_agent, play_deal\n"
-        "from twilight_env.engine import State\n"
+        "from twilight_env.agents.base import make_agent, play_deal\n"
+        "from twilight_env.rules.engine import State\n"
         "for n in (4, 3):\n"
         "    st = State.random(np.random.default_rng(n), 0, n)\n"
         "    play_deal(st, [make_agent('neural:default')] * 4, np.random.default_rng(0))\n"
         "    assert st.done\n"
-        "assert not any(m == 'training' or m.startswith('training.') for m in sys.modules if sys.modules[m])\n"
+        "assert not any(m == 'twilight_env.training' or m.startswith('twilight_env.training.') for m in sys.modules if sys.modules[m])\n"
         "print('ok')\n")
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
@@ -68,8 +68,8 @@ def test_neural_agent_plays_with_training_blocked():
 
 
 def test_features_import_without_torch():
-    """``agents.nn`` and its feature encoding import without torch (only the network needs it)."""
-    code = ("import sys\nimport agents.nn, agents.nn.features\n"
+    """``twilight_env.agents.nn`` and its feature encoding import without torch (only the network needs it)."""
+    code = ("import sys\nimport twilight_env.agents.nn, twilight_env.agents.nn.features\n"
             "assert 'torch' not in sys.modules\nprint('ok')\n")
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from agents.base import _REGISTRY, check_number, make_agent
+from twilight_env.agents.base import _REGISTRY, check_number, make_agent
 from twilight_env.cli import main
 
 pytest.importorskip("torch")
@@ -54,7 +54,7 @@ def test_a_good_file_builds(agent):
 
 
 def test_check_specs_names_the_flag_the_option_and_the_file(tmp_path):
-    from experiments.common import check_specs
+    from twilight_env.experiments.common import check_specs
 
     bad = tmp_path / "notes.txt"
     bad.write_text("not a checkpoint")
@@ -97,7 +97,7 @@ def test_nan_and_inf_are_refused_naming_the_option_and_the_range(spec, option):
 
 
 def test_the_search_agents_refuse_nan_when_built_directly():
-    from agents.ismcts import ISMCTSAgent
+    from twilight_env.agents.ismcts import ISMCTSAgent
 
     with pytest.raises(ValueError, match="c must be a finite number >= 0, got nan"):
         ISMCTSAgent(c=math.nan)

@@ -6,12 +6,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from twilight_env.cards import ALL_MASK, ids_of, mask_of
-from twilight_env.engine import State
-from twilight_env.infoset import InfoSet
-from agents.base import make_agent
-from agents.pimc import PIMCAgent
-from agents.solver import Solver
+from twilight_env.rules.cards import ALL_MASK, ids_of, mask_of
+from twilight_env.rules.engine import State
+from twilight_env.rules.infoset import InfoSet
+from twilight_env.agents.base import make_agent
+from twilight_env.agents.pimc import PIMCAgent
+from twilight_env.agents.solver import Solver
 
 
 def _last_trick(hands_codes, leader, captured_seat1, pending_codes=()):
@@ -68,7 +68,7 @@ def test_search_picks_an_exactly_best_action(index, spec):
 def test_ismcts_statistics():
     """Root visits add up to the iterations; an action is never visited more often
     than it was available (subset-armed bandit)."""
-    from agents.ismcts import ISMCTSAgent
+    from twilight_env.agents.ismcts import ISMCTSAgent
     rng = np.random.default_rng(3)
     st = State.random(rng, 0, 4)
     for _ in range(9):

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from agent_positions import endgame
-from twilight_env.cards import PURGATORY_MASK, STRENGTH
-from twilight_env.engine import CHOOSE, State
-from agents.solver import Solver, action_values, best_action, brute_force_value, solve
-from agents import solver as solver_module
+from twilight_env.rules.cards import PURGATORY_MASK, STRENGTH
+from twilight_env.rules.engine import CHOOSE, State
+from twilight_env.agents.solver import Solver, action_values, best_action, brute_force_value, solve
+from twilight_env.agents import solver as solver_module
 
 BACKENDS = ["python"] + (["numba"] if solver_module.HAVE_NUMBA else [])
 """Backends checked against brute force (numba when installed: the ``test`` extra
@@ -85,7 +85,7 @@ def test_numba_last_trick_closed_form_matches_brute_force(num_players):
     """R4.1, R4.4, R3.5: the compiled last trick (taker from the top cards; with equal
     tops, who may lead which card) gives plain minimax's value from the last trick's
     start, over many deals, the equal-top cases included."""
-    from agents import _solver_nb
+    from twilight_env.agents import _solver_nb
 
     rng = np.random.default_rng(300 + num_players)
     var = 0 if num_players == 4 else 1
@@ -161,7 +161,7 @@ def test_solver_value_is_for_side_0_and_best_action_attains_it():
 def test_r4_4_last_trick_purgatory_is_neutral_for_the_solver():
     """Last trick with a Purgatory that must come out: the trick and the pending pile
     count for nobody (R4.3, R4.4), so the value is the score of what was taken before."""
-    from twilight_env.cards import mask_of
+    from twilight_env.rules.cards import mask_of
     st = State([mask_of(["SP"]), mask_of(["MO"]), mask_of(["S7"]), mask_of(["M7"])], 0, 4)
     st.trick = 6
     st.captured = [mask_of(["SA", "S3"]), mask_of(["MA", "M4"]), 0, 0]
@@ -173,7 +173,7 @@ def test_r4_4_last_trick_purgatory_is_neutral_for_the_solver():
 
 def test_r4_3_purgatory_pending_goes_to_next_taker():
     """A Purgatory trick before the last one is pending and the next taker gets it (R4.3)."""
-    from twilight_env.cards import mask_of
+    from twilight_env.rules.cards import mask_of
     # two tricks left; Sun cards SP, SC1 (seat 0) and SO, S4 (seat 2): SP may come out in
     # either trick, and a first-trick Purgatory hands the pile to the last trick's taker.
     st = State([mask_of(["SP", "SC1"]), mask_of(["MC1", "M5"]), mask_of(["SO", "S4"]),

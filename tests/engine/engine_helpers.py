@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from twilight_env.cards import CARDS, card_id
-from twilight_env.engine import REQUEST_BASE, State
+from twilight_env.rules.cards import CARDS, card_id
+from twilight_env.rules.engine import REQUEST_BASE, State
 
 # A 4-player deal in which every hand holds its own cult only (R2.1: seats 0, 2 Sun;
 # 1, 3 Moon), so every chooser can always play its own card and each trick below is

@@ -10,9 +10,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import twilight_env
-from agents.base import apply_checked
-from twilight_env.engine import NUM_ACTIONS, PurePythonState, State, apply_action, as_action
-from twilight_env.wrappers import SingleAgentEnv
+from twilight_env.agents.base import apply_checked
+from twilight_env.rules.engine import NUM_ACTIONS, PurePythonState, State, apply_action, as_action
+from twilight_env.envs.wrappers import SingleAgentEnv
 
 INT_DTYPES = [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64]
 CLASSES = [State, PurePythonState]

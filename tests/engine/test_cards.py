@@ -2,8 +2,8 @@
 
 import pytest
 
-from twilight_env import cards
-from twilight_env.cards import CARDS, card_code, card_id
+from twilight_env.rules import cards
+from twilight_env.rules.cards import CARDS, card_code, card_id
 
 
 def test_r1_canonical_codes_and_ids():

@@ -1,4 +1,4 @@
-"""The compiled core (``twilight_env._engine_c``) against the pure-Python engine.
+"""The compiled core (``twilight_env.rules._engine_c``) against the pure-Python engine.
 
 ``State`` runs ``apply``, ``legal_actions`` and ``done`` in C when the core is built;
 ``PurePythonState`` is the same rules in plain Python (R3.2-R4.4). These tests play the
@@ -17,8 +17,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st_
 
-from twilight_env import engine
-from twilight_env.engine import _FIELDS, NUM_ACTIONS, PurePythonState, State, held_mask, random_hands
+from twilight_env.rules import engine
+from twilight_env.rules.engine import _FIELDS, NUM_ACTIONS, PurePythonState, State, held_mask, random_hands
 
 compiled = pytest.mark.skipif(engine.backend() != "compiled",
                               reason="the compiled core is not built (or TWILIGHT_ENV_PURE_PYTHON=1)")

@@ -5,9 +5,9 @@ import re
 import numpy as np
 import pytest
 
-from twilight_env.cards import CARDS, codes_of
+from twilight_env.rules.cards import CARDS, codes_of
 from twilight_env.cli import main
-from twilight_env.engine import Config, Match
+from twilight_env.rules.engine import Config, Match
 
 
 def engine_deal(seed, num_players=4, dealer=None, solo=None):
@@ -81,7 +81,7 @@ def test_deal_log_three_players(capsys, solo):
 
 
 def test_deal_log_shows_pending_pile():
-    from twilight_env.deal_log import format_deal, play_random_deal
+    from twilight_env.records.deal_log import format_deal, play_random_deal
     # find a seed whose deal has a Purgatory trick followed by a normal one
     for seed in range(50):
         m = play_random_deal(seed)

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from twilight_env.cards import CARDS, card_id
-from twilight_env.engine import CHOOSE, HOLD, Config, Match, State, random_hands
+from twilight_env.rules.cards import CARDS, card_id
+from twilight_env.rules.engine import CHOOSE, HOLD, Config, Match, State, random_hands
 
 from engine_helpers import (NEUTRAL_END_TRICKS, SWEEP_DEAL, SWEEP_TRICKS, codes, ids, play, play_tricks,
                             random_play, request_action)
@@ -283,7 +283,7 @@ def test_r4_4_purgatory_in_last_trick_leaves_pile_neutral():
     assert st.done
     assert codes(st.neutral) == {"S4", "MP", "SO", "M5", "M6", "S6", "M7", "SP"}
     assert st.pending == 0
-    from twilight_env.cards import souls_of
+    from twilight_env.rules.cards import souls_of
     taken = st.captured[0] | st.captured[1] | st.captured[2] | st.captured[3]
     assert souls_of(taken) + souls_of(st.neutral) == 60
     # the Obelisk is neutral: Sun keeps only Altar and Temple

@@ -6,8 +6,8 @@ from math import factorial
 import numpy as np
 import pytest
 
-from twilight_env.cards import ALL_MASK, CARDS, MOON_MASK, SUN_MASK, card_id, mask_of
-from twilight_env.engine import NEW_MOON, State
+from twilight_env.rules.cards import ALL_MASK, CARDS, MOON_MASK, SUN_MASK, card_id, mask_of
+from twilight_env.rules.engine import NEW_MOON, State
 
 from engine_helpers import codes, random_play, request_action
 
@@ -34,7 +34,7 @@ def viewers(num_players):
 
 @pytest.mark.parametrize("num_players", [3, 4])
 def test_r2_5_infoset_public_facts(num_players):
-    from twilight_env.infoset import InfoSet
+    from twilight_env.rules.infoset import InfoSet
     for st in states_along_a_deal(1, num_players, every=5):
         for seat in viewers(num_players):
             info = InfoSet(st, seat)
@@ -57,7 +57,7 @@ def test_r2_5_infoset_public_facts(num_players):
 
 @pytest.mark.parametrize("num_players", [3, 4])
 def test_infoset_sample_world_is_consistent(num_players):
-    from twilight_env.infoset import InfoSet
+    from twilight_env.rules.infoset import InfoSet
     rng = np.random.default_rng(2)
     for st in states_along_a_deal(3, num_players):
         for seat in viewers(num_players):
@@ -88,7 +88,7 @@ def replay_actions(history):
 
 @pytest.mark.parametrize("num_players", [3, 4])
 def test_infoset_history_replays_legally_on_world_state(num_players):
-    from twilight_env.infoset import InfoSet
+    from twilight_env.rules.infoset import InfoSet
     rng = np.random.default_rng(4)
     for st in states_along_a_deal(5, num_players, every=4):
         for seat in viewers(num_players):
@@ -111,7 +111,7 @@ def test_infoset_history_replays_legally_on_world_state(num_players):
 
 
 def test_infoset_world_state_rejects_inconsistent_worlds():
-    from twilight_env.infoset import InfoSet
+    from twilight_env.rules.infoset import InfoSet
     st = states_along_a_deal(6, 4)[4]
     info = InfoSet(st, 0)
     world = info.sample_world(np.random.default_rng(0))
@@ -133,7 +133,7 @@ def test_infoset_world_state_rejects_inconsistent_worlds():
 def test_infoset_uniform_sample_world_chi_square():
     """Worlds are drawn uniformly: a small case with few consistent deals of the unseen cards."""
     scipy_stats = pytest.importorskip("scipy.stats")
-    from twilight_env.infoset import InfoSet
+    from twilight_env.rules.infoset import InfoSet
     # the 4-player state after 4 tricks of a fixed random deal: 80 consistent worlds
     rng = np.random.default_rng(11)
     st = State.random(rng)
@@ -172,7 +172,7 @@ def test_infoset_uniform_sample_world_chi_square():
 
 
 def test_infoset_of_new_moon_is_refused_and_seat_checked():
-    from twilight_env.infoset import InfoSet
+    from twilight_env.rules.infoset import InfoSet
     st = State.random(np.random.default_rng(0), num_players=3)
     with pytest.raises(ValueError, match="new moon"):
         InfoSet(st, NEW_MOON)
@@ -181,7 +181,7 @@ def test_infoset_of_new_moon_is_refused_and_seat_checked():
 
 
 def test_infoset_tricks_record_takers_and_pending():
-    from twilight_env.infoset import InfoSet
+    from twilight_env.rules.infoset import InfoSet
     from engine_helpers import NEUTRAL_END_TRICKS, SWEEP_DEAL, play_tricks
     st = State.from_deal(SWEEP_DEAL, leader=0)
     play_tricks(st, NEUTRAL_END_TRICKS)

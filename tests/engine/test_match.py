@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from twilight_env.engine import Config, Match
+from twilight_env.rules.engine import Config, Match
 
 from engine_helpers import NEUTRAL_END_TRICKS, SWEEP_DEAL, SWEEP_TRICKS, play_tricks, random_play
 
@@ -135,7 +135,7 @@ def test_r8_config_rejects_bad_values(field, value, message):
 
 def test_r9_choices_where_the_sources_are_silent():
     """R9: Sun seats, dealer passing left, ties playing on (above), perfect recall."""
-    from twilight_env.infoset import InfoSet
+    from twilight_env.rules.infoset import InfoSet
     rng = np.random.default_rng(9)
     assert Config(num_players=4).seat_cult == (0, 1, 0, 1)  # seats 0, 2 are Sun
     m3 = Match(Config(num_players=3), rng, solo=1)

@@ -11,9 +11,9 @@ import pytest
 hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import given, settings, strategies as st  # noqa: E402
 
-from twilight_env.cards import CARDS, NUM_CARDS, souls_of  # noqa: E402
-from twilight_env.engine import NUM_ACTIONS, PurePythonState, State  # noqa: E402
-from twilight_env.infoset import InfoSet  # noqa: E402
+from twilight_env.rules.cards import CARDS, NUM_CARDS, souls_of  # noqa: E402
+from twilight_env.rules.engine import NUM_ACTIONS, PurePythonState, State  # noqa: E402
+from twilight_env.rules.infoset import InfoSet  # noqa: E402
 
 from engine_reference import ReferenceDeal  # noqa: E402
 

@@ -2,8 +2,8 @@
 
 import pytest
 
-from twilight_env.engine import Config, Match
-from twilight_env.scoring import deal_score
+from twilight_env.rules.engine import Config, Match
+from twilight_env.rules.scoring import deal_score
 
 from engine_helpers import SWEEP_DEAL, SWEEP_TRICKS, codes, play, play_tricks
 
@@ -13,7 +13,7 @@ def test_r5_4_publisher_example_scores_51():
 
 
 def test_r5_4_example_with_ids_and_as_moon():
-    from twilight_env.cards import card_id
+    from twilight_env.rules.cards import card_id
     cards = ["S7", "M3", "SO", "MT", "SC4", "M4", "SC1", "MC5"]
     assert deal_score([card_id(c) for c in cards], "sun") == 51
     # as the Moon side the same cards carry only the Temple (2): 17 souls × 2
@@ -43,7 +43,7 @@ def test_r5_2_other_cult_sanctuaries_count_for_nobody():
 
 def test_r5_3_no_own_sanctuary_scores_zero_and_max_is_360():
     assert deal_score(["S7", "S6", "S5", "M7", "M6"], "sun") == 0
-    from twilight_env.cards import CARDS
+    from twilight_env.rules.cards import CARDS
     assert deal_score(CARDS, "sun") == 360 and deal_score(CARDS, "moon") == 360
 
 
@@ -79,6 +79,6 @@ def test_r5_2_engine_taking_other_cult_sanctuaries_only_denies():
     sun = st.captured[0] | st.captured[2]
     moon = st.captured[1] | st.captured[3]
     assert codes(sun) & {"SA", "ST", "SO"} == {"SA", "ST"}
-    from twilight_env.cards import souls_of
+    from twilight_env.rules.cards import souls_of
     assert souls_of(sun) == 60 - 10 and souls_of(moon) == 4 + 1 + 5  # S4, MC5, M5
     assert st.side_scores() == (50 * (1 + 2), 0)  # Moon holds SO but none of its own sanctuaries

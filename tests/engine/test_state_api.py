@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from twilight_env.cards import CARDS, card_id
-from twilight_env.engine import (NUM_ACTIONS, State, apply_action, held_mask, legal_actions,
+from twilight_env.rules.cards import CARDS, card_id
+from twilight_env.rules.engine import (NUM_ACTIONS, State, apply_action, held_mask, legal_actions,
                                  validate_deal)
 
 from engine_helpers import SWEEP_DEAL, SWEEP_TRICKS, play, play_tricks, random_play
@@ -190,8 +190,8 @@ def test_engine_is_pure_stdlib_and_numpy():
     import os
     import subprocess
     import sys
-    code = ("import sys; import twilight_env.cards, twilight_env.scoring, twilight_env.engine, "
-            "twilight_env.infoset, twilight_env.deal_log; "
+    code = ("import sys; import twilight_env.rules.cards, twilight_env.rules.scoring, twilight_env.rules.engine, "
+            "twilight_env.rules.infoset, twilight_env.records.deal_log; "
             "print(sorted({m.split('.')[0] for m in sys.modules}))")
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True).stdout

@@ -4,10 +4,10 @@ checks its input accepts a compiled ``State`` and a ``PurePythonState`` alike.""
 import numpy as np
 import pytest
 
-from agents import solver
-from twilight_env import engine
-from twilight_env.engine import DealState, PurePythonState, State
-from twilight_env.vector import VectorEngine
+from twilight_env.agents import solver
+from twilight_env.rules import engine
+from twilight_env.rules.engine import DealState, PurePythonState, State
+from twilight_env.envs.vector import VectorEngine
 
 CLASSES = [State, PurePythonState]
 
@@ -45,7 +45,7 @@ def test_solver_accepts_either_engine_with_the_same_value(num_players):
 
 
 def test_solver_refuses_a_non_state_naming_the_type():
-    with pytest.raises(ValueError, match="twilight_env.engine.DealState"):
+    with pytest.raises(ValueError, match="twilight_env.rules.engine.DealState"):
         solver.solve("not a state")
 
 

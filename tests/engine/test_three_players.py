@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from twilight_env.cards import card_id
-from twilight_env.engine import HOLD, NEW_MOON, Config, Match, State
-from twilight_env.infoset import InfoSet
+from twilight_env.rules.cards import card_id
+from twilight_env.rules.engine import HOLD, NEW_MOON, Config, Match, State
+from twilight_env.rules.infoset import InfoSet
 
 from engine_helpers import SWEEP_DEAL, SWEEP_TRICKS, codes, ids, play, play_tricks, random_play, swap_cults
 
@@ -179,7 +179,7 @@ def test_r8_individual_scoring_counts_only_own_tricks():
     st = State.from_deal(MIXED_DEAL, leader=0, num_players=3)
     play(st, "MC2", "2:S6", "0:MC1", "SO")  # new moon takes the trick
     random_play(st, np.random.default_rng(0))
-    from twilight_env.scoring import score_mask
+    from twilight_env.rules.scoring import score_mask
     assert st.seat_scores() == tuple(score_mask(st.captured[s], st.seat_cult[s]) for s in range(4))
     assert st.seat_scores()[NEW_MOON] == score_mask(st.captured[NEW_MOON], 1)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from twilight_env.engine import State
+from twilight_env.rules.engine import State
 
 
 def viewer_seats(num_players: int) -> tuple[int, ...]:

@@ -69,7 +69,7 @@ def _run(code: str) -> str:
 
 
 def test_engine_import_does_not_import_pettingzoo():
-    assert _run("import sys, twilight_env, twilight_env.engine, twilight_env.infoset, twilight_env.encoding; "
+    assert _run("import sys, twilight_env, twilight_env.rules.engine, twilight_env.rules.infoset, twilight_env.obs.encoding; "
                 "print('pettingzoo' in sys.modules, 'gymnasium' in sys.modules)") == "False False"
 
 

@@ -12,13 +12,13 @@ import pytest
 
 import twilight_env
 from env_helpers import play_aec
-from twilight_env.cards import codes_of
-from twilight_env.engine import HOLD, NEW_MOON
+from twilight_env.rules.cards import codes_of
+from twilight_env.rules.engine import HOLD, NEW_MOON
 
 
 def _deal_codes(seed: int) -> list[list[str]]:
     perm = np.random.default_rng(seed).permutation(28)
-    from twilight_env.cards import CARDS
+    from twilight_env.rules.cards import CARDS
     return [[CARDS[i] for i in sorted(perm[7 * s:7 * s + 7])] for s in range(4)]
 
 
@@ -192,7 +192,7 @@ def test_scores_option_starts_match_totals():
     env.reset(seed=0, options={"scores": [990, 0, 5], "solo": 1})
     assert env.infos["player_0"]["totals"] == {"player_0": 990, "player_1": 0, "player_2": 5}
     d = env.unwrapped.observe(env.agent_selection)["observation"]
-    from twilight_env.encoding import decode_observation
+    from twilight_env.obs.encoding import decode_observation
     dec = decode_observation(d)
     assert dec["match"] and dec["target"] == 1000.0
 

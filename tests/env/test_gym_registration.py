@@ -12,7 +12,7 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import twilight_env
-from twilight_env.wrappers import SingleAgentEnv
+from twilight_env.envs.wrappers import SingleAgentEnv
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 

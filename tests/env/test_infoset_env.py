@@ -7,10 +7,10 @@ import pytest
 
 import twilight_env
 from env_helpers import random_points, viewer_seats
-from twilight_env.cards import CARDS, MOON_MASK, SUN_MASK, codes_of, ids_of
-from twilight_env.encoding import encode_infoset
-from twilight_env.engine import NEW_MOON, DealState, State
-from twilight_env.infoset import InfoSet
+from twilight_env.rules.cards import CARDS, MOON_MASK, SUN_MASK, codes_of, ids_of
+from twilight_env.obs.encoding import encode_infoset
+from twilight_env.rules.engine import NEW_MOON, DealState, State
+from twilight_env.rules.infoset import InfoSet
 
 
 def _replay(info: InfoSet, world: list[int]) -> State:

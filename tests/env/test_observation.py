@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from env_helpers import random_points, viewer_seats
-from twilight_env import encoding as E
-from twilight_env.cards import CARDS, MOON_MASK, SUN_MASK, codes_of, multiplier_of, souls_of
-from twilight_env.engine import HOLD, NEW_MOON, State
-from twilight_env.infoset import InfoSet
+from twilight_env.obs import encoding as E
+from twilight_env.rules.cards import CARDS, MOON_MASK, SUN_MASK, codes_of, multiplier_of, souls_of
+from twilight_env.rules.engine import HOLD, NEW_MOON, State
+from twilight_env.rules.infoset import InfoSet
 
 
 # ---------------------------------------------------------------------------------
@@ -206,7 +206,7 @@ def test_pure_python_encoder_is_chosen_by_the_environment_variable():
     import subprocess
     import sys
 
-    code = "import twilight_env.encoding as E; print(E.backend())"
+    code = "import twilight_env.obs.encoding as E; print(E.backend())"
     env = dict(os.environ, TWILIGHT_ENV_PURE_PYTHON="1")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "python"
@@ -218,7 +218,7 @@ def test_pure_python_encoder_is_chosen_by_the_environment_variable():
 
 def test_a_compiled_encoder_that_disagrees_is_dropped_with_a_warning(monkeypatch):
     pytest.importorskip("numba")
-    from twilight_env import _encoding_nb
+    from twilight_env.obs import _encoding_nb
 
     def wrong(out, mask, *args):
         out[:] = 0.5  # not what the Python encoder writes
@@ -379,8 +379,8 @@ def test_fourth_place_of_the_trick_is_always_empty(num_players, monkeypatch):
     """Slots 620..655 stay 0: the fourth card resolves the trick in the same step (R4.1-R4.3),
     so no observation shows a trick with four cards; checked for both scalar encoders and
     the batch engine, over many random steps, while the third place is seen filled."""
-    from twilight_env import vector_obs
-    from twilight_env.vector import VectorEngine
+    from twilight_env.obs import vector_obs
+    from twilight_env.envs.vector import VectorEngine
 
     assert (FOURTH_PLACE.start, FOURTH_PLACE.stop) == (620, 656) and FOURTH_PLACE.stop == E.GONE
     third = slice(E.TRICK + 2 * E.TRICK_PLACE_SIZE, FOURTH_PLACE.start)
@@ -418,7 +418,7 @@ def test_fourth_place_of_the_trick_is_always_empty(num_players, monkeypatch):
 def test_r5_deal_score_so_far_in_the_observation_is_the_engines(num_players):
     """The SIDE fields restate R5 (souls x own multipliers) from the encoders' own tables;
     the decoded deal score so far equals the engine's side scores, own side first."""
-    from twilight_env.encoding import decode_observation, encode_observation
+    from twilight_env.obs.encoding import decode_observation, encode_observation
 
     rng = np.random.default_rng(17 + num_players)
     for _ in range(40):

@@ -5,7 +5,7 @@ end answers with a clear error instead of a ``KeyError``."""
 import numpy as np
 import pytest
 
-from twilight_env.seeding import check_seed
+from twilight_env.util.seeding import check_seed
 
 pytest.importorskip("pettingzoo")
 
@@ -26,7 +26,7 @@ def test_check_seed_accepts_ints_numpy_ints_and_none():
 
 @pytest.mark.parametrize("seed", BAD_SEEDS)
 def test_aec_reset_refuses_a_bad_seed_and_keeps_the_game(seed):
-    from twilight_env.aec import raw_env
+    from twilight_env.envs.aec import raw_env
 
     env = raw_env()
     env.reset(seed=1)
@@ -38,7 +38,7 @@ def test_aec_reset_refuses_a_bad_seed_and_keeps_the_game(seed):
 
 def test_seed_true_is_not_seed_one():
     """Before the check, ``reset(seed=True)`` dealt the deal of ``seed=1``."""
-    from twilight_env.aec import raw_env
+    from twilight_env.envs.aec import raw_env
 
     with pytest.raises(ValueError, match="a bool is not a seed"):
         raw_env().reset(seed=True)
@@ -46,7 +46,7 @@ def test_seed_true_is_not_seed_one():
 
 @pytest.mark.parametrize("seed", [True, -1, 0.5])
 def test_the_gymnasium_wrapper_refuses_a_bad_seed(seed):
-    from twilight_env.wrappers import SingleAgentEnv
+    from twilight_env.envs.wrappers import SingleAgentEnv
 
     env = SingleAgentEnv(num_players=4)
     with pytest.raises(ValueError, match=r"\bseed must be an integer >= 0"):
@@ -55,7 +55,7 @@ def test_the_gymnasium_wrapper_refuses_a_bad_seed(seed):
 
 @pytest.mark.parametrize("seed", [True, -1, 0.5])
 def test_the_vector_env_refuses_a_bad_seed(seed):
-    from twilight_env.vector import TwilightVectorEnv
+    from twilight_env.envs.vector import TwilightVectorEnv
 
     with pytest.raises(ValueError, match=r"\bseed must be an integer >= 0"):
         TwilightVectorEnv(2, 4, seed=seed)
@@ -66,10 +66,10 @@ def test_the_vector_env_refuses_a_bad_seed(seed):
 
 @pytest.mark.parametrize("seed", [True, -1, 1.5])
 def test_the_studies_refuse_a_bad_seed_before_making_a_folder(tmp_path, seed):
-    import experiments.individual_edge as individual
-    import experiments.ladder as ladder
-    import experiments.solo_edge as edge
-    from experiments.arena import play_arena
+    import twilight_env.experiments.edge.individual_edge as individual
+    import twilight_env.experiments.ladder as ladder
+    import twilight_env.experiments.edge.solo_edge as edge
+    from twilight_env.experiments.arena import play_arena
 
     out = tmp_path / "out"
     quiet = dict(workers=1, progress=False, verbose=False, out=str(out))
@@ -106,7 +106,7 @@ def _play_to_the_end(env):
 @pytest.mark.parametrize("num_players", [4, 3])
 @pytest.mark.parametrize("action", [None, 0])
 def test_raw_env_stepped_after_the_end_says_so(num_players, action):
-    from twilight_env.aec import raw_env
+    from twilight_env.envs.aec import raw_env
 
     env = raw_env(num_players=num_players)
     env.reset(seed=3)
@@ -119,7 +119,7 @@ def test_raw_env_stepped_after_the_end_says_so(num_players, action):
 
 @pytest.mark.parametrize("num_players", [4, 3])
 def test_raw_env_last_after_the_end_and_before_reset_says_so(num_players):
-    from twilight_env.aec import raw_env
+    from twilight_env.envs.aec import raw_env
 
     with pytest.raises(RuntimeError, match=r"reset\(\) needs to be called before last\(\)"):
         raw_env(num_players=num_players).last()
@@ -131,7 +131,7 @@ def test_raw_env_last_after_the_end_and_before_reset_says_so(num_players):
 
 
 def test_raw_env_stepped_before_reset_says_so():
-    from twilight_env.aec import raw_env
+    from twilight_env.envs.aec import raw_env
 
     with pytest.raises(RuntimeError, match=r"reset\(\) needs to be called before step\(\)"):
         raw_env().step(0)
@@ -140,7 +140,7 @@ def test_raw_env_stepped_before_reset_says_so():
 def test_the_wrapped_env_keeps_pettingzoos_warning_after_the_end():
     """``env()`` (PettingZoo's order-enforcing wrapper) logs a warning and ignores the step,
     as PettingZoo's own games do."""
-    from twilight_env.aec import env as make_env
+    from twilight_env.envs.aec import env as make_env
 
     env = make_env()
     env.reset(seed=3)

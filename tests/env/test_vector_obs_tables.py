@@ -4,10 +4,10 @@ the 3-player role flags (one definition, ``encoding._ROLE_3P``)."""
 import numpy as np
 import pytest
 
-from twilight_env import encoding as E
-from twilight_env import vector_obs
-from twilight_env.engine import State
-from twilight_env.vector import VectorEngine
+from twilight_env.obs import encoding as E
+from twilight_env.obs import vector_obs
+from twilight_env.rules.engine import State
+from twilight_env.envs.vector import VectorEngine
 
 
 @pytest.mark.parametrize("name", ["HAND", "PLAYED_FOR", "HELD_BY", "TAKEN", "COUNTS"])
@@ -27,7 +27,7 @@ def test_seat_field_hand_holds_the_viewers_cards():
 def test_three_player_roles_have_one_definition():
     np.testing.assert_array_equal(vector_obs._ROLE_3P, np.array(E._ROLE_3P))
     try:
-        from twilight_env import _encoding_nb
+        from twilight_env.obs import _encoding_nb
     except ImportError:  # numba not installed
         pass
     else:

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-from agents.random_agent import RandomAgent
-from twilight_env.encoding import OBS_SIZE, decode_observation
-from twilight_env.wrappers import SingleAgentEnv
+from twilight_env.agents.random_agent import RandomAgent
+from twilight_env.obs.encoding import OBS_SIZE, decode_observation
+from twilight_env.envs.wrappers import SingleAgentEnv
 
 
 @pytest.mark.parametrize("config", [dict(num_players=4), dict(num_players=3, learner=1),

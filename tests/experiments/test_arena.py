@@ -6,9 +6,9 @@ import json
 import numpy as np
 import pytest
 
-import experiments.arena as arena
-from experiments.common import play_seeded
-from experiments.dealsets import generate_deals, save_deals
+import twilight_env.experiments.arena as arena
+from twilight_env.experiments.common import play_seeded
+from twilight_env.records.dealsets import generate_deals, save_deals
 from twilight_env.cli import main
 
 
@@ -147,7 +147,7 @@ def test_lockstep_blocks_give_the_same_results(players):
 def test_the_ratings_table_is_explained(tmp_path, capsys):
     """The printed mu / sigma / ordinal table says what its columns are, and ordinal is
     mu - 3 sigma as it says."""
-    from experiments.arena import RATINGS_NOTE
+    from twilight_env.experiments.arena import RATINGS_NOTE
     from twilight_env.cli import main as cli
 
     assert cli(["arena", "random", "heuristic", "--deals", "4", "--workers", "1", "--out", str(tmp_path / "a")]) == 0

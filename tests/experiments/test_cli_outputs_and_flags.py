@@ -147,7 +147,7 @@ def test_any_subcommand_interrupted_ends_in_one_line(monkeypatch, capsys):
     import signal
     import time
 
-    import twilight_env.deal_log as deal_log
+    import twilight_env.records.deal_log as deal_log
 
     def ctrl_c(args):
         raise KeyboardInterrupt
@@ -174,7 +174,7 @@ def test_edge_output_fits_100_columns_and_says_the_verdict_depends_on_strength(t
     in edge.md), and the run ends by saying the verdict depends on the agents' strength and
     where the strong-play answer is (a page that exists)."""
     from pathlib import Path
-    from experiments.solo_edge import STRENGTH_NOTE, TERMINAL_WIDTH
+    from twilight_env.experiments.edge.solo_edge import STRENGTH_NOTE, TERMINAL_WIDTH
     specs = agents
     assert main(["edge", *specs, "--deals", "40", "--workers", "1", "--boot", "20", "--matches", "20",
                  "--out", str(tmp_path / "e")]) == 0

@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from experiments.dealsets import deal_set, generate_deals, load_deals, save_deals
-from twilight_env.cards import CARDS
+from twilight_env.records.dealsets import deal_set, generate_deals, load_deals, save_deals
+from twilight_env.rules.cards import CARDS
 
 
 def test_generate_deals_is_reproducible_and_prefix_stable():
@@ -88,7 +88,7 @@ def test_generate_rejects_bad_arguments():
 @pytest.mark.parametrize("players", [4, 3])
 def test_shipped_deal_files_are_valid_and_match_their_seed(players):
     import os
-    from experiments.dealsets import DEALS_DIR
+    from twilight_env.records.dealsets import DEALS_DIR
     deals, meta = load_deals(os.path.join(DEALS_DIR, f"{players}p_seed0_500.json"), num_players=players)
     assert meta["seed"] == 0 and len(deals) == 500
     assert deals == generate_deals(500, seed=0)

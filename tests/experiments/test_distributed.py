@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-import experiments.solo_edge as edge
-from experiments.common import run_tasks
-from experiments.distributed import block_size, check_address, ray_runner, run_tasks_ray
+import twilight_env.experiments.edge.solo_edge as edge
+from twilight_env.experiments.common import run_tasks
+from twilight_env.util.distributed import block_size, check_address, ray_runner, run_tasks_ray
 from twilight_env.cli import main
 
 
@@ -87,7 +87,7 @@ def test_results_come_in_task_order_with_on_result(ray_cluster):
 
 
 def _deals(n, seed=11):
-    from experiments.dealsets import deal_set
+    from twilight_env.records.dealsets import deal_set
 
     return deal_set(n, seed, 3, None, None)[0]
 
@@ -139,7 +139,7 @@ def test_edge_resumes_across_runners(ray_cluster, tmp_path, monkeypatch):
 
 def test_individual_scoring_on_ray_equals_local(ray_cluster, tmp_path):
     """``--scoring individual`` (R8) on Ray: the same plays and figures as local processes."""
-    from experiments import individual_edge
+    from twilight_env.experiments.edge import individual_edge
 
     a, b = tmp_path / "local", tmp_path / "ray"
     individual_edge.run_study(["heuristic"], deals=20, seed=5, out=str(a), workers=1, **SMALL)
@@ -160,7 +160,7 @@ def test_individual_scoring_on_ray_equals_local(ray_cluster, tmp_path):
 def test_a_refused_ray_address_makes_no_folder(tmp_path, monkeypatch, capsys, argv, address):
     """A malformed address, or one where no cluster answers, is refused before the run makes
     its output folder (``out/...`` in the working directory) or plays anything."""
-    import experiments.distributed as dist
+    import twilight_env.util.distributed as dist
 
     def no_cluster(addr):
         raise ValueError(f"--ray {addr}: no Ray cluster answers there (test)")

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-import experiments.solo_edge as edge
+import twilight_env.experiments.edge.solo_edge as edge
 from twilight_env.cli import main
 
 SMALL = dict(boot=20, matches=50, workers=1, progress=False, verbose=False)

@@ -8,11 +8,11 @@ import math
 import numpy as np
 import pytest
 
-import experiments.edge_strength as es
-import experiments.ladder as ladder
-import experiments.solo_edge as edge
+import twilight_env.experiments.edge.edge_strength as es
+import twilight_env.experiments.ladder as ladder
+import twilight_env.experiments.edge.solo_edge as edge
 from twilight_env.cli import main
-from twilight_env.heldout import HELDOUT_SEEDS
+from twilight_env.rules.heldout import HELDOUT_SEEDS
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,7 @@ import json
 
 import numpy as np
 
-import experiments.solo_edge as edge
+import twilight_env.experiments.edge.solo_edge as edge
 
 
 def _sim(moon, sun, goals, matches=20, max_deals=50):
@@ -67,7 +67,7 @@ def test_a_recorded_run_keeps_its_match_figures():
 
 
 def test_command_reads_finished_runs(tmp_path, capsys):
-    from experiments.goals_333 import main
+    from twilight_env.experiments.edge.goals_333 import main
 
     out = tmp_path / "e"
     edge.run_study(["random"], deals=10, seed=3, out=str(out), boot=20, matches=50, workers=1, progress=False,

@@ -1,4 +1,4 @@
-"""The fair handicap (experiments/handicap.py): points per deal credited to the solo's line
+"""The fair handicap (experiments/edge/handicap.py): points per deal credited to the solo's line
 that make a fixed-solo match an even bet (R6.1, R7.5, R7.6)."""
 
 import json
@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pytest
 
-from experiments.handicap import fair_handicap, main
+from twilight_env.experiments.edge.handicap import fair_handicap, main
 
 
 def _pools(d: int, n: int = 3000, seed: int = 0):

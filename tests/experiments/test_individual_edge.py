@@ -7,8 +7,8 @@ import json
 import numpy as np
 import pytest
 
-import experiments.individual_edge as ind
-import experiments.solo_edge as edge
+import twilight_env.experiments.edge.individual_edge as ind
+import twilight_env.experiments.edge.solo_edge as edge
 from twilight_env.cli import main
 
 SMALL = dict(boot=20, matches=50, workers=1, progress=False, verbose=False)

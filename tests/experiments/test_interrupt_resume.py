@@ -11,8 +11,8 @@ import time
 
 import pytest
 
-import experiments.arena as arena
-import experiments.solo_edge as edge
+import twilight_env.experiments.arena as arena
+import twilight_env.experiments.edge.solo_edge as edge
 from twilight_env.cli import main
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

@@ -7,10 +7,10 @@ import math
 import numpy as np
 import pytest
 
-import experiments.ladder as ladder
-from experiments.dealsets import generate_deals
+import twilight_env.experiments.ladder as ladder
+from twilight_env.records.dealsets import generate_deals
 from twilight_env.cli import main
-from twilight_env.heldout import HELDOUT_SEEDS, check_not_heldout, heldout_seed
+from twilight_env.rules.heldout import HELDOUT_SEEDS, check_not_heldout, heldout_seed
 
 SMALL = dict(num_players=3, deals=6, boot=50, workers=1, progress=False, verbose=False)
 
@@ -123,7 +123,7 @@ def test_training_refuses_held_out_seeds():
     with pytest.raises(ValueError, match="held-out"):
         check_not_heldout(HELDOUT_SEEDS["heldout-1"], "evaluation seed")
     pytest.importorskip("torch")
-    from training.selfplay import eval_deals
+    from twilight_env.training.selfplay import eval_deals
 
     with pytest.raises(ValueError, match="held-out deal set 'heldout-3'"):
         eval_deals(3, 2, HELDOUT_SEEDS["heldout-3"])
@@ -137,8 +137,8 @@ def test_plot_names_the_deal_set_and_marks_a_failing_step(tmp_path, monkeypatch)
 
     import matplotlib.axes
 
-    from experiments.ladder import deal_set_label, plot
-    from twilight_env.heldout import heldout_seed
+    from twilight_env.experiments.ladder import deal_set_label, plot
+    from twilight_env.rules.heldout import heldout_seed
 
     root = Path(__file__).resolve().parents[2]
     doc = json.loads((root / "results" / "ladder_4p_single_tree" / "ladder.json").read_text())

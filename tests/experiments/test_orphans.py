@@ -5,7 +5,7 @@ processes are at work, sends the command ``SIGKILL`` and then looks, every 0.1 s
 for any process left in that session (its workers, their own children, multiprocessing's
 resource tracker). Survivors are killed in a ``finally`` so a failing test leaves nothing
 behind. Linux only (the session's processes are read from ``/proc``); the mechanism itself
-is :func:`twilight_env._procs.die_with_parent`.
+is :func:`twilight_env.util.procs.die_with_parent`.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from twilight_env._procs import die_with_parent, pid_alive
+from twilight_env.util.procs import die_with_parent, pid_alive
 
 ROOT = Path(__file__).resolve().parents[2]
 GONE_WITHIN_S = 5.0
@@ -131,7 +131,7 @@ def _assert_none_left(s: Session, before: list[int]):
 # ---------------------------------------------------------------------------------
 
 def test_kill_9_of_a_two_worker_edge_leaves_no_process(tmp_path):
-    """``twilight edge --workers 2`` (the pool of ``experiments.common.run_tasks``, shared
+    """``twilight edge --workers 2`` (the pool of ``twilight_env.experiments.common.run_tasks``, shared
     by ``arena``, ``ladder`` and the other studies)."""
     cmd = [sys.executable, "-m", "twilight_env.cli", "edge", "heuristic", "--deals", "200000", "--workers", "2",
            "--out", str(tmp_path / "x"), "--quiet"]
@@ -168,9 +168,9 @@ def test_kill_9_of_train_with_an_actor_process_leaves_no_process(tmp_path):
 
 @needs_train
 def test_kill_9_of_exit_generate_with_two_workers_leaves_no_process(tmp_path):
-    """``python -m training.exit generate --workers 2`` (a spawn ``multiprocessing.Pool``)."""
+    """``python -m twilight_env.training.exit generate --workers 2`` (a spawn ``multiprocessing.Pool``)."""
     out = tmp_path / "data"
-    cmd = [sys.executable, "-m", "training.exit", "generate", "--out", str(out), "--players", "3",
+    cmd = [sys.executable, "-m", "twilight_env.training.exit", "generate", "--out", str(out), "--players", "3",
            "--deals", "400", "--chunk-deals", "1", "--workers", "2", "--no-progress",
            "--agent", "ismcts:iterations=200"]
     with Session(cmd, tmp_path) as s:
@@ -184,7 +184,7 @@ def test_kill_9_of_exit_generate_with_two_workers_leaves_no_process(tmp_path):
 
 _PARENT = textwrap.dedent("""
     import multiprocessing as mp, os, sys, time
-    from twilight_env._procs import die_with_parent
+    from twilight_env.util.procs import die_with_parent
 
     def child(use_prctl, race):
         if race:  # the parent dies before the child arms anything

@@ -8,10 +8,10 @@ import sys
 import numpy as np
 import pytest
 
-from experiments.play import legal_inputs, parse_input, play_game, view
-from twilight_env.cards import CARDS
-from twilight_env.engine import State
-from twilight_env.infoset import InfoSet
+from twilight_env.experiments.play import legal_inputs, parse_input, play_game, view
+from twilight_env.rules.cards import CARDS
+from twilight_env.rules.engine import State
+from twilight_env.rules.infoset import InfoSet
 
 ROOT = __file__.rsplit("/tests/", 1)[0]
 
@@ -155,9 +155,9 @@ def _random_tricks(seed, players):
 
 
 def test_trick_line_names_the_winning_card_and_the_pending_pile():
-    from experiments.play import card_name, trick_result
-    from twilight_env.cards import codes_of
-    from twilight_env.engine import PURGATORY_MASK
+    from twilight_env.experiments.play import card_name, trick_result
+    from twilight_env.rules.cards import codes_of
+    from twilight_env.rules.engine import PURGATORY_MASK
 
     seen = {"taken": 0, "with pending": 0, "purgatory": 0}
     for seed in range(12):
@@ -201,7 +201,7 @@ def test_a_trick_opened_by_a_request_shows_it():
 
 @pytest.mark.parametrize("players,seat", [(4, 1), (3, 1), (3, 0)])
 def test_deal_over_gives_the_breakdown_of_twilight_deal(players, seat):
-    from twilight_env.deal_log import result_lines
+    from twilight_env.records.deal_log import result_lines
 
     lines = []
     assert play_game(players, seat, "random", "random", seed=5, ask=Scripted(bad=()), say=lines.append) == 0
@@ -218,7 +218,7 @@ def test_deal_over_gives_the_breakdown_of_twilight_deal(players, seat):
         assert [int(x) for x in m.groups()] == [moon, sun, sun]
     else:
         assert credited == []
-    assert result_lines.__module__ == "twilight_env.deal_log"
+    assert result_lines.__module__ == "twilight_env.records.deal_log"
 
 
 @pytest.mark.parametrize("spec", ["exit:{root}/agents/weights/exit_4p.pt", "neural:{root}/agents/weights/neural_4p.pt"])

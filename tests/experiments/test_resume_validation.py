@@ -9,12 +9,12 @@ import os
 
 import pytest
 
-import experiments.arena as arena
-import experiments.common as common
-import experiments.individual_edge as individual
-import experiments.ladder as ladder
-import experiments.solo_edge as edge
-from experiments.edge_strength import load_ladder
+import twilight_env.experiments.arena as arena
+import twilight_env.experiments.common as common
+import twilight_env.experiments.edge.individual_edge as individual
+import twilight_env.experiments.ladder as ladder
+import twilight_env.experiments.edge.solo_edge as edge
+from twilight_env.experiments.edge.edge_strength import load_ladder
 from twilight_env.cli import main
 
 QUIET = dict(workers=1, progress=False, verbose=False)
@@ -37,16 +37,16 @@ def _stop_at(monkeypatch, module, name, at):
 
 def _count_builds(monkeypatch):
     """Count agents built (``make_agent``) from now on."""
-    import agents.base
+    import twilight_env.agents.base
 
-    real = agents.base.make_agent
+    real = twilight_env.agents.base.make_agent
     built = []
 
     def make(spec):
         built.append(spec)
         return real(spec)
 
-    monkeypatch.setattr(agents.base, "make_agent", make)
+    monkeypatch.setattr(twilight_env.agents.base, "make_agent", make)
     return built
 
 
@@ -327,7 +327,7 @@ def test_damaged_files_give_one_line_naming_the_file(tmp_path, capsys, reader, d
 
 
 def test_a_truncated_gzip_reads_as_one_line_too(tmp_path):
-    """``read_progress_file`` goes through ``twilight_env.jsonfile`` (the same reader as records)."""
+    """``read_progress_file`` goes through ``twilight_env.util.jsonfile`` (the same reader as records)."""
     path = tmp_path / "x.json.gz"
     path.write_bytes(gzip.compress(b'{"kind": "k", "version": 1}')[:-8])
     with pytest.raises(ValueError, match="truncated gzip"):

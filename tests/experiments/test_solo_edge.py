@@ -7,11 +7,11 @@ import os
 import numpy as np
 import pytest
 
-import experiments.solo_edge as edge
-from experiments.common import play_seeded
-from experiments.dealsets import generate_deals
+import twilight_env.experiments.edge.solo_edge as edge
+from twilight_env.experiments.common import play_seeded
+from twilight_env.records.dealsets import generate_deals
 from twilight_env.cli import main
-from twilight_env.engine import hands_to_codes
+from twilight_env.rules.engine import hands_to_codes
 
 
 def _run(tmp_path, *extra, name="out"):
@@ -152,7 +152,7 @@ def test_notebook_executes_on_an_edge_output(tmp_path, monkeypatch):
 
 
 def _individual_run(tmp_path):
-    from experiments.individual_edge import run_study
+    from twilight_env.experiments.edge.individual_edge import run_study
 
     return run_study(["random"], deals=3, seed=2, out=str(tmp_path / "ind"), workers=1, boot=5, matches=5,
                      progress=False, verbose=False)
@@ -170,7 +170,7 @@ def test_configuration_results_do_not_depend_on_the_other_configurations():
 
 
 def test_verdict_warns_only_below_the_bootstrap_minimum():
-    from experiments.solo_edge import MIN_BOOTSTRAP_DEALS, verdict
+    from twilight_env.experiments.edge.solo_edge import MIN_BOOTSTRAP_DEALS, verdict
 
     fig = {"diff": {"mean": 1.0, "ci_low": 0.5, "ci_high": 1.5},
            "matches": {"target": 1000, "fixed_solo": {"p_solo_wins": 0.6, "ci_low": 0.5, "ci_high": 0.7}}}

@@ -1,5 +1,5 @@
-"""Statistics helpers of experiments.common against scipy, and the match simulations of
-experiments.solo_edge against the engine's match rules (R6.1, R7.4-R7.6)."""
+"""Statistics helpers of twilight_env.experiments.common against scipy, and the match simulations of
+twilight_env.experiments.edge.solo_edge against the engine's match rules (R6.1, R7.4-R7.6)."""
 
 import math
 
@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from experiments.common import mean_ci, wilson_ci
-from experiments.solo_edge import SOLO_ORDER, deal_figures, match_figures, simulate_fixed_solo, simulate_rotating
-from twilight_env.engine import Config, Match
+from twilight_env.experiments.common import mean_ci, wilson_ci
+from twilight_env.experiments.edge.solo_edge import SOLO_ORDER, deal_figures, match_figures, simulate_fixed_solo, simulate_rotating
+from twilight_env.rules.engine import Config, Match
 
 
 @pytest.mark.parametrize("conf", [0.95, 0.9])
@@ -144,7 +144,7 @@ def test_deal_figures_pair_by_deal():
 
 
 def test_fmt_ci_prints_no_negative_zero():
-    from experiments.common import fmt_ci
+    from twilight_env.experiments.common import fmt_ci
 
     assert fmt_ci(191.2, -2.3e-13, 1200.0, digits=0) == "191 [0, 1200]"
     assert fmt_ci(-0.04, -1.0, 0.5, signed=True) == "+0.0 [-1.0, +0.5]"

@@ -2,8 +2,8 @@
 
 import numpy as np
 
-from agents.heuristic import decide_state
-from twilight_env.engine import State
+from twilight_env.agents.heuristic import decide_state
+from twilight_env.rules.engine import State
 
 
 def position(seed: int, players: int, steps: int) -> State:

@@ -10,14 +10,14 @@ from hypothesis import given, settings, strategies as st
 
 torch = pytest.importorskip("torch")
 
-from agents.base import make_agent, play_deal  # noqa: E402
-from agents.inference import (PROB_FLOOR, CardLocationNet, allowed_from_features, card_probs,  # noqa: E402
+from twilight_env.agents.base import make_agent, play_deal  # noqa: E402
+from twilight_env.agents.inference import (PROB_FLOOR, CardLocationNet, allowed_from_features, card_probs,  # noqa: E402
                               checkpoint_dict, default_weights, load_model, model_sampler, read_checkpoint,
                               save_checkpoint)
-from agents.worlds import allowed_seats, infoset_features  # noqa: E402
-from training import eval_inference, inference_data, train_inference  # noqa: E402
-from twilight_env.engine import State  # noqa: E402
-from twilight_env.infoset import InfoSet  # noqa: E402
+from twilight_env.agents.worlds import allowed_seats, infoset_features  # noqa: E402
+from twilight_env.training import eval_inference, inference_data, train_inference  # noqa: E402
+from twilight_env.rules.engine import State  # noqa: E402
+from twilight_env.rules.infoset import InfoSet  # noqa: E402
 
 from inference_positions import position as _position, viewers as _viewers  # noqa: E402
 

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from agents.worlds import (WorldSampler, allowed_seats, hidden_seats, infoset_features, true_locations,
+from twilight_env.agents.worlds import (WorldSampler, allowed_seats, hidden_seats, infoset_features, true_locations,
                            uniform_log_prob)
-from twilight_env.cards import MOON_MASK, SUN_MASK
-from twilight_env.infoset import InfoSet
+from twilight_env.rules.cards import MOON_MASK, SUN_MASK
+from twilight_env.rules.infoset import InfoSet
 
 from inference_positions import position as _position, viewers as _viewers
 

@@ -5,10 +5,10 @@ import json
 import numpy as np
 import pytest
 
-from agents.base import make_agent, parse_spec, play_deal
+from twilight_env.agents.base import make_agent, parse_spec, play_deal
 from twilight_env.cli import main
-from twilight_env.engine import State
-from twilight_env.infoset import InfoSet
+from twilight_env.rules.engine import State
+from twilight_env.rules.infoset import InfoSet
 
 
 def test_specs_parse_the_bot_name_then_its_options():

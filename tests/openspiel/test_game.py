@@ -7,11 +7,11 @@ import pytest
 from open_spiel.python.algorithms import evaluate_bots
 
 import twilight_env
-import twilight_env.openspiel as tos
-from agents.openspiel_bots import make_ismcts_bot
-from twilight_env.cards import CARDS
-from twilight_env.encoding import OBS_SIZE, encode_observation
-from twilight_env.engine import random_hands, hands_to_codes
+import twilight_env.interop.openspiel as tos
+from twilight_env.interop.openspiel_bots import make_ismcts_bot
+from twilight_env.rules.cards import CARDS
+from twilight_env.obs.encoding import OBS_SIZE, encode_observation
+from twilight_env.rules.engine import random_hands, hands_to_codes
 
 
 def _load(**params):

@@ -6,8 +6,8 @@ import copy
 
 import numpy as np
 
-from twilight_env import records
-from twilight_env.engine import _FIELDS, Config, Match
+from twilight_env.records import game_records as records
+from twilight_env.rules.engine import _FIELDS, Config, Match
 
 CONFIGS = [
     Config(num_players=4),

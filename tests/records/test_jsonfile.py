@@ -1,11 +1,11 @@
-"""``twilight_env.jsonfile``: damaged JSON is refused in one line that names the source."""
+"""``twilight_env.util.jsonfile``: damaged JSON is refused in one line that names the source."""
 
 import gzip
 import json
 
 import pytest
 
-from twilight_env.jsonfile import MAX_DEPTH, JsonFileError, nesting_depth, parse_json, read_json
+from twilight_env.util.jsonfile import MAX_DEPTH, JsonFileError, nesting_depth, parse_json, read_json
 
 
 def test_nesting_depth_ignores_brackets_inside_strings():

@@ -9,12 +9,12 @@ import sys
 
 import pytest
 
-import experiments.arena as arena
-from experiments.dealsets import generate_deals
-from experiments.play import play_game
-from twilight_env import records
+import twilight_env.experiments.arena as arena
+from twilight_env.records.dealsets import generate_deals
+from twilight_env.experiments.play import play_game
+from twilight_env.records import game_records as records
 from twilight_env.cli import main
-from twilight_env.deal_log import format_deal, play_random_deal
+from twilight_env.records.deal_log import format_deal, play_random_deal
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -60,7 +60,7 @@ def test_replay_refuses_a_tampered_record(capsys, tmp_path):
 
 def test_replay_match_and_index(capsys, tmp_path):
     from records_helpers import play_match
-    from twilight_env.engine import Config
+    from twilight_env.rules.engine import Config
 
     deals, match, _ = play_match(Config(num_players=3, target=700), 3)
     assert len(deals) >= 3
@@ -240,7 +240,7 @@ def test_records_flag_keeps_an_existing_records_file_unless_force(tmp_path, caps
 
 def test_play_record_option_parses():
     from twilight_env.cli import build_parser
-    from experiments.play import add_arguments
+    from twilight_env.experiments.play import add_arguments
 
     parser, subs = build_parser()
     add_arguments(subs["play"])
@@ -317,7 +317,7 @@ def test_records_module_is_pure():
     """records and the replay command import neither PettingZoo, Gymnasium nor torch."""
     import ast
 
-    code = ("import sys; import twilight_env.records, twilight_env.replay_log; "
+    code = ("import sys; import twilight_env.records.game_records, twilight_env.records.replay_log; "
             "print(sorted({m.split('.')[0] for m in sys.modules}))")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True).stdout
     loaded = set(ast.literal_eval(out))
@@ -338,7 +338,7 @@ def test_arena_records_do_not_depend_on_workers(tmp_path):
 
 def test_edge_records_stay_readable_after_an_interrupt(tmp_path, monkeypatch):
     """Ctrl-C during deal 1: the records of deal 0 are in a complete, readable file."""
-    import experiments.solo_edge as edge
+    import twilight_env.experiments.edge.solo_edge as edge
 
     real, calls = edge.play_seeded, []
 
@@ -376,7 +376,7 @@ def test_a_closed_pipe_ends_replay_quietly(tmp_path):
     import subprocess
     import sys
 
-    from twilight_env import records
+    from twilight_env.records import game_records as records
 
     path = tmp_path / "deal.json"
     assert subprocess.run([sys.executable, "-m", "twilight_env.cli", "deal", "--seed", "5", "--json"],
@@ -390,7 +390,7 @@ def test_a_closed_pipe_ends_replay_quietly(tmp_path):
 def test_replay_ends_with_what_it_checked(tmp_path, capsys):
     """A successful replay says what was replayed on the engine."""
     from twilight_env.cli import main as cli_main
-    from twilight_env.replay_log import CHECKED
+    from twilight_env.records.replay_log import CHECKED
 
     out = tmp_path / "d.json"
     assert cli_main(["deal", "--seed", "4", "--json"]) == 0

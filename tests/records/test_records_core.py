@@ -13,9 +13,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from records_helpers import CONFIG_IDS, CONFIGS, one_deal, play_match, state_fields
-from twilight_env import records
-from twilight_env.cards import CARDS
-from twilight_env.engine import NEW_MOON, Config, State, hands_to_codes
+from twilight_env.records import game_records as records
+from twilight_env.rules.cards import CARDS
+from twilight_env.rules.engine import NEW_MOON, Config, State, hands_to_codes
 
 
 # ---------------------------------------------------------------------------------

@@ -15,10 +15,10 @@ import zlib
 import pytest
 from records_helpers import play_match
 
-from experiments.dealsets import generate_deals, load_deals, save_deals
-from twilight_env import records
+from twilight_env.records.dealsets import generate_deals, load_deals, save_deals
+from twilight_env.records import game_records as records
 from twilight_env.cli import main
-from twilight_env.engine import Config
+from twilight_env.rules.engine import Config
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DAMAGES = ["truncated-gzip", "deep", "not-json", "folder", "missing"]
@@ -228,7 +228,7 @@ def test_a_gz_name_that_is_not_gzip_is_one_line(tmp_path, deals, name):
 def test_a_device_and_an_endless_line_are_refused_in_one_line(tmp_path, monkeypatch):
     """``/dev/zero`` (no end, no newline) is refused before reading; a line longer than any
     record stops the read at the limit instead of filling the memory."""
-    from twilight_env import records as rec_mod
+    from twilight_env.records import game_records as rec_mod
     for name in ("zero.jsonl", "zero.json"):
         link = tmp_path / name
         link.symlink_to("/dev/zero")

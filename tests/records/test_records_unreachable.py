@@ -7,8 +7,8 @@ import copy
 import pytest
 from records_helpers import one_deal, play_match
 
-from twilight_env import records
-from twilight_env.engine import Config, State
+from twilight_env.records import game_records as records
+from twilight_env.rules.engine import Config, State
 
 
 def _refused(rec, field, reason, *, deal=None, validate=True):

@@ -14,9 +14,9 @@ pytest.importorskip("httpx")
 
 from starlette.testclient import TestClient  # noqa: E402
 
-from twilight_env.cards import CARDS, CULT  # noqa: E402
-from twilight_env.engine import State  # noqa: E402
-from twilight_env import records  # noqa: E402
+from twilight_env.rules.cards import CARDS, CULT  # noqa: E402
+from twilight_env.rules.engine import State  # noqa: E402
+from twilight_env.records import game_records as records  # noqa: E402
 from twilight_env.serve.app import create_app  # noqa: E402
 from twilight_env.serve.games import Limits  # noqa: E402
 
@@ -225,7 +225,7 @@ def test_match_plays_several_deals_to_the_target(client, players):
 # -- hints and watched games ---------------------------------------------------------------
 
 def test_hint_is_a_legal_move_of_the_chosen_agent(client):
-    from agents.base import make_agent
+    from twilight_env.agents.base import make_agent
 
     v = new_game(client, players=4, seat=0, deal=DEAL, dealer=3, seed=2)
     gid = v["id"]

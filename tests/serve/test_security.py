@@ -298,7 +298,7 @@ def test_a_chunked_body_over_the_limit_is_refused_while_reading():
 
 def big_match_record(max_bytes: int = MAX_BODY - 64 * 1024) -> dict:
     """A match record of random play just under ``max_bytes`` of JSON (many deals, target out of reach)."""
-    from twilight_env.engine import Config
+    from twilight_env.rules.engine import Config
 
     _, rec, _ = play_match(Config(num_players=4, target=10**7), 5, max_deals=860)
     while len(json.dumps(rec)) > max_bytes:
@@ -307,7 +307,7 @@ def big_match_record(max_bytes: int = MAX_BODY - 64 * 1024) -> dict:
 
 
 def test_replay_pages_match_the_whole_replay(client):
-    from twilight_env.engine import Config
+    from twilight_env.rules.engine import Config
 
     _, rec, _ = play_match(Config(num_players=3, target=10**7), 2, max_deals=3)
     whole = replay_frames(rec)

@@ -3,9 +3,9 @@
 import pytest
 import torch
 
-from agents.nn.checkpoint import FORMAT, VERSION, save_checkpoint
-from agents.nn.features import num_roles
-from agents.nn.network import NetConfig, QNetwork
+from twilight_env.agents.nn.checkpoint import FORMAT, VERSION, save_checkpoint
+from twilight_env.agents.nn.features import num_roles
+from twilight_env.agents.nn.network import NetConfig, QNetwork
 
 
 def write_random_checkpoint(path, num_players: int, seed: int = 0, trunk=(32,), head=(16,)) -> str:

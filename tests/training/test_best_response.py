@@ -12,13 +12,13 @@ import numpy as np
 import pytest
 import torch
 
-from agents.base import make_agent, play_deal
-from agents.nn.checkpoint import CHECKPOINT_NAME, load_checkpoint, model_from_checkpoint
-from training.best_response import (DEAL_SETS, RESULT_NAME, BestResponseSource, BRConfig, FrozenAgent, Game,
+from twilight_env.agents.base import make_agent, play_deal
+from twilight_env.agents.nn.checkpoint import CHECKPOINT_NAME, load_checkpoint, model_from_checkpoint
+from twilight_env.training.best_response import (DEAL_SETS, RESULT_NAME, BestResponseSource, BRConfig, FrozenAgent, Game,
                                     duplicate_points, evaluate_run, main, play_round, train_best_response)
-from training.selfplay import eval_deals
-from twilight_env.engine import NEW_MOON, State, random_hands
-from twilight_env.infoset import InfoSet
+from twilight_env.training.selfplay import eval_deals
+from twilight_env.rules.engine import NEW_MOON, State, random_hands
+from twilight_env.rules.infoset import InfoSet
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -122,8 +122,8 @@ def test_frozen_agent_sees_only_its_information_set(players, random_ckpt):
 
 
 def test_frozen_agent_through_a_spec_gets_infosets(tmp_path, random_ckpt, monkeypatch):
-    import agents.base
-    monkeypatch.setitem(agents.base._REGISTRY, "br_spy", _make_spy)  # only for this test
+    import twilight_env.agents.base
+    monkeypatch.setitem(twilight_env.agents.base._REGISTRY, "br_spy", _make_spy)  # only for this test
     _SPIES.clear()
     train_best_response(_cfg(random_ckpt(4), agent="br_spy", decisions=1000, final_deals=2), out=tmp_path / "r")
     calls = [c for spy in _SPIES for c in spy.calls]
@@ -210,7 +210,7 @@ def test_best_response_learns_against_random(tmp_path, random_ckpt):
 def test_cli_interrupt_writes_a_checkpoint_and_prints_the_resume_command(tmp_path, random_ckpt):
     run = tmp_path / "cli"
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    proc = subprocess.Popen([sys.executable, "-m", "training.best_response", "--agent", "random", "--players", "4",
+    proc = subprocess.Popen([sys.executable, "-m", "twilight_env.training.best_response", "--agent", "random", "--players", "4",
                              "--minutes", "5", "--init", random_ckpt(4), "--out", str(run), "--no-progress",
                              "--eval-every", "0"], cwd=ROOT, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
@@ -223,7 +223,7 @@ def test_cli_interrupt_writes_a_checkpoint_and_prints_the_resume_command(tmp_pat
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == 130, err
-    assert "python -m training.best_response --resume" in err and str(run) in err
+    assert "python -m twilight_env.training.best_response --resume" in err and str(run) in err
     assert load_checkpoint(run)["decisions"] >= 0
 
 
@@ -234,18 +234,18 @@ def test_cli_needs_agent_players_and_out(capsys):
 
 
 def test_resume_command_keeps_budgets_and_evaluation_flags():
-    from training.best_response import resume_command
+    from twilight_env.training.best_response import resume_command
     cfg = _cfg("scratch", decisions=None, cpu_minutes=3.0, minutes=2.0, eval_every=500_000, final_deals=200)
     cmd = resume_command(Path("runs/x"), cfg, elapsed_s=60.0)
-    assert cmd.startswith("python -m training.best_response --resume runs/x")
+    assert cmd.startswith("python -m twilight_env.training.best_response --resume runs/x")
     for part in ("--cpu-minutes 3", "--minutes 1", "--eval-every 500000", "--no-progress"):
         assert part in cmd, cmd
     assert "--deals" not in cmd  # 200 is the default
 
 
 def test_heldout_deals_are_the_named_seed_deal_set():
-    from experiments.dealsets import generate_deals
-    from training.best_response import heldout_deals
+    from twilight_env.records.dealsets import generate_deals
+    from twilight_env.training.best_response import heldout_deals
     deals = heldout_deals("heldout-3", 5)
     assert len(deals) == 5 and all(leader == 0 for _, leader in deals)
     for (hands, _), codes in zip(deals, generate_deals(5, 2_026_120_103)):

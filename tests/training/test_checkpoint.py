@@ -1,4 +1,4 @@
-"""Checkpoint files (agents.nn.checkpoint): atomic, fsync-ed writes and clear errors on bad files."""
+"""Checkpoint files (twilight_env.agents.nn.checkpoint): atomic, fsync-ed writes and clear errors on bad files."""
 
 import os
 import signal
@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from agents.nn import checkpoint as ck
-from agents.nn.checkpoint import (CHECKPOINT_NAME, FORMAT, VERSION, load_checkpoint, model_from_checkpoint,
+from twilight_env.agents.nn import checkpoint as ck
+from twilight_env.agents.nn.checkpoint import (CHECKPOINT_NAME, FORMAT, VERSION, load_checkpoint, model_from_checkpoint,
                                   save_checkpoint)
-from agents.nn.network import NetConfig, QNetwork
+from twilight_env.agents.nn.network import NetConfig, QNetwork
 
 
 def write_random_checkpoint(path, num_players, seed=0):
@@ -27,8 +27,8 @@ ROOT = Path(__file__).resolve().parents[2]
 _SAVER = r"""
 import sys, torch
 sys.path.insert(0, {root!r})
-from agents.nn.checkpoint import FORMAT, VERSION, save_checkpoint
-from agents.nn.network import NetConfig, QNetwork
+from twilight_env.agents.nn.checkpoint import FORMAT, VERSION, save_checkpoint
+from twilight_env.agents.nn.network import NetConfig, QNetwork
 path = {path!r}
 net = NetConfig(num_roles=1, trunk=(32,), head=(16,))
 ck = {{"format": FORMAT, "version": VERSION, "num_players": 4, "net": net.to_dict(), "model": QNetwork(net).state_dict()}}
@@ -124,7 +124,7 @@ def test_a_device_is_not_read_as_a_checkpoint(path):
         pytest.skip(f"no {path} here")
     with pytest.raises(ValueError, match=r"is not a regular file"):
         load_checkpoint(path)
-    from agents.inference import read_checkpoint
+    from twilight_env.agents.inference import read_checkpoint
 
     with pytest.raises(ValueError, match=r"is not a regular file"):
         read_checkpoint(path)
@@ -133,7 +133,7 @@ def test_a_device_is_not_read_as_a_checkpoint(path):
 @pytest.mark.parametrize("content", [b"", b"hello\n", b"\x00" * 64, b"[" * 100_000])
 def test_files_that_are_not_checkpoints_name_the_option_at_build(tmp_path, content):
     """An agent built with such a file fails at once, naming the option and the file."""
-    from agents.base import make_agent
+    from twilight_env.agents.base import make_agent
 
     path = tmp_path / "x.pt"
     path.write_bytes(content)

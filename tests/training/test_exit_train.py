@@ -8,13 +8,13 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from agents.base import make_agent, play_deal  # noqa: E402
-from agents.exit import load_exit_checkpoint, resolve_backend  # noqa: E402
-from agents.nn.features import infoset_row  # noqa: E402
-from training import exit as ex  # noqa: E402
-from twilight_env.engine import State  # noqa: E402
-from twilight_env.heldout import HELDOUT_SEEDS  # noqa: E402
-from twilight_env.infoset import InfoSet  # noqa: E402
+from twilight_env.agents.base import make_agent, play_deal  # noqa: E402
+from twilight_env.agents.exit import load_exit_checkpoint, resolve_backend  # noqa: E402
+from twilight_env.agents.nn.features import infoset_row  # noqa: E402
+from twilight_env.training import exit as ex  # noqa: E402
+from twilight_env.rules.engine import State  # noqa: E402
+from twilight_env.rules.heldout import HELDOUT_SEEDS  # noqa: E402
+from twilight_env.rules.infoset import InfoSet  # noqa: E402
 
 SMALL = {"trunk": (32,), "head": (16,), "progress": False}
 
@@ -153,7 +153,7 @@ def test_train_refuses_a_folder_without_data(tmp_path):
         ex.train([tmp_path], tmp_path / "r", epochs=1, **SMALL)
 
 
-@pytest.mark.skipif(resolve_backend("auto") != "numba", reason="numba / agents.fast_ismcts not available")
+@pytest.mark.skipif(resolve_backend("auto") != "numba", reason="numba / twilight_env.agents.fast_ismcts not available")
 def test_generate_with_the_compiled_search(tmp_path):
     r = gen(tmp_path / "nb", 3, 1, agent="ismcts:iterations=30,backend=numba")
     d = load_chunks(tmp_path / "nb")
@@ -161,11 +161,11 @@ def test_generate_with_the_compiled_search(tmp_path):
     assert np.all(d["visits"][~d["legal"]] == 0) and np.allclose(d["visits"].sum(1), 1.0, atol=1e-5)
 
 
-@pytest.mark.skipif(resolve_backend("auto") != "numba", reason="numba / agents.fast_ismcts not available")
+@pytest.mark.skipif(resolve_backend("auto") != "numba", reason="numba / twilight_env.agents.fast_ismcts not available")
 def test_recorded_visits_are_those_of_the_agents_own_search_with_its_trees():
     """``trees=K`` (and the other search options) reach the recorded search: the visits are
     the K-tree ensemble's, the ones ``act`` picks its move by, not a single tree's."""
-    from agents.fast_ismcts import search
+    from twilight_env.agents.fast_ismcts import search
     st = ex.deal_state(5, 0, 4)
     while len(st.legal_actions()) == 1:
         st.apply(st.legal_actions()[0])

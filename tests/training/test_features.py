@@ -4,11 +4,11 @@ import numpy as np
 import pytest
 import torch
 
-from twilight_env.engine import State
-from twilight_env.infoset import InfoSet
-from agents.nn.features import (ACTION_FEATURES, ACTION_SIZE, NUM_MASKS, STATE_SIZE, expand_rows, infoset_row,
+from twilight_env.rules.engine import State
+from twilight_env.rules.infoset import InfoSet
+from twilight_env.agents.nn.features import (ACTION_FEATURES, ACTION_SIZE, NUM_MASKS, STATE_SIZE, expand_rows, infoset_row,
                                state_row)
-from agents.nn.network import NetConfig, QNetwork
+from twilight_env.agents.nn.network import NetConfig, QNetwork
 
 
 def _random_decisions(num_players, deals, seed):
@@ -88,7 +88,7 @@ def test_r4_1_best_so_far_names_the_engine_taker(num_players):
     """The features' copy of R4.1 (row 24: the seat and strength of the best card so far,
     ties to the earlier place) names the seat the engine lets take the trick when the
     fourth card does not beat it (no Purgatory in the trick, R4.3)."""
-    from twilight_env.cards import PURGATORY_MASK, STRENGTH
+    from twilight_env.rules.cards import PURGATORY_MASK, STRENGTH
 
     checked = 0
     for st, _ in _random_decisions(num_players, 60, seed=70 + num_players):

@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 import torch
 
-from agents.base import make_agent, play_deal
-from agents.neural import NeuralAgent, default_weights
-from twilight_env.engine import State
-from twilight_env.infoset import InfoSet
-from agents.nn.checkpoint import load_checkpoint
+from twilight_env.agents.base import make_agent, play_deal
+from twilight_env.agents.neural import NeuralAgent, default_weights
+from twilight_env.rules.engine import State
+from twilight_env.rules.infoset import InfoSet
+from twilight_env.agents.nn.checkpoint import load_checkpoint
 
 
 @pytest.mark.parametrize("num_players", [4, 3])

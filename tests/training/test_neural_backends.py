@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents.base import make_agent
-from twilight_env.engine import State
-from twilight_env.infoset import InfoSet
+from twilight_env.agents.base import make_agent
+from twilight_env.rules.engine import State
+from twilight_env.rules.infoset import InfoSet
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -52,7 +52,7 @@ def test_backend_mismatches_are_refused_naming_the_option():
     with pytest.raises(ValueError, match="backend must be one of auto, torch, numpy"):
         make_agent("neural:backend=jax")
     pt = str(ROOT / "agents" / "weights" / "neural_4p.pt")
-    with pytest.raises(ValueError, match=r"backend=numpy reads \.npz weights; export .*python -m agents\.nn\.numpy_net"):
+    with pytest.raises(ValueError, match=r"backend=numpy reads \.npz weights; export .*python -m twilight_env\.agents\.nn\.numpy_net"):
         make_agent(f"neural:path={pt},backend=numpy")
     npz = str(ROOT / "agents" / "weights" / "neural_4p.npz")
     with pytest.raises(ValueError, match="plays with backend=numpy"):
@@ -81,8 +81,8 @@ def test_the_shipped_network_plays_without_torch():
     NumPy, and asking for torch names the train extra."""
     r = _run_without_torch(
         "import numpy as np\n"
-        "from agents.base import make_agent, play_deal\n"
-        "from twilight_env.engine import State\n"
+        "from twilight_env.agents.base import make_agent, play_deal\n"
+        "from twilight_env.rules.engine import State\n"
         "a = make_agent('neural:default')\n"
         "assert a.backend == 'numpy', a.backend\n"
         "for n in (3, 4):\n"

@@ -8,16 +8,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents.nn.numpy_net import load_npz, save_npz
-from twilight_env.engine import State
-from twilight_env.infoset import InfoSet
+from twilight_env.agents.nn.numpy_net import load_npz, save_npz
+from twilight_env.rules.engine import State
+from twilight_env.rules.infoset import InfoSet
 
 ROOT = Path(__file__).resolve().parents[2]
 WEIGHTS = ROOT / "agents" / "weights"
 
 
 def _decisions(n, deals=20, seed=0):
-    from agents.nn.features import infoset_row, role_of
+    from twilight_env.agents.nn.features import infoset_row, role_of
     rng = np.random.default_rng(seed)
     rows, roles, legals = [], [], []
     for _ in range(deals):
@@ -34,8 +34,8 @@ def _decisions(n, deals=20, seed=0):
 @pytest.mark.parametrize("n", [3, 4])
 def test_shipped_npz_weights_equal_the_torch_checkpoint_and_its_q_values(n):
     torch = pytest.importorskip("torch")
-    from agents.nn.checkpoint import load_checkpoint, model_from_checkpoint
-    from agents.nn.network import score_decisions
+    from twilight_env.agents.nn.checkpoint import load_checkpoint, model_from_checkpoint
+    from twilight_env.agents.nn.network import score_decisions
     model = model_from_checkpoint(load_checkpoint(WEIGHTS / f"neural_{n}p.pt"))
     net = load_npz(WEIGHTS / f"neural_{n}p.npz", n)
     sd = model.state_dict()
@@ -54,7 +54,7 @@ def test_shipped_npz_weights_equal_the_torch_checkpoint_and_its_q_values(n):
 
 def test_random_weights_round_trip_through_save_and_equal_torch(tmp_path):
     torch = pytest.importorskip("torch")
-    from agents.nn.network import NetConfig, QNetwork
+    from twilight_env.agents.nn.network import NetConfig, QNetwork
     torch.manual_seed(3)
     model = QNetwork(NetConfig(num_roles=4, trunk=(64, 32), head=(16, 8)))
     params = {k: v.numpy() for k, v in model.state_dict().items()}
@@ -92,7 +92,7 @@ def test_numpy_network_plays_with_torch_blocked():
     """Loading and scoring need only NumPy: ``import torch`` is made to fail."""
     code = ("import sys\nsys.modules['torch'] = None\n"
             "from tests.training.test_numpy_net import _decisions, WEIGHTS\n"
-            "from agents.nn.numpy_net import load_npz\n"
+            "from twilight_env.agents.nn.numpy_net import load_npz\n"
             "net = load_npz(WEIGHTS / 'neural_3p.npz', 3)\n"
             "rows, roles, legals = _decisions(3, deals=2)\n"
             "q = net.score_decisions(rows, roles, legals)\n"

@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 import torch
 
-from agents.nn.checkpoint import CHECKPOINT_NAME, load_checkpoint
-from training.config import TrainConfig
-from agents.nn.network import NetConfig, QNetwork
-from training.selfplay import SelfPlay, duplicate_eval, eval_deals
-from training.train import check_device, train
+from twilight_env.agents.nn.checkpoint import CHECKPOINT_NAME, load_checkpoint
+from twilight_env.training.config import TrainConfig
+from twilight_env.agents.nn.network import NetConfig, QNetwork
+from twilight_env.training.selfplay import SelfPlay, duplicate_eval, eval_deals
+from twilight_env.training.train import check_device, train
 
 needs_tensorboard = pytest.mark.skipif(importlib.util.find_spec("tensorboard") is None,
                                        reason="tensorboard (the 'train' extra) is not installed")
@@ -183,8 +183,8 @@ def test_resume_with_new_learning_rate_and_generator(tmp_path):
 def test_init_starts_a_new_run_from_the_shipped_weights(tmp_path, players):
     """``--init default``: a new run whose network is the shipped one (shape and weights),
     with a fresh optimizer and counters; it trains and resumes like any run."""
-    from agents.neural import default_weights
-    from training.train import build_learner, resolve_config
+    from twilight_env.agents.neural import default_weights
+    from twilight_env.training.train import build_learner, resolve_config
 
     cfg = TrainConfig(exp="init", players=players, decisions=1500, actors=0, seed=2, logdir=str(tmp_path),
                       eval_every=0, eval_deals=0, games_per_actor=16, batch_size=128, chunk=500, progress=False,
@@ -206,7 +206,7 @@ def test_init_errors_name_the_flag(tmp_path):
     assert r.returncode == 2 and "--init" in r.stderr and "Traceback" not in r.stderr
     r = _cli("--players", "3", "--decisions", "100", "--init", "default", "--resume", str(tmp_path))
     assert r.returncode == 2 and "--init starts a new run" in r.stderr
-    from agents.neural import default_weights
+    from twilight_env.agents.neural import default_weights
     r = _cli("--players", "3", "--decisions", "100", "--init", str(default_weights(4)), "--logdir", str(tmp_path))
     assert r.returncode == 2 and "--init" in r.stderr and "4 players" in r.stderr
     assert not list(tmp_path.glob("*__*"))  # no run directory was made

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from agents.nn.checkpoint import CHECKPOINT_NAME, load_checkpoint
-from training import train as train_mod
-from training.config import TrainConfig
-from training.train import TrainingInterrupted, advance_bar, progress_bar, resume_command, summary_table, train
+from twilight_env.agents.nn.checkpoint import CHECKPOINT_NAME, load_checkpoint
+from twilight_env.training import train as train_mod
+from twilight_env.training.config import TrainConfig
+from twilight_env.training.train import TrainingInterrupted, advance_bar, progress_bar, resume_command, summary_table, train
 
 needs_tensorboard = pytest.mark.skipif(importlib.util.find_spec("tensorboard") is None,
                                        reason="tensorboard (the 'train' extra) is not installed")

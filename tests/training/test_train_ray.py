@@ -10,9 +10,9 @@ import pytest
 ray = pytest.importorskip("ray")
 pytest.importorskip("tensorboard")
 
-from agents.nn.checkpoint import CHECKPOINT_NAME, load_checkpoint  # noqa: E402
-from training.config import TrainConfig  # noqa: E402
-from training.train import resume_command, train  # noqa: E402
+from twilight_env.agents.nn.checkpoint import CHECKPOINT_NAME, load_checkpoint  # noqa: E402
+from twilight_env.training.config import TrainConfig  # noqa: E402
+from twilight_env.training.train import resume_command, train  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -1,15 +1,15 @@
-"""Self-play on the batch engine (training.vec_selfplay): rows, choices and samples."""
+"""Self-play on the batch engine (twilight_env.training.vec_selfplay): rows, choices and samples."""
 
 import numpy as np
 import pytest
 import torch
 
-from agents.nn.features import state_row
-from agents.nn.network import NetConfig, QNetwork, score_decisions
-from training.selfplay import _choose
-from training.vec_selfplay import VecSelfPlay, greedy_actions, vector_rows
-from twilight_env.engine import NEW_MOON
-from twilight_env.vector import VectorEngine
+from twilight_env.agents.nn.features import state_row
+from twilight_env.agents.nn.network import NetConfig, QNetwork, score_decisions
+from twilight_env.training.selfplay import _choose
+from twilight_env.training.vec_selfplay import VecSelfPlay, greedy_actions, vector_rows
+from twilight_env.rules.engine import NEW_MOON
+from twilight_env.envs.vector import VectorEngine
 
 
 @pytest.mark.parametrize("num_players", [4, 3])

@@ -1,7 +1,7 @@
 """The batch engine plays exactly the scalar engine's game (R3-R5, R7.1-R7.3).
 
-Thousands of random deals go through :class:`twilight_env.vector.VectorEngine` and
-through :class:`twilight_env.engine.State` side by side, with the same actions; after
+Thousands of random deals go through :class:`twilight_env.envs.vector.VectorEngine` and
+through :class:`twilight_env.rules.engine.State` side by side, with the same actions; after
 every action the legal-action masks, the observation of the deciding player, the
 current trick (cards, holders, leader), the pending pile (R4.3), the neutral pile (R4.4),
 the captured cards, the hands and the history must agree, and at each deal's end the
@@ -12,9 +12,9 @@ auto-reset is exercised too.
 import numpy as np
 import pytest
 
-from twilight_env.encoding import encode_observation
-from twilight_env.engine import NUM_ACTIONS, State
-from twilight_env.vector import VectorEngine
+from twilight_env.obs.encoding import encode_observation
+from twilight_env.rules.engine import NUM_ACTIONS, State
+from twilight_env.envs.vector import VectorEngine
 
 
 @pytest.fixture
@@ -183,7 +183,7 @@ def test_array_pass_observations_equal_the_scalar_encoder(num_players):
     without numba) write the scalar encoder's vector for every row, for the deciding seat
     and for other viewers (R2.5, R7.1, R7.3), even where numba makes ``observe`` take the
     compiled path."""
-    from twilight_env import vector_obs
+    from twilight_env.obs import vector_obs
 
     B = 32
     rng = np.random.default_rng(40 + num_players)

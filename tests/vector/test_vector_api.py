@@ -3,16 +3,16 @@
 import numpy as np
 import pytest
 
-from twilight_env.cards import ALL_MASK, card_id
-from twilight_env.encoding import OBS_SIZE, encode_observation
-from twilight_env.engine import State, validate_deal
-from twilight_env.vector import (
+from twilight_env.rules.cards import ALL_MASK, card_id
+from twilight_env.obs.encoding import OBS_SIZE, encode_observation
+from twilight_env.rules.engine import State, validate_deal
+from twilight_env.envs.vector import (
     TwilightVectorEnv,
     VectorEngine,
     deals_to_hands,
     random_hands_batch,
 )
-from twilight_env.vector_obs import unpack_observation
+from twilight_env.obs.vector_obs import unpack_observation
 
 # the publisher's R3 example deal is not given card by card; any valid deal will do here
 DEAL = [
@@ -188,7 +188,7 @@ def test_compiled_batch_observations_equal_the_array_passes(num_players):
     """The compiled path of ``observe`` (numba: the scalar encoder row by row) and the
     array passes give the same vectors, for the deciding seats and for given seats,
     through many deals with auto-reset (R7.3: the solo views for the new moon)."""
-    from twilight_env import encoding, vector_obs
+    from twilight_env.obs import encoding, vector_obs
 
     if encoding.backend() != "numba":
         pytest.skip("numba is not installed (or TWILIGHT_ENV_PURE_PYTHON=1): no compiled path")

@@ -10,9 +10,9 @@ from gymnasium import spaces
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from twilight_env.encoding import OBS_SIZE
-from twilight_env.engine import NUM_ACTIONS
-from twilight_env.vector import TwilightVectorEnv, VectorEngine
+from twilight_env.obs.encoding import OBS_SIZE
+from twilight_env.rules.engine import NUM_ACTIONS
+from twilight_env.envs.vector import TwilightVectorEnv, VectorEngine
 
 INT_DTYPES = [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64]
 

@@ -4,7 +4,7 @@ The server (:mod:`twilight_env.serve.app`, Starlette and uvicorn from the ``serv
 extra) keeps live games in a :class:`~twilight_env.serve.games.GameStore`; every game
 is a PettingZoo environment (:func:`twilight_env.raw_env`) whose moves, the person's
 and the agents', all go through ``env.step``. What the page receives for a person's
-seat is built from that seat's :class:`~twilight_env.infoset.InfoSet` only (R2.5,
+seat is built from that seat's :class:`~twilight_env.rules.infoset.InfoSet` only (R2.5,
 R7.1), so hidden hands never leave the server. The page itself is plain HTML, CSS and
 JavaScript in ``static/`` (no build step, nothing loaded from elsewhere).
 
@@ -14,6 +14,6 @@ come only from :mod:`twilight_env.serve.specs` (names with capped options, no fi
 See ``docs/SERVE.md`` for the HTTP API, the limits and what the server guards against.
 """
 
-from .games import Game, GameError, GameStore, Limits
+from twilight_env.serve.games import Game, GameError, GameStore, Limits
 
 __all__ = ["Game", "GameError", "GameStore", "Limits"]

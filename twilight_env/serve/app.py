@@ -29,12 +29,12 @@ from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from .. import records
-from ..engine import PHASE_NAMES
-from ..jsonfile import JsonFileError, parse_json
-from .games import (DEFAULT_AGENT, Game, GameError, GameStore, Limits, action_text, credited, line_seats,
+from twilight_env.records import game_records as records
+from twilight_env.rules.engine import PHASE_NAMES
+from twilight_env.util.jsonfile import JsonFileError, parse_json
+from twilight_env.serve.games import (DEFAULT_AGENT, Game, GameError, GameStore, Limits, action_text, credited, line_seats,
                     state_view)
-from .guard import BodyError, Guard, read_body, trusted_hosts
+from twilight_env.serve.guard import BodyError, Guard, read_body, trusted_hosts
 
 STATIC_DIR = os.path.join(os.path.dirname(__file__), "static")
 MAX_BODY = 4 * 1024 * 1024
@@ -69,7 +69,7 @@ async def _body(request: Request, required: bool = True) -> Any:
 
 
 def replay_states(record: Any) -> list:
-    """Every state of a record (:func:`twilight_env.records.replay`), or a 422 GameError."""
+    """Every state of a record (:func:`twilight_env.records.game_records.replay`), or a 422 GameError."""
     if not isinstance(record, dict):
         raise GameError(422, "cannot replay this: a record is a JSON object (docs/RECORDS.md)")
     try:
@@ -84,7 +84,7 @@ def replay_frames(record: Any, offset: int = 0, limit: int | None = None, states
 
     Args:
         record: a deal or match record (``docs/RECORDS.md``), checked and replayed by
-            :func:`twilight_env.records.replay`.
+            :func:`twilight_env.records.game_records.replay`.
         offset: the first position wanted (int >= 0; past the end gives no frames).
         limit: most positions (int >= 1), or None for all (the server passes at most
             :data:`REPLAY_PAGE`).
@@ -218,7 +218,7 @@ async def _index(request: Request) -> Response:
     return FileResponse(os.path.join(STATIC_DIR, "index.html"))
 
 async def _agents(request: Request) -> Response:
-    from .specs import MAX_SPEC_CHARS, allowed_agents, describe
+    from twilight_env.serve.specs import MAX_SPEC_CHARS, allowed_agents, describe
     return JSONResponse({"agents": allowed_agents(), "default": DEFAULT_AGENT, "options": describe(),
                          "max_spec_chars": MAX_SPEC_CHARS})
 

@@ -15,8 +15,8 @@ import sys
 import starlette  # noqa: F401  (a missing `serve` extra is reported before arguments are parsed)
 import uvicorn  # noqa: F401
 
-from .games import Limits
-from .guard import LOOPBACK_NAMES, check_token_value, is_loopback, is_wildcard, new_token, trusted_hosts
+from twilight_env.serve.games import Limits
+from twilight_env.serve.guard import LOOPBACK_NAMES, check_token_value, is_loopback, is_wildcard, new_token, trusted_hosts
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -41,7 +41,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
-    from .app import create_app
+    from twilight_env.serve.app import create_app
 
     if not 0 <= args.port <= 65535:
         raise ValueError(f"--port must be 0..65535, got {args.port}")

@@ -39,12 +39,12 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .. import records
-from ..aec import raw_env
-from ..cards import CARDS, CULT_NAMES, codes_of, multiplier_of, souls_of
-from ..engine import NEW_MOON, REQUEST_BASE, Config, State
-from ..infoset import InfoSet
-from ..scoring import score_mask
+from twilight_env.records import game_records as records
+from twilight_env.envs.aec import raw_env
+from twilight_env.rules.cards import CARDS, CULT_NAMES, codes_of, multiplier_of, souls_of
+from twilight_env.rules.engine import NEW_MOON, REQUEST_BASE, Config, State
+from twilight_env.rules.infoset import InfoSet
+from twilight_env.rules.scoring import score_mask
 
 MODES = ("play", "watch")
 EPISODES = ("deal", "match")
@@ -117,9 +117,9 @@ def check_spec(spec: Any, key: str) -> str:
         GameError: 400 naming the field and the allowed agents or options. A spec that
             names a file gets the same answer whether or not the file exists.
     """
-    from agents.base import make_agent
+    from twilight_env.agents.base import make_agent
 
-    from .specs import SpecError, check_allowed
+    from twilight_env.serve.specs import SpecError, check_allowed
 
     try:
         spec = check_allowed(spec)
@@ -242,7 +242,7 @@ def line_name(key: str) -> str:
     """The record's name of an env score line: ``"sun"``, ``"player 0"``, ``"new moon"`` (R6, R7.5).
 
     The env keys its ``deal_points``/``totals`` infos ``"sun"``, ``"player_0"``, ``"new_moon"``;
-    views and records use the names of :meth:`twilight_env.engine.Match.line_names`.
+    views and records use the names of :meth:`twilight_env.rules.engine.Match.line_names`.
     """
     return key.replace("_", " ")
 
@@ -394,7 +394,7 @@ class Game:
             self.env.reset(seed=seed, options=reset_opts)
         except ValueError as e:
             raise GameError(400, str(e)) from None
-        from agents.base import make_agent
+        from twilight_env.agents.base import make_agent
 
         self.id = secrets.token_urlsafe(12)
         self.mode, self.num_players, self.episode, self.seed, self.target = mode, n, episode, seed, target
@@ -598,7 +598,7 @@ class Game:
         Returns:
             ``{"agent", "action", "kind", "card" | "seat", "text"}``.
         """
-        from agents.base import make_agent
+        from twilight_env.agents.base import make_agent
 
         agent = make_agent(spec)
         action = int(agent.act(info, info.legal_actions, np.random.default_rng(step)))
@@ -652,7 +652,7 @@ class Game:
 
     def record(self) -> dict:
         """The record of the finished game: a deal record, or a match record of its deals
-        (:mod:`twilight_env.records`, ``docs/RECORDS.md``).
+        (:mod:`twilight_env.records.game_records`, ``docs/RECORDS.md``).
 
         Raises:
             GameError: 409 if the game is not over yet.

@@ -1,7 +1,7 @@
 """The agents a request of ``twilight serve`` may name: a server-side list with bounded options.
 
 A request names agents by spec (``NAME`` or ``NAME:key=value,...``, as
-:func:`agents.base.parse_spec` reads them), but the server builds only the agents and
+:func:`twilight_env.agents.base.parse_spec` reads them), but the server builds only the agents and
 option values listed in :data:`ALLOWED`: every integer option has a cap, every text
 option a short list of values, and no option may name a file. A shipped model is named
 ``default`` (``neural:default``, ``exit-search:path=default``) or ``model``
@@ -133,7 +133,7 @@ def check_allowed(spec: Any) -> str:
             not allowed, or a value outside its bounds. The message names the agent and
             option and says what is allowed; a refused text value is never echoed.
     """
-    from agents.base import parse_spec
+    from twilight_env.agents.base import parse_spec
 
     names = ", ".join(allowed_agents())
     if not isinstance(spec, str) or not spec.strip():

@@ -440,7 +440,7 @@ function playBody() {
 function watchBody() {
   const n = Number($("watch-players").value);
   const agents = [];
-  for (let i = 0; i < n; i++) agents.push($(`watch-agent-${i}`).value.trim());
+  for (let i = 0; i < n; i++) twilight_env.agents.push($(`watch-agent-${i}`).value.trim());
   const b = { mode: "watch", players: n, episode: $("watch-episode").value, agents };
   if (b.episode === "match") b.target = intOrNull($("watch-target"));
   const seed = intOrNull($("watch-seed"));

@@ -1,6 +1,6 @@
 """Run a study's deals on a Ray cluster (``--ray [auto|ADDRESS]``).
 
-The local process pool (:func:`experiments.common.run_tasks`) stays the default. Inside
+The local process pool (:func:`twilight_env.experiments.common.run_tasks`) stays the default. Inside
 ``with ray_runner(address):`` the same ``run_tasks`` call hands its tasks to Ray instead:
 the tasks are cut into blocks, each block is one Ray task (``_run_block``) that calls the
 module-level worker function on each of its tasks, and the results come back **in task
@@ -76,7 +76,7 @@ def check_address(address: str) -> str:
 
 @contextlib.contextmanager
 def ray_runner(address: str | None) -> Iterator[None]:
-    """Within the block, :func:`experiments.common.run_tasks` runs its tasks on Ray.
+    """Within the block, :func:`twilight_env.experiments.common.run_tasks` runs its tasks on Ray.
 
     Args:
         address: ``auto``, ``local``, ``HOST:PORT`` or ``ray://HOST:PORT``; None keeps

@@ -5,13 +5,13 @@ Under this variant every seat scores only the tricks its own seat took, with its
 cult's sanctuaries among them (R5 applied per seat), and the new moon's tricks form a
 fourth score line that can even win the match. So the solo no longer profits from the
 tricks of the hand it plays for the new moon, and the two Sun players no longer share a
-score. The study asks the plain study's question (:mod:`experiments.solo_edge`) under
+score. The study asks the plain study's question (:mod:`twilight_env.experiments.edge.solo_edge`) under
 these rules.
 
 Design
 ------
 The deals, the seating and the three plays per deal (one per solo hand, R7.4 rotation)
-are those of :mod:`experiments.solo_edge`, with the same random streams per
+are those of :mod:`twilight_env.experiments.edge.solo_edge`, with the same random streams per
 (seed, deal, configuration, play): an agent that does not read the scoring rules (every
 agent but ``ismcts:backend=numba,scoring=individual``) plays exactly the deals it plays
 in ``twilight edge`` with the same seed, and only the scoring differs. An agent that
@@ -33,7 +33,7 @@ Figures (deal points; 95% intervals)
   lines (solo, Sun left, new moon, Sun right) are credited a drawn play's points; after a
   deal in which a total reaches the target, the highest total wins, a tie for it plays
   on. Reported: P(solo wins), P(a Sun player wins), P(new moon wins), mean deals per
-  match; intervals by the percentile bootstrap over deals (as :mod:`experiments.solo_edge`).
+  match; intervals by the percentile bootstrap over deals (as :mod:`twilight_env.experiments.edge.solo_edge`).
 - The same plays under team scoring: Moon − Sun (paired, Student-t).
 
 Output folder (default ``out/individual__{seed}__{unixtime}``): ``individual.json`` (all
@@ -53,15 +53,15 @@ import time
 
 import numpy as np
 
-from twilight_env.engine import State
-from twilight_env.jsonfile import JsonFileError, read_json
-from twilight_env.seeding import check_seed
+from twilight_env.rules.engine import State
+from twilight_env.util.jsonfile import JsonFileError, read_json
+from twilight_env.util.seeding import check_seed
 
-from .common import (MAX_DEAL_SCORE, RunCheckpoint, check_score_pair, check_workers, fmt_ci, git_hash, markdown_table,
+from twilight_env.experiments.common import (MAX_DEAL_SCORE, RunCheckpoint, check_score_pair, check_workers, fmt_ci, git_hash, markdown_table,
                      mean_ci, play_seeded, possible_deal_score, resume_conflicts, run_tasks, text_table, wilson_ci)
-from .dealsets import deal_set
-from .distributed import ray_runner, runner_label
-from .solo_edge import (BOOT_STREAM, Checkpoint as EdgeCheckpoint, _percentile_ci, config_key, prepare_run,
+from twilight_env.records.dealsets import deal_set
+from twilight_env.util.distributed import ray_runner, runner_label
+from twilight_env.experiments.edge.solo_edge import (BOOT_STREAM, Checkpoint as EdgeCheckpoint, _percentile_ci, config_key, prepare_run,
                         rotated_deal, simulate_highest_total)
 
 LINES = ("solo", "sun_left", "new_moon", "sun_right")
@@ -145,7 +145,7 @@ def simulate_lines(points: np.ndarray, rng: np.random.Generator, matches: int, t
     Returns:
         dict of arrays over the pools: ``"p_win"`` (B, 4) share of decided matches won by
         each line, ``"totals"`` (B, 4) mean final totals, ``"deals"`` (B,) mean deals per
-        decided match, ``"undecided"`` (B,) (:func:`experiments.solo_edge.simulate_highest_total`).
+        decided match, ``"undecided"`` (B,) (:func:`twilight_env.experiments.edge.solo_edge.simulate_highest_total`).
     """
     points = np.asarray(points, dtype=np.int64)
     B, P, _ = points.shape
@@ -193,7 +193,7 @@ def _ci(d: dict) -> str:
 def verdict(fig: dict, label: str, n: int) -> str:
     """One sentence with the answer and its uncertainty for one configuration: the solo
     against a Sun player, which line is highest on average, and the match chances."""
-    from .solo_edge import MIN_BOOTSTRAP_DEALS
+    from twilight_env.experiments.edge.solo_edge import MIN_BOOTSTRAP_DEALS
 
     d, mt = fig["diff"], fig["matches"]
     if d["ci_low"] > 0:
@@ -242,7 +242,7 @@ def run_study(specs: list[str] | None = None, deals: int | None = None, seed: in
               force: bool = False, ray: str | None = None) -> str:
     """Run the study (what ``twilight edge --scoring individual`` does); returns the folder.
 
-    Args: as :func:`experiments.solo_edge.run_study` (no records, no deal saving).
+    Args: as :func:`twilight_env.experiments.edge.solo_edge.run_study` (no records, no deal saving).
 
     Raises:
         ValueError: bad agent spec, bad number, bad deal file, an unreadable or malformed
@@ -334,7 +334,7 @@ def is_individual_run(folder: str) -> bool:
 
 def grow_run(folder: str, deals: int) -> None:
     """Grow the run in ``folder`` to ``deals`` deals, keeping every deal it has played
-    (``twilight edge --resume FOLDER --deals N``, as :func:`experiments.solo_edge.grow_run`):
+    (``twilight edge --resume FOLDER --deals N``, as :func:`twilight_env.experiments.edge.solo_edge.grow_run`):
     the first n deals of a seed are the n deals of that seed and every deal is seeded by
     (seed, deal, configuration), so the grown run ends with the figures of one run of
     ``deals`` deals. A finished run's ``individual.json`` becomes ``individual.previous.json``.

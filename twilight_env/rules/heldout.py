@@ -1,7 +1,7 @@
 """Named held-out deal sets, kept for reported figures.
 
 A deal set is the deals drawn with ``numpy.random.default_rng(seed)`` (R2.3; see
-``experiments.dealsets``). The seeds below name the deal sets on which this project's
+``twilight_env.records.dealsets``). The seeds below name the deal sets on which this project's
 strength figures (``twilight ladder``) and study figures are reported. No training run,
 evaluation during training or tuning may use them, so a figure measured on them is
 measured on deals that no choice was fitted to: ``training`` refuses them as evaluation

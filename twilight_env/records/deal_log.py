@@ -15,7 +15,7 @@ shuffled with it (R2.3), then each decision picks a uniformly random legal actio
   also what each player is credited (R7.5).
 
 Example: ``twilight deal --seed 7 --players 3 --solo 1``. With ``--json`` the command
-prints the deal's record (``twilight_env.records``, ``docs/RECORDS.md``) instead.
+prints the deal's record (``twilight_env.records.game_records``, ``docs/RECORDS.md``) instead.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from .cards import CARDS, KIND, MULTIPLIER, codes_of, multiplier_of, souls_of
-from .engine import NEW_MOON, NUM_TRICKS, PURGATORY_MASK, REQUEST_BASE, STRENGTH, Config, Match, State
+from twilight_env.rules.cards import CARDS, KIND, MULTIPLIER, codes_of, multiplier_of, souls_of
+from twilight_env.rules.engine import NEW_MOON, NUM_TRICKS, PURGATORY_MASK, REQUEST_BASE, STRENGTH, Config, Match, State
 
 _CULT = ("Sun", "Moon")
 _KIND_NAMES = {"P": "Purgatory", "C1": "Hierarch (I)", "C2": "High Priest (II)", "C3": "Priest (III)",
@@ -41,7 +41,7 @@ def card_name(card: int) -> str:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``twilight deal``."""
-    from .cli import non_negative_int
+    from twilight_env.cli import non_negative_int
 
     parser.add_argument("--seed", type=non_negative_int, default=7,
                         help="seed of the deal and of the random play (default 7)")
@@ -57,7 +57,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def play_random_deal(seed: int, num_players: int = 4, dealer: int | None = None,
                      solo: int | None = None) -> Match:
     """Deal and play one deal with uniformly random legal actions; returns the finished
-    (but not yet credited) :class:`~twilight_env.engine.Match`.
+    (but not yet credited) :class:`~twilight_env.rules.engine.Match`.
 
     Raises:
         ValueError: ``dealer`` with 3 players, ``solo`` with 4, or an out-of-range seat.
@@ -222,7 +222,7 @@ def run(args: argparse.Namespace) -> int:
     if getattr(args, "json", False):
         import json
 
-        from .records import deal_record
+        from twilight_env.records.game_records import deal_record
 
         rec = deal_record(match.state, None, config=match.config,
                           dealer=match.dealer if args.players == 4 else None,

@@ -1,6 +1,6 @@
 """What one seat may know (R2.5, R7.1), and determinizations of it.
 
-An :class:`InfoSet` is built from a deal :class:`~twilight_env.engine.State` by copying
+An :class:`InfoSet` is built from a deal :class:`~twilight_env.rules.engine.State` by copying
 only public facts and the hands the viewer sees; it keeps no reference to the state, so
 the true deal cannot be reached from it. Search agents draw worlds with
 :meth:`InfoSet.sample_world` and turn them into engine states with
@@ -21,8 +21,8 @@ from typing import Sequence
 
 import numpy as np
 
-from .cards import ALL_MASK, CARDS, CULT_MASK, MOON_MASK, SUN_MASK, codes_of, ids_of
-from .engine import NEW_MOON, PHASE_NAMES, State, held_mask
+from twilight_env.rules.cards import ALL_MASK, CARDS, CULT_MASK, MOON_MASK, SUN_MASK, codes_of, ids_of
+from twilight_env.rules.engine import NEW_MOON, PHASE_NAMES, State, held_mask
 
 
 class InfoSet:
@@ -220,5 +220,5 @@ class InfoSet:
 
 
 def _mask(hand) -> int:
-    from .cards import mask_of
+    from twilight_env.rules.cards import mask_of
     return mask_of(hand)

@@ -5,7 +5,7 @@ for given agents.
 
 Design
 ------
-A fixed deal set of N deals (``experiments.dealsets``). In 3 players the seats are
+A fixed deal set of N deals (``twilight_env.records.dealsets``). In 3 players the seats are
 0 = solo (Moon), 1 = Sun player on the solo's left, 2 = new moon (open hand, R7.1),
 3 = Sun player on the solo's right (R7.2); the solo leads and decides for the new moon
 (R7.3). Each deal is played three times, once with each of the three players' hands as
@@ -76,16 +76,16 @@ import zlib
 import numpy as np
 
 from twilight_env.cli import interrupt_status, non_negative_int, positive_int
-from twilight_env.engine import State
-from twilight_env.jsonfile import JsonFileError, read_json
-from twilight_env.records import check_records_folder
-from twilight_env.seeding import check_seed
+from twilight_env.rules.engine import State
+from twilight_env.util.jsonfile import JsonFileError, read_json
+from twilight_env.records.game_records import check_records_folder
+from twilight_env.util.seeding import check_seed
 
-from .common import (RunCheckpoint, check_deal_source, check_int, check_keys, check_new_file, check_new_folder,
+from twilight_env.experiments.common import (RunCheckpoint, check_deal_source, check_int, check_keys, check_new_file, check_new_folder,
                      check_score_pair, check_specs, check_workers, default_workers, fmt_ci, git_hash, markdown_table, mean_ci, out_dir, play_seeded, resume_conflicts, run_tasks,
                      text_table, wilson_ci)
-from .distributed import add_ray_argument, prepare_runner, ray_runner, runner_label
-from .dealsets import check_deals, deal_set, run_seed
+from twilight_env.util.distributed import add_ray_argument, prepare_runner, ray_runner, runner_label
+from twilight_env.records.dealsets import check_deals, deal_set, run_seed
 
 DEFAULT_DEALS = 8000
 """Default N. Measured at ``heuristic`` strength: 10,000 deals took 74 s of CPU time (2.4 ms
@@ -156,7 +156,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--scoring", choices=("team", "individual"), default=None,
                    help="3-player scoring: 'team' (the default, R7.5) or 'individual' (R8: every seat scores its "
                         "own tricks, the new moon is a fourth line); 'individual' writes individual.md/.json "
-                        "(experiments.individual_edge; agents that read it: ismcts:backend=numba,scoring=individual)")
+                        "(twilight_env.experiments.edge.individual_edge; agents that read it: ismcts:backend=numba,scoring=individual)")
     add_ray_argument(p)
 
 
@@ -186,7 +186,7 @@ def _play_edge_deal(task) -> tuple:
         moon_pts.append(m)
         sun_pts.append(s)
         if keep and keep[0]:
-            from twilight_env.records import deal_record
+            from twilight_env.records.game_records import deal_record
 
             recs.append(deal_record(state, None, agents=[solo, sun, solo, sun], seed=seed,
                                     meta={"study": "edge", "solo_spec": solo, "sun_spec": sun, "config_key": config,
@@ -244,7 +244,7 @@ CHECKPOINT_EVERY_S = 20.0
 
 class Checkpoint(RunCheckpoint):
     """The finished deals of an ``edge`` run, written atomically to ``FOLDER/edge.checkpoint.json``
-    (:class:`~experiments.common.RunCheckpoint`).
+    (:class:`~twilight_env.experiments.common.RunCheckpoint`).
 
     The file holds the settings (configurations, seed, deals, match options), the deals
     themselves and, per configuration key, each finished deal's Moon and Sun points by
@@ -275,7 +275,7 @@ class Checkpoint(RunCheckpoint):
         every edge-type checkpoint holds: every setting's type and range (``seed`` >= 0,
         ``target``, ``boot``, ``matches`` in range, :func:`check_match_settings`; agent specs as strings, no configuration
         twice), no unknown setting, at least 2 valid deals of 3 players that match their
-        source (:func:`~experiments.common.check_deal_source`) and results only for listed
+        source (:func:`~twilight_env.experiments.common.check_deal_source`) and results only for listed
         configurations; the per-deal results are left to the caller. ``extra``: further
         required settings with the only value allowed (default ``EXTRA_SETTINGS``).
 
@@ -741,7 +741,7 @@ def study(configs: list[tuple[str, str]], deals, seed: int, workers: int, target
     results = []
     writer = None
     if records is not None:
-        from twilight_env.records import RecordWriter
+        from twilight_env.records.game_records import RecordWriter
 
         os.makedirs(records, exist_ok=True)
         writer = RecordWriter(os.path.join(records, RECORDS_FILE))
@@ -853,7 +853,7 @@ def check_match_settings(target, boot, matches, name=lambda k: f"--{k}") -> None
 def prepare_run(checkpoint_cls, name: str, specs, deals, seed, out, solo, sun, deals_file, save_deals, target,
                 boot, matches, resume, force, extra_settings: dict | None = None, ray: str | None = None) -> tuple:
     """The settings, deals, output folder and checkpoint of a new or resumed edge-type run
-    (shared by :func:`run_study` and :func:`experiments.individual_edge.run_study`).
+    (shared by :func:`run_study` and :func:`twilight_env.experiments.edge.individual_edge.run_study`).
 
     A resumed run (``resume``, a folder) takes everything from ``checkpoint_cls.load``; a new
     one checks the options, draws or reads the deals, makes the folder
@@ -921,7 +921,7 @@ def run_study(specs: list[str] | None = None, deals: int | None = None, seed: in
     raises it) writes the checkpoint, prints one line saying how to resume, and re-raises.
     ``out`` that holds files and ``save_deals`` that exists are refused unless ``force``.
     ``records`` (a folder): write every play's deal record to ``records/edge.records.jsonl.gz``.
-    ``ray`` (an address, see :mod:`experiments.distributed`) plays the deals on a Ray
+    ``ray`` (an address, see :mod:`twilight_env.util.distributed`) plays the deals on a Ray
     cluster instead of ``workers`` local processes, with the same per-deal points; a run
     may be resumed on either runner.
 
@@ -990,7 +990,7 @@ def grow_run(folder: str, deals: int) -> None:
 
     A long study is spread over sittings this way: ``twilight edge --resume FOLDER
     --deals N`` after a finished (or interrupted) run of fewer deals plays only the new
-    deals. The deals of a seed are a fixed sequence (:func:`experiments.dealsets.generate_deals`:
+    deals. The deals of a seed are a fixed sequence (:func:`twilight_env.records.dealsets.generate_deals`:
     the first n of N deals are the n deals of that seed) and every deal is seeded by
     (seed, deal index, configuration), so the grown run ends with the figures of one
     uninterrupted run of ``deals`` deals. A finished run's results move into a checkpoint
@@ -1071,13 +1071,13 @@ def parse_rung_deals(items: list[str] | None) -> dict[str, int]:
 
 
 def _individual_folder(folder: str) -> bool:
-    from .individual_edge import is_individual_run
+    from twilight_env.experiments.edge.individual_edge import is_individual_run
 
     return is_individual_run(folder) and not os.path.isfile(os.path.join(folder, CHECKPOINT))
 
 
 def _run_individual(args) -> int:
-    """``--scoring individual`` (or ``--resume`` of such a run): :mod:`experiments.individual_edge`."""
+    """``--scoring individual`` (or ``--resume`` of such a run): :mod:`twilight_env.experiments.edge.individual_edge`."""
     given = [name for name, v in (("--ladder", args.ladder), ("--rung-deals", args.rung_deals),
                                   ("--off-ladder", getattr(args, "off_ladder", None)),
                                   ("--records", getattr(args, "records", None)), ("--save-deals", args.save_deals))
@@ -1086,7 +1086,7 @@ def _run_individual(args) -> int:
         raise ValueError(f"--scoring individual does not take {', '.join(given)}; it takes agent specs, --solo, "
                          "--sun, --deals, --seed, --deals-file, --workers, --out, --force, --target, --boot, "
                          "--matches, --quiet, --ray and --resume")
-    from .individual_edge import grow_run as grow_individual, run_study as run_individual
+    from twilight_env.experiments.edge.individual_edge import grow_run as grow_individual, run_study as run_individual
 
     deals = args.deals
     if args.resume is not None and deals is not None:
@@ -1103,7 +1103,7 @@ def _run_individual(args) -> int:
 
 
 def _run_compare(args) -> int:
-    """``--compare A B``: the paired difference of two finished runs (:func:`experiments.edge_strength.compare_runs`)."""
+    """``--compare A B``: the paired difference of two finished runs (:func:`twilight_env.experiments.edge.edge_strength.compare_runs`)."""
     given = [name for name, v in (("--deals", args.deals), ("--seed", args.seed), ("--out", args.out),
                                   ("--solo", args.solo), ("--sun", args.sun), ("--deals-file", args.deals_file), ("--save-deals", args.save_deals),
                                   ("--force", args.force or None), ("--target", args.target), ("--boot", args.boot),
@@ -1118,7 +1118,7 @@ def _run_compare(args) -> int:
     if given:
         raise ValueError(f"--compare reads two finished runs and plays nothing; do not give {', '.join(given)} with "
                          "it (it takes its two folders only)")
-    from .edge_strength import compare_line, compare_runs
+    from twilight_env.experiments.edge.edge_strength import compare_line, compare_runs
 
     print(compare_line(compare_runs(*args.compare)))
     return 0
@@ -1153,7 +1153,7 @@ def run(args) -> int:
                              f"{', '.join(given)} with it")
         if args.deals is None:
             raise ValueError("--ladder needs --deals N (deals per rung)")
-        from .edge_strength import run_edge_ladder
+        from twilight_env.experiments.edge.edge_strength import run_edge_ladder
 
         try:
             run_edge_ladder(args.ladder, args.deals, workers=args.workers, out=args.out, progress=not args.quiet,

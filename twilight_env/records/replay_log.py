@@ -3,9 +3,9 @@
 FILE holds one record (``.json``, ``.json.gz``: a deal or a match) or many (``.jsonl``,
 ``.jsonl.gz``, as written by ``twilight arena --records`` and ``twilight edge
 --records``); the format is ``docs/RECORDS.md``. The record is first replayed
-(:func:`twilight_env.records.replay`): a record whose stored fields disagree with the
+(:func:`twilight_env.records.game_records.replay`): a record whose stored fields disagree with the
 rules is refused with the step and the field at fault. Each deal is then printed by
-:func:`twilight_env.deal_log.format_deal` (hands as dealt, every place's chooser,
+:func:`twilight_env.records.deal_log.format_deal` (hands as dealt, every place's chooser,
 request, holder and card, trick takers and the pending pile, R3-R5), preceded by the
 agents by seat and followed by the match totals.
 
@@ -28,8 +28,8 @@ import argparse
 import os
 import sys
 
-from . import records
-from .deal_log import format_deal
+from twilight_env.records import game_records as records
+from twilight_env.records.deal_log import format_deal
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -50,9 +50,9 @@ def pick(path: str, index: int | None) -> tuple[dict, int | None]:
 
     Raises:
         ValueError: no such record or deal (the message gives the range), or a file that
-            cannot be read as records (:class:`~twilight_env.records.RecordFileError`, one
+            cannot be read as records (:class:`~twilight_env.records.game_records.RecordFileError`, one
             line naming the file; a JSON-lines file cut before record K:
-            :class:`~twilight_env.records.TruncatedRecordsError`).
+            :class:`~twilight_env.records.game_records.TruncatedRecordsError`).
     """
     if index is not None and index < 0:
         raise ValueError(f"--index must be 0 or more, got {index}")
@@ -119,7 +119,7 @@ def _format_one(rec: dict) -> str:
 def _print_many(path: str, index: int | None, every: bool) -> None:
     """Print record ``index`` (default 0), or every record, of a JSON-lines file, then
     check the rest of the file: a file cut by a crash raises its
-    :class:`~twilight_env.records.TruncatedRecordsError` after the whole records are printed."""
+    :class:`~twilight_env.records.game_records.TruncatedRecordsError` after the whole records are printed."""
     if index is not None and index < 0:
         raise ValueError(f"--index must be 0 or more, got {index}")
     k = 0 if index is None else index

@@ -4,11 +4,11 @@ Specs: ``openspiel:ismcts[:iterations=100,uct_c=2.0,rollouts=1,world_samples=-1]
 ``openspiel:random`` (``openspiel`` alone is ``openspiel:ismcts``). Needs ``open-spiel``
 (``pip install open-spiel``; the ``test`` and ``bench`` extras install it).
 
-Each decision, the adapter knows only the :class:`~twilight_env.infoset.InfoSet`. It
-draws one world from it (:meth:`~twilight_env.infoset.InfoSet.sample_hands`, uniform over
+Each decision, the adapter knows only the :class:`~twilight_env.rules.infoset.InfoSet`. It
+draws one world from it (:meth:`~twilight_env.rules.infoset.InfoSet.sample_hands`, uniform over
 the hidden cards consistent with the counts, R2.5), builds the ``python_twilight``
 OpenSpiel state of that world with the public history
-(:func:`twilight_env.openspiel.state_from_world`), and asks the bot. The true deal is
+(:func:`twilight_env.interop.openspiel.state_from_world`), and asks the bot. The true deal is
 never reached: the same information set and generator give the same action whatever the
 hidden cards are (``tests/agents/test_openspiel_bots.py`` re-deals them to check).
 
@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import check_number, register
+from twilight_env.agents.base import check_number, register
 
 BOTS = ("ismcts", "random")
 _GAMES: dict = {}
@@ -42,7 +42,7 @@ def _game(num_players: int):
     if game is None:
         import pyspiel
 
-        import twilight_env.openspiel  # noqa: F401  (registers python_twilight)
+        import twilight_env.interop.openspiel  # noqa: F401  (registers python_twilight)
 
         game = _GAMES[num_players] = pyspiel.load_game(f"python_twilight(players={num_players})")
     return game
@@ -157,7 +157,7 @@ class OpenSpielAgent:
 
     def state_for(self, infoset, rng: np.random.Generator):
         """The OpenSpiel state the bot searches from: one world drawn from ``infoset``."""
-        from twilight_env.openspiel import state_from_world
+        from twilight_env.interop.openspiel import state_from_world
 
         return state_from_world(_game(infoset.num_players), infoset, infoset.sample_hands(rng))
 

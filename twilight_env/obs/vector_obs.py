@@ -1,7 +1,7 @@
-"""Batched observation vectors for :class:`~twilight_env.vector.VectorEngine`.
+"""Batched observation vectors for :class:`~twilight_env.envs.vector.VectorEngine`.
 
 ``observe(engine, seats)`` returns, for every row, exactly the float32 vector that
-:func:`twilight_env.encoding.encode_observation` gives for the same state and viewer
+:func:`twilight_env.obs.encoding.encode_observation` gives for the same state and viewer
 (deal episodes: no match totals). The layout is not restated here: every offset is taken
 from ``encoding``'s named constants, and ``tests/vector/`` checks equality element by
 element, so a change of the layout there shows up as a failing test, not a silent drift.
@@ -33,8 +33,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import encoding as E
-from .engine import HOLD, NEW_MOON, NUM_TRICKS
+from twilight_env.obs import encoding as E
+from twilight_env.rules.engine import HOLD, NEW_MOON, NUM_TRICKS
 
 _ROLE_3P = np.array(E._ROLE_3P, dtype=np.int64)
 """3 players: role flag of seats 0 (solo), 1 (left Sun), 3 (right Sun) (R7.2), from the
@@ -233,13 +233,13 @@ def observe(eng, seats=None, out=None, compiled: bool = True):
     """Observation vectors of the whole batch (see the module docstring).
 
     On the NumPy backend with the compiled encoder (numba installed, see
-    :func:`twilight_env.encoding.backend`), the rows are written by the scalar env's own
+    :func:`twilight_env.obs.encoding.backend`), the rows are written by the scalar env's own
     compiled encoder, one row after another (``_encoding_nb.encode_batch``): the same
     vectors, and at small B much faster than the array passes. ``compiled=False`` (or the
     torch backend) takes the array passes.
 
     Args:
-        eng: a :class:`~twilight_env.vector.VectorEngine`.
+        eng: a :class:`~twilight_env.envs.vector.VectorEngine`.
         seats: (B,) ints, the viewer's seat per row (0..3; 3 players: 0, 1 or 3); default
             the deciding seat.
         out: optional (B, OBS_SIZE) float32 array (tensor on the torch backend) to fill.
@@ -258,7 +258,7 @@ def observe(eng, seats=None, out=None, compiled: bool = True):
     elif tuple(out.shape) != (B, E.OBS_SIZE) or out.dtype != o.float32:
         raise ValueError(f"out must be a ({B}, {E.OBS_SIZE}) float32 array")
     if compiled and o.name == "numpy" and E.backend() == "numba":
-        from ._encoding_nb import encode_batch
+        from twilight_env.obs._encoding_nb import encode_batch
 
         seat = _checked_seats(eng, seats)
         encode_batch(out, eng.leader if seat is None else seat, seat is not None, eng.num_players,

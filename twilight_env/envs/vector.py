@@ -1,6 +1,6 @@
 """A batch engine: B Twilight deals held as arrays and stepped with one call.
 
-The scalar :class:`~twilight_env.engine.State` is the reference; :class:`VectorEngine`
+The scalar :class:`~twilight_env.rules.engine.State` is the reference; :class:`VectorEngine`
 plays the same rules (R3-R5, R7.1-R7.3) on B deals at once, and
 :class:`TwilightVectorEnv` wraps it as a vectorized RL environment with auto-reset.
 ``tests/vector/`` plays thousands of random deals through both engines action by action
@@ -93,7 +93,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .cards import (
+from twilight_env.rules.cards import (
     CULT_MASK,
     MULTIPLIER,
     NUM_CARDS,
@@ -102,9 +102,9 @@ from .cards import (
     STRENGTH,
     SUN_MASK,
 )
-from .encoding import _BYTE_FLOATS as _BYTE_FLOAT_ROWS
-from .seeding import check_seed
-from .engine import (
+from twilight_env.obs.encoding import _BYTE_FLOATS as _BYTE_FLOAT_ROWS
+from twilight_env.util.seeding import check_seed
+from twilight_env.rules.engine import (
     ACTION_TYPES,
     CHOOSE,
     HOLD,
@@ -730,7 +730,7 @@ class VectorEngine:
         Args:
             actions: (B,) ints in the 0..30 encoding: an array or tensor of any integer
                 dtype (int8 .. uint64), or a list or tuple of B values of any integer type
-                :func:`twilight_env.engine.as_action` reads; entries of unselected rows are
+                :func:`twilight_env.rules.engine.as_action` reads; entries of unselected rows are
                 ignored.
             active: optional (B,) bool mask of the rows to step (default: every row).
 
@@ -898,21 +898,21 @@ class VectorEngine:
         Returns:
             (B, OBS_SIZE) float32 (deal episodes: the match fields are 0).
         """
-        from . import vector_obs  # lazy: needs twilight_env.encoding
+        from twilight_env.obs import vector_obs  # lazy: needs twilight_env.obs.encoding
 
         return vector_obs.observe(self, seats, out)
 
     def observe_packed(self, seats=None):
         """Compact observations (NumPy backend): ``(flags (B, 120) uint8, scalars (B, 13)
-        float32)``; :func:`twilight_env.vector_obs.unpack_observation` expands them to the
+        float32)``; :func:`twilight_env.obs.vector_obs.unpack_observation` expands them to the
         vectors of :meth:`observe` (on any device). See ``vector_obs.observe_packed``."""
-        from . import vector_obs
+        from twilight_env.obs import vector_obs
 
         return vector_obs.observe_packed(self, seats)
 
     # -- bridges to the scalar engine ---------------------------------------------------
     def to_state(self, i: int) -> State:
-        """Row ``i`` as a scalar :class:`~twilight_env.engine.State` (history included)."""
+        """Row ``i`` as a scalar :class:`~twilight_env.rules.engine.State` (history included)."""
         o = self.ops
         i = int(i)
         g = lambda a: o.to_numpy(a[i])  # noqa: E731
@@ -1043,7 +1043,7 @@ class TwilightVectorEnv:
         from gymnasium import spaces  # lazy: the module imports only NumPy at load time
         from gymnasium.vector.utils import batch_space
 
-        from .encoding import TOTALS, TOTALS_CAP
+        from twilight_env.obs.encoding import TOTALS, TOTALS_CAP
 
         self.engine = VectorEngine(num_envs, num_players, backend=backend, device=device)
         self.num_envs = self.engine.num_envs
@@ -1088,7 +1088,7 @@ class TwilightVectorEnv:
     @property
     def observation_size(self) -> int:
         """Length N of one observation vector (``encoding.OBS_SIZE``)."""
-        from .encoding import OBS_SIZE
+        from twilight_env.obs.encoding import OBS_SIZE
 
         return OBS_SIZE
 

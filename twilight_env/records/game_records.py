@@ -8,7 +8,7 @@ points by score line with the match totals before and after the deal, the agent 
 by seat, the seed, the package version and a creation time. A **match record** holds
 its deals' records in order, the match config, the agents by player and the final
 totals and winners (R6, R7.5). The field tables, with types and rule numbers, are in
-``docs/RECORDS.md``; ``twilight_env/record.schema.json`` is the same schema as a JSON
+``docs/RECORDS.md``; ``twilight_env/records/record.schema.json`` is the same schema as a JSON
 Schema (draft 2020-12).
 
 Only the hands, the dealer or solo, the starting totals and the raw actions are
@@ -21,8 +21,8 @@ Pure module: the standard library and NumPy (through the engine) only, like the 
 
 Example::
 
-    from twilight_env import records
-    from twilight_env.engine import State
+    from twilight_env.records import game_records as records
+    from twilight_env.rules.engine import State
     state = State.from_deal(deal, leader=0)            # deal: 4 lists of 7 codes by seat
     ...                                                # play it, keeping the actions
     rec = records.deal_record(state, actions, agents=["random"] * 4, seed=7)
@@ -40,10 +40,10 @@ import os
 import zlib
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
-from .cards import CARDS, PURGATORY_MASK, codes_of
-from .engine import (HOLD, NUM_TRICKS, REQUEST_BASE, Config, Match, State, fixed_solo_scores_problem,
+from twilight_env.rules.cards import CARDS, PURGATORY_MASK, codes_of
+from twilight_env.rules.engine import (HOLD, NUM_TRICKS, REQUEST_BASE, Config, Match, State, fixed_solo_scores_problem,
                      validate_deal)
-from .jsonfile import JsonFileError, open_binary, os_error_message, parse_json, read_json
+from twilight_env.util.jsonfile import JsonFileError, open_binary, os_error_message, parse_json, read_json
 
 FORMAT_DEAL = "twilight-deal"
 """``format`` of a deal record."""
@@ -52,7 +52,7 @@ FORMAT_MATCH = "twilight-match"
 VERSION = 1
 """Schema version written and read by this module."""
 CONFIG_KEYS = ("num_players", "target", "goals_333", "three_player_scoring", "fixed_solo")
-"""Keys of a record's ``config`` (the fields of :class:`~twilight_env.engine.Config`)."""
+"""Keys of a record's ``config`` (the fields of :class:`~twilight_env.rules.engine.Config`)."""
 MAX_DEAL_SCORE = 360
 """Most points a deal scores: 60 souls times a multiplier of at most 6 (R5.1-R5.3); both
 sides' deal scores together stay within it too."""
@@ -160,7 +160,7 @@ def _now() -> str:
 
 
 def _package_version() -> str:
-    from . import __version__
+    from twilight_env import __version__
     return __version__
 
 
@@ -218,7 +218,7 @@ def deal_record(state_or_initial_state: State, actions: Sequence[int] | None = N
         solo: 3 players: the solo player 0..2 of this deal (R7.4); default 0. The state's
             first leader must be seat 0 (R7.2).
         scores: the match totals by score line before this deal (default zeros; lines as
-            :meth:`~twilight_env.engine.Match.line_names`): ints >= 0 that do not already
+            :meth:`~twilight_env.rules.engine.Match.line_names`): ints >= 0 that do not already
             decide the match (R6.1, R6.2, R7.5).
         agents: the agent spec of each seat 0..3 (4 entries, None where unknown; 3
             players: seat 2 is the new moon, decided by the solo, R7.3), or None.
@@ -741,7 +741,7 @@ def validate(record: dict) -> None:
     """Check a record's structure (no engine replay: see :func:`replay`).
 
     Checks every key of ``docs/RECORDS.md``: present, no unknown key, JSON type and range,
-    card codes among ``twilight_env.cards.CARDS`` (R1), a complete deal (4 hands of 7
+    card codes among ``twilight_env.rules.cards.CARDS`` (R1), a complete deal (4 hands of 7
     distinct cards, R2.3), the format name and ``version`` (1), and scores that a game
     can reach: deal scores 0..360 (both sides together at most 360, R5.1-R5.3), totals
     never negative, ``totals_after = totals_before + deal_points`` (R6.1), equal Sun
@@ -774,7 +774,7 @@ class RecordFileError(RecordError, JsonFileError):
     """A record file that cannot be read as records: missing, a folder, unreadable, a
     damaged or truncated gzip stream, not UTF-8, not JSON, nested too deeply, or holding a
     malformed record. Both a :class:`RecordError` and a
-    :class:`~twilight_env.jsonfile.JsonFileError` (so a ``ValueError``); the message is
+    :class:`~twilight_env.util.jsonfile.JsonFileError` (so a ``ValueError``); the message is
     one line naming the file (and the line of a JSON-lines file).
 
     Attributes: as :class:`RecordError` (``reason`` is the whole message here).
@@ -840,13 +840,13 @@ def _checked(record, where: str):
 def load(path: str | os.PathLike) -> dict:
     """Read one record written by :func:`dump` (``.gz``: gzip) and :func:`validate` it.
 
-    A UTF-8 byte-order mark is accepted (:mod:`twilight_env.jsonfile`).
+    A UTF-8 byte-order mark is accepted (:mod:`twilight_env.util.jsonfile`).
 
     Raises:
         RecordFileError: (a ``RecordError`` and a ``ValueError``) in one line naming the
             file: missing, a folder, unreadable, a truncated or damaged gzip stream, not
             UTF-8, not JSON (line and column), nested deeper than
-            :data:`~twilight_env.jsonfile.MAX_DEPTH`, or a malformed record (the field).
+            :data:`~twilight_env.util.jsonfile.MAX_DEPTH`, or a malformed record (the field).
     """
     p = os.fspath(path)
     try:
@@ -899,7 +899,7 @@ def dump_many(records: Iterable[dict], path: str | os.PathLike) -> int:
 
 def nearest_existing(path: str) -> str:
     """``path`` (made absolute) or its nearest existing parent: where a file or folder to be
-    created would go, for the checks before a run (also ``experiments.common``'s)."""
+    created would go, for the checks before a run (also ``twilight_env.experiments.common``'s)."""
     path = os.path.abspath(path)
     while not os.path.lexists(path):
         parent = os.path.dirname(path)
@@ -1128,8 +1128,8 @@ def to_env_options(record: dict, *, index: int = 0, episode: str = "deal") -> di
 
 
 def to_match(record: dict) -> Match:
-    """An engine :class:`~twilight_env.engine.Match` holding a deal record's finished,
-    credited deal (for printing with :func:`twilight_env.deal_log.format_deal`).
+    """An engine :class:`~twilight_env.rules.engine.Match` holding a deal record's finished,
+    credited deal (for printing with :func:`twilight_env.records.deal_log.format_deal`).
 
     Raises:
         RecordError: as :func:`replay`.

@@ -13,7 +13,7 @@ Parameters
 | ``goals_333`` | False | the R6.2 match rule; only ``False`` is accepted, as one deal has no match totals |
 | ``fixed_solo`` | False | the R7.6 match rule; only ``False`` is accepted, for the same reason |
 
-The values are checked by the env's :class:`~twilight_env.engine.Config`; a bad value,
+The values are checked by the env's :class:`~twilight_env.rules.engine.Config`; a bad value,
 or a match rule set to True, raises ``ValueError`` naming it.
 
 Players and seats
@@ -37,7 +37,7 @@ Chance and actions
 Observations
 ------------
 - ``observation_tensor(p)``: float32 ``(968,)``, exactly the env's observation of that
-  player (``twilight_env.encoding``, the layout table of ``docs/ENVIRONMENT.md``; deal episode, so the
+  player (``twilight_env.obs.encoding``, the layout table of ``docs/ENVIRONMENT.md``; deal episode, so the
   match fields are 0). All zeros while the cards are being dealt.
 - ``information_state_tensor(p)``: ``(1080,)``: the observation, then ``[card, place]``
   (28 x 4) flags giving the place 0..3 of every played card within its trick, which makes
@@ -58,7 +58,7 @@ gets (own points - mean of the other three score lines, the new moon's included)
 4 players are zero-sum; 3 players general-sum. 0 before the end.
 
 ``resample_from_infostate(p, sampler)`` draws a world uniformly from those consistent
-with ``p``'s information set (:meth:`twilight_env.infoset.InfoSet.sample_hands`, seeded
+with ``p``'s information set (:meth:`twilight_env.rules.infoset.InfoSet.sample_hands`, seeded
 from ``sampler``) and replays the public actions on it, so OpenSpiel's ``ISMCTSBot``
 can search this game.
 """
@@ -70,11 +70,11 @@ from typing import Sequence
 import numpy as np
 import pyspiel
 
-from .cards import CARDS, MOON_MASK, NUM_CARDS, SUN_MASK, codes_of, ids_of
-from .encoding import OBS_SIZE, encode_observation
-from .engine import (HOLD, HAND_SIZE, NEW_MOON, NUM_ACTIONS, REQUEST_BASE, Config, State,
+from twilight_env.rules.cards import CARDS, MOON_MASK, NUM_CARDS, SUN_MASK, codes_of, ids_of
+from twilight_env.obs.encoding import OBS_SIZE, encode_observation
+from twilight_env.rules.engine import (HOLD, HAND_SIZE, NEW_MOON, NUM_ACTIONS, REQUEST_BASE, Config, State,
                      validate_deal)
-from .infoset import InfoSet
+from twilight_env.rules.infoset import InfoSet
 
 GAME_NAME = "python_twilight"
 MAX_PLAYER_ACTIONS = 2 * NUM_CARDS
@@ -329,11 +329,11 @@ class TwilightState(pyspiel.State):
     # -- for the adapters and tests ------------------------------------------------------
     @property
     def engine_state(self) -> State | None:
-        """The engine :class:`~twilight_env.engine.State` (None while dealing); read only."""
+        """The engine :class:`~twilight_env.rules.engine.State` (None while dealing); read only."""
         return self._core.engine
 
     def infoset(self, player: int) -> InfoSet:
-        """The :class:`~twilight_env.infoset.InfoSet` of ``player`` (after the deal)."""
+        """The :class:`~twilight_env.rules.infoset.InfoSet` of ``player`` (after the deal)."""
         if self._core.engine is None:
             raise ValueError("the cards are still being dealt; an information set exists after the deal")
         return InfoSet(self._core.engine, _SEAT_OF_PLAYER[self._n][player])

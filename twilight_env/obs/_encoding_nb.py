@@ -1,4 +1,4 @@
-"""Compiled backend of :mod:`twilight_env.encoding` (numba; used when numba is installed).
+"""Compiled backend of :mod:`twilight_env.obs.encoding` (numba; used when numba is installed).
 
 :func:`encode_into` writes exactly the bytes of the pure-Python encoder
 (``encoding._encode``) for a deal state: every flag of the layout, the SIDE scalars (R5)
@@ -16,8 +16,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from . import encoding as E
-from .cards import MULTIPLIER, SOULS
+from twilight_env.obs import encoding as E
+from twilight_env.rules.cards import MULTIPLIER, SOULS
 
 _HSOULS = np.array([sum(SOULS[b] for b in range(14) if m >> b & 1) for m in range(1 << 14)], dtype=np.int64)
 """Souls of a 14-bit half mask (either cult: the soul cards and clerics sit at the same ids)."""
@@ -185,7 +185,7 @@ def _place_code(code):  # pragma: no cover - compiled
 def encode_batch(out, seats, use_seats, num_players, hands, leader, trick, place, phase, holder,
                  trick_code, pending, captured, played_for, held_by, trick_of):  # pragma: no cover - compiled
     """Fill ``out`` (B, OBS_SIZE) float32 with the observation of every row of a
-    :class:`~twilight_env.vector.VectorEngine`, row by row with :func:`encode_into`: the
+    :class:`~twilight_env.envs.vector.VectorEngine`, row by row with :func:`encode_into`: the
     vectors of ``vector_obs.observe`` (deal episodes: the match scalars 0).
 
     The arguments are the engine's (B,) and (B, k) int64 state arrays; ``trick_code``

@@ -1,14 +1,14 @@
 """``twilight edge --ladder FOLDER``: the solo-vs-Sun edge at every rung of a strength ladder.
 
 For each rung of a finished 3-player ``twilight ladder`` run (``random`` is skipped: its
-edge says nothing about the game), the edge study (:mod:`experiments.solo_edge`) plays
+edge says nothing about the game), the edge study (:mod:`twilight_env.experiments.edge.solo_edge`) plays
 the rung's agent on all three chairs on the held-out deal set ``heldout-2`` (by default;
 the ladder itself plays ``heldout-1``), each rung in its own folder
 ``FOLDER_OUT/edge_{k}_{agent}/``. A rung already finished there is read back, and a rung
 interrupted midway resumes from its checkpoint, so long studies are spread over several
 sittings by running the same command again; asking a finished rung for more deals
 (``--rung-deals SPEC=N``) grows its run, playing only the new deals
-(:func:`experiments.solo_edge.grow_run`).
+(:func:`twilight_env.experiments.edge.solo_edge.grow_run`).
 
 Outputs in ``FOLDER_OUT`` (default ``out/edge_ladder__{seed}__{unixtime}``):
 
@@ -40,10 +40,10 @@ import time
 
 import numpy as np
 
-from twilight_env.jsonfile import JsonFileError, read_json
+from twilight_env.util.jsonfile import JsonFileError, read_json
 
-from .common import fmt_ci, markdown_table, mean_ci, out_dir, text_table
-from .dealsets import heldout_seed
+from twilight_env.experiments.common import fmt_ci, markdown_table, mean_ci, out_dir, text_table
+from twilight_env.records.dealsets import heldout_seed
 
 TARGET_HALF_WIDTH = 2.0
 """Deal points per deal: the study's target half-width of the Moon − Sun interval."""
@@ -113,7 +113,7 @@ def run_edge_ladder(ladder_folder: str, deals: int, deal_set_name: str = DEFAULT
             that is not a rung of the ladder, an unknown deal set, or an ``off_ladder``
             folder that holds no finished one-agent run on that deal set.
     """
-    from .solo_edge import CHECKPOINT, Checkpoint, grow_run, load_result, run_study
+    from twilight_env.experiments.edge.solo_edge import CHECKPOINT, Checkpoint, grow_run, load_result, run_study
 
     lad = load_ladder(ladder_folder)
     if isinstance(deals, bool) or not isinstance(deals, int) or deals < 2:
@@ -213,8 +213,8 @@ def _finished_run(option: str, folder: str, what: str) -> dict:
             that finishes it), or there is no readable edge run there (``what`` says which
             run's output folder the option takes).
     """
-    from .individual_edge import is_individual_run
-    from .solo_edge import CHECKPOINT, load_result
+    from twilight_env.experiments.edge.individual_edge import is_individual_run
+    from twilight_env.experiments.edge.solo_edge import CHECKPOINT, load_result
 
     if os.path.isfile(os.path.join(folder, CHECKPOINT)):
         raise ValueError(f"{option} {folder!r} holds an unfinished edge run; finish it first with "

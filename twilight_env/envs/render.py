@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from .cards import CARDS, codes_of, multiplier_of, souls_of
-from .engine import HOLD, NEW_MOON, NUM_TRICKS, State
+from twilight_env.rules.cards import CARDS, codes_of, multiplier_of, souls_of
+from twilight_env.rules.engine import HOLD, NEW_MOON, NUM_TRICKS, State
 
 _CULT = ("Sun", "Moon")
 

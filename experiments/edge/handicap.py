@@ -6,7 +6,7 @@ R5), the handicap ``h`` is the number of points added to the solo's (Moon) line 
 deal such that P(the solo wins a fixed-solo match to the target) = 0.5 (R6.1, R7.5, R7.6:
 a match ends after a deal in which a total reaches the target and the two totals differ).
 A negative ``h`` is taken from the solo's line. Matches are simulated as
-:func:`experiments.solo_edge.simulate_fixed_solo` does for the study's own match figures
+:func:`twilight_env.experiments.edge.solo_edge.simulate_fixed_solo` does for the study's own match figures
 (each deal of a match drawn from the run's deal pool), with ``h`` in quarter points: every
 score is multiplied by 4, the target too, and ``4 h`` added to the solo's deal score
 (whole points under goals_333, whose goals are exact totals).
@@ -22,7 +22,7 @@ score is multiplied by 4, the target too, and ``4 h`` added to the solo's deal s
 
 Usage::
 
-    python -m experiments.handicap results/edge_vs_strength/edge_* [--out FILE.md] [--boot 200]
+    python -m twilight_env.experiments.edge.handicap results/edge_vs_strength/edge_* [--out FILE.md] [--boot 200]
 
 prints one row per run (and writes a Markdown table with ``--out``).
 """
@@ -37,8 +37,8 @@ import sys
 
 import numpy as np
 
-from .common import markdown_table, text_table
-from .solo_edge import _percentile_ci, check_match_settings, simulate_fixed_solo
+from twilight_env.experiments.common import markdown_table, text_table
+from twilight_env.experiments.edge.solo_edge import _percentile_ci, check_match_settings, simulate_fixed_solo
 
 QUARTER = 4
 """Scores are scaled by this, so the handicap moves in quarter points."""
@@ -91,7 +91,7 @@ def fair_handicap(moon, sun, seed: int, target: int = 1000, boot: int = 200, mat
             same figures.
         target: match target (R6.1), 1..100,000.
         boot, matches: bootstrap resamples and simulated matches per resample (the study's
-            bounds, :func:`experiments.solo_edge.check_match_settings`).
+            bounds, :func:`twilight_env.experiments.edge.solo_edge.check_match_settings`).
         goals_333: the publisher's goals variant (R6.2).
 
     Returns:
@@ -145,7 +145,7 @@ def handicap_rows(folders: list[str], boot: int, matches: int, seed: int | None 
     Raises:
         ValueError: a folder without a finished team-scoring edge run (naming it).
     """
-    from .edge_strength import _finished_run
+    from twilight_env.experiments.edge.edge_strength import _finished_run
 
     rows = []
     for folder in folders:
@@ -189,7 +189,7 @@ def table(rows: list[dict]) -> tuple[list[str], list[list[str]]]:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m experiments.handicap",
+        prog="python -m twilight_env.experiments.edge.handicap",
         description="the fair handicap: points per deal credited to the solo's line that make a fixed-solo "
                     "match to the target an even bet, from finished edge runs' plays")
     parser.add_argument("folders", nargs="+", metavar="FOLDER", help="output folders of finished `twilight edge` runs")

@@ -16,7 +16,7 @@ format). A deal file is JSON::
 
 Deal ``i`` of a seed is the ``i``-th draw of ``numpy.random.default_rng(seed)``, so the
 first deals of a seed are the same for every N. Ready-made files live in
-``experiments/deals/``.
+``twilight_env/records/deals/``.
 """
 
 from __future__ import annotations
@@ -27,9 +27,9 @@ from typing import Sequence
 
 import numpy as np
 
-from twilight_env.engine import hands_to_codes, random_hands, validate_deal
-from twilight_env.jsonfile import read_json
-from twilight_env.heldout import HELDOUT_SEEDS, check_not_heldout, heldout_seed  # noqa: F401 (re-exported)
+from twilight_env.rules.engine import hands_to_codes, random_hands, validate_deal
+from twilight_env.util.jsonfile import read_json
+from twilight_env.rules.heldout import HELDOUT_SEEDS, check_not_heldout, heldout_seed  # noqa: F401 (re-exported)
 
 FORMAT = "twilight-deals"
 VERSION = 1
@@ -107,7 +107,7 @@ def load_deals(path: str, num_players: int | None = None) -> tuple[list[list[lis
     Raises:
         ValueError: in one line naming the file: missing, a folder or unreadable, a
             truncated or damaged gzip stream, not UTF-8, not JSON (line and column), nested
-            deeper than any deal file (a :class:`~twilight_env.jsonfile.JsonFileError`);
+            deeper than any deal file (a :class:`~twilight_env.util.jsonfile.JsonFileError`);
             wrong format, a bad deal (its index and the fault), no deals, or a num_players
             mismatch.
     """

@@ -1,8 +1,8 @@
 """The observation vector: one player's information set as a float32 vector (R2.5, R7.1).
 
-:func:`encode_observation` reads a deal :class:`~twilight_env.engine.State` but only the
+:func:`encode_observation` reads a deal :class:`~twilight_env.rules.engine.State` but only the
 parts the viewer may know; :func:`encode_infoset` builds the identical vector from an
-:class:`~twilight_env.infoset.InfoSet`; :func:`decode_observation` turns a vector back
+:class:`~twilight_env.rules.infoset.InfoSet`; :func:`decode_observation` turns a vector back
 into a readable dict (tests use it to check every field).
 
 Point of view
@@ -25,7 +25,7 @@ Layout
 ------
 The first ``NUM_BITS`` entries are 0/1 flags, the last ``NUM_SCALARS`` are scalars in
 ``[0, 1]`` (match totals in ``[0, 4]``). Card fields are indexed by card id 0..27
-(``twilight_env.cards.CARDS``). ``SEATS`` holds one record of ``SEAT_SIZE`` flags per
+(``twilight_env.rules.cards.CARDS``). ``SEATS`` holds one record of ``SEAT_SIZE`` flags per
 relative seat, relative seat 0 first: record ``rel`` starts at ``SEATS + SEAT_SIZE * rel``.
 
 | range | name | size | meaning |
@@ -43,7 +43,7 @@ Speed
 Two backends give the same bytes (:func:`backend` tells which one runs):
 
 - ``"numba"``, used when numba is installed (``pip install twilight-env[fast]``; the
-  ``study`` and ``test`` extras include it): :mod:`twilight_env._encoding_nb` writes the
+  ``study`` and ``test`` extras include it): :mod:`twilight_env.obs._encoding_nb` writes the
   vector in compiled code from the state's masks. It is loaded on the first call (on a
   machine's first use it compiles, a few seconds, then it is cached) and checked there
   against the Python encoder; if it fails or disagrees, a ``RuntimeWarning`` says so and
@@ -66,8 +66,8 @@ from typing import Sequence
 
 import numpy as np
 
-from .cards import ALL_MASK, CARDS, NUM_CARDS, SUN_MASK, multiplier_of, souls_of
-from .engine import HOLD, NEW_MOON, NUM_ACTIONS, NUM_TRICKS, State, _pure_python_asked
+from twilight_env.rules.cards import ALL_MASK, CARDS, NUM_CARDS, SUN_MASK, multiplier_of, souls_of
+from twilight_env.rules.engine import HOLD, NEW_MOON, NUM_ACTIONS, NUM_TRICKS, State, _pure_python_asked
 
 # ---------------------------------------------------------------------------------
 # Layout constants (flags first, then scalars); see the module table.
@@ -430,7 +430,7 @@ def seat_totals(totals: Sequence[int] | None, num_players: int) -> tuple[int, in
 
     Args:
         totals: None (no match), 2 side totals ``(sun, moon)`` (4 players, as
-            :class:`~twilight_env.engine.Match` keeps them), or 4 totals by seat: the
+            :class:`~twilight_env.rules.engine.Match` keeps them), or 4 totals by seat: the
             running total of the score line each seat's result is credited to.
         num_players: 3 or 4.
 
@@ -532,7 +532,7 @@ def _history_masks(history) -> list:
 
 
 _ENCODE_INTO = None
-"""The compiled encoder (:func:`twilight_env._encoding_nb.encode_into`) once loaded, or
+"""The compiled encoder (:func:`twilight_env.obs._encoding_nb.encode_into`) once loaded, or
 False when numba is missing or ``TWILIGHT_ENV_PURE_PYTHON=1`` (see :func:`backend`)."""
 
 
@@ -551,7 +551,7 @@ def backend() -> str:
             _ENCODE_INTO = False
         else:
             try:  # load (or compile) now, on a fresh deal, and check it against the Python encoder
-                from ._encoding_nb import encode_into
+                from twilight_env.obs._encoding_nb import encode_into
 
                 st = State(list(_PROBE_HANDS), 0, 4)
                 st.apply(st.legal_actions()[-1])
@@ -662,7 +662,7 @@ def _encode_state_nb(state, seat, totals, target, out, want_mask):
 
 def encode_infoset(infoset) -> np.ndarray:
     """The vector :func:`encode_observation` gives for the same player at the same moment,
-    built from an :class:`~twilight_env.infoset.InfoSet` (which holds only what it knows).
+    built from an :class:`~twilight_env.rules.infoset.InfoSet` (which holds only what it knows).
 
     ``infoset.totals`` is read as :func:`seat_totals` describes; ``infoset.target`` is the
     match target.

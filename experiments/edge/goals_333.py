@@ -1,4 +1,4 @@
-"""``python -m experiments.goals_333 FOLDER ...``: the solo's match chances under the
+"""``python -m twilight_env.experiments.edge.goals_333 FOLDER ...``: the solo's match chances under the
 ``goals_333`` variant (R6.2), from finished ``twilight edge`` runs, without playing again.
 
 Deal play does not depend on the match rules for this package's agents (none reads the
@@ -6,7 +6,7 @@ match totals), so a run's per-deal points (``edge.json``) serve both rule sets: 
 configuration this prints P(solo wins a fixed-solo match to the run's target) under the
 plain rules (R6.1, as stored) and under ``goals_333`` (a match also ends when exactly one
 side's total is exactly 333, 666 or 999), each with its bootstrap interval
-(:func:`experiments.solo_edge.match_figures`, the run's seed, 200 resamples × 1000 matches).
+(:func:`twilight_env.experiments.edge.solo_edge.match_figures`, the run's seed, 200 resamples × 1000 matches).
 Runs made before the goals figure existed get it here; newer ``edge.json`` files hold it
 under ``figures.matches.fixed_solo_goals_333``.
 """
@@ -19,7 +19,7 @@ import sys
 
 import numpy as np
 
-from .solo_edge import config_key, load_result, match_figures
+from twilight_env.experiments.edge.solo_edge import config_key, load_result, match_figures
 
 
 def figures(folder: str) -> list[dict]:
@@ -39,7 +39,7 @@ def figures(folder: str) -> list[dict]:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m experiments.goals_333", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m twilight_env.experiments.edge.goals_333", description=__doc__.splitlines()[0])
     p.add_argument("folders", nargs="+", metavar="FOLDER", help="output folders of finished twilight edge runs")
     args = p.parse_args(argv)
     for folder in args.folders:

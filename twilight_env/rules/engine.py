@@ -24,7 +24,7 @@ Two classes hold the same fields and follow the same rules, written once, in Pyt
 
 - :class:`PurePythonState`: the rules as written here, in plain Python;
 - :class:`State` (what every other module uses): the same class with a compiled core,
-  ``twilight_env/_engine_c.c``, built at install time when a C compiler is present. The
+  ``twilight_env/rules/_engine_c.c``, built at install time when a C compiler is present. The
   core runs the hot path of ``apply``, ``legal_actions`` and ``done``: a legal plain-int
   action on a state whose fields are all set. It hands every other case (an illegal
   action, a NumPy integer, a state built field by field without ``held``) to the Python
@@ -65,7 +65,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .cards import (
+from twilight_env.rules.cards import (
     CARDS,
     CULT_MASK,
     HALF_IDS,
@@ -78,7 +78,7 @@ from .cards import (
     card_id,
     codes_of,
 )
-from .scoring import score_mask
+from twilight_env.rules.scoring import score_mask
 
 CHOOSE, HOLD = 0, 1
 """Phases: the chooser decides (play own card or request), or the requested holder picks a card (R3.2)."""
@@ -533,14 +533,14 @@ def _pure_python_asked(value: str | None) -> bool:
 
 
 def _load_core():
-    """The compiled core (``twilight_env._engine_c``), initialised with this module's
+    """The compiled core (``twilight_env.rules._engine_c``), initialised with this module's
     tables, or None when it is not built or ``TWILIGHT_ENV_PURE_PYTHON=1``."""
     import os
 
     if _pure_python_asked(os.environ.get("TWILIGHT_ENV_PURE_PYTHON")):
         return None
     try:
-        from . import _engine_c
+        from twilight_env.rules import _engine_c
     except ImportError:
         return None
     source = os.path.join(os.path.dirname(__file__), "_engine_c.c")
@@ -548,7 +548,7 @@ def _load_core():
         import warnings
 
         warnings.warn("twilight_env: the compiled engine core was built from another version of "
-                      "twilight_env/_engine_c.c; run `pip install -e .` again to rebuild it. Using the "
+                      "twilight_env/rules/_engine_c.c; run `pip install -e .` again to rebuild it. Using the "
                       "pure-Python engine (same rules, slower).", RuntimeWarning, stacklevel=2)
         return None
     _engine_c._init(tuple(STRENGTH), PURGATORY_MASK, HALF_IDS, _REQUESTS,
@@ -586,7 +586,7 @@ if State is not PurePythonState:
 
 def backend() -> str:
     """``"compiled"`` when :class:`State` runs ``apply``, ``legal_actions`` and ``done`` in
-    the C core ``twilight_env._engine_c`` (built at install time; the environment
+    the C core ``twilight_env.rules._engine_c`` (built at install time; the environment
     variable ``TWILIGHT_ENV_PURE_PYTHON`` unset or ``0``), else ``"python"``. Both follow
     the same rules: the compiled core runs only the legal, plain-int cases and hands every
     other case to the Python methods of :class:`PurePythonState`."""
@@ -684,7 +684,7 @@ def validate_deal(deal: Sequence[Sequence[str | int]]) -> tuple[int, int, int, i
 
 def _check_id(c) -> int:
     if isinstance(c, bool) or not isinstance(c, (int, np.integer)) or not 0 <= c < NUM_CARDS:
-        raise ValueError(f"unknown card {c!r}; use a code of twilight_env.cards.CARDS or an id 0..27")
+        raise ValueError(f"unknown card {c!r}; use a code of twilight_env.rules.cards.CARDS or an id 0..27")
     return int(c)
 
 

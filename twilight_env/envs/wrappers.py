@@ -1,12 +1,12 @@
 """Gymnasium single-agent view of the AEC env: one player learns, the others are agents.
 
 :class:`SingleAgentEnv` plays the other players' decisions with given agents (objects
-with ``act(infoset, legal_actions, rng) -> int``, see :mod:`agents.base`) until the
+with ``act(infoset, legal_actions, rng) -> int``, see :mod:`twilight_env.agents.base`) until the
 learning player must decide, so the learner sees an ordinary Gymnasium env:
 
 | | |
 |---|---|
-| Observation | float32 ``(OBS_SIZE,)``: the learner's information set (:mod:`twilight_env.encoding`) |
+| Observation | float32 ``(OBS_SIZE,)``: the learner's information set (:mod:`twilight_env.obs.encoding`) |
 | Action | ``Discrete(31)`` (encoding: ``docs/API.md``, Actions); an illegal action ends the episode with reward ``illegal_reward`` (−1), as PettingZoo's classic ``env()`` does, or raises ``ValueError`` with ``illegal_action="raise"`` |
 | Action mask | ``env.action_masks()`` bool ``(31,)`` (the method sb3-contrib's ``MaskablePPO`` calls), and ``info["action_mask"]`` int8 |
 | Reward | the learner's AEC reward collected since its previous decision (deal points / 360 at a deal's end, or ±1 at a match's end) |
@@ -15,7 +15,7 @@ learning player must decide, so the learner sees an ordinary Gymnasium env:
 
 Example::
 
-    from twilight_env.wrappers import SingleAgentEnv
+    from twilight_env.envs.wrappers import SingleAgentEnv
     env = SingleAgentEnv(num_players=3, learner="player_0", opponents="random")
     obs, info = env.reset(seed=0)
     obs, reward, terminated, truncated, info = env.step(int(info["action_mask"].argmax()))
@@ -33,15 +33,15 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from .aec import raw_env
-from .encoding import OBS_SIZE
-from .engine import ACTION_TYPES, NUM_ACTIONS, _action_or_none
-from .seeding import check_seed
+from twilight_env.envs.aec import raw_env
+from twilight_env.obs.encoding import OBS_SIZE
+from twilight_env.rules.engine import ACTION_TYPES, NUM_ACTIONS, _action_or_none
+from twilight_env.util.seeding import check_seed
 
 
 def _make_agent(spec):
     if isinstance(spec, str):
-        from agents.base import make_agent  # lazy: the agents package imports the engine, not this module
+        from twilight_env.agents.base import make_agent  # lazy: the agents package imports the engine, not this module
         return make_agent(spec)
     if not callable(getattr(spec, "act", None)):
         raise ValueError(f"an opponent must be an agent spec string or an object with act(infoset, "
@@ -134,7 +134,7 @@ class SingleAgentEnv(gym.Env):
         """The learner's action, then the others' until the learner decides again or the end.
 
         Args:
-            action: 0..30, of any integer type :func:`twilight_env.engine.as_action` reads
+            action: 0..30, of any integer type :func:`twilight_env.rules.engine.as_action` reads
                 (a Python int, a NumPy integer scalar, a 0-d integer array; not a bool).
 
         Raises:
@@ -191,7 +191,7 @@ class SingleAgentEnv(gym.Env):
         return self._mask.astype(bool)
 
     def infoset(self):
-        """The learner's :class:`~twilight_env.infoset.InfoSet` now."""
+        """The learner's :class:`~twilight_env.rules.infoset.InfoSet` now."""
         return self._raw.infoset(self.learner)
 
     def render(self):

@@ -1,7 +1,7 @@
 """PettingZoo AEC environment for Twilight: ``env(**config)`` and ``raw_env(**config)``.
 
-The only module that imports PettingZoo. Rules live in :mod:`twilight_env.engine`,
-the observation vector in :mod:`twilight_env.encoding`; this adapter holds spaces,
+The only module that imports PettingZoo. Rules live in :mod:`twilight_env.rules.engine`,
+the observation vector in :mod:`twilight_env.obs.encoding`; this adapter holds spaces,
 masks, ``infos``, rendering and the scaling of scores into rewards.
 
 | | |
@@ -32,21 +32,21 @@ generator (never the global one), so the same seed gives the same deals. ``optio
 ``"deal"`` (4 lists of 7 card codes by seat), ``"dealer"`` (4 players: the dealer's
 seat; the seat after it leads, R2.4), ``"solo"`` (3 players: the solo player 0..2) and
 ``"scores"`` (match episodes: starting totals by score line, see
-:class:`~twilight_env.engine.Match`; under ``fixed_solo`` the two Sun players share one
+:class:`~twilight_env.rules.engine.Match`; under ``fixed_solo`` the two Sun players share one
 score line, R7.6, R7.5, so their totals must be equal, else ``ValueError``). Without
 ``dealer``/``solo`` the first dealer or solo is drawn from the seeded generator. A malformed option raises ``ValueError``; an
 unknown option key is ignored with a warning (PettingZoo's ``api_test`` passes one).
 
 Observation
 -----------
-``observe(agent)`` is the vector of :func:`twilight_env.encoding.encode_observation` for
+``observe(agent)`` is the vector of :func:`twilight_env.obs.encoding.encode_observation` for
 that agent's own seat: the information set only (R2.5, R7.1), laid out from the acting
 seat's point of view when it is that agent's decision (the solo deciding for the new
 moon sees seat 2 as relative seat 0), else from its own seat. ``action_mask`` is the
 engine's legal actions for the agent to act, all zeros for the others and after the
 end. Each ``observe`` and ``last`` call returns a new dict of new, writeable arrays that
 the caller owns: changing them in place (normalising the vector, editing the mask) never
-changes a later read. The observation layout (``twilight_env.encoding``; ``rel`` =
+changes a later read. The observation layout (``twilight_env.obs.encoding``; ``rel`` =
 relative seat):
 
 OBSERVATION_LAYOUT
@@ -99,13 +99,13 @@ from pettingzoo.utils.env_logger import EnvLogger
 from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 from pettingzoo.utils.wrappers.order_enforcing import AECOrderEnforcingIterable, AECOrderEnforcingIterator
 
-from . import ENV_ID  # noqa: F401  (the PettingZoo registry id, defined once in the package)
-from .encoding import OBS_SIZE, TOTALS, TOTALS_CAP, layout_table, observation_and_mask
-from .engine import (ACTION_TYPES, HOLD, NUM_ACTIONS, PHASE_NAMES, Config, Match, _action_or_none,
+from twilight_env import ENV_ID  # noqa: F401  (the PettingZoo registry id, defined once in the package)
+from twilight_env.obs.encoding import OBS_SIZE, TOTALS, TOTALS_CAP, layout_table, observation_and_mask
+from twilight_env.rules.engine import (ACTION_TYPES, HOLD, NUM_ACTIONS, PHASE_NAMES, Config, Match, _action_or_none,
                      fixed_solo_scores_problem, validate_deal)
-from .infoset import InfoSet
-from .render import render_deal
-from .seeding import check_seed
+from twilight_env.rules.infoset import InfoSet
+from twilight_env.envs.render import render_deal
+from twilight_env.util.seeding import check_seed
 
 __doc__ = __doc__.replace("OBSERVATION_LAYOUT", layout_table())
 
@@ -362,9 +362,9 @@ class raw_env(AECEnv):
                 self.terminations[agent], self.truncations[agent], self.infos[agent])
 
     def infoset(self, agent) -> InfoSet:
-        """What ``agent`` knows now, as a :class:`~twilight_env.infoset.InfoSet` (own seat;
+        """What ``agent`` knows now, as a :class:`~twilight_env.rules.infoset.InfoSet` (own seat;
         3 players: the solo's seat 0, which also sees the open hand). Match context uses
-        per-seat totals (see :func:`twilight_env.encoding.seat_totals`).
+        per-seat totals (see :func:`twilight_env.obs.encoding.seat_totals`).
 
         Raises:
             ValueError: if ``agent`` is not one of ``possible_agents``.
@@ -395,7 +395,7 @@ class raw_env(AECEnv):
         """Apply the selected agent's action (see the module docstring).
 
         Args:
-            action: 0..30, of any integer type :func:`twilight_env.engine.as_action` reads
+            action: 0..30, of any integer type :func:`twilight_env.rules.engine.as_action` reads
                 (a Python int, a NumPy integer scalar, a 0-d integer array; not a bool);
                 None for an agent that is already terminated.
 

@@ -1,0 +1,1 @@
+"""OpenSpiel: the game, and OpenSpiel bots as agents."""

@@ -1,0 +1,1 @@
+"""Game records, deal files and the printed deal and replay logs."""
