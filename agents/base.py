@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
-from typing import Callable, Protocol, Sequence, runtime_checkable
+from typing import Callable, Iterable, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
@@ -217,6 +217,50 @@ def make_agent(spec: str) -> Agent:
     if not getattr(agent, "name", None):
         agent.name = spec
     return agent
+
+
+def check_specs(specs: Iterable[str], flag: str | None = None) -> list[str]:
+    """Build every agent spec once, so a bad spec fails before any worker starts and
+    before a run makes its output folder: building an agent loads and checks every file
+    its options name (``inference=FILE``, ``path=FILE``) and refuses NaN or inf options.
+
+    Args:
+        specs: agent specs, e.g. ``["random", "pimc:worlds=32"]``.
+        flag: the option that gave them (e.g. ``"--solo"``), named in the error.
+
+    Returns:
+        The specs, stripped.
+
+    Raises:
+        ValueError: an unknown agent or option (the message lists the valid agents), a
+            bad option value, a file an option names that is missing or not a checkpoint
+            of its kind (naming the option and the file), or an agent whose module cannot
+            be imported (named, with the valid agents); prefixed with ``flag`` when given.
+    """
+    out = []
+    for spec in specs:
+        try:
+            name, _ = parse_spec(spec)  # ValueError listing the valid agents
+            try:
+                make_agent(spec)
+            except ImportError as e:
+                raise ValueError(f"agent {name!r} (spec {spec!r}) cannot be built here: {e}; "
+                                 f"valid agents: {', '.join(available_agents())}") from None
+        except ValueError as e:
+            if flag is None:
+                raise
+            raise ValueError(f"{flag}: {e}") from None
+        out.append(spec.strip())
+    return out
+
+
+def agent_available(name: str) -> bool:
+    """Whether an agent name can be built in this installation (e.g. ``"heuristic"``)."""
+    try:
+        check_specs([name])
+    except ValueError:
+        return False
+    return True
 
 
 def play_deal(state: DealState, agents: Sequence[Agent], rng: np.random.Generator,

@@ -45,7 +45,7 @@ import time
 
 import numpy as np
 
-from twilight_env.cli import interrupt_status, non_negative_int, positive_int
+from twilight_env.util.argtypes import interrupt_status, non_negative_int, positive_int
 from twilight_env.rules.engine import State
 from twilight_env.records.game_records import check_records_folder
 from twilight_env.util.seeding import check_seed

@@ -1,12 +1,6 @@
 """Shared pieces of the experiments: agent specs, seeded agent streams, worker pools,
-confidence intervals and plain-text tables.
-
-Statistics (95% by default):
-
-| helper | interval | used for |
-|---|---|---|
-| :func:`mean_ci` | Student t over independent values (``scipy.stats.t``) | mean deal points over deals or duplicate pairs |
-| :func:`wilson_ci` | Wilson score interval of a binomial proportion | P(one side outscores the other in a deal) |
+output folders and checkpoints of resumable runs. The statistics and tables are
+:mod:`twilight_env.util.report`'s (re-exported here for the studies).
 
 Reproducibility: every agent seat of every play gets its own ``numpy.random.Generator``
 from ``SeedSequence((seed, AGENT_STREAM, deal_index, play, seat))``, so results do not
@@ -23,7 +17,10 @@ from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
+from twilight_env.agents.base import agent_available, check_specs  # noqa: F401
 from twilight_env.util.jsonfile import read_json
+from twilight_env.util.report import (fmt_ci, git_hash, markdown_table, mean_ci, text_table,  # noqa: F401
+                                      wilson_ci, write_json_atomic)
 from twilight_env.records.game_records import check_record_file, nearest_existing
 
 AGENT_STREAM = 1
@@ -33,52 +30,6 @@ AGENT_STREAM = 1
 # ---------------------------------------------------------------------------------
 # agents
 # ---------------------------------------------------------------------------------
-
-def check_specs(specs: Iterable[str], flag: str | None = None) -> list[str]:
-    """Build every agent spec once, so a bad spec fails before any worker starts and
-    before a run makes its output folder: building an agent loads and checks every file
-    its options name (``inference=FILE``, ``path=FILE``) and refuses NaN or inf options.
-
-    Args:
-        specs: agent specs, e.g. ``["random", "pimc:worlds=32"]``.
-        flag: the option that gave them (e.g. ``"--solo"``), named in the error.
-
-    Returns:
-        The specs, stripped.
-
-    Raises:
-        ValueError: an unknown agent or option (the message lists the valid agents), a
-            bad option value, a file an option names that is missing or not a checkpoint
-            of its kind (naming the option and the file), or an agent whose module cannot
-            be imported (named, with the valid agents); prefixed with ``flag`` when given.
-    """
-    from twilight_env.agents.base import available_agents, make_agent, parse_spec
-
-    out = []
-    for spec in specs:
-        try:
-            name, _ = parse_spec(spec)  # ValueError listing the valid agents
-            try:
-                make_agent(spec)
-            except ImportError as e:
-                raise ValueError(f"agent {name!r} (spec {spec!r}) cannot be built here: {e}; "
-                                 f"valid agents: {', '.join(available_agents())}") from None
-        except ValueError as e:
-            if flag is None:
-                raise
-            raise ValueError(f"{flag}: {e}") from None
-        out.append(spec.strip())
-    return out
-
-
-def agent_available(name: str) -> bool:
-    """Whether an agent name can be built in this installation (e.g. ``"heuristic"``)."""
-    try:
-        check_specs([name])
-    except ValueError:
-        return False
-    return True
-
 
 class SeededAgent:
     """Wraps an agent so that it draws from its own generator, not the one passed in.
@@ -309,98 +260,6 @@ def run_tasks(fn: Callable, tasks: Sequence, workers: int, desc: str = "", progr
         bar.close()
 
 
-# ---------------------------------------------------------------------------------
-# statistics
-# ---------------------------------------------------------------------------------
-
-def mean_ci(values, confidence: float = 0.95) -> tuple[float, float, float]:
-    """Mean and two-sided Student-t confidence interval of independent values.
-
-    Args:
-        values: 1-d array-like of floats (e.g. deal points per duplicate pair).
-        confidence: coverage, in (0, 1).
-
-    Returns:
-        ``(mean, low, high)``; low and high are NaN with fewer than 2 values. With zero
-        spread the interval is the mean itself.
-
-    Raises:
-        ValueError: on an empty input or a confidence outside (0, 1).
-    """
-    from scipy import stats
-
-    x = np.asarray(values, dtype=float).ravel()
-    if x.size == 0:
-        raise ValueError("mean_ci needs at least one value")
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
-    m = float(x.mean())
-    if x.size < 2:
-        return m, math.nan, math.nan
-    se = float(x.std(ddof=1)) / math.sqrt(x.size)
-    h = float(stats.t.ppf(0.5 + confidence / 2, x.size - 1)) * se
-    return m, m - h, m + h
-
-
-def wilson_ci(successes: int, n: int, confidence: float = 0.95) -> tuple[float, float, float]:
-    """Proportion ``successes / n`` with its Wilson score interval.
-
-    Returns:
-        ``(p, low, high)``; all NaN when ``n == 0``.
-
-    Raises:
-        ValueError: unless ``0 <= successes <= n`` are ints and confidence is in (0, 1).
-    """
-    from scipy import stats
-
-    if not 0 <= successes <= n or int(successes) != successes or int(n) != n:
-        raise ValueError(f"need integers 0 <= successes <= n, got successes={successes!r}, n={n!r}")
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
-    if n == 0:
-        return math.nan, math.nan, math.nan
-    p = successes / n
-    z = float(stats.norm.ppf(0.5 + confidence / 2))
-    denom = 1 + z * z / n
-    center = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return p, max(0.0, center - half), min(1.0, center + half)
-
-
-# ---------------------------------------------------------------------------------
-# output
-# ---------------------------------------------------------------------------------
-
-def fmt_ci(mean: float, low: float, high: float, digits: int = 1, signed: bool = False) -> str:
-    """``"12.3 [10.1, 14.5]"``; ``"12.3"`` when the interval is undefined; with ``signed``
-    every number carries its sign (``"+12.3 [+10.1, +14.5]"``), for differences."""
-    f = f"+.{digits}f" if signed else f".{digits}f"
-    # round first and add 0.0, so that a tiny negative (-2e-13) prints as 0, not -0
-    mean, low, high = (round(x, digits) + 0.0 for x in (mean, low, high))
-    if math.isnan(low):
-        return f"{mean:{f}}"
-    return f"{mean:{f}} [{low:{f}}, {high:{f}}]"
-
-
-def text_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    """Plain aligned table (first column left-aligned, the others right-aligned)."""
-    cells = [list(map(str, header))] + [list(map(str, r)) for r in rows]
-    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
-
-    def line(r):
-        return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
-
-    rule = "  ".join("-" * w for w in widths)
-    return "\n".join([line(cells[0]), rule] + [line(r) for r in cells[1:]])
-
-
-def markdown_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    """A GitHub markdown table."""
-    out = ["| " + " | ".join(map(str, header)) + " |", "|" + "---|" * len(header)]
-    out += ["| " + " | ".join(map(str, r)) + " |" for r in rows]
-    return "\n".join(out)
-
-
 def check_new_folder(path: str, flag: str = "--out", force: bool = False) -> None:
     """Refuse an output folder that would replace a previous run's outputs.
 
@@ -460,17 +319,6 @@ def out_dir(out: str | None, exp: str, seed: int, force: bool = False) -> str:
     except OSError as e:
         raise ValueError(f"--out {path!r} cannot be made: {e.strerror or e}; give a folder you may write to") from None
     return path
-
-
-def write_json_atomic(path: str, obj) -> None:
-    """Write ``obj`` as JSON to a temporary file beside ``path``, then ``os.replace`` it
-    onto ``path``: a reader (or a crash) sees the old file or the new one, never half."""
-    tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "w") as f:
-        json.dump(obj, f)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
 
 
 def read_progress_file(folder: str, name: str, kind: str, version: int, what: str, title: str,
@@ -805,20 +653,3 @@ def resume_conflicts(given: Iterable[tuple[str, Any]], allowed: str = "--workers
     if names:
         raise ValueError(f"--resume keeps the settings saved in the checkpoint; do not give {', '.join(names)} "
                          f"with it (only {allowed})")
-
-
-def git_hash() -> str | None:
-    """The git commit of the source tree, with ``-dirty`` when tracked files differ from it;
-    None outside a git checkout (or without git)."""
-    import subprocess
-
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    try:
-        r = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10, cwd=root)
-        if r.returncode != 0 or not r.stdout.strip():
-            return None
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True,
-                               text=True, timeout=10, cwd=root).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return r.stdout.strip() + ("-dirty" if dirty else "")

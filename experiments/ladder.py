@@ -40,7 +40,7 @@ import time
 
 import numpy as np
 
-from twilight_env.cli import non_negative_int
+from twilight_env.util.argtypes import non_negative_int
 from twilight_env.util.seeding import check_seed
 
 from twilight_env.experiments.common import (check_deal_source, check_int, check_keys, check_seconds, check_specs, check_workers,

@@ -21,7 +21,7 @@ import numpy as np
 from twilight_env.agents.base import optional_member
 from twilight_env.records import deal_log
 from twilight_env.rules.cards import CARDS, CULT_NAMES, codes_of
-from twilight_env.cli import non_negative_int
+from twilight_env.util.argtypes import non_negative_int
 from twilight_env.records.deal_log import result_lines, trick_outcome
 from twilight_env.rules.engine import HOLD, NEW_MOON, NUM_TRICKS, PURGATORY_MASK, REQUEST_BASE, Config, Match, State
 from twilight_env.rules.infoset import InfoSet

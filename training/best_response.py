@@ -400,7 +400,7 @@ def duplicate_points(model, num_players: int, agent, deals: list, seed: int = 0)
     Raises:
         ValueError: on no deals, or an agent playing an illegal action.
     """
-    from twilight_env.experiments.common import mean_ci
+    from twilight_env.util.report import mean_ci
     if not deals:
         raise ValueError("duplicate_points needs at least one deal")
     frozen = FrozenAgent(agent, np.random.default_rng([seed, 5_000]))
@@ -655,7 +655,7 @@ def _log_eval(writer, res: dict, step: int, players: int) -> None:
 
 def write_result(run_dir: Path, summary: dict) -> None:
     """Write ``summary`` to ``run_dir/exploitability.json`` atomically."""
-    from twilight_env.experiments.common import write_json_atomic
+    from twilight_env.util.report import write_json_atomic
     write_json_atomic(str(Path(run_dir) / RESULT_NAME), summary)
 
 

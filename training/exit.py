@@ -244,7 +244,7 @@ def generate(out, num_players: int, deals: int, agent: str = DEFAULT_AGENT, seed
     if not isinstance(probe, (ISMCTSAgent, ExitSearchAgent)):
         raise ValueError(f"generate needs a search agent (ismcts:..., exit-search:PATH,...), got {agent!r}")
     out = Path(out)
-    from twilight_env.experiments.common import git_hash
+    from twilight_env.util.report import git_hash
     _check_meta(out, {"format": DATA_FORMAT, "version": DATA_VERSION, "num_players": num_players, "agent": agent,
                       "seed": int(seed), "chunk_deals": chunk_deals, "deals": deals, "git": git_hash()})
     jobs, skipped = [], 0
@@ -367,7 +367,7 @@ def train(data_folders, run, epochs: int = 20, batch_size: int = 256, lr: float 
     import torch
     from torch.utils.tensorboard import SummaryWriter
 
-    from twilight_env.experiments.common import git_hash
+    from twilight_env.util.report import git_hash
 
     for name, v in (("epochs", epochs), ("batch_size", batch_size), ("threads", threads)):
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
@@ -525,7 +525,7 @@ def iterate(out, num_players: int, iterations: int, deals: int, search_iteration
 # ---------------------------------------------------------------------------------
 
 def main(argv=None) -> int:
-    from twilight_env.cli import non_negative_int, positive_float, positive_int
+    from twilight_env.util.argtypes import non_negative_int, positive_float, positive_int
 
     p = argparse.ArgumentParser(prog="python -m twilight_env.training.exit", description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="cmd", required=True)

@@ -47,8 +47,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from twilight_env.experiments.common import git_hash
-from twilight_env.cli import non_negative_int, positive_float, positive_int, probability
+from twilight_env.util.report import git_hash
+from twilight_env.util.argtypes import non_negative_int, positive_float, positive_int, probability
 
 from twilight_env.agents.nn.checkpoint import (CHECKPOINT_NAME, FORMAT, VERSION, load_checkpoint, model_from_checkpoint,
                                   save_checkpoint)
@@ -175,7 +175,7 @@ def summary_table(summary: dict) -> str:
         (deal points per deal of the network side minus the opponent's, its 95% interval
         half-width, win rate, deals, and the decisions count it was measured at).
     """
-    from twilight_env.experiments.common import text_table
+    from twilight_env.util.report import text_table
 
     def num(v, fmt="{:,}"):
         return "-" if v is None else fmt.format(v)
@@ -319,7 +319,7 @@ def check_opponents(specs, resumed: bool) -> list[str]:
         ValueError: a new run names an unknown agent, a bad option or an agent that cannot
             be built here (the message lists the valid agents).
     """
-    from twilight_env.experiments.common import check_specs
+    from twilight_env.agents.base import check_specs
     if not resumed:
         return check_specs(specs)
     ok, missing = [], []

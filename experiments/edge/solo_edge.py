@@ -75,7 +75,7 @@ import zlib
 
 import numpy as np
 
-from twilight_env.cli import interrupt_status, non_negative_int, positive_int
+from twilight_env.util.argtypes import interrupt_status, non_negative_int, positive_int
 from twilight_env.rules.engine import State
 from twilight_env.util.jsonfile import JsonFileError, read_json
 from twilight_env.records.game_records import check_records_folder

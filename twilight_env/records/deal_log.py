@@ -41,7 +41,7 @@ def card_name(card: int) -> str:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``twilight deal``."""
-    from twilight_env.cli import non_negative_int
+    from twilight_env.util.argtypes import non_negative_int
 
     parser.add_argument("--seed", type=non_negative_int, default=7,
                         help="seed of the deal and of the random play (default 7)")
