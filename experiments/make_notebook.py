@@ -249,7 +249,7 @@ information set is what its seat may know, never the true state). Registered und
 `twilight_env.agents.base.register`, it plays in every command and study of this process. Here: a simple rule
 ("play the strongest legal card, else the first legal action") put between `random` and
 `heuristic` on the ladder, on the held-out deal set `heldout-1`: does it beat `random`? (In one
-run of 100 deals it did not: −4.8 [−21.8, +12.3].) Deals per step from `TWILIGHT_LADDER_DEALS`
+run of 100 deals it did not: -4.8 [-21.8, +12.3].) Deals per step from `TWILIGHT_LADDER_DEALS`
 (default 100)."""),
     ("code", SETUP + """
 
