@@ -516,12 +516,39 @@ def train_best_response(cfg: BRConfig, out: str | os.PathLike | None = None,
             message holds the command that continues the run.
     """
     t_start = time.perf_counter()
+    cfg, run_dir, ckpt = _open_run(cfg, out, resume)
+    run = _BRRun(cfg, run_dir, ckpt)
+    train_s = run.train(t_start)
+    summary = run.summary(train_s)
+    if cfg.final_deals:
+        summary["result"] = evaluate_run(run_dir, cfg.final_deals, cfg.deal_set, write=False)
+    write_result(run_dir, summary)
+    if run.writer is not None:
+        run.writer.close()
+    return summary
+
+
+_RESUME_TAKES = ("minutes", "decisions", "cpu_minutes", "progress", "final_deals", "eval_every", "eval_deals",
+                "checkpoint_every")
+"""The :class:`BRConfig` fields a resumed run takes from the caller; the rest come from its checkpoint."""
+
+
+def _open_run(cfg: BRConfig, out: str | os.PathLike | None = None,
+             resume: str | os.PathLike | None = None) -> tuple[BRConfig, Path, dict | None]:
+    """The config, run directory and checkpoint (None for a new run) of a run to train.
+
+    For ``resume`` the saved config is kept except the fields in :data:`_RESUME_TAKES`,
+    which come from ``cfg``. The config returned is validated.
+
+    Raises:
+        ValueError: no ``out`` for a new run, a checkpoint already at ``out``, an
+            unreadable or foreign checkpoint at ``resume``, or a bad config value.
+    """
     ckpt = None
     if resume is not None:
         ckpt = load_br_checkpoint(resume)
         saved = BRConfig.from_dict(ckpt["best_response"])
-        for name in ("minutes", "decisions", "cpu_minutes", "progress", "final_deals", "eval_every", "eval_deals",
-                     "checkpoint_every"):
+        for name in _RESUME_TAKES:
             setattr(saved, name, getattr(cfg, name))
         cfg = saved
         run_dir = Path(resume)
@@ -534,109 +561,145 @@ def train_best_response(cfg: BRConfig, out: str | os.PathLike | None = None,
         if (run_dir / CHECKPOINT_NAME).exists():
             raise ValueError(f"{str(run_dir)!r} already holds a run; continue it with --resume {run_dir} "
                              f"or choose another --out")
-    cfg.validate()
-    torch.set_num_threads(1)
-    tcfg = cfg.train_config()
-    if ckpt is not None:
-        tcfg.resume = str(run_dir)
-    start = init_weights(cfg) if ckpt is None else None
-    frozen = FrozenAgent(cfg.agent, np.random.default_rng([cfg.seed, 4_000]))  # fails early on a bad spec
-    if start is not None and start["net"]["num_roles"] != (1 if cfg.players == 4 else 4):
-        raise ValueError(f"--init {cfg.init!r}: the network has {start['net']['num_roles']} heads")
-    if start is not None:
-        tcfg.trunk, tcfg.head = tuple(start["net"]["trunk"]), tuple(start["net"]["head"])
-    elif ckpt is not None:
-        tcfg.trunk, tcfg.head = tuple(ckpt["net"]["trunk"]), tuple(ckpt["net"]["head"])
-    learner = build_learner(tcfg, ckpt, torch.device("cpu"))
-    if start is not None:
-        learner.model.load_state_dict({k: v.float() for k, v in start["model"].items()})
-    run_dir.mkdir(parents=True, exist_ok=True)
-    for stale in run_dir.glob(CHECKPOINT_NAME + ".tmp*"):
-        stale.unlink(missing_ok=True)
-    source = BestResponseSource(cfg.players, learner.model, frozen, learner.selfplay_rng, cfg.games, cfg.epsilon)
-    evals: dict = {}
-    cpu_prev = 0.0
-    if ckpt is not None:
-        st = ckpt.get("br_state", {})
-        if "agent_rng" in st:
-            _set_rng_state(frozen.rng, st["agent_rng"])
-        source.sides_played = [int(x) for x in st.get("sides_played", source.sides_played)]
-        evals = dict(st.get("evals", {}))
-        cpu_prev = float(st.get("cpu_seconds", 0.0))
-    counters = learner.counters
-    ghash = git_hash()
-    eval_set = eval_deals(cfg.players, cfg.eval_deals, seed=cfg.seed + EVAL_SEED_OFFSET) if cfg.eval_deals else []
-    writer = bar = None
-    cpu0 = time.process_time()
+    return cfg.validate(), run_dir, ckpt
 
-    def cpu_used() -> float:
-        return cpu_prev + time.process_time() - cpu0
 
-    cpu_budget = cfg.cpu_minutes * 60 if cfg.cpu_minutes is not None else math.inf
-    with _Signals() as signals:
-        try:
-            from torch.utils.tensorboard import SummaryWriter
-            from tqdm import tqdm
-            if ckpt is None:
-                print(f"run directory: {run_dir}", flush=True)
-                writer = SummaryWriter(str(run_dir))
-                writer.add_text("config", "```\n" + json.dumps(cfg.to_dict(), indent=1) + f"\n```\n\ngit: {ghash}", 0)
-            else:
-                print(f"resumed {run_dir} at {counters['decisions']:,} decisions", flush=True)
-                writer = SummaryWriter(str(run_dir), purge_step=counters["decisions"] + 1)
-            budget_s = cfg.minutes * 60 if cfg.minutes is not None else math.inf
-            bar = tqdm(total=cfg.decisions, initial=counters["decisions"], unit="dec", disable=not cfg.progress,
-                       mininterval=1.0, dynamic_ncols=True)
-            next_eval = (counters["decisions"] // cfg.eval_every + 1) * cfg.eval_every if cfg.eval_every else math.inf
-            last_ckpt = t_loop = time.perf_counter()
-            gen = 0
-            while ((cfg.decisions is None or counters["decisions"] < cfg.decisions)
-                   and time.perf_counter() - t_start < budget_s and cpu_used() < cpu_budget):
-                want = cfg.chunk if cfg.decisions is None else max(1, min(cfg.chunk, cfg.decisions - counters["decisions"]))
-                chunks = source.get(learner.model, want)
+class _BRRun:
+    """One invocation's training of a best-response run: the learner, its data source
+    against the frozen agent, the evaluations and the CPU time (resumed ones included)."""
+
+    def __init__(self, cfg: BRConfig, run_dir: Path, ckpt: dict | None):
+        torch.set_num_threads(1)
+        self.cfg, self.run_dir, self.ckpt = cfg, run_dir, ckpt
+        self.learner = self._build_learner()
+        run_dir.mkdir(parents=True, exist_ok=True)
+        for stale in run_dir.glob(CHECKPOINT_NAME + ".tmp*"):
+            stale.unlink(missing_ok=True)
+        self.source = BestResponseSource(cfg.players, self.learner.model, self.frozen, self.learner.selfplay_rng,
+                                         cfg.games, cfg.epsilon)
+        self.evals: dict = {}
+        self.cpu_prev = 0.0
+        if ckpt is not None:
+            st = ckpt.get("br_state", {})
+            if "agent_rng" in st:
+                _set_rng_state(self.frozen.rng, st["agent_rng"])
+            self.source.sides_played = [int(x) for x in st.get("sides_played", self.source.sides_played)]
+            self.evals = dict(st.get("evals", {}))
+            self.cpu_prev = float(st.get("cpu_seconds", 0.0))
+        self.counters = self.learner.counters
+        self.ghash = git_hash()
+        self.eval_set = (eval_deals(cfg.players, cfg.eval_deals, seed=cfg.seed + EVAL_SEED_OFFSET)
+                         if cfg.eval_deals else [])
+        self.writer = self.bar = None
+        self.cpu0 = time.process_time()
+
+    def _build_learner(self):
+        """The learner from the checkpoint, or from ``cfg.init``'s weights; builds the
+        frozen agent first so that a bad spec fails before any file is written."""
+        cfg, ckpt = self.cfg, self.ckpt
+        tcfg = cfg.train_config()
+        if ckpt is not None:
+            tcfg.resume = str(self.run_dir)
+        start = init_weights(cfg) if ckpt is None else None
+        self.frozen = FrozenAgent(cfg.agent, np.random.default_rng([cfg.seed, 4_000]))  # fails early on a bad spec
+        if start is not None and start["net"]["num_roles"] != (1 if cfg.players == 4 else 4):
+            raise ValueError(f"--init {cfg.init!r}: the network has {start['net']['num_roles']} heads")
+        if start is not None:
+            tcfg.trunk, tcfg.head = tuple(start["net"]["trunk"]), tuple(start["net"]["head"])
+        elif ckpt is not None:
+            tcfg.trunk, tcfg.head = tuple(ckpt["net"]["trunk"]), tuple(ckpt["net"]["head"])
+        learner = build_learner(tcfg, ckpt, torch.device("cpu"))
+        if start is not None:
+            learner.model.load_state_dict({k: v.float() for k, v in start["model"].items()})
+        return learner
+
+    def cpu_used(self) -> float:
+        """CPU seconds of training, resumed runs included (seconds)."""
+        return self.cpu_prev + time.process_time() - self.cpu0
+
+    def checkpoint(self) -> None:
+        save_br_checkpoint(self.learner, self.source, self.cfg, self.run_dir, self.ghash, self.evals,
+                           self.cpu_used())
+
+    def train(self, t_start: float) -> float:
+        """Train until a budget is spent; returns the seconds since ``t_start``.
+
+        Raises:
+            TrainingInterrupted: after Ctrl-C or SIGTERM, once the checkpoint is written.
+        """
+        with _Signals() as signals:
+            try:
+                self._open_logs()
+                self._loop(signals, t_start)
+                self.bar.close()
+                self.checkpoint()
+                return time.perf_counter() - t_start
+            except KeyboardInterrupt as e:
+                with signals.ignore():
+                    if self.bar is not None:
+                        self.bar.close()
+                    self.checkpoint()
+                    if self.writer is not None:
+                        self.writer.close()
+                raise TrainingInterrupted(getattr(e, "signum", 2), self.run_dir, self.counters["decisions"],
+                                          resume_command(self.run_dir, self.cfg,
+                                                         time.perf_counter() - t_start)) from None
+
+    def _open_logs(self) -> None:
+        from torch.utils.tensorboard import SummaryWriter
+        from tqdm import tqdm
+        cfg, run_dir, decisions = self.cfg, self.run_dir, self.counters["decisions"]
+        if self.ckpt is None:
+            print(f"run directory: {run_dir}", flush=True)
+            self.writer = SummaryWriter(str(run_dir))
+            self.writer.add_text("config", "```\n" + json.dumps(cfg.to_dict(), indent=1) + f"\n```\n\ngit: {self.ghash}", 0)
+        else:
+            print(f"resumed {run_dir} at {decisions:,} decisions", flush=True)
+            self.writer = SummaryWriter(str(run_dir), purge_step=decisions + 1)
+        self.bar = tqdm(total=cfg.decisions, initial=decisions, unit="dec", disable=not cfg.progress,
+                        mininterval=1.0, dynamic_ncols=True)
+
+    def _loop(self, signals: _Signals, t_start: float) -> None:
+        cfg, counters, learner = self.cfg, self.counters, self.learner
+        budget_s = cfg.minutes * 60 if cfg.minutes is not None else math.inf
+        cpu_budget = cfg.cpu_minutes * 60 if cfg.cpu_minutes is not None else math.inf
+        next_eval = (counters["decisions"] // cfg.eval_every + 1) * cfg.eval_every if cfg.eval_every else math.inf
+        last_ckpt = t_loop = time.perf_counter()
+        gen = 0
+        while ((cfg.decisions is None or counters["decisions"] < cfg.decisions)
+               and time.perf_counter() - t_start < budget_s and self.cpu_used() < cpu_budget):
+            want = cfg.chunk if cfg.decisions is None else max(1, min(cfg.chunk, cfg.decisions - counters["decisions"]))
+            chunks = self.source.get(learner.model, want)
+            with signals.held():
+                losses = learner_step(learner, chunks)
+                new = chunks[0][2].decisions
+                gen += new
+                step = counters["decisions"]
+                dps = gen / max(1e-9, time.perf_counter() - t_loop)
+                log_step(self.writer, step, losses, dps, chunks[0][2].decisions / max(1e-9, chunks[0][2].seconds),
+                         chunks[0][2].side0_points, counters)
+                self.bar.update(new)
+                self.bar.set_postfix(dps=f"{dps:.0f}", loss=f"{np.mean(losses):.4f}" if losses else "-",
+                                     refresh=False)
+            if step >= next_eval and self.eval_set:
+                res = duplicate_points(learner.model, cfg.players, cfg.agent, self.eval_set, seed=cfg.seed)
                 with signals.held():
-                    losses = learner_step(learner, chunks)
-                    new = chunks[0][2].decisions
-                    gen += new
-                    step = counters["decisions"]
-                    dps = gen / max(1e-9, time.perf_counter() - t_loop)
-                    log_step(writer, step, losses, dps, chunks[0][2].decisions / max(1e-9, chunks[0][2].seconds),
-                             chunks[0][2].side0_points, counters)
-                    bar.update(new)
-                    bar.set_postfix(dps=f"{dps:.0f}", loss=f"{np.mean(losses):.4f}" if losses else "-", refresh=False)
-                if step >= next_eval and eval_set:
-                    res = duplicate_points(learner.model, cfg.players, cfg.agent, eval_set, seed=cfg.seed)
-                    with signals.held():
-                        _log_eval(writer, res, step, cfg.players)
-                        evals[str(step)] = _rounded(res)
-                    next_eval = (step // cfg.eval_every + 1) * cfg.eval_every
-                if time.perf_counter() - last_ckpt >= cfg.checkpoint_every * 60:
-                    save_br_checkpoint(learner, source, cfg, run_dir, ghash, evals, cpu_used())
-                    last_ckpt = time.perf_counter()
-            bar.close()
-            save_br_checkpoint(learner, source, cfg, run_dir, ghash, evals, cpu_used())
-            train_s = time.perf_counter() - t_start
-        except KeyboardInterrupt as e:
-            with signals.ignore():
-                if bar is not None:
-                    bar.close()
-                save_br_checkpoint(learner, source, cfg, run_dir, ghash, evals, cpu_used())
-                if writer is not None:
-                    writer.close()
-            raise TrainingInterrupted(getattr(e, "signum", 2), run_dir, counters["decisions"],
-                                      resume_command(run_dir, cfg, time.perf_counter() - t_start)) from None
-    summary = {"agent": cfg.agent, "players": cfg.players, "run_dir": str(run_dir),
-               "checkpoint": str(run_dir / CHECKPOINT_NAME), "decisions": counters["decisions"],
-               "updates": counters["updates"], "episodes": counters["episodes"],
-               "sides_played": list(source.sides_played), "train_seconds_this_run": round(train_s, 1),
-               "train_cpu_seconds": round(cpu_used(), 1),
-               "init": cfg.init, "seed": cfg.seed, "git": ghash, "result": None}
-    if cfg.final_deals:
-        summary["result"] = evaluate_run(run_dir, cfg.final_deals, cfg.deal_set, write=False)
-    write_result(run_dir, summary)
-    if writer is not None:
-        writer.close()
-    return summary
+                    _log_eval(self.writer, res, step, cfg.players)
+                    self.evals[str(step)] = _rounded(res)
+                next_eval = (step // cfg.eval_every + 1) * cfg.eval_every
+            if time.perf_counter() - last_ckpt >= cfg.checkpoint_every * 60:
+                self.checkpoint()
+                last_ckpt = time.perf_counter()
+
+    def summary(self, train_s: float) -> dict:
+        """The run's summary (``exploitability.json`` without its ``result``)."""
+        cfg, counters = self.cfg, self.counters
+        return {"agent": cfg.agent, "players": cfg.players, "run_dir": str(self.run_dir),
+                "checkpoint": str(self.run_dir / CHECKPOINT_NAME), "decisions": counters["decisions"],
+                "updates": counters["updates"], "episodes": counters["episodes"],
+                "sides_played": list(self.source.sides_played), "train_seconds_this_run": round(train_s, 1),
+                "train_cpu_seconds": round(self.cpu_used(), 1),
+                "init": cfg.init, "seed": cfg.seed, "git": self.ghash, "result": None}
 
 
 def _rounded(res: dict) -> dict:
