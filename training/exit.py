@@ -42,6 +42,7 @@ import os
 import sys
 import time
 import zipfile
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -61,6 +62,116 @@ DATA_VERSION = 1
 DEFAULT_AGENT = "ismcts:backend=numba,iterations=1000"
 """Search spec of iteration 1 (plain IS-MCTS)."""
 KEYS = ("rows", "roles", "legal", "visits", "side", "outcome", "deal")
+
+
+def _check_ints(owner, names) -> None:
+    for name in names:
+        v = getattr(owner, name)
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise ValueError(f"{name} must be an int >= 1, got {v!r}")
+
+
+@dataclass
+class GenerateSettings:
+    """What :func:`generate` plays (``generate``'s flags, module docstring)."""
+
+    num_players: int
+    """Variant: 3 or 4 players (``--players``)."""
+    deals: int = 200
+    """Deals in all; running again with more deals adds chunks (deals, >= 1)."""
+    agent: str = DEFAULT_AGENT
+    """Search agent deciding for every seat: ``ismcts:...`` or ``exit-search:PATH,...`` (agent spec)."""
+    seed: int = 1
+    """Deal seed, not a held-out deal set's (integer >= 0)."""
+    workers: int = 1
+    """Processes playing chunks side by side (processes, >= 1)."""
+    chunk_deals: int = 10
+    """Deals per chunk file (deals, >= 1)."""
+
+    def validate(self) -> "GenerateSettings":
+        """Check values; return self.
+
+        Raises:
+            ValueError: naming the field and what is allowed (held-out seeds included).
+        """
+        if self.num_players not in (3, 4):
+            raise ValueError(f"num_players must be 3 or 4, got {self.num_players!r}")
+        _check_ints(self, ("deals", "workers", "chunk_deals"))
+        check_not_heldout(self.seed, "generate seed")
+        return self
+
+
+@dataclass
+class FitSettings:
+    """How :func:`train` fits the network (``train``'s flags). On ``--resume`` the run's
+    saved ``holdout``, ``seed``, ``batch_size``, ``lr``, ``weight_decay`` and
+    ``value_weight`` are used instead of these."""
+
+    epochs: int = 20
+    """Passes over the training decisions, in total (a resumed run counts those done) (epochs, >= 1)."""
+    batch_size: int = 256
+    """Decisions per Adam step (decisions, >= 1)."""
+    lr: float = 1e-3
+    """Adam learning rate (per step)."""
+    weight_decay: float = 1e-4
+    """Adam weight decay (L2 coefficient, per step)."""
+    value_weight: float = 1.0
+    """Weight of the value's squared error beside the policy's cross-entropy (ratio)."""
+    holdout: float = 0.1
+    """Share of the deals kept for validation, whole deals only (fraction in [0, 1))."""
+    seed: int = 1
+    """Seed of the split, the initial weights and the batch order (integer >= 0)."""
+    trunk: tuple[int, ...] = (256, 256)
+    """Hidden widths of the shared trunk of a new network (units per layer)."""
+    head: tuple[int, ...] = (128,)
+    """Hidden widths of each head of a new network (units per layer)."""
+    threads: int = 1
+    """Torch threads (threads, >= 1)."""
+
+    def validate(self) -> "FitSettings":
+        """Check values; return self.
+
+        Raises:
+            ValueError: naming the field and what is allowed.
+        """
+        _check_ints(self, ("epochs", "batch_size", "threads"))
+        if not 0 <= self.holdout < 1:
+            raise ValueError(f"holdout must be in [0, 1), got {self.holdout!r}")
+        return self
+
+
+FIXED_ON_RESUME = ("holdout", "seed", "batch_size", "lr", "weight_decay", "value_weight")
+""":class:`FitSettings` fields a resumed training run takes from its checkpoint."""
+
+
+@dataclass
+class IterateSettings:
+    """What :func:`iterate` runs (``iterate``'s flags)."""
+
+    num_players: int
+    """Variant: 3 or 4 players (``--players``)."""
+    iterations: int = 3
+    """Expert iterations: data and net pairs (iterations)."""
+    deals: int = 200
+    """Deals generated per iteration (deals)."""
+    search_iterations: int = 1000
+    """Search iterations per decision (iterations of the search)."""
+    c: float = 0.7
+    """UCT exploration constant of the search."""
+    w: float = 1.0
+    """Root prior weight of ``exit-search`` (iterations 2 and later)."""
+    backend: str = "auto"
+    """Search backend: ``auto``, ``numba`` or ``python``."""
+    seed: int = 1
+    """Deal seed of iteration 1 (iteration k uses ``seed + k - 1``); also the fit's seed."""
+    workers: int = 1
+    """Generating processes (processes)."""
+    chunk_deals: int = 10
+    """Deals per chunk file (deals)."""
+    window: int = 0
+    """Net k trains on the data of the last ``window`` iterations; 0: all (iterations)."""
+    fit: FitSettings = field(default_factory=FitSettings)
+    """How each net is fitted; its ``seed`` is replaced by :attr:`seed`."""
 
 
 # ---------------------------------------------------------------------------------
@@ -213,18 +324,12 @@ def _check_meta(out: Path, meta: dict) -> None:
     os.replace(tmp, path)
 
 
-def generate(out, num_players: int, deals: int, agent: str = DEFAULT_AGENT, seed: int = 1, workers: int = 1,
-             chunk_deals: int = 10, progress: bool = True) -> dict:
-    """Play ``deals`` self-play deals with a search agent at every seat and write their records.
+def generate(out, settings: GenerateSettings, progress: bool = True) -> dict:
+    """Play self-play deals with a search agent at every seat and write their records.
 
     Args:
         out: data folder (created; chunks already there are kept, module docstring).
-        num_players: 3 or 4.
-        deals: deals in all (>= 1); running again with more deals adds chunks.
-        agent: search agent spec (``ismcts:...`` or ``exit-search:PATH,...``).
-        seed: deal seed (not a held-out deal set's).
-        workers: processes (>= 1).
-        chunk_deals: deals per chunk file (>= 1).
+        settings: what to play (:class:`GenerateSettings`).
         progress: show a tqdm bar (deals).
 
     Returns:
@@ -234,39 +339,35 @@ def generate(out, num_players: int, deals: int, agent: str = DEFAULT_AGENT, seed
         ValueError: a held-out seed, a bad option, an agent without root visits, or a
             folder holding data of other settings.
     """
-    if num_players not in (3, 4):
-        raise ValueError(f"num_players must be 3 or 4, got {num_players!r}")
-    for name, v in (("deals", deals), ("workers", workers), ("chunk_deals", chunk_deals)):
-        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise ValueError(f"{name} must be an int >= 1, got {v!r}")
-    check_not_heldout(seed, "generate seed")
-    probe = make_agent(agent)  # a bad spec or a non-search agent fails here, before any process starts
+    s = settings.validate()
+    probe = make_agent(s.agent)  # a bad spec or a non-search agent fails here, before any process starts
     if not isinstance(probe, (ISMCTSAgent, ExitSearchAgent)):
-        raise ValueError(f"generate needs a search agent (ismcts:..., exit-search:PATH,...), got {agent!r}")
+        raise ValueError(f"generate needs a search agent (ismcts:..., exit-search:PATH,...), got {s.agent!r}")
     out = Path(out)
     from twilight_env.util.report import git_hash
-    _check_meta(out, {"format": DATA_FORMAT, "version": DATA_VERSION, "num_players": num_players, "agent": agent,
-                      "seed": int(seed), "chunk_deals": chunk_deals, "deals": deals, "git": git_hash()})
+    _check_meta(out, {"format": DATA_FORMAT, "version": DATA_VERSION, "num_players": s.num_players,
+                      "agent": s.agent, "seed": int(s.seed), "chunk_deals": s.chunk_deals, "deals": s.deals,
+                      "git": git_hash()})
     jobs, skipped = [], 0
-    for k in range(math.ceil(deals / chunk_deals)):
-        first = k * chunk_deals
-        count = min(chunk_deals, deals - first)
+    for k in range(math.ceil(s.deals / s.chunk_deals)):
+        first = k * s.chunk_deals
+        count = min(s.chunk_deals, s.deals - first)
         if chunk_done(chunk_path(out, k), count):
             skipped += 1
             continue
-        jobs.append((str(out), k, first, count, int(seed), num_players))
+        jobs.append((str(out), k, first, count, int(s.seed), s.num_players))
     from tqdm import tqdm
     t0 = time.perf_counter()
     decisions = 0
-    bar = tqdm(total=deals, initial=deals - sum(j[3] for j in jobs), unit="deal", disable=not progress)
-    if workers == 1 or len(jobs) <= 1:
-        _init_worker(agent)
+    bar = tqdm(total=s.deals, initial=s.deals - sum(j[3] for j in jobs), unit="deal", disable=not progress)
+    if s.workers == 1 or len(jobs) <= 1:
+        _init_worker(s.agent)
         results = map(_run_chunk, jobs)
         for _, count, n in results:
             decisions += n
             bar.update(count)
     else:
-        with mp.get_context("spawn").Pool(min(workers, len(jobs)), _init_worker, (agent,)) as pool:
+        with mp.get_context("spawn").Pool(min(s.workers, len(jobs)), _init_worker, (s.agent,)) as pool:
             for _, count, n in pool.imap_unordered(_run_chunk, jobs):
                 decisions += n
                 bar.update(count)
@@ -337,10 +438,8 @@ def _losses(model, batch, torch):
     return policy, value_loss, acc
 
 
-def train(data_folders, run, epochs: int = 20, batch_size: int = 256, lr: float = 1e-3,
-          weight_decay: float = 1e-4, value_weight: float = 1.0, holdout: float = 0.1, seed: int = 1,
-          trunk=(256, 256), head=(128,), init: str | None = None, resume: bool = False,
-          threads: int = 1, progress: bool = True) -> dict:
+def train(data_folders, run, settings: FitSettings | None = None, init: str | None = None, resume: bool = False,
+          progress: bool = True) -> dict:
     """Train a :class:`~twilight_env.agents.exit.PolicyValueNet` on generated data.
 
     Loss per decision: cross-entropy of the policy to the normalised root visits +
@@ -353,8 +452,11 @@ def train(data_folders, run, epochs: int = 20, batch_size: int = 256, lr: float 
     Args:
         data_folders: folders written by :func:`generate` (same number of players).
         run: run directory (created); with ``resume`` its checkpoint is continued up to
-            ``epochs`` (same data, split and settings), otherwise it must hold no checkpoint.
+            ``settings.epochs`` (same data, split and the settings of :data:`FIXED_ON_RESUME`),
+            otherwise it must hold no checkpoint.
+        settings: :class:`FitSettings` (default: its defaults).
         init: an exit checkpoint to start from (warm start; its network shape is used).
+        progress: show a tqdm bar (epochs).
 
     Returns:
         ``{"epoch", "train_policy_loss", "train_value_loss", "val_policy_loss", "val_value_loss",
@@ -366,49 +468,27 @@ def train(data_folders, run, epochs: int = 20, batch_size: int = 256, lr: float 
     """
     import torch
     from torch.utils.tensorboard import SummaryWriter
+    from tqdm import tqdm
 
     from twilight_env.util.report import git_hash
-
-    for name, v in (("epochs", epochs), ("batch_size", batch_size), ("threads", threads)):
-        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise ValueError(f"{name} must be an int >= 1, got {v!r}")
-    if not 0 <= holdout < 1:
-        raise ValueError(f"holdout must be in [0, 1), got {holdout!r}")
-    torch.set_num_threads(threads)
+    s = (settings or FitSettings()).validate()
+    torch.set_num_threads(s.threads)
     run = Path(run)
     ckpt_path = run / CHECKPOINT_NAME
-    ckpt = None
-    if resume:
-        ckpt = load_exit_checkpoint(ckpt_path)
-        cfg = ckpt["config"]
-        data_folders, holdout, seed = cfg["data"], cfg["holdout"], cfg["seed"]
-        batch_size, lr, weight_decay, value_weight = cfg["batch_size"], cfg["lr"], cfg["weight_decay"], cfg["value_weight"]
-    elif ckpt_path.exists():
+    ckpt, data_folders, s = _resumed(ckpt_path, data_folders, s) if resume else (None, data_folders, s)
+    if ckpt is None and ckpt_path.exists():
         raise ValueError(f"{str(ckpt_path)!r} exists; continue it with --resume or give a new run directory")
     data, npl = load_data(data_folders)
-    tr_idx, val_idx = split_holdout(data, holdout, seed)
-    tensors = {"rows": torch.from_numpy(data["rows"]), "roles": torch.from_numpy(data["roles"].astype(np.int64)),
-               "legal": torch.from_numpy(data["legal"]), "visits": torch.from_numpy(data["visits"]),
-               "outcome": torch.from_numpy(data["outcome"])}
-    config = {"data": [str(f) for f in data_folders], "holdout": holdout, "seed": seed, "batch_size": batch_size,
-              "lr": lr, "weight_decay": weight_decay, "value_weight": value_weight, "init": init}
-    if ckpt is not None:
-        model = PolicyValueNet(PVConfig.from_dict(ckpt["net"]))
-        model.load_state_dict(ckpt["model"])
-    elif init is not None:
-        start = load_exit_checkpoint(init, npl)
-        model = model_from_exit_checkpoint(start, str(init))
-        for p in model.parameters():
-            p.requires_grad_(True)
-    else:
-        torch.manual_seed(seed)
-        model = PolicyValueNet(PVConfig(num_roles=num_roles(npl), trunk=tuple(trunk), head=tuple(head)))
-    if ckpt is not None and ckpt["num_players"] != npl:
-        raise ValueError(f"{str(ckpt_path)!r} is for {ckpt['num_players']} players, the data for {npl}")
-    model.train()
-    opt = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=weight_decay)
+    tr_idx, val_idx = split_holdout(data, s.holdout, s.seed)
+    tensors = {k: torch.from_numpy(data[k].astype(np.int64) if k == "roles" else data[k])
+               for k in ("rows", "roles", "legal", "visits", "outcome")}
+    config = {"data": [str(f) for f in data_folders], "holdout": s.holdout, "seed": s.seed,
+              "batch_size": s.batch_size, "lr": s.lr, "weight_decay": s.weight_decay,
+              "value_weight": s.value_weight, "init": init}
+    model = _start_model(ckpt, ckpt_path, init, npl, s)
+    opt = torch.optim.Adam(model.parameters(), lr=s.lr, weight_decay=s.weight_decay)
     epoch = 0
-    rng = np.random.default_rng([seed, 7])
+    rng = np.random.default_rng([s.seed, 7])
     if ckpt is not None:
         opt.load_state_dict(ckpt["optimizer"])
         epoch = int(ckpt["epoch"])
@@ -419,39 +499,12 @@ def train(data_folders, run, epochs: int = 20, batch_size: int = 256, lr: float 
         writer.add_text("config", json.dumps({**config, "net": model.cfg.to_dict(), "num_players": npl,
                                               "train_decisions": len(tr_idx), "val_decisions": len(val_idx),
                                               "git": git_hash()}, indent=1))
-
-    def batch(idx):
-        i = torch.from_numpy(idx)
-        return {k: v.index_select(0, i) for k, v in tensors.items()}
-
-    from tqdm import tqdm
     last: dict = {}
-    bar = tqdm(total=epochs, initial=min(epoch, epochs), unit="epoch", disable=not progress)
-    while epoch < epochs:
-        order = rng.permutation(tr_idx)
-        sums = np.zeros(2)
-        for s in range(0, len(order), batch_size):
-            b = batch(order[s:s + batch_size])
-            pl, vl, _ = _losses(model, b, torch)
-            loss = pl + value_weight * vl
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            sums += np.array([pl.item(), vl.item()]) * len(b["rows"])
+    bar = tqdm(total=s.epochs, initial=min(epoch, s.epochs), unit="epoch", disable=not progress)
+    while epoch < s.epochs:
         epoch += 1
-        last = {"epoch": epoch, "train_policy_loss": float(sums[0] / max(len(order), 1)),
-                "train_value_loss": float(sums[1] / max(len(order), 1))}
-        if len(val_idx):
-            model.eval()
-            with torch.no_grad():
-                vs = np.zeros(3)
-                for s in range(0, len(val_idx), 4096):
-                    idx = val_idx[s:s + 4096]
-                    pl, vl, acc = _losses(model, batch(idx), torch)
-                    vs += np.array([pl.item(), vl.item(), acc.item()]) * len(idx)
-            model.train()
-            vs /= len(val_idx)
-            last.update(val_policy_loss=float(vs[0]), val_value_loss=float(vs[1]), val_policy_accuracy=float(vs[2]))
+        last = {"epoch": epoch, **_fit_epoch(model, opt, tensors, rng.permutation(tr_idx), s),
+                **_validate(model, tensors, val_idx)}
         for k, v in last.items():
             if k != "epoch":
                 writer.add_scalar(k.replace("train_", "train/").replace("val_", "val/"), v, epoch)
@@ -464,6 +517,83 @@ def train(data_folders, run, epochs: int = 20, batch_size: int = 256, lr: float 
     bar.close()
     writer.close()
     return last
+
+
+def _resumed(ckpt_path: Path, data_folders, s: FitSettings) -> tuple[dict, list, FitSettings]:
+    """The checkpoint of a run to continue, its data folders, and ``s`` with the run's
+    own :data:`FIXED_ON_RESUME` settings.
+
+    Raises:
+        ValueError: a missing or unreadable checkpoint (naming the file).
+    """
+    ckpt = load_exit_checkpoint(ckpt_path)
+    return ckpt, ckpt["config"]["data"], replace(s, **{k: ckpt["config"][k] for k in FIXED_ON_RESUME})
+
+
+def _start_model(ckpt: dict | None, ckpt_path: Path, init: str | None, npl: int, s: FitSettings):
+    """The network to train, in training mode: the checkpoint's (resume), ``init``'s
+    (warm start) or a new one seeded by ``s.seed``.
+
+    Raises:
+        ValueError: a checkpoint for another number of players than the data's.
+    """
+    import torch
+    if ckpt is not None:
+        model = PolicyValueNet(PVConfig.from_dict(ckpt["net"]))
+        model.load_state_dict(ckpt["model"])
+    elif init is not None:
+        start = load_exit_checkpoint(init, npl)
+        model = model_from_exit_checkpoint(start, str(init))
+        for p in model.parameters():
+            p.requires_grad_(True)
+    else:
+        torch.manual_seed(s.seed)
+        model = PolicyValueNet(PVConfig(num_roles=num_roles(npl), trunk=tuple(s.trunk), head=tuple(s.head)))
+    if ckpt is not None and ckpt["num_players"] != npl:
+        raise ValueError(f"{str(ckpt_path)!r} is for {ckpt['num_players']} players, the data for {npl}")
+    model.train()
+    return model
+
+
+def _batch(tensors: dict, idx: np.ndarray) -> dict:
+    import torch
+    i = torch.from_numpy(idx)
+    return {k: v.index_select(0, i) for k, v in tensors.items()}
+
+
+def _fit_epoch(model, opt, tensors: dict, order: np.ndarray, s: FitSettings) -> dict:
+    """One pass over the training decisions in ``order``, ``s.batch_size`` per Adam step;
+    the mean ``train_policy_loss`` and ``train_value_loss`` per decision."""
+    import torch
+    sums = np.zeros(2)
+    for start in range(0, len(order), s.batch_size):
+        b = _batch(tensors, order[start:start + s.batch_size])
+        pl, vl, _ = _losses(model, b, torch)
+        loss = pl + s.value_weight * vl
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        sums += np.array([pl.item(), vl.item()]) * len(b["rows"])
+    return {"train_policy_loss": float(sums[0] / max(len(order), 1)),
+            "train_value_loss": float(sums[1] / max(len(order), 1))}
+
+
+def _validate(model, tensors: dict, val_idx: np.ndarray) -> dict:
+    """``val_policy_loss``, ``val_value_loss`` and ``val_policy_accuracy`` per validation
+    decision (empty without validation decisions); the model is left in training mode."""
+    import torch
+    if not len(val_idx):
+        return {}
+    model.eval()
+    with torch.no_grad():
+        vs = np.zeros(3)
+        for start in range(0, len(val_idx), 4096):
+            idx = val_idx[start:start + 4096]
+            pl, vl, acc = _losses(model, _batch(tensors, idx), torch)
+            vs += np.array([pl.item(), vl.item(), acc.item()]) * len(idx)
+    model.train()
+    vs /= len(val_idx)
+    return {"val_policy_loss": float(vs[0]), "val_value_loss": float(vs[1]), "val_policy_accuracy": float(vs[2])}
 
 
 def export(src, dst) -> dict:
@@ -487,9 +617,7 @@ def export(src, dst) -> dict:
 # iterate
 # ---------------------------------------------------------------------------------
 
-def iterate(out, num_players: int, iterations: int, deals: int, search_iterations: int = 1000, c: float = 0.7,
-            w: float = 1.0, backend: str = "auto", seed: int = 1, workers: int = 1, chunk_deals: int = 10,
-            epochs: int = 20, window: int = 0, train_kwargs: dict | None = None, progress: bool = True) -> list[Path]:
+def iterate(out, settings: IterateSettings, progress: bool = True) -> list[Path]:
     """Expert iteration: for k = 1..iterations, generate ``OUT/data_k`` and train ``OUT/net_k``.
 
     Iteration 1 searches with plain IS-MCTS (``ismcts:iterations=search_iterations,c=c``),
@@ -501,21 +629,24 @@ def iterate(out, num_players: int, iterations: int, deals: int, search_iteration
     Returns:
         the run directories of the nets.
     """
+    s = settings
     out = Path(out)
+    fit = replace(s.fit, seed=s.seed)
     nets = []
-    for k in range(1, iterations + 1):
+    for k in range(1, s.iterations + 1):
         prev = out / f"net_{k - 1}" / CHECKPOINT_NAME
         if k == 1:
-            spec = f"ismcts:iterations={search_iterations},c={c},backend={resolve_backend(backend)}"
+            spec = f"ismcts:iterations={s.search_iterations},c={s.c},backend={resolve_backend(s.backend)}"
         else:
-            spec = f"exit-search:{prev},iterations={search_iterations},c={c},w={w},backend={backend}"
+            spec = f"exit-search:{prev},iterations={s.search_iterations},c={s.c},w={s.w},backend={s.backend}"
         data = out / f"data_{k}"
-        generate(data, num_players, deals, spec, seed + k - 1, workers, chunk_deals, progress)
-        first = 1 if window <= 0 else max(1, k - window + 1)
+        generate(data, GenerateSettings(s.num_players, s.deals, spec, s.seed + k - 1, s.workers, s.chunk_deals),
+                 progress)
+        first = 1 if s.window <= 0 else max(1, k - s.window + 1)
         run = out / f"net_{k}"
         resume = (run / CHECKPOINT_NAME).exists()
-        train([out / f"data_{j}" for j in range(first, k + 1)], run, epochs=epochs, seed=seed, resume=resume,
-              init=str(prev) if k > 1 and not resume else None, progress=progress, **(train_kwargs or {}))
+        train([out / f"data_{j}" for j in range(first, k + 1)], run, fit, resume=resume,
+              init=str(prev) if k > 1 and not resume else None, progress=progress)
         nets.append(run)
     return nets
 
@@ -524,8 +655,24 @@ def iterate(out, num_players: int, iterations: int, deals: int, search_iteration
 # command line
 # ---------------------------------------------------------------------------------
 
-def main(argv=None) -> int:
-    from twilight_env.util.argtypes import non_negative_int, positive_float, positive_int
+def _add_fit_arguments(q: argparse.ArgumentParser) -> None:
+    from twilight_env.util.argtypes import positive_float, positive_int
+
+    d = FitSettings()
+    q.add_argument("--epochs", type=positive_int, default=d.epochs)
+    q.add_argument("--batch-size", type=positive_int, default=d.batch_size)
+    q.add_argument("--lr", type=positive_float, default=d.lr)
+    q.add_argument("--weight-decay", type=float, default=d.weight_decay)
+    q.add_argument("--value-weight", type=float, default=d.value_weight)
+    q.add_argument("--holdout", type=float, default=d.holdout, help="fraction of deals for validation")
+    q.add_argument("--trunk", type=positive_int, nargs="+", default=list(d.trunk))
+    q.add_argument("--head", type=positive_int, nargs="+", default=list(d.head))
+    q.add_argument("--threads", type=positive_int, default=d.threads)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command line: ``generate``, ``train``, ``iterate`` and ``export`` (``training/README.md``)."""
+    from twilight_env.util.argtypes import non_negative_int, positive_int
 
     p = argparse.ArgumentParser(prog="python -m twilight_env.training.exit", description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -538,18 +685,6 @@ def main(argv=None) -> int:
     g.add_argument("--workers", type=positive_int, default=1)
     g.add_argument("--chunk-deals", type=positive_int, default=10)
     g.add_argument("--no-progress", action="store_true")
-
-    def train_args(q):
-        q.add_argument("--epochs", type=positive_int, default=20)
-        q.add_argument("--batch-size", type=positive_int, default=256)
-        q.add_argument("--lr", type=positive_float, default=1e-3)
-        q.add_argument("--weight-decay", type=float, default=1e-4)
-        q.add_argument("--value-weight", type=float, default=1.0)
-        q.add_argument("--holdout", type=float, default=0.1, help="fraction of deals for validation")
-        q.add_argument("--trunk", type=positive_int, nargs="+", default=[256, 256])
-        q.add_argument("--head", type=positive_int, nargs="+", default=[128])
-        q.add_argument("--threads", type=positive_int, default=1)
-
     t = sub.add_parser("train", help="train the policy/value network on data folders")
     t.add_argument("--data", nargs="+", help="data folders written by generate (not with --resume)")
     t.add_argument("--run", required=True, help="run directory: checkpoint.pt and TensorBoard logs")
@@ -559,7 +694,7 @@ def main(argv=None) -> int:
                    help="continue RUN/checkpoint.pt up to --epochs with its saved data and settings (only --epochs, "
                         "--threads and --no-progress may be given with it)")
     t.add_argument("--no-progress", action="store_true")
-    train_args(t)
+    _add_fit_arguments(t)
     it = sub.add_parser("iterate", help="expert iteration: generate with the last net's search, train the next")
     it.add_argument("--out", required=True)
     it.add_argument("--players", type=int, choices=(3, 4), required=True)
@@ -574,40 +709,55 @@ def main(argv=None) -> int:
     it.add_argument("--chunk-deals", type=positive_int, default=10)
     it.add_argument("--window", type=non_negative_int, default=0, help="train on the last N iterations' data (0 all)")
     it.add_argument("--no-progress", action="store_true")
-    train_args(it)
+    _add_fit_arguments(it)
     e = sub.add_parser("export", help="inference-only copy of a checkpoint (shipped weights)")
     e.add_argument("src")
     e.add_argument("dst")
+    return p
+
+
+def _fit_settings(a: argparse.Namespace) -> FitSettings:
+    return FitSettings(epochs=a.epochs, batch_size=a.batch_size, lr=a.lr, weight_decay=a.weight_decay,
+                       value_weight=a.value_weight, holdout=a.holdout, seed=a.seed, trunk=tuple(a.trunk),
+                       head=tuple(a.head), threads=a.threads)
+
+
+def _train_refusal(a: argparse.Namespace, tokens: list[str]) -> str | None:
+    """Why ``train`` cannot run with these arguments, or None."""
+    if a.resume:
+        fixed = ("--data", "--seed", "--init", "--batch-size", "--lr", "--weight-decay", "--value-weight",
+                 "--holdout", "--trunk", "--head")
+        given = [f for f in fixed if any(t == f or t.startswith(f + "=") for t in tokens)]
+        if given:
+            return (f"--resume keeps the run's data and settings; do not give {', '.join(given)} with it "
+                    "(only --epochs, --threads and --no-progress)")
+    elif not a.data:
+        return "train needs --data FOLDER [FOLDER ...] (or --resume to continue RUN)"
+    return None
+
+
+def main(argv=None) -> int:
+    """Command line entry point; returns the exit status (2 on bad input)."""
     tokens = list(sys.argv[1:] if argv is None else argv)
-    a = p.parse_args(tokens)
-    if a.cmd == "train":
-        if a.resume:
-            fixed = ("--data", "--seed", "--init", "--batch-size", "--lr", "--weight-decay", "--value-weight",
-                     "--holdout", "--trunk", "--head")
-            given = [f for f in fixed if any(t == f or t.startswith(f + "=") for t in tokens)]
-            if given:
-                print(f"error: --resume keeps the run's data and settings; do not give {', '.join(given)} with it "
-                      "(only --epochs, --threads and --no-progress)", file=sys.stderr)
-                return 2
-        elif not a.data:
-            print("error: train needs --data FOLDER [FOLDER ...] (or --resume to continue RUN)", file=sys.stderr)
-            return 2
+    a = build_parser().parse_args(tokens)
+    refusal = _train_refusal(a, tokens) if a.cmd == "train" else None
+    if refusal:
+        print(f"error: {refusal}", file=sys.stderr)
+        return 2
     try:
         if a.cmd == "generate":
-            r = generate(a.out, a.players, a.deals, a.agent, a.seed, a.workers, a.chunk_deals, not a.no_progress)
+            r = generate(a.out, GenerateSettings(a.players, a.deals, a.agent, a.seed, a.workers, a.chunk_deals),
+                         not a.no_progress)
             print(f"{r['chunks']} chunks written, {r['skipped']} already there, {r['decisions']} decisions "
                   f"in {r['seconds']:.1f} s -> {a.out}")
         elif a.cmd == "train":
-            r = train(a.data, a.run, a.epochs, a.batch_size, a.lr, a.weight_decay, a.value_weight, a.holdout, a.seed,
-                      a.trunk, a.head, a.init, a.resume, a.threads, not a.no_progress)
+            r = train(a.data, a.run, _fit_settings(a), a.init, a.resume, not a.no_progress)
             print(" ".join(f"{k}={v:.4f}" if isinstance(v, float) else f"{k}={v}" for k, v in r.items()))
             print(f"checkpoint: {Path(a.run) / CHECKPOINT_NAME}   (tensorboard --logdir {a.run})")
         elif a.cmd == "iterate":
-            tk = {"batch_size": a.batch_size, "lr": a.lr, "weight_decay": a.weight_decay,
-                  "value_weight": a.value_weight, "holdout": a.holdout, "trunk": a.trunk, "head": a.head,
-                  "threads": a.threads}
-            nets = iterate(a.out, a.players, a.iterations, a.deals, a.search_iterations, a.c, a.w, a.backend,
-                           a.seed, a.workers, a.chunk_deals, a.epochs, a.window, tk, not a.no_progress)
+            nets = iterate(a.out, IterateSettings(a.players, a.iterations, a.deals, a.search_iterations, a.c, a.w,
+                                                  a.backend, a.seed, a.workers, a.chunk_deals, a.window,
+                                                  _fit_settings(a)), not a.no_progress)
             print(f"last net: {nets[-1] / CHECKPOINT_NAME}   (tensorboard --logdir {a.out})")
         else:
             export(a.src, a.dst)

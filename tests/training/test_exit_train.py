@@ -16,11 +16,17 @@ from twilight_env.rules.engine import State  # noqa: E402
 from twilight_env.rules.heldout import HELDOUT_SEEDS  # noqa: E402
 from twilight_env.rules.infoset import InfoSet  # noqa: E402
 
-SMALL = {"trunk": (32,), "head": (16,), "progress": False}
+SMALL = {"trunk": (32,), "head": (16,)}
 
 
 def gen(out, players=3, deals=2, agent="ismcts:iterations=15", seed=3, **kw):
-    return ex.generate(out, players, deals, agent, seed, chunk_deals=kw.pop("chunk_deals", 1), progress=False, **kw)
+    settings = ex.GenerateSettings(players, deals, agent, seed, chunk_deals=kw.pop("chunk_deals", 1), **kw)
+    return ex.generate(out, settings, progress=False)
+
+
+def fit(data, run, resume=False, init=None, **kw):
+    """``ex.train`` with small networks and no progress bar; ``kw`` are :class:`FitSettings` fields."""
+    return ex.train(data, run, ex.FitSettings(**{**SMALL, **kw}), init=init, resume=resume, progress=False)
 
 
 @pytest.fixture(scope="module")
@@ -102,19 +108,19 @@ def test_workers_write_the_same_chunks(tmp_path):
 
 def test_train_resume_and_load_as_agent(data3, tmp_path):
     run = tmp_path / "run"
-    last = ex.train([data3], run, epochs=1, batch_size=16, holdout=0.34, **SMALL)
+    last = fit([data3], run, epochs=1, batch_size=16, holdout=0.34)
     assert last["epoch"] == 1 and set(last) >= {"train_policy_loss", "val_policy_loss", "val_value_loss"}
     ck = load_exit_checkpoint(run / "checkpoint.pt", 3)
     assert ck["epoch"] == 1 and "optimizer" in ck
     assert list(run.glob("events.out.tfevents.*"))
     with pytest.raises(ValueError, match="exists; continue it with --resume"):
-        ex.train([data3], run, epochs=2, **SMALL)
-    ex.train([data3], run, epochs=2, resume=True, **SMALL)
+        fit([data3], run, epochs=2)
+    fit([data3], run, epochs=2, resume=True)
     resumed = load_exit_checkpoint(run / "checkpoint.pt")
     assert resumed["epoch"] == 2
     # one run of 2 epochs gives the same weights as 1 epoch + resume
     straight = tmp_path / "straight"
-    ex.train([data3], straight, epochs=2, batch_size=16, holdout=0.34, **SMALL)
+    fit([data3], straight, epochs=2, batch_size=16, holdout=0.34)
     other = load_exit_checkpoint(straight / "checkpoint.pt")
     for k, v in resumed["model"].items():
         assert torch.equal(v, other["model"][k]), k
@@ -126,7 +132,7 @@ def test_train_resume_and_load_as_agent(data3, tmp_path):
         assert st.done
     # warm start from it; export an inference-only copy
     warm = tmp_path / "warm"
-    ex.train([data3], warm, epochs=1, init=str(run / "checkpoint.pt"), lr=1e-12, **SMALL)
+    fit([data3], warm, epochs=1, init=str(run / "checkpoint.pt"), lr=1e-12)
     w = load_exit_checkpoint(warm / "checkpoint.pt")
     assert torch.allclose(w["model"]["trunk.0.weight"], resumed["model"]["trunk.0.weight"], atol=1e-6)
     small = ex.export(run / "checkpoint.pt", tmp_path / "exit_3p.pt")
@@ -134,8 +140,8 @@ def test_train_resume_and_load_as_agent(data3, tmp_path):
 
 
 def test_training_lowers_the_loss(data3, tmp_path):
-    first = ex.train([data3], tmp_path / "a", epochs=1, holdout=0.0, batch_size=8, **SMALL)
-    later = ex.train([data3], tmp_path / "a", epochs=15, holdout=0.0, resume=True, **SMALL)
+    first = fit([data3], tmp_path / "a", epochs=1, holdout=0.0, batch_size=8)
+    later = fit([data3], tmp_path / "a", epochs=15, holdout=0.0, resume=True)
     assert later["train_policy_loss"] < first["train_policy_loss"]
     assert later["train_value_loss"] < first["train_value_loss"]
 
@@ -145,12 +151,12 @@ def test_resume_of_a_corrupt_checkpoint_names_the_file(data3, tmp_path):
     run.mkdir()
     (run / "checkpoint.pt").write_bytes(b"\x00" * 64)
     with pytest.raises(ValueError, match="checkpoint.pt.*corrupt"):
-        ex.train([data3], run, epochs=2, resume=True, **SMALL)
+        fit([data3], run, epochs=2, resume=True)
 
 
 def test_train_refuses_a_folder_without_data(tmp_path):
     with pytest.raises(ValueError, match="no meta.json"):
-        ex.train([tmp_path], tmp_path / "r", epochs=1, **SMALL)
+        fit([tmp_path], tmp_path / "r", epochs=1)
 
 
 @pytest.mark.skipif(resolve_backend("auto") != "numba", reason="numba / twilight_env.agents.fast_ismcts not available")
@@ -181,8 +187,9 @@ def test_recorded_visits_are_those_of_the_agents_own_search_with_its_trees():
 
 def test_iterate_uses_the_last_net_as_prior(tmp_path):
     out = tmp_path / "it"
-    nets = ex.iterate(out, 4, 2, deals=1, search_iterations=8, backend="python", epochs=1,
-                      train_kwargs={"trunk": (16,), "head": (8,), "holdout": 0.0}, progress=False)
+    settings = ex.IterateSettings(4, 2, deals=1, search_iterations=8, backend="python",
+                                  fit=ex.FitSettings(epochs=1, trunk=(16,), head=(8,), holdout=0.0))
+    nets = ex.iterate(out, settings, progress=False)
     assert [n.name for n in nets] == ["net_1", "net_2"]
     meta1 = json.loads((out / "data_1" / "meta.json").read_text())
     meta2 = json.loads((out / "data_2" / "meta.json").read_text())
@@ -192,8 +199,7 @@ def test_iterate_uses_the_last_net_as_prior(tmp_path):
     assert ck["config"]["init"] == str(out / "net_1" / "checkpoint.pt")
     assert ck["config"]["data"] == [str(out / "data_1"), str(out / "data_2")]
     stamp = os.stat(out / "net_2" / "checkpoint.pt").st_mtime_ns
-    ex.iterate(out, 4, 2, deals=1, search_iterations=8, backend="python", epochs=1,
-               train_kwargs={"trunk": (16,), "head": (8,), "holdout": 0.0}, progress=False)
+    ex.iterate(out, settings, progress=False)
     assert os.stat(out / "net_2" / "checkpoint.pt").st_mtime_ns == stamp  # finished steps are not redone
 
 
@@ -223,3 +229,23 @@ def test_command_line_generate_train_export(tmp_path, capsys):
     (run / "checkpoint.pt").write_bytes(b"junk")
     assert ex.main(["train", "--run", str(run), "--epochs", "3", "--resume", "--no-progress"]) == 2
     assert f"{run / 'checkpoint.pt'}" in capsys.readouterr().err
+
+
+def test_settings_name_the_bad_field():
+    with pytest.raises(ValueError, match="num_players must be 3 or 4"):
+        ex.GenerateSettings(5).validate()
+    with pytest.raises(ValueError, match="chunk_deals must be an int >= 1"):
+        ex.GenerateSettings(3, chunk_deals=0).validate()
+    with pytest.raises(ValueError, match=r"holdout must be in \[0, 1\)"):
+        ex.FitSettings(holdout=1.0).validate()
+    with pytest.raises(ValueError, match="epochs must be an int >= 1"):
+        ex.FitSettings(epochs=True).validate()
+
+
+def test_resume_keeps_the_runs_own_fit_settings(data3, tmp_path):
+    run = tmp_path / "keep"
+    fit([data3], run, epochs=1, batch_size=16, lr=1e-3, holdout=0.34)
+    fit([data3], run, epochs=2, resume=True, batch_size=4, lr=0.5, holdout=0.0)
+    cfg = load_exit_checkpoint(run / "checkpoint.pt")["config"]
+    assert {k: cfg[k] for k in ex.FIXED_ON_RESUME} == {"holdout": 0.34, "seed": 1, "batch_size": 16, "lr": 1e-3,
+                                                       "weight_decay": 1e-4, "value_weight": 1.0}
