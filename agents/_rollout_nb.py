@@ -12,8 +12,10 @@ The heuristic's tuning constants (``LEAD``, ``TIP``, ``KEEP_BY_STRENGTH``, ...) 
 compiled in: they travel in the ``params`` array built from :mod:`twilight_env.agents.heuristic` at
 call time, so numba's on-disk cache (``cache=True``, only the first process on a machine
 compiles, a few seconds) never holds stale constants. The card tables (strength, souls,
-multipliers) are fixed facts of the game (R1) and are module constants, as in
-:mod:`twilight_env.agents._solver_nb`.
+multipliers, their half-mask sums, seat cults) are fixed facts of the game (R1, R2.1,
+R5, R7.1) and are module constants read from :mod:`twilight_env.rules.tables`, as in
+:mod:`twilight_env.agents._solver_nb`. The order weights ``_W`` are the heuristic's
+``_order_weights()`` as an array (``tests/agents/test_card_tables.py`` checks them equal).
 
 State layout (``st``, int64, length :data:`ST_SIZE`): hands 0..3 (28-bit masks), leader,
 trick, place, phase (0 choose, 1 hold), holder (-1 when none), the current trick's cards
@@ -28,7 +30,16 @@ from math import comb
 import numba
 import numpy as np
 
-from twilight_env.rules.cards import MULTIPLIER, PURGATORY_MASK, SOULS, STRENGTH
+from twilight_env.rules.cards import PURGATORY_MASK
+from twilight_env.rules.tables import HALF_COUNT as _POP
+from twilight_env.rules.tables import HALF_MAX_STRENGTH as _HMAXSTR
+from twilight_env.rules.tables import HALF_MULT as _HMULT
+from twilight_env.rules.tables import HALF_SOULS as _HSOULS
+from twilight_env.rules.tables import MULT_OF_CULT as _MULT_OF_CULT
+from twilight_env.rules.tables import SANCTUARY as _SANCT
+from twilight_env.rules.tables import SEAT_CULT as _SEAT_CULT
+from twilight_env.rules.tables import SOULS as _SOUL
+from twilight_env.rules.tables import STRENGTH as _STR
 
 H0, LEADER, TRICK, PLACE, PHASE, HOLDER, CARDS, PENDING, CAPTURED, NEUTRAL, VAR = 0, 4, 5, 6, 7, 8, 9, 13, 14, 18, 19
 """Offsets of the fields in a state array."""
@@ -40,24 +51,8 @@ MAX_ACTIONS = 64
 P_LEAD, P_TIP, P_LATER_OWN, P_LATER_OTHER, P_DENY, P_UNSURE, P_KEEP = 0, 1, 2, 3, 4, 5, 6
 PARAMS_SIZE = 6 + 28
 
-_STR = np.array(STRENGTH, dtype=np.int64)
-_SOUL = np.array(SOULS, dtype=np.int64)
-_SANCT = np.array([1 if m > 0 else 0 for m in MULTIPLIER], dtype=np.int64)
 _PURG = PURGATORY_MASK
 _HALF = (1 << 14) - 1
-_HSOULS = np.array([sum(SOULS[b] for b in range(14) if m >> b & 1) for m in range(1 << 14)], dtype=np.int64)
-"""Souls of a 14-bit half mask (R5.1; the same ids in both cults)."""
-_HMULT = np.array([sum(MULTIPLIER[b] for b in range(14) if m >> b & 1) for m in range(1 << 14)], dtype=np.int64)
-"""Sanctuary multipliers of a 14-bit half mask (R5.2)."""
-_HMAXSTR = np.array([max((STRENGTH[b] for b in range(14) if m >> b & 1), default=-1) for m in range(1 << 14)],
-                    dtype=np.int64)
-"""Strongest strength in a 14-bit half mask, -1 when empty."""
-_POP = np.array([bin(m).count("1") for m in range(1 << 14)], dtype=np.int64)
-_SEAT_CULT = np.array([[0, 1, 0, 1], [1, 0, 1, 0]], dtype=np.int64)
-"""Seat cults by variant: 0 = 4 players (R2.1), 1 = 3 players (R7.1)."""
-_MULT_OF_CULT = np.array([[MULTIPLIER[i] if i // 14 == c else 0 for i in range(28)] for c in (0, 1)],
-                         dtype=np.int64)
-"""[cult, card]: the card's multiplier for a side of that cult (R5.2)."""
 _W = np.zeros((15, 15, 14), dtype=np.float64)
 """[n, k, i]: probability that the i-th smallest of n values is the minimum of a uniform
 k-subset, C(n-1-i, k-1) / C(n, k) (the same Python division as the heuristic's)."""

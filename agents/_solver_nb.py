@@ -4,7 +4,8 @@ The same exact alpha-beta search as the pure-Python backend (R3-R5, R7.3), writt
 numba as an iterative search over an explicit stack of frames (numba caches the compiled
 code on disk, ``cache=True``, which it cannot do for recursive functions: only the first
 process on a machine compiles, for about 5-10 s). The card tables are module constants
-and the only array argument is the transposition table. What differs from the Python
+read from :mod:`twilight_env.rules.tables` (the search's own card orders derived from
+them at import time), and the only array argument is the transposition table. What differs from the Python
 search (none of it changes the value; tested against brute force and against the
 Python backend in ``tests/agents/test_solver.py``):
 
@@ -43,8 +44,14 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from twilight_env.agents.solver import _HALF_MULT, _HALF_SOULS, _ORDER_KEY
-from twilight_env.rules.cards import MULTIPLIER, PURGATORY_MASK, SOULS, STRENGTH
+from twilight_env.rules.cards import PURGATORY_MASK
+from twilight_env.rules.tables import HALF_MULT as _HMULT
+from twilight_env.rules.tables import HALF_SOULS as _HSOULS
+from twilight_env.rules.tables import LOWBIT as _LOWBIT
+from twilight_env.rules.tables import MULT_OF_CULT, STRONG_FIRST
+from twilight_env.rules.tables import SEAT_CULT as _SEAT_CULT
+from twilight_env.rules.tables import SOULS as _SOUL
+from twilight_env.rules.tables import STRENGTH as _STR
 
 TT_BITS = 20
 """log2 of the table rows (40 MiB: 5 int64 per row)."""
@@ -52,31 +59,21 @@ _KILLER_ROWS = 13
 """Rows after the table that hold the 64 killer moves (5 per row), one per
 ``8 * tricks left + 2 * place + (1 in the hold phase)``."""
 
-_STR = np.array(STRENGTH, dtype=np.int64)
-_SOUL = np.array(SOULS, dtype=np.int64)
-_SEAT_CULT = np.array([[0, 1, 0, 1], [1, 0, 1, 0]], dtype=np.int64)
-"""Seat cults by variant: 0 = 4 players (R2.1), 1 = 3 players (R7.1)."""
-_MULT = np.zeros((2, 2, 28), dtype=np.int64)
+# The card tables come from twilight_env.rules.tables (strength, souls, half-mask souls
+# and multipliers, lowest bit, seat cults by variant: 0 = 4 players R2.1, 1 = 3 players
+# R7.1); the search's own layouts below are derived from them at import time.
+_MULT = np.ascontiguousarray(MULT_OF_CULT[_SEAT_CULT[:, :2]])
 """[variant, side, card]: the card's multiplier when side takes it (own cult only, R5.2)."""
-for _v in (0, 1):
-    for _side in (0, 1):
-        for _i in range(28):
-            if _i // 14 == _SEAT_CULT[_v, _side]:
-                _MULT[_v, _side, _i] = MULTIPLIER[_i]
-_HOLD_ORDER = np.zeros(28, dtype=np.int64)
+_HOLD_ORDER = np.array(STRONG_FIRST, dtype=np.int64)
 """Card ids strongest, most valuable first (an opponent holder's order); cult c at 14c..14c+13."""
-_OWN_ORDER = np.zeros(28, dtype=np.int64)
+_OWN_ORDER = np.concatenate([_HOLD_ORDER[13::-1], _HOLD_ORDER[:13:-1]])
 """Weakest, least valuable first (a choosing side's own cards)."""
-for _c in (0, 1):
-    _ids = sorted(range(14 * _c, 14 * _c + 14), key=lambda i: _ORDER_KEY[i])  # the Python search's order
-    _HOLD_ORDER[14 * _c:14 * _c + 14] = _ids
-    _OWN_ORDER[14 * _c:14 * _c + 14] = _ids[::-1]
 _OWN_BEAT = np.zeros(28, dtype=np.int64)
 """[14 * cult + strength]: the first position in the own order (cult c) of a card
 stronger than ``strength``, 0 if none (order starts there when the other side is winning)."""
 for _c in (0, 1):
     for _b in range(8):
-        _pos = [k for k in range(14) if STRENGTH[_OWN_ORDER[14 * _c + k]] > _b]
+        _pos = [k for k in range(14) if _STR[_OWN_ORDER[14 * _c + k]] > _b]
         _OWN_BEAT[14 * _c + _b] = _pos[0] if _pos else 0
 _RANK_OWN = np.zeros(2 << 14, dtype=np.int64)
 """[cult << 14 | half mask]: bit k set when the card at position k of the own order is in
@@ -88,10 +85,6 @@ for _c in (0, 1):
     for _k in range(14):
         _RANK_OWN[_c << 14:(_c + 1) << 14] |= ((_m >> (int(_OWN_ORDER[14 * _c + _k]) - 14 * _c)) & 1) << _k
         _RANK_HOLD[_c << 14:(_c + 1) << 14] |= ((_m >> (int(_HOLD_ORDER[14 * _c + _k]) - 14 * _c)) & 1) << _k
-_HSOULS = np.array(_HALF_SOULS, dtype=np.int64)
-_LOWBIT = np.array([(m & -m).bit_length() - 1 for m in range(1 << 14)], dtype=np.int64)
-"""Index of the lowest set bit of a 14-bit mask (-1 for 0)."""
-_HMULT = np.array(_HALF_MULT, dtype=np.int64)
 
 _i8 = numba.int64
 

@@ -182,7 +182,6 @@ def search(infoset, iterations: int, c: float, rng: np.random.Generator, root_pr
         ValueError: on a bad argument (the message names it and the allowed values), or
             numba missing.
     """
-    from twilight_env.agents.ismcts import _check_prior
     from twilight_env.agents.pimc import _check_rollout_options
 
     if (isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer)) or not
@@ -190,7 +189,7 @@ def search(infoset, iterations: int, c: float, rng: np.random.Generator, root_pr
         raise ValueError(f"iterations must be an int in [1, 2**31 - 2], got {iterations!r}")
     if isinstance(c, bool) or not isinstance(c, (int, float, np.floating)) or not isfinite(c) or c < 0:
         raise ValueError(f"c must be a finite number >= 0, got {c!r}")
-    prior, w = _check_prior(root_prior, prior_weight)
+    prior, w = check_prior(root_prior, prior_weight)
     prior = np.zeros(NUM_ACTIONS, dtype=np.float64) if prior is None else np.ascontiguousarray(prior)
     _check_rollout_options(rollout, epsilon)
     if isinstance(max_nodes, bool) or not isinstance(max_nodes, (int, np.integer)) or max_nodes < 1:
@@ -227,4 +226,33 @@ def search(infoset, iterations: int, c: float, rng: np.random.Generator, root_pr
     return visits, values
 
 
-__all__ = ["DEFAULT_MAX_NODES", "SCORINGS", "check_tree_options", "infoset_arrays", "sample_hands", "search"]
+def check_prior(root_prior, prior_weight) -> tuple[np.ndarray | None, float]:
+    """``(prior array or None, weight)`` after checking them: ``root_prior`` None or a
+    finite, non-negative float array of shape ``(NUM_ACTIONS,)``, ``prior_weight`` a finite
+    number >= 0 (> 0 only with a prior). Used by :func:`search` and by
+    :meth:`twilight_env.agents.ismcts.ISMCTSAgent.search`.
+
+    Raises:
+        ValueError: naming the argument and what is allowed.
+    """
+    if (isinstance(prior_weight, bool) or not isinstance(prior_weight, (int, float, np.floating))
+            or not isfinite(prior_weight) or prior_weight < 0):
+        raise ValueError(f"prior_weight must be a finite number >= 0, got {prior_weight!r}")
+    if root_prior is None:
+        if prior_weight > 0:
+            raise ValueError(f"prior_weight > 0 needs root_prior, a float array of shape ({NUM_ACTIONS},)")
+        return None, 0.0
+    try:
+        prior = np.asarray(root_prior, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"root_prior must be None or a float array of shape ({NUM_ACTIONS},), got "
+                         f"{type(root_prior).__name__} {root_prior!r:.40}") from None
+    if prior.shape != (NUM_ACTIONS,):
+        raise ValueError(f"root_prior must have shape ({NUM_ACTIONS},) (one entry per action id), got {prior.shape}")
+    if not np.all(np.isfinite(prior)) or np.any(prior < 0):
+        raise ValueError("root_prior must be finite and >= 0")
+    return prior, float(prior_weight)
+
+
+__all__ = ["DEFAULT_MAX_NODES", "SCORINGS", "check_prior", "check_tree_options", "infoset_arrays", "sample_hands",
+           "search"]

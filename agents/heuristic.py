@@ -66,15 +66,18 @@ from __future__ import annotations
 from math import comb
 
 from twilight_env.rules.cards import (
-    CULT,
     CULT_MASK,
+    HALF_COUNT,
     HALF_IDS,
-    MULTIPLIER,
+    HALF_MAX_STRENGTH,
+    MULT_OF_CULT,
+    SANCTUARY,
     SOULS,
     STRENGTH,
     SUN_MASK,
     multiplier_of,
     souls_of,
+    trick_so_far,
 )
 from twilight_env.rules.engine import HOLD, NUM_TRICKS, REQUEST_BASE
 
@@ -96,12 +99,7 @@ P_UNSURE = 0.3
 KEEP_BY_STRENGTH = (0.0, 0.0, 9.0, 18.0, 27.0, 36.0, 45.0, 54.0)
 """Cost of spending one of the side's own cards of strength 0..7 while tricks remain."""
 
-_HALF_MAXSTR = tuple(max((STRENGTH[b] for b in range(14) if m >> b & 1), default=-1) for m in range(1 << 14))
-"""Strongest strength in a 14-bit half mask (-1 when empty); the same for both cults."""
 _KEEP = tuple(KEEP_BY_STRENGTH[STRENGTH[i]] for i in range(28))
-_SANCT = tuple(MULTIPLIER[i] > 0 for i in range(28))
-_MULT_OF_CULT = tuple(tuple(MULTIPLIER[i] if CULT[i] == c else 0 for i in range(28)) for c in (0, 1))
-"""``_MULT_OF_CULT[c][y]``: multiplier of card y for a side of cult c (R5.2)."""
 
 
 def _order_weights(n_max: int = 14):
@@ -138,11 +136,11 @@ def decide(num_players: int, seat_cult, decider: int, leader: int, place: int, p
            cards, pending: int, known, unseen: int, captured, trick: int, legal, counts=None) -> int:
     """The heuristic's action from plain facts the deciding seat knows.
 
-    The steps, each its own function: the trick so far (:func:`_trick_so_far`), how far
-    the later places reach (:func:`_later_places`), the estimate ``E(y)`` of every card
-    (:func:`_estimator`), then the choice: :func:`_give_for_own_side` or
-    :func:`_give_for_opponent` in the hold phase, :func:`_choose` in the choose phase
-    (module docstring).
+    The steps, each its own function: the trick so far (the rules'
+    :func:`~twilight_env.rules.cards.trick_so_far`), how far the later places reach
+    (:func:`_later_places`), the estimate ``E(y)`` of every card (:func:`_estimator`),
+    then the choice: :func:`_give_for_own_side` or :func:`_give_for_opponent` in the
+    hold phase, :func:`_choose` in the choose phase (module docstring).
 
     Args:
         num_players: 3 or 4.
@@ -164,7 +162,7 @@ def decide(num_players: int, seat_cult, decider: int, leader: int, place: int, p
     """
     chooser = (leader + place) & 3
     side = chooser & 1  # the chooser's side, for which E(y) is estimated
-    now = _trick_so_far(cards, place, pending)
+    now = trick_so_far(cards, place, pending)  # R4.1, R4.3: best card so far, what the taker gets
     later = _later_places(seat_cult, leader, place, unseen, known)
     value = _estimator(seat_cult, side, leader, place, trick, now, captured, later)
     keep_scale = 0.0 if trick == NUM_TRICKS - 1 else (1.0 if trick < NUM_TRICKS - 2 else 0.5)
@@ -173,23 +171,6 @@ def decide(num_players: int, seat_cult, decider: int, leader: int, place: int, p
             return _give_for_own_side(value, legal, keep_scale)
         return _give_for_opponent(value, legal, seat_cult[chooser], side, holder, leader, now, later, unseen, known)
     return _choose(value, legal, keep_scale, chooser, seat_cult[chooser], place, unseen, known, counts)
-
-
-def _trick_so_far(cards, place: int, pending: int) -> tuple[int, int, int]:
-    """The current trick before this place: ``(best, best_place, stake)``.
-
-    ``best`` is the strongest strength played (-1 when the trick is empty) and
-    ``best_place`` its place, ties to the earlier (R4.1); ``stake`` is the mask of what the
-    trick's taker gets so far: its cards and the pending pile (R4.3).
-    """
-    best, best_place, stake = -1, 0, pending
-    for p in range(place):
-        x = cards[p]
-        stake |= 1 << x
-        s = STRENGTH[x]
-        if s > best:
-            best, best_place = s, p
-    return best, best_place, stake
 
 
 def _later_places(seat_cult, leader: int, place: int, unseen: int, known) -> tuple[list, list]:
@@ -207,7 +188,7 @@ def _later_places(seat_cult, leader: int, place: int, unseen: int, known) -> tup
         j = s & 1
         later_count[j] += 1
         avail = unseen | known[j] | known[j + 2]
-        r = _HALF_MAXSTR[(avail >> (14 * seat_cult[s])) & SUN_MASK]
+        r = HALF_MAX_STRENGTH[(avail >> (14 * seat_cult[s])) & SUN_MASK]
         if r > reach_against[1 - j]:
             reach_against[1 - j] = r
     return reach_against, later_count
@@ -219,7 +200,7 @@ def _estimator(seat_cult, k: int, leader: int, place: int, trick: int, now, capt
     Args:
         seat_cult, leader, place, trick, captured: as in :func:`decide`.
         k: the chooser's side.
-        now: :func:`_trick_so_far`'s result; later: :func:`_later_places`'s result.
+        now: :func:`~twilight_env.rules.cards.trick_so_far`'s result; later: :func:`_later_places`'s result.
 
     Returns:
         ``value(y) -> float`` (module docstring, steps 1-3).
@@ -243,8 +224,8 @@ def _estimator(seat_cult, k: int, leader: int, place: int, trick: int, now, capt
     co = base[o] + LATER_OWN * later_cnt[o] + LATER_OTHER * later_cnt[k]
     wsk, wso, wmk, wmo = ws[k], ws[o], wm[k], wm[o]
     dmk, dmo = DENY * wmo, DENY * wmk
-    mk_tab = _MULT_OF_CULT[(cult0, cult1)[k]]
-    mo_tab = _MULT_OF_CULT[(cult0, cult1)[o]]
+    mk_tab = MULT_OF_CULT[(cult0, cult1)[k]]
+    mo_tab = MULT_OF_CULT[(cult0, cult1)[o]]
     ra0, ra1 = reach_against
     lead_now = LEAD if trick != NUM_TRICKS - 1 else 0.0
 
@@ -292,11 +273,11 @@ def _give_for_opponent(value, legal, cult: int, k: int, holder: int, leader: int
     ours_sure = False
     if bstr >= 0 and bstr != 7:  # a card is in the trick and no Purgatory leads it
         bs = (leader + bplace) & 1
-        ours_sure = bs == (holder & 1) and later[0][bs] <= bstr and _HALF_MAXSTR[
+        ours_sure = bs == (holder & 1) and later[0][bs] <= bstr and HALF_MAX_STRENGTH[
             ((unseen | known[k] | known[k + 2]) >> (14 * cult)) & SUN_MASK] <= bstr
     cands = legal
     if not ours_sure:
-        non_sanct = [y for y in legal if not _SANCT[y]]
+        non_sanct = [y for y in legal if not SANCTUARY[y]]
         if non_sanct:
             cands = non_sanct  # never give the opponents their own sanctuary if avoidable
     best_a, best_v = cands[0], None
@@ -374,7 +355,7 @@ def decide_state(state) -> int:
 
     def counts(seat, cult, hands=hands):
         m = (hands[seat] >> (14 * cult)) & SUN_MASK
-        return len(HALF_IDS[0][m])
+        return HALF_COUNT[m]
 
     return decide(state.num_players, state.seat_cult, d, state.leader, state.place, state.phase, state.holder,
                   state.cards, state.pending, known, unseen, state.captured, state.trick, legal, counts)

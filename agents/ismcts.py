@@ -74,9 +74,10 @@ from math import log, sqrt
 
 import numpy as np
 
-from twilight_env.rules.engine import NUM_ACTIONS, NUM_TRICKS
+from twilight_env.rules.engine import NUM_TRICKS
 
 from twilight_env.agents.base import check_number, register
+from twilight_env.agents.fast_ismcts import check_prior, check_tree_options
 from twilight_env.agents.pimc import RolloutScorer, _check_inference, _check_rollout_options, _positive_int, world_drawer
 
 
@@ -129,8 +130,6 @@ class ISMCTSAgent:
     def __init__(self, iterations: int = 1000, c: float = 0.7, rollout: str = "heuristic", epsilon: float = 0.0,
                  rollout_backend: str = "auto", inference: str = "uniform", backend: str = "python",
                  scoring: str = "team", max_depth: int = 0, trees: int = 1):
-        from twilight_env.agents.fast_ismcts import check_tree_options
-
         _positive_int("iterations", iterations)
         check_tree_options(max_depth, trees, iterations)
         if backend not in ("python", "numba"):
@@ -187,7 +186,7 @@ class ISMCTSAgent:
         Raises:
             ValueError: on a bad ``root_prior`` or ``prior_weight``.
         """
-        prior, w = _check_prior(root_prior, prior_weight)
+        prior, w = check_prior(root_prior, prior_weight)
         root = _Node()
         c = self.c
         score = self._score
@@ -258,29 +257,6 @@ class ISMCTSAgent:
             if n > best_n:
                 best, best_n = a, n
         return best
-
-
-def _check_prior(root_prior, prior_weight) -> tuple[np.ndarray | None, float]:
-    """``(prior array or None, weight)`` after checking them (see :meth:`ISMCTSAgent.search`)."""
-    from math import isfinite
-
-    if (isinstance(prior_weight, bool) or not isinstance(prior_weight, (int, float, np.floating))
-            or not isfinite(prior_weight) or prior_weight < 0):
-        raise ValueError(f"prior_weight must be a finite number >= 0, got {prior_weight!r}")
-    if root_prior is None:
-        if prior_weight > 0:
-            raise ValueError(f"prior_weight > 0 needs root_prior, a float array of shape ({NUM_ACTIONS},)")
-        return None, 0.0
-    try:
-        prior = np.asarray(root_prior, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError(f"root_prior must be None or a float array of shape ({NUM_ACTIONS},), got "
-                         f"{type(root_prior).__name__} {root_prior!r:.40}") from None
-    if prior.shape != (NUM_ACTIONS,):
-        raise ValueError(f"root_prior must have shape ({NUM_ACTIONS},) (one entry per action id), got {prior.shape}")
-    if not np.all(np.isfinite(prior)) or np.any(prior < 0):
-        raise ValueError("root_prior must be finite and >= 0")
-    return prior, float(prior_weight)
 
 
 __all__ = ["ISMCTSAgent"]

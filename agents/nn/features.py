@@ -43,7 +43,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from twilight_env.rules.cards import CULT, MULTIPLIER, NUM_CARDS, PURGATORY_MASK, SOULS, STRENGTH, SUN_MASK
+from twilight_env.rules.cards import (CULT, HALF_COUNT, MULTIPLIER, NUM_CARDS, PURGATORY_MASK, SOULS, STRENGTH,
+                                      SUN_MASK, trick_so_far)
 from twilight_env.rules.engine import HOLD, NEW_MOON, NUM_ACTIONS, State
 
 BITS_PER_MASK = 28
@@ -71,8 +72,6 @@ def _action_table() -> np.ndarray:
 
 ACTION_FEATURES: np.ndarray = _action_table()
 """``(31, 36)`` float32: features of each action id (module table)."""
-
-_POP = [bin(m).count("1") for m in range(1 << 14)]
 
 
 def role_of(num_players: int, acting_seat: int) -> int:
@@ -130,20 +129,14 @@ def compact_row(num_players: int, viewer: int, acting: int, phase: int, leader: 
         | (1 << (20 + ((leader - viewer) & 3))) | ((num_players == 3) << 24) \
         | ((((viewer & 1) == 0) == (num_players == 3)) << 25) \
         | ((num_players == 3 and acting == NEW_MOON) << 26)
-    best_place, best, purg = -1, -1, 0
     t = [0, 0, 0, 0]
     for p in range(place):
-        x = cards[p]
-        t[p] = 1 << x
-        if t[p] & PURGATORY_MASK:
-            purg = 1
-        s = STRENGTH[x]
-        if s > best:
-            best, best_place = s, p
+        t[p] = 1 << cards[p]
+    best, best_place, played_now = trick_so_far(cards, place)  # R4.1: the best card so far
     misc2 = 1 << viewer
-    if best_place >= 0:
+    if best >= 0:
         misc2 |= (1 << (4 + ((leader + best_place - viewer) & 3))) | (1 << (8 + best))
-    misc2 |= (purg << 16) | ((pending != 0) << 17)
+    misc2 |= (((played_now & PURGATORY_MASK) != 0) << 16) | ((pending != 0) << 17)
     return [known[viewer], known[NEW_MOON] if num_players == 3 else 0, known[acting], unseen,
             *by_chooser, *by_holder, *t, pending, own_taken, other_taken, *counts, misc, misc2]
 
@@ -162,7 +155,7 @@ def state_row(state: State, viewer: int | None = None) -> list[int]:
     known[viewer] = hands[viewer]
     if state.num_players == 3:
         known[NEW_MOON] = hands[NEW_MOON]
-    counts = tuple((_POP[h & SUN_MASK], _POP[h >> 14]) for h in hands)
+    counts = tuple((HALF_COUNT[h & SUN_MASK], HALF_COUNT[h >> 14]) for h in hands)
     return compact_row(state.num_players, viewer, state.acting_seat, state.phase, state.leader,
                        state.trick, state.place, known, counts, state.history, state.cards,
                        state.pending, state.captured)

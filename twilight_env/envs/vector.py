@@ -93,12 +93,11 @@ from typing import Sequence
 
 import numpy as np
 
+from twilight_env.rules import tables as _tables
 from twilight_env.rules.cards import (
     CULT_MASK,
-    MULTIPLIER,
     NUM_CARDS,
     PURGATORY_MASK,
-    SOULS,
     STRENGTH,
     SUN_MASK,
 )
@@ -133,11 +132,12 @@ _DUMP = NUM_CARDS
 _HALF_RANGE = np.arange(1 << HALF, dtype=np.int64)
 HALF_BITS = ((_HALF_RANGE[:, None] >> np.arange(HALF)) & 1).astype(np.bool_)
 """(16384, 14) bool: ``HALF_BITS[m, b]`` = bit ``b`` of the 14-bit mask ``m``."""
-HALF_SOULS = HALF_BITS.astype(np.int64) @ np.array(SOULS[:HALF], dtype=np.int64)
+# the rules' tables (twilight_env.rules.tables), as writable copies (torch takes no read-only array)
+HALF_SOULS = np.array(_tables.HALF_SOULS)
 """(16384,) int64: souls (R5.1) of a 14-bit half mask (both cults' cards have the same souls)."""
-HALF_MULT = HALF_BITS.astype(np.int64) @ np.array(MULTIPLIER[:HALF], dtype=np.int64)
+HALF_MULT = np.array(_tables.HALF_MULT)
 """(16384,) int64: sum of sanctuary multipliers (R5.2) of a 14-bit half mask."""
-HALF_COUNT = HALF_BITS.sum(axis=1).astype(np.int64)
+HALF_COUNT = np.array(_tables.HALF_COUNT)
 """(16384,) int64: number of cards in a 14-bit half mask."""
 HALF_SELECT = np.argsort(~HALF_BITS, axis=1, kind="stable").astype(np.int64)
 HALF_SELECT[np.arange(HALF)[None, :] >= HALF_COUNT[:, None]] = 0

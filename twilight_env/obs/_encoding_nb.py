@@ -3,8 +3,10 @@
 :func:`encode_into` writes exactly the bytes of the pure-Python encoder
 (``encoding._encode``) for a deal state: every flag of the layout, the SIDE scalars (R5)
 and the action mask. The match scalars (``TOTALS``, ``TARGET``) stay with the caller. The
-layout offsets are ``encoding``'s named constants, read here as compile-time constants,
-and ``tests/env/test_observation.py`` checks both backends byte for byte.
+layout offsets are :mod:`twilight_env.obs.layout`'s named constants and the card tables
+(half-mask souls, multipliers and counts) :mod:`twilight_env.rules.tables`' arrays, read
+here as compile-time constants; this module does not import ``encoding``.
+``tests/env/test_observation.py`` checks both backends byte for byte.
 
 Why: the Python encoder assembles the flags as one big int and expands it with NumPy,
 about 10 µs per observation; the compiled one does the same work in well under a
@@ -16,32 +18,30 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from twilight_env.obs import encoding as E
-from twilight_env.rules.cards import MULTIPLIER, SOULS
+from twilight_env.obs import layout as L
+from twilight_env.rules.engine import HOLD, NEW_MOON
+from twilight_env.rules.tables import HALF_COUNT as _POP
+from twilight_env.rules.tables import HALF_MULT as _HMULT
+from twilight_env.rules.tables import HALF_SOULS as _HSOULS
+from twilight_env.rules.tables import LOWBIT
 
-_HSOULS = np.array([sum(SOULS[b] for b in range(14) if m >> b & 1) for m in range(1 << 14)], dtype=np.int64)
-"""Souls of a 14-bit half mask (either cult: the soul cards and clerics sit at the same ids)."""
-_HMULT = np.array([sum(MULTIPLIER[b] for b in range(14) if m >> b & 1) for m in range(1 << 14)], dtype=np.int64)
-"""Sanctuary multipliers of a 14-bit half mask."""
-_POP = np.array([bin(m).count("1") for m in range(1 << 14)], dtype=np.int64)
+_LOW = np.ascontiguousarray(LOWBIT[:256])
+"""Index of the lowest set bit of a byte (-1 for 0): the first 256 rows of the rules' table."""
 
-_LOW = np.array([-1] + [(b & -b).bit_length() - 1 for b in range(1, 256)], dtype=np.int64)
-"""Index of the lowest set bit of a byte (-1 for 0)."""
-
-_NC = E.NC
-_SEATS, _SEAT_SIZE = E.SEATS, E.SEAT_SIZE
-_HAND, _PLAYED_FOR, _HELD_BY, _TAKEN, _COUNTS = E.HAND, E.PLAYED_FOR, E.HELD_BY, E.TAKEN, E.COUNTS
-_COUNT_SLOTS = E.COUNT_SLOTS
-_TRICK, _TRICK_PLACE_SIZE = E.TRICK, E.TRICK_PLACE_SIZE
-_GONE, _PENDING, _TRICK_OF = E.GONE, E.PENDING, E.TRICK_OF
-_PHASE, _TO_ACT, _ACTING, _CHOOSER, _HOLDER, _LEADER = E.PHASE, E.TO_ACT, E.ACTING, E.CHOOSER, E.HOLDER, E.LEADER
-_TRICK_NO, _PLACE, _ROLE = E.TRICK_NO, E.PLACE, E.ROLE
-_NEW_MOON_DECISION, _NEW_MOON_AT, _MOON_SEAT, _MATCH = E.NEW_MOON_DECISION, E.NEW_MOON_AT, E.MOON_SEAT, E.MATCH
-_SIDE, _TOTALS = E.SIDE, E.TOTALS
-_ROLE_4P = np.array(E._ROLE_4P, dtype=np.int64)
-_ROLE_3P = np.array(E._ROLE_3P, dtype=np.int64)
-_NEW_MOON = 2
-_HOLD = 1
+_NC = L.NC
+_SEATS, _SEAT_SIZE = L.SEATS, L.SEAT_SIZE
+_HAND, _PLAYED_FOR, _HELD_BY, _TAKEN, _COUNTS = L.HAND, L.PLAYED_FOR, L.HELD_BY, L.TAKEN, L.COUNTS
+_COUNT_SLOTS = L.COUNT_SLOTS
+_TRICK, _TRICK_PLACE_SIZE = L.TRICK, L.TRICK_PLACE_SIZE
+_GONE, _PENDING, _TRICK_OF = L.GONE, L.PENDING, L.TRICK_OF
+_PHASE, _TO_ACT, _ACTING, _CHOOSER, _HOLDER, _LEADER = L.PHASE, L.TO_ACT, L.ACTING, L.CHOOSER, L.HOLDER, L.LEADER
+_TRICK_NO, _PLACE, _ROLE = L.TRICK_NO, L.PLACE, L.ROLE
+_NEW_MOON_DECISION, _NEW_MOON_AT, _MOON_SEAT, _MATCH = L.NEW_MOON_DECISION, L.NEW_MOON_AT, L.MOON_SEAT, L.MATCH
+_SIDE, _TOTALS = L.SIDE, L.TOTALS
+_ROLE_4P = np.array(L.ROLE_4P, dtype=np.int64)
+_ROLE_3P = np.array(L.ROLE_3P, dtype=np.int64)
+_NEW_MOON = NEW_MOON
+_HOLD = HOLD
 
 
 @numba.njit(cache=True)

@@ -66,55 +66,18 @@ from typing import Sequence
 
 import numpy as np
 
-from twilight_env.rules.cards import ALL_MASK, CARDS, NUM_CARDS, SUN_MASK, multiplier_of, souls_of
+from twilight_env.rules.cards import ALL_MASK, CARDS, HALF_COUNT, SUN_MASK, multiplier_of, souls_of
 from twilight_env.rules.engine import HOLD, NEW_MOON, NUM_ACTIONS, NUM_TRICKS, State, _pure_python_asked
 
-# ---------------------------------------------------------------------------------
-# Layout constants (flags first, then scalars); see the module table.
-# ---------------------------------------------------------------------------------
-NUM_REL = 4          # relative seats 0..3
-NC = NUM_CARDS       # 28 cards
-COUNT_SLOTS = 8      # one-hot of a card count 0..7
-
-# one record per relative seat: offsets inside the record
-HAND = 0                                   # [card] cards the viewer sees in that hand (own hand, open hand)
-PLAYED_FOR = HAND + NC                     # [card] played for that seat as chooser (R3.3)
-HELD_BY = PLAYED_FOR + NC                  # [card] came from that seat's hand (own play or as holder, R3.2)
-TAKEN = HELD_BY + NC                       # [card] taken by that seat (R4.2)
-COUNTS = TAKEN + NC                        # [cult, n] one-hot: that seat holds n (0..7) Sun / Moon cards (R2.5)
-SEAT_SIZE = COUNTS + 2 * COUNT_SLOTS       # 128 flags per seat record
-
-SEATS = 0                                  # [rel, SEAT_SIZE] the seat records, relative seat 0 first
-TRICK = SEATS + NUM_REL * SEAT_SIZE        # [place, 36]: card (28), chooser rel (4), holder rel (4) of the current trick
-TRICK_PLACE_SIZE = NC + 2 * NUM_REL        # 36 flags per place of the current trick
-GONE = TRICK + 4 * TRICK_PLACE_SIZE        # [card] played already (this trick included)
-PENDING = GONE + NC                        # [card] in the pending Purgatory pile (R4.3)
-TRICK_OF = PENDING + NC                    # [trick, card] card was played in trick 0..6
-PHASE = TRICK_OF + NUM_TRICKS * NC         # [3] choose, hold, deal over
-TO_ACT = PHASE + 3                         # [1] the viewer decides the pending action
-ACTING = TO_ACT + 1                        # [rel] seat the pending action is about (chooser or holder); 0s when over
-CHOOSER = ACTING + NUM_REL                 # [rel] chooser of the current place (R3.1); 0s when over
-HOLDER = CHOOSER + NUM_REL                 # [rel] requested holder in the hold phase (R3.2); else 0s
-LEADER = HOLDER + NUM_REL                  # [rel] leader of the current trick (R2.4, R4.2, R4.3)
-TRICK_NO = LEADER + NUM_REL                # [8] one-hot tricks finished 0..7
-PLACE = TRICK_NO + NUM_TRICKS + 1          # [4] one-hot places filled 0..3
-ROLE = PLACE + 4                           # [5] viewer: 4p Sun side, 4p Moon side, 3p solo, 3p left Sun, 3p right Sun
-NEW_MOON_DECISION = ROLE + 5               # [1] the pending decision is for the new-moon seat (R7.3)
-NEW_MOON_AT = NEW_MOON_DECISION + 1        # [rel] where the new moon sits (3 players); 0s in 4 players
-MOON_SEAT = NEW_MOON_AT + NUM_REL          # [rel] that seat is of the Moon cult (R2.1, R7.1)
-MATCH = MOON_SEAT + NUM_REL                # [1] match episode: TOTALS and TARGET are filled
-NUM_BITS = MATCH + 1                       # number of 0/1 flags
-
-SIDE = NUM_BITS                            # [2 sides, 4]: own side then other side: souls/60, own-cult
-SIDE_FIELDS = 4                            #   multiplier/6, denied (other cult's sanctuaries)/6, score/360 (R5)
-TOTALS = SIDE + 2 * SIDE_FIELDS            # [rel] match total of that seat's score line / target, capped at 4
-TARGET = TOTALS + NUM_REL                  # [1] match target / 1000, capped at 4
-OBS_SIZE = TARGET + 1
-"""Length of the observation vector."""
-NUM_SCALARS = OBS_SIZE - NUM_BITS
-
-TOTALS_CAP = 4.0
-"""Upper bound of the TOTALS and TARGET scalars."""
+# Layout constants (flags first, then scalars; see the module table): one definition in
+# twilight_env.obs.layout, read here, by the compiled encoder and by the batch encoder.
+from twilight_env.obs.layout import (  # noqa: F401  (re-exported: the layout names)
+    ACTING, CHOOSER, COUNT_SLOTS, COUNTS, GONE, HAND, HELD_BY, HOLDER, LEADER, MATCH, MOON_SEAT, NC, NEW_MOON_AT,
+    NEW_MOON_DECISION, NUM_BITS, NUM_REL, NUM_SCALARS, OBS_SIZE, PENDING, PHASE, PLACE, PLAYED_FOR, ROLE, SEAT_SIZE,
+    SEATS, SIDE, SIDE_FIELDS, TAKEN, TARGET, TO_ACT, TOTALS, TOTALS_CAP, TRICK, TRICK_NO, TRICK_OF, TRICK_PLACE_SIZE,
+)
+from twilight_env.obs.layout import ROLE_3P as _ROLE_3P
+from twilight_env.obs.layout import ROLE_4P as _ROLE_4P
 
 SEAT_LAYOUT: tuple[tuple[str, int, int, str], ...] = (
     ("HAND", HAND, NC, "[card] cards the viewer sees in that seat's hand: its own; 3p the new moon's open hand (R7.1)"),
@@ -172,9 +135,8 @@ __doc__ = __doc__.replace("| range | name | size | meaning |\n|-------|------|--
 # ---------------------------------------------------------------------------------
 # Tables
 # ---------------------------------------------------------------------------------
-_POP14 = tuple(bin(m).count("1") for m in range(1 << 14))
-_SUN_COUNT = tuple(1 << (COUNTS + p) for p in _POP14)                 # Sun half of a hand -> COUNTS flag
-_MOON_COUNT = tuple(1 << (COUNTS + COUNT_SLOTS + p) for p in _POP14)  # Moon half of a hand -> COUNTS flag
+_SUN_COUNT = tuple(1 << (COUNTS + p) for p in HALF_COUNT)                 # Sun half of a hand -> COUNTS flag
+_MOON_COUNT = tuple(1 << (COUNTS + COUNT_SLOTS + p) for p in HALF_COUNT)  # Moon half of a hand -> COUNTS flag
 _REC = tuple(SEAT_SIZE * s for s in range(4))                          # absolute seat -> its record's bit offset
 _ALL_SEATS = (1 << (NUM_REL * SEAT_SIZE)) - 1
 _ROTATE = tuple(SEAT_SIZE * e for e in range(4))
@@ -187,9 +149,7 @@ _PLAY_BIT = tuple(tuple(tuple(tuple(
 # current trick: _TRICK_BIT[place][card][chooser rel * 4 + holder rel]
 _TRICK_BIT = tuple(tuple(tuple(((1 << x) | (1 << (NC + cr)) | (1 << (NC + 4 + hr))) << (TRICK + TRICK_PLACE_SIZE * p)
                                 for cr in range(4) for hr in range(4)) for x in range(NC)) for p in range(4))
-_ROLE_4P = (0, 1, 0, 1)          # 4p: seat -> role bit (Sun side 0, Moon side 1)
-_ROLE_3P = (2, 3, -1, 4)         # 3p: solo 2, left Sun 3, right Sun 4 (seat 2 is never a viewer)
-# (the one definition of both role tables: vector_obs and _encoding_nb read them from here)
+# _ROLE_4P, _ROLE_3P: seat -> role flag, from twilight_env.obs.layout (the one definition)
 _MOON_4P = 0b1010                # seats 1, 3 are Moon (R2.1)
 _MOON_3P = 0b0101                # seats 0, 2 are Moon (R7.1)
 

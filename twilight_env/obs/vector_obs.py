@@ -35,6 +35,7 @@ import numpy as np
 
 from twilight_env.obs import encoding as E
 from twilight_env.rules.engine import HOLD, NEW_MOON, NUM_TRICKS
+from twilight_env.rules.tables import HALF_COUNT
 
 _ROLE_3P = np.array(E._ROLE_3P, dtype=np.int64)
 """3 players: role flag of seats 0 (solo), 1 (left Sun), 3 (right Sun) (R7.2), from the
@@ -325,7 +326,7 @@ def attach_tables(eng) -> None:
     eng._moon_rot = o.table(_MOON_ROT[eng.num_players])
     eng._rel4 = o.table(np.arange(4, dtype=np.int64))[None, :]
     # COUNTS field of a hand from its Sun / Moon half: one-hot of the number of cards (R2.5)
-    count = np.array([bin(m).count("1") for m in range(1 << 14)], dtype=np.int64)
+    count = HALF_COUNT
     eng._sun_count1h = o.table(1 << count)
     eng._moon_count1h = o.table(1 << (count + E.COUNT_SLOTS))
     # divisors of the SIDE scalars: souls/60, multipliers/6, deal score/360 (R5)

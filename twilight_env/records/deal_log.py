@@ -25,8 +25,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from twilight_env.rules.cards import CARDS, KIND, MULTIPLIER, codes_of, multiplier_of, souls_of
-from twilight_env.rules.engine import NEW_MOON, NUM_TRICKS, PURGATORY_MASK, REQUEST_BASE, STRENGTH, Config, Match, State
+from twilight_env.rules.cards import CARDS, KIND, MULTIPLIER, codes_of, multiplier_of, souls_of, trick_so_far
+from twilight_env.rules.engine import NEW_MOON, NUM_TRICKS, PURGATORY_MASK, REQUEST_BASE, Config, Match, State
 
 _CULT = ("Sun", "Moon")
 _KIND_NAMES = {"P": "Purgatory", "C1": "Hierarch (I)", "C2": "High Priest (II)", "C3": "Priest (III)",
@@ -165,7 +165,7 @@ def trick_outcome(plays, last: bool, pending_before: int, after: State, label: C
             return f"Purgatory in the last trick: the pending pile stays neutral ({_codes(after.neutral)})"
         return (f"pending (Purgatory {card_text(cards[first])} for {label(plays[first][0])}); "
                 f"pending pile: {_codes(after.pending)}; {label(after.leader)} leads")
-    best = max(range(4), key=lambda p: (STRENGTH[cards[p]], -p))  # R4.1: the first of equals
+    _, best, _ = trick_so_far(cards, 4)  # R4.1: the strongest, the first of equals
     took = f"{label(after.leader)} takes the trick with {card_text(cards[best])}"
     if pending_before:
         took += f", and the pending pile ({_codes(pending_before)})"

@@ -10,9 +10,31 @@ mask, bit ``i`` set when card id ``i`` is in it (the engine's representation).
 | ``STRENGTH`` | Purgatory 7, C1 6 .. C5 2, souls 1, sanctuaries 0   | R1, R4.1 |
 | ``SOULS``    | souls counted at scoring: 3..7, clerics 1, else 0   | R5.1 |
 | ``MULTIPLIER`` | Altar 1, Temple 2, Obelisk 3, else 0              | R5.2 |
+| ``SANCTUARY`` | the card is a sanctuary (multiplier > 0)           | R5.2 |
+| ``MULT_OF_CULT[c]`` | the multiplier for a side of cult ``c``: its own cult's sanctuaries only | R5.2 |
+| ``STRONG_FIRST[c]`` | cult ``c``'s 14 ids, strongest first (then more souls, higher multiplier, lower id) | R4.1, R5 |
+
+Tables over a 14-bit *half mask* ``m`` (one cult's part of a 28-bit mask, ``mask &
+SUN_MASK`` or ``mask >> 14``; both cults have the same kinds at the same offsets, so
+one table serves both), 16384 entries each:
+
+| table        | per half mask                                       | rule |
+|--------------|-----------------------------------------------------|------|
+| ``HALF_IDS[c]`` | the sorted card ids of cult ``c``                | R1   |
+| ``HALF_SOULS`` | souls                                             | R5.1 |
+| ``HALF_MULT`` | sum of the sanctuary multipliers                   | R5.2 |
+| ``HALF_COUNT`` | number of cards                                   | R2.5 |
+| ``HALF_MAX_STRENGTH`` | strongest strength, -1 when empty          | R4.1 |
+
+These are the one statement of every table derived from the cards. The compiled
+kernels and the batch engine read the same tables as NumPy arrays from
+:mod:`twilight_env.rules.tables`, built from these at import time.
+:func:`trick_so_far` is the "best card so far" of a trick (R4.1).
 """
 
 from __future__ import annotations
+
+from typing import Sequence
 
 KINDS: tuple[str, ...] = ("P", "C1", "C2", "C3", "C4", "C5", "3", "4", "5", "6", "7", "A", "T", "O")
 """Kind codes of one cult, in canonical order (R1)."""
@@ -48,6 +70,18 @@ SUN_MASK = (1 << 14) - 1
 MOON_MASK = SUN_MASK << 14
 CULT_MASK: tuple[int, int] = (SUN_MASK, MOON_MASK)
 ALL_MASK = (1 << NUM_CARDS) - 1
+SANCTUARY: tuple[bool, ...] = tuple(m > 0 for m in MULTIPLIER)
+"""``SANCTUARY[i]``: card ``i`` is a sanctuary, Altar, Temple or Obelisk (R5.2)."""
+MULT_OF_CULT: tuple[tuple[int, ...], tuple[int, ...]] = tuple(
+    tuple(MULTIPLIER[i] if CULT[i] == c else 0 for i in range(NUM_CARDS)) for c in (SUN, MOON))
+"""``MULT_OF_CULT[c][i]``: what card ``i`` adds to the multiplier of a side of cult ``c``:
+its multiplier when it is one of that cult's sanctuaries, else 0 (R5.2)."""
+STRONG_FIRST: tuple[tuple[int, ...], tuple[int, ...]] = tuple(
+    tuple(sorted(range(CARDS_PER_CULT * c, CARDS_PER_CULT * (c + 1)),
+                 key=lambda i: (-STRENGTH[i], -SOULS[i], -MULTIPLIER[i], i))) for c in (SUN, MOON))
+"""``STRONG_FIRST[c]``: the 14 ids of cult ``c``, strongest first (R4.1), then more souls
+(R5.1), then a higher multiplier (R5.2), then the lower id. The searches try cards in
+this order or its reverse."""
 SANCTUARY_MASK: tuple[int, int] = (
     sum(1 << i for i in range(14) if MULTIPLIER[i]),
     sum(1 << i for i in range(14, 28) if MULTIPLIER[i]),
@@ -115,15 +149,50 @@ def codes_of(mask: int) -> list[str]:
     return [CARDS[i] for i in ids_of(mask)]
 
 
-_HALF_SOULS = tuple(sum(SOULS[b] for b in range(14) if m >> b & 1) for m in range(1 << 14))
-_HALF_MULT = tuple(sum(MULTIPLIER[b] for b in range(14) if m >> b & 1) for m in range(1 << 14))
+HALF_SOULS: tuple[int, ...] = tuple(sum(SOULS[i] for i in ids) for ids in HALF_IDS[0])
+"""``HALF_SOULS[m]``: souls of the cards of the 14-bit half mask ``m``, either cult (R5.1)."""
+HALF_MULT: tuple[int, ...] = tuple(sum(MULTIPLIER[i] for i in ids) for ids in HALF_IDS[0])
+"""``HALF_MULT[m]``: sum of the multipliers of the sanctuaries in half mask ``m`` (R5.2), 0..6."""
+HALF_COUNT: tuple[int, ...] = tuple(len(ids) for ids in HALF_IDS[0])
+"""``HALF_COUNT[m]``: number of cards in half mask ``m`` (a hand's cult counts are public, R2.5)."""
+HALF_MAX_STRENGTH: tuple[int, ...] = tuple(max((STRENGTH[i] for i in ids), default=-1) for ids in HALF_IDS[0])
+"""``HALF_MAX_STRENGTH[m]``: the strongest strength in half mask ``m`` (R4.1), -1 when empty."""
 
 
 def souls_of(mask: int) -> int:
     """Souls in a 28-bit mask of cards, either cult (R5.1)."""
-    return _HALF_SOULS[mask & SUN_MASK] + _HALF_SOULS[mask >> 14]
+    return HALF_SOULS[mask & SUN_MASK] + HALF_SOULS[mask >> 14]
 
 
 def multiplier_of(mask: int, cult: int) -> int:
     """Sum of the multipliers of ``cult``'s sanctuaries in a 28-bit mask (R5.2), 0..6."""
-    return _HALF_MULT[(mask >> (14 * cult)) & SUN_MASK]
+    return HALF_MULT[(mask >> (14 * cult)) & SUN_MASK]
+
+
+def trick_so_far(cards: Sequence[int], n: int, pending: int = 0) -> tuple[int, int, int]:
+    """The first ``n`` cards of a trick: ``(best, place, stake)``.
+
+    ``best`` and ``place`` are the strength and place of the best card so far, the
+    strongest, ties to the earlier place (R4.1); ``(-1, 0)`` when ``n`` is 0. ``stake``
+    is the mask of what the trick's taker gets so far: the ``n`` cards and the
+    ``pending`` pile (R4.2, R4.3). A Purgatory is the strongest card (7), so ``best ==
+    7`` means the trick goes pending (R4.3); with all four cards and no Purgatory,
+    ``place`` is the taker's place.
+
+    Args:
+        cards: the trick's card ids by place (at least ``n`` of them).
+        n: places filled, 0..4.
+        pending: the pending pile (28-bit mask, R4.3), 0 for the cards alone.
+
+    The numba kernels (``agents/_solver_nb.py``, ``agents/_rollout_nb.py``), the
+    engine's ``State._resolve``, the C core and the batch engine keep their own inlined
+    form of R4.1 for speed.
+    """
+    best, place, stake = -1, 0, pending
+    for p in range(n):
+        x = cards[p]
+        stake |= 1 << x
+        s = STRENGTH[x]
+        if s > best:
+            best, place = s, p
+    return best, place, stake
