@@ -188,40 +188,14 @@ def play_game(players: int, human: int, opponents: str, partner: str, seed: int,
     from twilight_env.records.dealsets import generate_deals
 
     ask = input if ask is None else ask
-
-    if players not in (3, 4):
-        raise ValueError(f"--players must be 3 or 4, got {players}")
-    if players == 4 and human not in range(4):
-        raise ValueError(f"--seat must be 0..3 in 4 players, got {human}")
-    if players == 3 and human not in (0, 1, 3):
-        raise ValueError(f"--seat must be 0 (solo), 1 or 3 (Sun) in 3 players (2 is the new moon), got {human}")
+    _check_seat(players, human)
     check_specs([opponents], "--opponents")
     check_specs([partner], "--partner")
     if record is not None:
         from twilight_env.records.game_records import check_record_file
         record = check_record_file(record, "--record", force)
-    from twilight_env.experiments.common import seat_agent
-
-    partner_seat = (human + 2) % 4 if players == 4 else (None if human == 0 else 4 - human)
-    specs = []
-    for s in range(4):
-        if s == human or (players == 3 and human == 0 and s == NEW_MOON):
-            specs.append("you")
-        elif s == partner_seat:
-            specs.append(partner)
-        elif players == 3 and s == NEW_MOON:
-            specs.append(opponents)  # the solo's new moon: decided by the solo agent
-        else:
-            specs.append(opponents)
-    agents = {s: seat_agent(specs[s], s) for s in range(4) if specs[s] != "you"}
-    for s, agent in agents.items():  # a network of the other variant is refused now, not after a move
-        model_for = getattr(agent, "model_for", None)
-        if model_for is not None:
-            try:
-                model_for(players)
-            except ValueError as e:
-                flag = "--partner" if s == partner_seat else "--opponents"
-                raise ValueError(f"{flag}: {e}") from None
+    specs = seat_specs(players, human, opponents, partner)
+    agents = _seat_agents(specs, players, human)
     rngs = {s: agent_rng(seed, 0, 0, s) for s in range(4)}
     deal = generate_deals(1, seed)[0]
     # seat 0 leads: the dealer is seat 3 in 4 players, the solo is player 0 (seat 0) in 3
@@ -240,30 +214,9 @@ def play_game(players: int, human: int, opponents: str, partner: str, seed: int,
         seat = state.deciding_seat
         info = InfoSet(state, seat)
         if seat == human:
-            say("")
-            say(view(info, human, names))
-            action = None
-            while action is None:
-                words = list(legal_inputs(info))
-                try:
-                    text = ask(f"your choice [{' | '.join(words)}]: ")
-                except EOFError:
-                    say("\nleaving the game (end of input).")
-                    return 0
-                except KeyboardInterrupt:
-                    say("\ninterrupted: leaving the game.")
-                    return 130
-                t = text.strip().lower()
-                if t in QUIT_WORDS:
-                    say("leaving the game.")
-                    return 0
-                if t in ("help", "?", "h"):
-                    say("\n" + HELP)
-                    say(view(info, human, names))
-                    continue
-                action = parse_input(text, info)
-                if action is None:
-                    say(f"  '{text.strip()}' is not a legal input here. Legal inputs: {', '.join(words)}")
+            action, leave = ask_action(info, human, names, ask, say)
+            if leave is not None:
+                return leave
         else:
             action = agents[seat].act(info, info.legal_actions, rngs[seat])
             if action not in info.legal_actions:
@@ -273,6 +226,103 @@ def play_game(players: int, human: int, opponents: str, partner: str, seed: int,
         state.apply(int(action))
         if state.trick != before.trick:
             say(trick_result(before, state, human))
+    _say_result(match, state, human, say)
+    if record is not None:
+        _write_record(record, state, specs, seed, human)
+        say(f"Record of the deal written to {record} (twilight replay {record}).")
+    return 0
+
+
+def _check_seat(players: int, human: int) -> None:
+    """Raises ValueError on a variant other than 3 or 4 players or a seat the person cannot take."""
+    if players not in (3, 4):
+        raise ValueError(f"--players must be 3 or 4, got {players}")
+    if players == 4 and human not in range(4):
+        raise ValueError(f"--seat must be 0..3 in 4 players, got {human}")
+    if players == 3 and human not in (0, 1, 3):
+        raise ValueError(f"--seat must be 0 (solo), 1 or 3 (Sun) in 3 players (2 is the new moon), got {human}")
+
+
+def partner_seat(players: int, human: int) -> int | None:
+    """The seat of the person's partner: across the table in 4 players (R2.1); in 3
+    players the other Sun seat, or None for the solo (seat 0), whose partner seat 2 the
+    person decides for (R7.3)."""
+    return (human + 2) % 4 if players == 4 else (None if human == 0 else 4 - human)
+
+
+def seat_specs(players: int, human: int, opponents: str, partner: str) -> list[str]:
+    """The spec deciding at each seat: ``"you"`` for the person (and, in 3 players, for
+    the new moon when the person is the solo, R7.3), ``partner`` at :func:`partner_seat`,
+    ``opponents`` elsewhere (the solo agent's new moon included)."""
+    mate = partner_seat(players, human)
+    specs = []
+    for s in range(4):
+        if s == human or (players == 3 and human == 0 and s == NEW_MOON):
+            specs.append("you")
+        elif s == mate:
+            specs.append(partner)
+        else:
+            specs.append(opponents)
+    return specs
+
+
+def _seat_agents(specs: list[str], players: int, human: int) -> dict:
+    """The agents by seat; a network of the other variant is refused now, not after a move.
+
+    Raises:
+        ValueError: naming ``--partner`` or ``--opponents``.
+    """
+    from twilight_env.experiments.common import seat_agent
+
+    agents = {s: seat_agent(specs[s], s) for s in range(4) if specs[s] != "you"}
+    for s, agent in agents.items():
+        model_for = getattr(agent, "model_for", None)
+        if model_for is not None:
+            try:
+                model_for(players)
+            except ValueError as e:
+                flag = "--partner" if s == partner_seat(players, human) else "--opponents"
+                raise ValueError(f"{flag}: {e}") from None
+    return agents
+
+
+def ask_action(info: InfoSet, human: int, names: list[str], ask: Callable[[str], str],
+               say: Callable[[str], None]) -> tuple[int | None, int | None]:
+    """Show the person's view and ask until a legal input (:data:`HELP`) comes.
+
+    Returns:
+        ``(action, None)``, or ``(None, exit code)`` when the person leaves: 0 on ``quit``
+        or the end of input, 130 on Ctrl-C.
+    """
+    say("")
+    say(view(info, human, names))
+    while True:
+        words = list(legal_inputs(info))
+        try:
+            text = ask(f"your choice [{' | '.join(words)}]: ")
+        except EOFError:
+            say("\nleaving the game (end of input).")
+            return None, 0
+        except KeyboardInterrupt:
+            say("\ninterrupted: leaving the game.")
+            return None, 130
+        t = text.strip().lower()
+        if t in QUIT_WORDS:
+            say("leaving the game.")
+            return None, 0
+        if t in ("help", "?", "h"):
+            say("\n" + HELP)
+            say(view(info, human, names))
+            continue
+        action = parse_input(text, info)
+        if action is not None:
+            return action, None
+        say(f"  '{text.strip()}' is not a legal input here. Legal inputs: {', '.join(words)}")
+
+
+def _say_result(match: Match, state: State, human: int, say: Callable[[str], None]) -> None:
+    """The finished deal's result lines (R5) and whether the person's side won."""
+    players = state.num_players
     say("")
     say("Deal over (R5):")
     credited = None
@@ -285,10 +335,6 @@ def play_game(players: int, human: int, opponents: str, partner: str, seed: int,
     diff = scores[mine] - scores[1 - mine]
     say(f"Your side {'wins' if diff > 0 else 'loses'} the deal by {abs(diff)} points." if diff
         else "The deal is a tie.")
-    if record is not None:
-        _write_record(record, state, specs, seed, human)
-        say(f"Record of the deal written to {record} (twilight replay {record}).")
-    return 0
 
 
 def _write_record(path: str, state: State, specs: list[str], seed: int, human: int) -> None:

@@ -8,7 +8,7 @@ import sys
 import numpy as np
 import pytest
 
-from twilight_env.experiments.play import legal_inputs, parse_input, play_game, view
+from twilight_env.experiments.play import ask_action, legal_inputs, parse_input, play_game, seat_specs, view
 from twilight_env.rules.cards import CARDS
 from twilight_env.rules.engine import State
 from twilight_env.rules.infoset import InfoSet
@@ -260,3 +260,28 @@ def test_without_seed_each_game_deals_afresh_and_prints_its_seed(monkeypatch, ca
     assert len(set(seeds)) == 3
     assert main(["play", "--opponents", "random", "--seed", str(seeds[0])]) == 0
     assert f"seed {seeds[0]}" in capsys.readouterr().out
+
+
+def test_seat_specs_give_the_partner_and_the_new_moon_their_deciders():
+    # 4 players: the partner sits across (R2.1)
+    assert seat_specs(4, 1, "opp", "mate") == ["opp", "you", "opp", "mate"]
+    # 3 players, the person solo: they decide for the new moon too (R7.3); no partner agent
+    assert seat_specs(3, 0, "opp", "mate") == ["you", "opp", "you", "opp"]
+    # 3 players, the person on a Sun seat: the other Sun seat is the partner, the solo agent decides seat 2
+    assert seat_specs(3, 1, "opp", "mate") == ["opp", "you", "opp", "mate"]
+
+
+def test_ask_action_reasks_until_a_legal_input_and_reports_leaving():
+    st = State.random(np.random.default_rng(3), 0, 4)
+    info = InfoSet(st, st.deciding_seat)
+    names = ["you", "a", "b", "c"]
+    lines = []
+    action, leave = ask_action(info, info.seat, names, Scripted(bad=("ZZ9", "help")), lines.append)
+    assert leave is None and action in info.legal_actions
+    assert sum("is not a legal input here" in line for line in lines) == 1
+    assert ask_action(info, info.seat, names, lambda p: "quit", lines.append) == (None, 0)
+
+    def eof(prompt):
+        raise EOFError
+
+    assert ask_action(info, info.seat, names, eof, lines.append) == (None, 0)
