@@ -42,6 +42,7 @@ import json
 import os
 import sys
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -204,7 +205,7 @@ def play_arena(specs: list[str], deals: list, num_players: int, seed: int, worke
         KeyboardInterrupt: on Ctrl-C (the deals finished so far are in ``checkpoint``).
         ValueError: a seed that is not an int >= 0 (a bool included; the message names ``seed``).
     """
-    from openskill.models import PlackettLuce
+    import openskill.models  # noqa: F401  (the ratings' model: missing, it fails before any deal is played)
 
     seed = check_seed(seed, allow_none=False)
     labels = labels_of(specs)
@@ -212,19 +213,7 @@ def play_arena(specs: list[str], deals: list, num_players: int, seed: int, worke
     # pairing -> deal -> {"points": A's points per play, "side_scores": per play}
     done: dict[int, dict[int, dict]] = {k: dict(checkpoint.finished(k)) if checkpoint else {}
                                         for k in range(len(pairs))}
-    tasks = []
-    for k, (i, j) in enumerate(pairs):
-        todo = [d for d in range(len(deals)) if d not in done[k]]
-        if lockstep and lockstep_ok([specs[i], specs[j]]):
-            # blocks small enough that every worker gets some
-            size = max(1, min(LOCKSTEP_BLOCK, -(-len(todo) // max(1, workers))))
-            for start in range(0, len(todo), size):
-                idx = todo[start:start + size]
-                tasks.append(("block", (idx, [deals[d] for d in idx], specs[i], specs[j], num_players, seed, k,
-                                        records is not None)))
-        else:
-            tasks.extend(("deal", (d, deals[d], specs[i], specs[j], num_players, seed, k, records is not None))
-                         for d in todo)
+    tasks = _arena_tasks(specs, deals, num_players, seed, workers, pairs, done, lockstep, records is not None)
     writer = None
     if records is not None:
         from twilight_env.records.game_records import RecordWriter
@@ -247,43 +236,85 @@ def play_arena(specs: list[str], deals: list, num_players: int, seed: int, worke
     finally:
         if writer is not None:
             writer.close()
-
     pairings = []
     for k, (i, j) in enumerate(pairs):
         rs = [done[k][d] for d in range(len(deals))]
-        pts = np.array([r["points"] for r in rs], dtype=float)  # (deals, 2): A's points per play
-        pair_scores = pts.mean(axis=1)
-        m, lo, hi = mean_ci(pair_scores)
-        wins = float(np.mean(np.where(pts > 0, 1.0, np.where(pts == 0, 0.5, 0.0))))
-        entry = {
-            "a": labels[i], "b": labels[j], "a_spec": specs[i], "b_spec": specs[j],
-            "deals": len(rs), "mean": m, "ci_low": lo, "ci_high": hi, "win_rate": wins,
-            "pair_scores": pair_scores.tolist(), "points": pts.tolist(),
-            "side_scores": [r["side_scores"] for r in rs],
-        }
-        if num_players == 3:
-            for role, col in (("solo", 0), ("sun", 1)):
-                rm, rlo, rhi = mean_ci(pts[:, col])
-                entry[f"a_as_{role}"] = {
-                    "mean": rm, "ci_low": rlo, "ci_high": rhi,
-                    "win_rate": float(np.mean(np.where(pts[:, col] > 0, 1.0,
-                                                       np.where(pts[:, col] == 0, 0.5, 0.0)))),
-                }
-        pairings.append(entry)
+        pairings.append({"a": labels[i], "b": labels[j], "a_spec": specs[i], "b_spec": specs[j],
+                         **pairing_figures([r["points"] for r in rs], [r["side_scores"] for r in rs], num_players)})
+    return {"pairings": pairings, "ratings": rate(specs, pairs, pairings, len(deals))}
 
+
+def _arena_tasks(specs: list[str], deals: list, num_players: int, seed: int, workers: int, pairs: list,
+                 done: dict, lockstep: bool, keep_records: bool) -> list[tuple]:
+    """The worker tasks of the deals not in ``done``: per pairing, blocks of deals
+    (``"block"``, played side by side) where a batched agent plays and ``lockstep`` is on,
+    single deals (``"deal"``) otherwise."""
+    tasks = []
+    for k, (i, j) in enumerate(pairs):
+        todo = [d for d in range(len(deals)) if d not in done[k]]
+        if lockstep and lockstep_ok([specs[i], specs[j]]):
+            # blocks small enough that every worker gets some
+            size = max(1, min(LOCKSTEP_BLOCK, -(-len(todo) // max(1, workers))))
+            for start in range(0, len(todo), size):
+                idx = todo[start:start + size]
+                tasks.append(("block", (idx, [deals[d] for d in idx], specs[i], specs[j], num_players, seed, k,
+                                        keep_records)))
+        else:
+            tasks.extend(("deal", (d, deals[d], specs[i], specs[j], num_players, seed, k, keep_records))
+                         for d in todo)
+    return tasks
+
+
+def _win_rate(points: np.ndarray) -> float:
+    """Share of plays with points above 0, a tie counting half."""
+    return float(np.mean(np.where(points > 0, 1.0, np.where(points == 0, 0.5, 0.0))))
+
+
+def pairing_figures(points: list, side_scores: list, num_players: int) -> dict:
+    """The figures of one pairing from A's points per play of each deal.
+
+    Args:
+        points: ``(deals, 2)`` A's side deal score minus B's, play 0 then play 1 (deal points).
+        side_scores: per deal, both plays' ``[side 0, side 1]`` deal scores (kept as given).
+        num_players: 3 adds the figures per role (A solo in play 0, A on the Sun side in play 1).
+
+    Returns:
+        ``deals``; ``mean``, ``ci_low``, ``ci_high`` (mean pair score, 95% Student-t
+        interval; deal points per deal); ``win_rate`` (share of plays A's side won, ties
+        half); ``pair_scores`` (per deal); ``points``; ``side_scores``; in 3 players ``a_as_solo`` and
+        ``a_as_sun`` (``mean``, ``ci_low``, ``ci_high``, ``win_rate`` per play).
+    """
+    pts = np.array(points, dtype=float)  # (deals, 2): A's points per play
+    pair_scores = pts.mean(axis=1)
+    m, lo, hi = mean_ci(pair_scores)
+    entry = {"deals": len(pts), "mean": m, "ci_low": lo, "ci_high": hi, "win_rate": _win_rate(pts),
+             "pair_scores": pair_scores.tolist(), "points": pts.tolist(), "side_scores": side_scores}
+    if num_players == 3:
+        for role, col in (("solo", 0), ("sun", 1)):
+            rm, rlo, rhi = mean_ci(pts[:, col])
+            entry[f"a_as_{role}"] = {"mean": rm, "ci_low": rlo, "ci_high": rhi, "win_rate": _win_rate(pts[:, col])}
+    return entry
+
+
+def rate(specs: list[str], pairs: list, pairings: list[dict], num_deals: int) -> list[dict]:
+    """OpenSkill Plackett-Luce ratings, one update per duplicate pair (the sign of its
+    score ranks A and B, 0 a tie), the pairings interleaved deal by deal; rows
+    ``{"agent", "spec", "mu", "sigma", "ordinal"}``, highest ordinal first."""
+    from openskill.models import PlackettLuce
+
+    labels = labels_of(specs)
     model = PlackettLuce()
     ratings = {lab: model.rating(name=lab) for lab in labels}
-    for d in range(len(deals)):
+    for d in range(num_deals):
         for k, (i, j) in enumerate(pairs):
             score = pairings[k]["pair_scores"][d]
             a, b = labels[i], labels[j]
             ranks = [0, 1] if score > 0 else [1, 0] if score < 0 else [0, 0]
             (ra,), (rb,) = model.rate([[ratings[a]], [ratings[b]]], ranks=ranks)
             ratings[a], ratings[b] = ra, rb
-    rating_rows = sorted(({"agent": lab, "spec": specs[n], "mu": ratings[lab].mu, "sigma": ratings[lab].sigma,
-                           "ordinal": ratings[lab].ordinal()} for n, lab in enumerate(labels)),
-                         key=lambda r: -r["ordinal"])
-    return {"pairings": pairings, "ratings": rating_rows}
+    return sorted(({"agent": lab, "spec": specs[n], "mu": ratings[lab].mu, "sigma": ratings[lab].sigma,
+                    "ordinal": ratings[lab].ordinal()} for n, lab in enumerate(labels)),
+                  key=lambda r: -r["ordinal"])
 
 
 RATINGS_NOTE = ("Ratings: OpenSkill's Plackett-Luce model over every duplicate pair's result (win, loss or "
@@ -379,6 +410,78 @@ def _pairing_rows(res: dict, num_players: int) -> tuple[list[str], list[list]]:
     return header, rows
 
 
+@dataclass
+class _Setup:
+    """What a ``twilight arena`` invocation plays: a new run's settings, or a resumed one's."""
+
+    specs: list
+    players: int
+    seed: int
+    lockstep: bool
+    meta: dict
+    deals: list
+    folder: str
+    arguments: dict
+    ckpt: ArenaCheckpoint
+
+
+def _resumed_setup(args) -> _Setup:
+    resume_conflicts((("specs", args.specs), ("--players", args.players), ("--deals", args.deals),
+                      ("--seed", args.seed), ("--out", args.out), ("--deals-file", args.deals_file),
+                      ("--save-deals", args.save_deals), ("--no-lockstep", args.no_lockstep),
+                      ("--force", args.force)))
+    ckpt = ArenaCheckpoint.load(args.resume)
+    st = ckpt.settings
+    return _Setup(check_specs(st["specs"]), st["num_players"], st["seed"], st["lockstep"], st["deals_source"],
+                  ckpt.deals, args.resume, st["arguments"], ckpt)
+
+
+def _new_setup(args) -> _Setup:
+    """Check a new run's arguments, draw its deals, make its folder and write the checkpoint
+    (so the folder is resumable from the start)."""
+    specs = check_specs(args.specs)
+    if len(specs) < 2:
+        raise ValueError("arena needs at least two agent specs (or --resume FOLDER)")
+    players = args.players or 4
+    n = args.deals
+    if n is None and not args.deals_file:
+        n = 200
+    if args.out:
+        check_new_folder(args.out, "--out", args.force)
+    if args.save_deals:
+        check_new_file(args.save_deals, "--save-deals", args.force)
+    if getattr(args, "records", None) is not None:  # before any folder is made or deal played
+        check_records_folder(args.records, RECORDS_FILE, "--records", args.force)
+    deals, meta = deal_set(n, args.seed, players, args.deals_file, args.save_deals)
+    seed = run_seed(args.seed, meta)
+    prepare_runner(args.ray)  # a refused --ray address makes no folder
+    folder = out_dir(args.out, "arena", seed, args.force)
+    lockstep = not args.no_lockstep
+    arguments = {k: v for k, v in vars(args).items() if k != "func"}
+    arguments["players"] = players
+    settings = {"specs": specs, "num_players": players, "seed": seed, "lockstep": lockstep,
+                "deals_source": meta, "arguments": arguments}
+    ckpt = ArenaCheckpoint(folder, settings, [[list(h) for h in d] for d in deals])
+    ckpt.write()
+    return _Setup(specs, players, seed, lockstep, meta, deals, folder, arguments, ckpt)
+
+
+def _records_file(args) -> str | None:
+    """The records file of ``--records DIR`` (the folder made), or None.
+
+    Raises:
+        ValueError: ``--records`` given with ``--resume``.
+    """
+    records = getattr(args, "records", None)
+    if records is None:
+        return None
+    if args.resume is not None:
+        raise ValueError("--records cannot be given with --resume: the records of the deals played before "
+                         "the interrupt are not in the checkpoint")
+    os.makedirs(records, exist_ok=True)
+    return os.path.join(records, RECORDS_FILE)
+
+
 def run(args) -> int:
     """``twilight arena``: play (or, with ``--resume``, finish) a round robin and write its files.
 
@@ -390,66 +493,44 @@ def run(args) -> int:
             ``--force``), settings given with ``--resume``, or an unreadable checkpoint.
     """
     workers = check_workers(args.workers)
-    if args.resume is not None:
-        resume_conflicts((("specs", args.specs), ("--players", args.players), ("--deals", args.deals),
-                          ("--seed", args.seed), ("--out", args.out), ("--deals-file", args.deals_file),
-                          ("--save-deals", args.save_deals), ("--no-lockstep", args.no_lockstep),
-                          ("--force", args.force)))
-        ckpt = ArenaCheckpoint.load(args.resume)
-        st = ckpt.settings
-        specs = check_specs(st["specs"])
-        players, seed, lockstep, meta = st["num_players"], st["seed"], st["lockstep"], st["deals_source"]
-        deals, folder, arguments = ckpt.deals, args.resume, st["arguments"]
-    else:
-        specs = check_specs(args.specs)
-        if len(specs) < 2:
-            raise ValueError("arena needs at least two agent specs (or --resume FOLDER)")
-        players = args.players or 4
-        n = args.deals
-        if n is None and not args.deals_file:
-            n = 200
-        if args.out:
-            check_new_folder(args.out, "--out", args.force)
-        if args.save_deals:
-            check_new_file(args.save_deals, "--save-deals", args.force)
-        if getattr(args, "records", None) is not None:  # before any folder is made or deal played
-            check_records_folder(args.records, RECORDS_FILE, "--records", args.force)
-        deals, meta = deal_set(n, args.seed, players, args.deals_file, args.save_deals)
-        seed = run_seed(args.seed, meta)
-        prepare_runner(args.ray)  # a refused --ray address makes no folder
-        folder = out_dir(args.out, "arena", seed, args.force)
-        lockstep = not args.no_lockstep
-        arguments = {k: v for k, v in vars(args).items() if k != "func"}
-        arguments["players"] = players
-        settings = {"specs": specs, "num_players": players, "seed": seed, "lockstep": lockstep,
-                    "deals_source": meta, "arguments": arguments}
-        ckpt = ArenaCheckpoint(folder, settings, [[list(h) for h in d] for d in deals])
-        ckpt.write()  # the folder is resumable from the start
-    records = getattr(args, "records", None)
-    if records is not None:
-        if args.resume is not None:
-            raise ValueError("--records cannot be given with --resume: the records of the deals played before "
-                             "the interrupt are not in the checkpoint")
-        os.makedirs(records, exist_ok=True)
-        records = os.path.join(records, RECORDS_FILE)
+    su = _resumed_setup(args) if args.resume is not None else _new_setup(args)
+    records = _records_file(args)
     t0 = time.time()
     try:
         with ray_runner(args.ray):
-            res = play_arena(specs, deals, players, seed, workers, progress=not args.quiet, lockstep=lockstep,
-                             checkpoint=ckpt, records=records)
+            res = play_arena(su.specs, su.deals, su.players, su.seed, workers, progress=not args.quiet,
+                             lockstep=su.lockstep, checkpoint=su.ckpt, records=records)
     except KeyboardInterrupt as e:
-        print(ckpt.interrupted(e), file=sys.stderr)
+        print(su.ckpt.interrupted(e), file=sys.stderr)
         return interrupt_status(e)
-    elapsed = ckpt.elapsed + time.time() - t0
+    elapsed = su.ckpt.elapsed + time.time() - t0
     doc = {
-        "arguments": arguments,
-        "specs": specs, "num_players": players, "deals": len(deals), "seed": seed,
-        "deals_source": meta, "workers": workers, "runner": runner_label(args.ray), "run_seconds": elapsed, "git": git_hash(),
-        "resumed": args.resume is not None, "results": res,
+        "arguments": su.arguments,
+        "specs": su.specs, "num_players": su.players, "deals": len(su.deals), "seed": su.seed,
+        "deals_source": su.meta, "workers": workers, "runner": runner_label(args.ray), "run_seconds": elapsed,
+        "git": git_hash(), "resumed": args.resume is not None, "results": res,
     }
+    write_outputs(su.folder, doc)
+    print(f"Duplicate arena, {su.players} players, {len(su.deals)} deals x 2 plays per pairing, "
+          f"seed {su.seed}, {elapsed:.1f} s")
+    print(text_table(*_pairing_rows(res, su.players)))
+    print()
+    print(text_table(["agent", "mu", "sigma", "ordinal"],
+                     [[r["agent"], f"{r['mu']:.2f}", f"{r['sigma']:.2f}", f"{r['ordinal']:.2f}"]
+                      for r in res["ratings"]]))
+    print(f"\n{RATINGS_NOTE}\nA points/deal: A's side deal points minus B's, mean over duplicate pairs, "
+          f"95% t interval.\nFiles: {su.folder}/arena.json, arena.csv, ratings.csv"
+          + (f"; records: {records}" if records else ""))
+    su.ckpt.remove()
+    return 0
+
+
+def write_outputs(folder: str, doc: dict) -> None:
+    """Write ``arena.json`` (``doc``), ``arena.csv`` (one row per pairing; in 3 players
+    also the figures per role) and ``ratings.csv`` into ``folder``."""
+    res, players = doc["results"], doc["num_players"]
     with open(os.path.join(folder, "arena.json"), "w") as f:
         json.dump(doc, f, indent=1)
-    header, rows = _pairing_rows(res, players)
     with open(os.path.join(folder, "arena.csv"), "w", newline="") as f:
         w = csv.writer(f)
         cols = ["a", "b", "deals", "mean", "ci_low", "ci_high", "win_rate"]
@@ -468,16 +549,3 @@ def run(args) -> int:
         w.writerow(["agent", "spec", "mu", "sigma", "ordinal"])
         for r in res["ratings"]:
             w.writerow([r["agent"], r["spec"], r["mu"], r["sigma"], r["ordinal"]])
-
-    print(f"Duplicate arena, {players} players, {len(deals)} deals x 2 plays per pairing, "
-          f"seed {seed}, {elapsed:.1f} s")
-    print(text_table(header, rows))
-    print()
-    print(text_table(["agent", "mu", "sigma", "ordinal"],
-                     [[r["agent"], f"{r['mu']:.2f}", f"{r['sigma']:.2f}", f"{r['ordinal']:.2f}"]
-                      for r in res["ratings"]]))
-    print(f"\n{RATINGS_NOTE}\nA points/deal: A's side deal points minus B's, mean over duplicate pairs, "
-          f"95% t interval.\nFiles: {folder}/arena.json, arena.csv, ratings.csv"
-          + (f"; records: {records}" if records else ""))
-    ckpt.remove()
-    return 0

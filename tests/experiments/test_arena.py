@@ -158,3 +158,15 @@ def test_the_ratings_table_is_explained(tmp_path, capsys):
         if len(parts) == 4 and parts[0] in ("random", "heuristic"):
             mu, sigma, ordinal = map(float, parts[1:])
             assert abs(ordinal - (mu - 3 * sigma)) <= 0.025  # each printed to 2 decimals: at most 0.005 + 3 x 0.005 off
+
+
+def test_pairing_figures_of_known_points():
+    # A's points per play: deal 0 +30 / -10, deal 1 0 / +20, deal 2 -40 / -40 (deal points, R5)
+    points = [[30, -10], [0, 20], [-40, -40]]
+    sides = [[[30, 0], [0, 10]], [[0, 0], [0, 20]], [[0, 40], [40, 0]]]
+    f = arena.pairing_figures(points, sides, 3)
+    assert f["deals"] == 3 and f["pair_scores"] == [10.0, 10.0, -40.0] and f["side_scores"] == sides
+    assert f["mean"] == pytest.approx(-20 / 3) and f["ci_low"] < f["mean"] < f["ci_high"]
+    assert f["win_rate"] == pytest.approx((1 + 0 + 0 + 1 + 0.5 + 0) / 6)  # a tie counts half
+    assert f["a_as_solo"]["mean"] == pytest.approx(-10 / 3) and f["a_as_sun"]["mean"] == pytest.approx(-10)
+    assert f["a_as_solo"]["win_rate"] == pytest.approx(0.5) and "a_as_solo" not in arena.pairing_figures(points, sides, 4)
