@@ -1,5 +1,6 @@
-"""Statistics helpers of twilight_env.experiments.common against scipy, and the match simulations of
-twilight_env.experiments.edge.solo_edge against the engine's match rules (R6.1, R7.4-R7.6)."""
+"""Statistics helpers of twilight_env.experiments.common against scipy, and the match
+simulations of the edge study on hand-made pools (their parity with the rules reference's
+match rules, R6-R8, is ``tests/rules/test_parity.py``'s)."""
 
 import math
 
@@ -8,8 +9,7 @@ import pytest
 from scipy import stats
 
 from twilight_env.experiments.common import mean_ci, wilson_ci
-from twilight_env.experiments.edge.solo_edge import SOLO_ORDER, deal_figures, match_figures, simulate_fixed_solo, simulate_rotating
-from twilight_env.rules.engine import Config, Match
+from twilight_env.experiments.edge.solo_edge import deal_figures, match_figures, simulate_fixed_solo, simulate_rotating
 
 
 @pytest.mark.parametrize("conf", [0.95, 0.9])
@@ -44,64 +44,6 @@ def test_wilson_ci_bad_input():
     for k, n in ((5, 3), (-1, 3), (1.5, 3)):
         with pytest.raises(ValueError, match="successes"):
             wilson_ci(k, n)
-
-
-def _match_decides(config, totals, solo=0):
-    """The engine's own verdict for given totals (R6.1, R7.5, R7.6)."""
-    m = Match(config, np.random.default_rng(0), solo=solo)
-    m.totals = list(totals)
-    return m._decide()
-
-
-def test_fixed_solo_simulation_agrees_with_engine_match_rules():
-    """One simulated match at a time, replayed by hand with engine.Match deciding (R7.6)."""
-    rng_pool = np.random.default_rng(11)
-    moon = rng_pool.integers(0, 300, size=(1, 12))
-    sun = rng_pool.integers(0, 300, size=(1, 12))
-    moon[0, :3] = sun[0, :3]  # some equal deals, so ties can occur
-    cfg = Config(num_players=3, fixed_solo=True)
-    for seed in range(30):
-        res = simulate_fixed_solo(moon, sun, np.random.default_rng(seed), matches=1)
-        rng = np.random.default_rng(seed)
-        ts = tn = 0
-        for k in range(5000):
-            j = int(rng.integers(12, size=(1, 1))[0, 0])
-            ts += int(moon[0, j])
-            tn += int(sun[0, j])
-            winners = _match_decides(cfg, [ts, tn, tn])
-            if winners:
-                break
-        assert res["p_solo"][0] == (1.0 if winners == (0,) else 0.0)
-        assert res["deals"][0] == k + 1
-
-
-def test_rotating_simulation_agrees_with_engine_match_rules():
-    """Solo order p0, p2, p1 (R7.4); the engine's Match rotates the same way."""
-    m = Match(Config(num_players=3), np.random.default_rng(0))
-    order = []
-    for _ in range(6):
-        order.append(m.solo)
-        m.state.trick = 7  # pretend the deal was played, to rotate
-        m.next_deal(np.random.default_rng(0))
-    assert tuple(order) == SOLO_ORDER * 2
-    rng_pool = np.random.default_rng(5)
-    moon = rng_pool.integers(0, 250, size=(1, 9))
-    sun = rng_pool.integers(0, 250, size=(1, 9))
-    cfg = Config(num_players=3)
-    for seed in range(30):
-        res = simulate_rotating(moon, sun, np.random.default_rng(seed), matches=1)
-        rng = np.random.default_rng(seed)
-        tot = [0, 0, 0]
-        for k in range(5000):
-            j = int(rng.integers(9, size=(1, 1))[0, 0])
-            solo = SOLO_ORDER[k % 3]
-            for p in range(3):
-                tot[p] += int(moon[0, j] if p == solo else sun[0, j])
-            winners = _match_decides(cfg, tot)
-            if winners:
-                break
-        assert res["p_win"][0].tolist() == [1.0 if (p,) == winners else 0.0 for p in range(3)]
-        assert res["totals"][0].tolist() == tot
 
 
 def test_simulations_on_one_sided_pools():

@@ -81,29 +81,3 @@ def test_infoset_row_refuses_a_viewer_not_to_act():
     st = State.random(np.random.default_rng(0), 0, 4)
     with pytest.raises(ValueError, match="not to act"):
         infoset_row(InfoSet(st, 1))
-
-
-@pytest.mark.parametrize("num_players", [4, 3])
-def test_r4_1_best_so_far_names_the_engine_taker(num_players):
-    """The features' copy of R4.1 (row 24: the seat and strength of the best card so far,
-    ties to the earlier place) names the seat the engine lets take the trick when the
-    fourth card does not beat it (no Purgatory in the trick, R4.3)."""
-    from twilight_env.rules.cards import PURGATORY_MASK, STRENGTH
-
-    checked = 0
-    for st, _ in _random_decisions(num_players, 60, seed=70 + num_players):
-        if st.place != 3 or any((1 << x) & PURGATORY_MASK for x in st.cards[:3]):
-            continue
-        viewer = st.deciding_seat
-        misc2 = state_row(st)[24]
-        best = max(STRENGTH[x] for x in st.cards[:3])
-        assert misc2 >> (8 + best) & 1 and bin(misc2 >> 8 & 0xFF).count("1") == 1
-        rel_best = next(r for r in range(4) if misc2 >> (4 + r) & 1)
-        for a in st.legal_actions():
-            if a >= 28 or STRENGTH[a] > best or (1 << a) & PURGATORY_MASK:
-                continue
-            s = st.clone()
-            s.apply(a)
-            assert s.leader == (viewer + rel_best) & 3  # the taker leads next (R4.2)
-            checked += 1
-    assert checked > 100

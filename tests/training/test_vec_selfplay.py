@@ -1,44 +1,16 @@
-"""Self-play on the batch engine (twilight_env.training.vec_selfplay): rows, choices and samples."""
+"""Self-play on the batch engine (twilight_env.training.vec_selfplay): rows, choices and samples.
+
+The batch rows' parity with ``features.state_row`` is ``tests/rules/test_parity.py``'s."""
 
 import numpy as np
 import pytest
 import torch
 
-from twilight_env.agents.nn.features import state_row
 from twilight_env.agents.nn.network import NetConfig, QNetwork, score_decisions
 from twilight_env.training.selfplay import _choose
 from twilight_env.training.vec_selfplay import VecSelfPlay, greedy_actions, vector_rows
 from twilight_env.rules.engine import NEW_MOON
 from twilight_env.envs.vector import VectorEngine
-
-
-@pytest.mark.parametrize("num_players", [4, 3])
-def test_vector_rows_equal_scalar_rows(num_players):
-    """Every row equals features.state_row of the same deal (R2.5, R7.1: what the viewer knows)."""
-    rng = np.random.default_rng(num_players)
-    eng = VectorEngine(48, num_players)
-    eng.reset(rng=rng, leaders=rng.integers(4, size=48) if num_players == 4 else 0)
-    checked = 0
-    while not eng.done.all():
-        rows = vector_rows(eng)
-        v = eng.deciding_seat
-        for i in np.flatnonzero(~eng.done):
-            assert rows[i].tolist() == state_row(eng.to_state(i), int(v[i]))
-            checked += 1
-        eng.apply(eng.random_actions(rng), active=~eng.done)
-    assert checked > 48 * 28
-
-
-def test_vector_rows_for_other_viewers():
-    rng = np.random.default_rng(0)
-    eng = VectorEngine(16, 4)
-    eng.reset(rng=rng)
-    for _ in range(9):
-        eng.apply(eng.random_actions(rng))
-    for viewer in range(4):
-        rows = vector_rows(eng, np.full(16, viewer))
-        for i in range(16):
-            assert rows[i].tolist() == state_row(eng.to_state(i), viewer)
 
 
 def test_vector_rows_needs_numpy_backend():
