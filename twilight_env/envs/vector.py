@@ -100,6 +100,7 @@ from twilight_env.rules.cards import (
     PURGATORY_MASK,
     STRENGTH,
     SUN_MASK,
+    trick_so_far,
 )
 from twilight_env.obs.encoding import _BYTE_FLOATS as _BYTE_FLOAT_ROWS
 from twilight_env.util.seeding import check_seed
@@ -961,13 +962,10 @@ class VectorEngine:
                 cols[k][j] = getattr(st, k)
             for k in ("leader", "first_leader", "trick", "place", "phase", "holder", "pending", "neutral"):
                 cols[k][j] = getattr(st, k)
-            tm, best, bp, code = 0, -1, 0, 0
+            best, bp, tm = trick_so_far(st.cards, st.place)  # R4.1
+            code = 0
             for p in range(st.place):
-                x = st.cards[p]
-                tm |= 1 << x
-                code |= ((x + 1) | (st.holders[p] << 5)) << (8 * p)
-                if STRENGTH[x] > best:
-                    best, bp = STRENGTH[x], p
+                code |= ((st.cards[p] + 1) | (st.holders[p] << 5)) << (8 * p)
             cols["trick_mask"][j], cols["best"][j], cols["best_place"][j] = tm, best, bp
             cols["trick_code"][j] = code
             for k, (ch, ho, x) in enumerate(st.history):
