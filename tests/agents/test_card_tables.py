@@ -146,11 +146,12 @@ def test_trick_so_far_names_the_engines_taker():
 
 
 def test_users_call_the_rules_trick_so_far():
-    """The heuristic, the network features, the solver and the deal log read the rules'
-    function (no copy of their own)."""
+    """The heuristic, the network features, the solver, the deal log and the batch engine's
+    ``set_states`` read the rules' function (no copy of their own)."""
     from twilight_env.agents import heuristic, solver
     from twilight_env.agents.nn import features
+    from twilight_env.envs import vector
     from twilight_env.records import deal_log
 
-    for mod in (heuristic, features, solver, deal_log):
+    for mod in (heuristic, features, solver, deal_log, vector):
         assert mod.trick_so_far is C.trick_so_far, mod.__name__
