@@ -143,20 +143,25 @@ def first_difference(got: dict, want: dict) -> str | None:
 # match outcomes
 # ---------------------------------------------------------------------------------
 
-_POINTS = (0, 0, 37, 74, 111, 111, 148, 185, 222, 222, 296, 333, 333, 360)
-"""Deal points that often land a total exactly on 333, 666 or 999 (R6.2)."""
+_GOAL_STEPS = (0, 111, 222, 333)
+"""Deal points whose sums land exactly on 333, 666 or 999 (R6.2), often for both sides."""
+_THIRDS = (37, 74, 148, 185, 296)
+"""Multiples of 37 (a third of 111): sums that reach a goal by other roads."""
 
 
 def deal_outcomes(seed: int, pools: int, per_pool: int, lines: int) -> np.ndarray:
-    """Random deal points, int64 ``(pools, per_pool, lines)``: half of them drawn from
-    multiples of 37 and 111 so that totals hit the goals of R6.2 exactly, half uniform in
-    0..360 (R5.3: a deal scores at most 360)."""
+    """Random deal points, int64 ``(pools, per_pool, lines)``: half of them multiples of
+    111, a quarter multiples of 37, so that totals hit the goals of R6.2 exactly (both
+    sides after the same deal included); a quarter uniform in 0..360 (R5.3: a deal scores
+    at most 360)."""
     rng = random.Random(seed)
     out = np.zeros((pools, per_pool, lines), np.int64)
     for b in range(pools):
         for j in range(per_pool):
             for line in range(lines):
-                out[b, j, line] = rng.choice(_POINTS) if rng.random() < 0.5 else rng.randrange(361)
+                u = rng.random()
+                out[b, j, line] = (rng.choice(_GOAL_STEPS) if u < 0.5 else rng.choice(_THIRDS) if u < 0.75
+                                   else rng.randrange(361))
     return out
 
 

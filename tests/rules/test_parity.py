@@ -534,9 +534,11 @@ def test_compiled_search_steps():
 # match rules: the edge study's simulators
 # ---------------------------------------------------------------------------------
 
-def _simulator_case(seed: int):
+def _simulator_case(seed: int, goals: bool = False):
+    """A target and a pool size; with ``goals`` mostly targets above 666, where two goals
+    can be reached in one deal (R6.2)."""
     rng = random.Random(seed)
-    return rng.choice([150, 333, 500, 700, 1000]), rng.choice([3, 5, 8])
+    return rng.choice([333, 700, 1000, 1000] if goals else [150, 333, 500, 700, 1000]), rng.choice([3, 5, 8])
 
 
 def _compare_pools(copy, seed, got: dict, want: dict) -> None:
@@ -547,15 +549,16 @@ def _compare_pools(copy, seed, got: dict, want: dict) -> None:
             fail(copy, seed, f"pool {b}", f"field {key}: got {g[b].tolist()}, reference {np.asarray(value)[b].tolist()}")
 
 
-def _fixed_solo(copy: str, goals: bool, seeds) -> int:
+def _fixed_solo(copy: str, goals: bool, seeds) -> tuple[int, int]:
     """Compare ``simulate_fixed_solo`` with the reference on the pools of ``seeds``;
-    returns how many matches the reference saw end on a goal of R6.2."""
+    returns how many matches the reference saw end on a goal of R6.2, and how many ended
+    with both sides on different goals (the goal listed first wins)."""
     from twilight_env.experiments.edge.solo_edge import simulate_fixed_solo
 
-    pools, max_deals = 40, 60
-    goal_wins = 0
+    pools, max_deals = 60, 60
+    goal_wins = both_on_goals = 0
     for seed in seeds:
-        target, per_pool = _simulator_case(seed)
+        target, per_pool = _simulator_case(seed, goals)
         pts = deal_outcomes(seed, pools, per_pool, 2)
         moon, sun = pts[:, :, 0], pts[:, :, 1]
 
@@ -574,9 +577,11 @@ def _fixed_solo(copy: str, goals: bool, seeds) -> int:
                 "deals": [float(e.deals) if e.winners else np.nan for e in ends],
                 "undecided": [0 if e.winners else 1 for e in ends]}
         _compare_pools(copy, seed, got, want)
-        goal_wins += sum(bool(e.winners) and e.totals[e.winners[0]] in R.GOALS_333
-                         and e.totals[e.winners[0]] < target for e in ends)
-    return goal_wins
+        for e in ends:
+            on_goal = [t for t in e.totals if t in R.GOALS_333 and t < target]
+            goal_wins += bool(e.winners) and e.totals[e.winners[0]] in on_goal
+            both_on_goals += bool(e.winners) and len(set(on_goal)) == 2
+    return goal_wins, both_on_goals
 
 
 def test_fixed_solo_simulator():
@@ -591,7 +596,9 @@ def test_goals_333_simulator():
     from twilight_env.experiments.edge import goals_333, solo_edge
 
     assert goals_333.match_figures is solo_edge.match_figures  # goals_333.py reads these figures
-    assert _fixed_solo("experiments/edge/goals_333.py", True, range(100, 124)) > 0, "no match ended on a goal (R6.2)"
+    goal_wins, both_on_goals = _fixed_solo("experiments/edge/goals_333.py", True, range(100, 160))
+    assert goal_wins > 0, "no match ended on a goal (R6.2)"
+    assert both_on_goals >= 8, "few matches ended with both sides on different goals (R6.2)"
 
 
 def _highest_total(copy: str, seeds, lines: int, simulate, add_deal, line_of) -> None:
@@ -840,7 +847,8 @@ def test_vector_rows():
 
 @pytest.mark.slow
 def test_slow_sweep():
-    """Ten times the default positions for the deal copies, and more match simulations."""
+    """Ten times the default positions for the deal copies, more match simulations, and
+    the solvers on more endgames (4 tricks left: the numba backend against the python one)."""
     seeds = range(240, 2640)
     _engine_copy(PurePythonState, "twilight_env/rules/engine.py::PurePythonState", seeds)
     if engine.backend() == "compiled":
@@ -849,4 +857,9 @@ def test_slow_sweep():
     _fixed_solo("experiments/edge/solo_edge.py::simulate_fixed_solo", False, range(200, 400))
     _fixed_solo("experiments/edge/goals_333.py", True, range(400, 600))
     if _have("numba"):
+        from twilight_env.agents.solver import Solver
+
+        for seed, cut, st, _ in _endgames(seeds[:6], 4):  # 4 tricks left: the two backends agree
+            if Solver(st.num_players, "numba").solve(st) != Solver(st.num_players, "python").solve(st):
+                fail("agents/_solver_nb.py", seed, f"4 tricks left, after {cut} actions", "value differs from python")
         _solver_against_reference("numba", seeds[:600], seeds[:60])

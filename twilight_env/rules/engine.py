@@ -30,8 +30,9 @@ Two classes hold the same fields and follow the same rules, written once, in Pyt
   action, a NumPy integer, a state built field by field without ``held``) to the Python
   methods, so errors and odd inputs behave exactly as in :class:`PurePythonState`.
   Without the core (no compiler, or ``TWILIGHT_ENV_PURE_PYTHON=1``), ``State`` is
-  :class:`PurePythonState`; :func:`backend` says which. ``tests/engine/test_compiled_core.py``
-  plays both side by side and compares every field after every action.
+  :class:`PurePythonState`; :func:`backend` says which. The parity harness,
+  ``tests/rules/test_parity.py``, plays both against the rules reference
+  (:mod:`twilight_env.rules.reference`) and compares every field after every action.
 
 When the core is built these are two classes, so a check of the type of a state, in
 either engine, is ``isinstance(x, DealState)`` (an ABC registered for both).
