@@ -102,6 +102,9 @@ def test_encoding_kernel_reads_the_layout_and_rules_tables():
     for name in ("NC", "SEATS", "SEAT_SIZE", "HAND", "COUNTS", "TRICK", "GONE", "PHASE", "ROLE", "SIDE", "TOTALS"):
         assert getattr(nb, "_" + name) == getattr(layout, name) == getattr(encoding, name), name
     assert encoding._ROLE_3P is layout.ROLE_3P and encoding._ROLE_4P is layout.ROLE_4P
+    # the Moon seats (R2.1: 1 and 3; R7.1: the solo 0 and the new moon 2), from the engine's seat cults
+    assert (layout.MOON_SEATS_4P, layout.MOON_SEATS_3P) == (0b1010, 0b0101)
+    assert (nb._MOON_4P, nb._MOON_3P) == (encoding._MOON_4P, encoding._MOON_3P) == (0b1010, 0b0101)
 
 
 def test_batch_engine_tables_equal_the_rules_tables():

@@ -40,6 +40,7 @@ _NEW_MOON_DECISION, _NEW_MOON_AT, _MOON_SEAT, _MATCH = L.NEW_MOON_DECISION, L.NE
 _SIDE, _TOTALS = L.SIDE, L.TOTALS
 _ROLE_4P = np.array(L.ROLE_4P, dtype=np.int64)
 _ROLE_3P = np.array(L.ROLE_3P, dtype=np.int64)
+_MOON_4P, _MOON_3P = L.MOON_SEATS_4P, L.MOON_SEATS_3P
 _NEW_MOON = NEW_MOON
 _HOLD = HOLD
 
@@ -132,11 +133,11 @@ def encode_into(out, mask, seat, num_players, done, phase, acting, deciding, lea
         out[_TO_ACT] = 1.0
     if num_players == 4:
         out[_ROLE + _ROLE_4P[seat]] = 1.0
-        moon = 10  # seats 1, 3 (R2.1)
+        moon = _MOON_4P  # seats 1, 3 (R2.1)
     else:
         out[_ROLE + _ROLE_3P[seat]] = 1.0
         out[_NEW_MOON_AT + ((_NEW_MOON - ego) & 3)] = 1.0
-        moon = 5  # seats 0, 2 (R7.1)
+        moon = _MOON_3P  # seats 0, 2 (R7.1)
         if to_act and ego == _NEW_MOON:
             out[_NEW_MOON_DECISION] = 1.0
     rot = ((moon | moon << 4) >> ego) & 15

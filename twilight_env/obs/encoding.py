@@ -76,6 +76,7 @@ from twilight_env.obs.layout import (  # noqa: F401  (re-exported: the layout na
     NEW_MOON_DECISION, NUM_BITS, NUM_REL, NUM_SCALARS, OBS_SIZE, PENDING, PHASE, PLACE, PLAYED_FOR, ROLE, SEAT_SIZE,
     SEATS, SIDE, SIDE_FIELDS, TAKEN, TARGET, TO_ACT, TOTALS, TOTALS_CAP, TRICK, TRICK_NO, TRICK_OF, TRICK_PLACE_SIZE,
 )
+from twilight_env.obs.layout import MOON_SEATS_3P, MOON_SEATS_4P
 from twilight_env.obs.layout import ROLE_3P as _ROLE_3P
 from twilight_env.obs.layout import ROLE_4P as _ROLE_4P
 
@@ -150,8 +151,8 @@ _PLAY_BIT = tuple(tuple(tuple(tuple(
 _TRICK_BIT = tuple(tuple(tuple(((1 << x) | (1 << (NC + cr)) | (1 << (NC + 4 + hr))) << (TRICK + TRICK_PLACE_SIZE * p)
                                 for cr in range(4) for hr in range(4)) for x in range(NC)) for p in range(4))
 # _ROLE_4P, _ROLE_3P: seat -> role flag, from twilight_env.obs.layout (the one definition)
-_MOON_4P = 0b1010                # seats 1, 3 are Moon (R2.1)
-_MOON_3P = 0b0101                # seats 0, 2 are Moon (R7.1)
+_MOON_4P = MOON_SEATS_4P         # seats 1, 3 are Moon (R2.1)
+_MOON_3P = MOON_SEATS_3P         # seats 0, 2 are Moon (R7.1)
 
 
 def _rot4(bits4: int, ego: int) -> int:

@@ -9,8 +9,8 @@ the compiled encoder does not import the Python one.
 
 from __future__ import annotations
 
-from twilight_env.rules.cards import NUM_CARDS
-from twilight_env.rules.engine import NUM_TRICKS
+from twilight_env.rules.cards import MOON, NUM_CARDS
+from twilight_env.rules.engine import NUM_TRICKS, SEAT_CULT_3, SEAT_CULT_4
 
 # ---------------------------------------------------------------------------------
 # Layout constants (flags first, then scalars); see encoding's module table.
@@ -63,9 +63,14 @@ ROLE_4P = (0, 1, 0, 1)          # 4p: seat -> role bit (Sun side 0, Moon side 1)
 """4 players: the ``ROLE`` flag of each seat."""
 ROLE_3P = (2, 3, -1, 4)         # 3p: solo 2, left Sun 3, right Sun 4 (seat 2 is never a viewer)
 """3 players: the ``ROLE`` flag of each seat (R7.2); seat 2, the new moon, never views."""
+MOON_SEATS_4P = sum(1 << s for s in range(4) if SEAT_CULT_4[s] == MOON)
+"""4 players: the Moon seats as a 4-bit set, bit ``s`` for seat ``s`` (1 and 3, R2.1); the
+``MOON_SEAT`` flags are this set seen from the ego seat."""
+MOON_SEATS_3P = sum(1 << s for s in range(4) if SEAT_CULT_3[s] == MOON)
+"""3 players: the Moon seats as a 4-bit set (0 and 2: the solo and the new moon, R7.1)."""
 
 __all__ = ["NUM_REL", "NC", "COUNT_SLOTS", "HAND", "PLAYED_FOR", "HELD_BY", "TAKEN", "COUNTS", "SEAT_SIZE", "SEATS",
            "TRICK", "TRICK_PLACE_SIZE", "GONE", "PENDING", "TRICK_OF", "PHASE", "TO_ACT", "ACTING", "CHOOSER",
            "HOLDER", "LEADER", "TRICK_NO", "PLACE", "ROLE", "NEW_MOON_DECISION", "NEW_MOON_AT", "MOON_SEAT", "MATCH",
            "NUM_BITS", "SIDE", "SIDE_FIELDS", "TOTALS", "TARGET", "OBS_SIZE", "NUM_SCALARS", "TOTALS_CAP",
-           "ROLE_4P", "ROLE_3P"]
+           "ROLE_4P", "ROLE_3P", "MOON_SEATS_4P", "MOON_SEATS_3P"]

@@ -47,7 +47,7 @@ def _rot_table(moon_bits: int) -> np.ndarray:
     return np.array([((moon_bits | moon_bits << 4) >> e) & 15 for e in range(4)], dtype=np.int64)
 
 
-_MOON_ROT = {4: _rot_table(0b1010), 3: _rot_table(0b0101)}
+_MOON_ROT = {4: _rot_table(E._MOON_4P), 3: _rot_table(E._MOON_3P)}
 """Moon seats (4p: 1, 3, R2.1; 3p: 0, 2, R7.1) relative to each ego seat."""
 
 
