@@ -230,6 +230,30 @@ def _engine_copy(cls, copy, seeds):
 
 def test_python_engine():
     _engine_copy(PurePythonState, "twilight_env/rules/engine.py::PurePythonState", SEEDS)
+    for seed in SEEDS[:40]:  # R2.5: the public card-back counts
+        pos = position(seed)
+        st, ref = pos.state(PurePythonState), pos.reference(0)
+        for k, a in enumerate(pos.actions):
+            if [tuple(c) for c in st.counts()] != ref.card_backs():
+                fail("twilight_env/rules/engine.py::PurePythonState", seed, f"before action {k}",
+                     f"field counts: got {st.counts()}, reference {ref.card_backs()}")
+            st.apply(a)
+            ref.play(a)
+
+
+def test_engines_on_any_seed():
+    """Both engines (the compiled core when it is built) on positions of seeds drawn by
+    hypothesis (the ``test`` extra)."""
+    hypothesis = pytest.importorskip("hypothesis")
+
+    @hypothesis.settings(max_examples=40)
+    @hypothesis.given(seed=hypothesis.strategies.integers(10_000, 2**32 - 1))
+    def check(seed):
+        _engine_copy(PurePythonState, "twilight_env/rules/engine.py::PurePythonState", [seed])
+        if engine.backend() == "compiled":
+            _engine_copy(State, "twilight_env/rules/_engine_c.c", [seed])
+
+    check()
 
 
 @needs_core

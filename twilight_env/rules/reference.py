@@ -242,6 +242,11 @@ class Deal:
             return 0
         return seat
 
+    def card_backs(self) -> list[tuple[int, int]]:
+        """R2.5: what is public about every hand: how many Sun and how many Moon cards it
+        holds, ``(sun, moon)`` by seat."""
+        return [(sum(cult_of(c) == SUN for c in hand), sum(cult_of(c) == MOON for c in hand)) for hand in self.hands]
+
     # -- what is legal --------------------------------------------------------------
     def legal_actions(self) -> list[int]:
         """The legal actions, sorted (R3.2, R3.5); empty once the deal is over.
