@@ -21,8 +21,9 @@ import numpy as np
 from twilight_env.rules import reference as R
 
 FIELDS = ("hands", "leader", "trick", "place", "phase", "holder", "cards", "holders", "pending", "captured",
-          "neutral", "history")
-"""The fields of a deal compared, in the engine's representation (``docs/API.md``)."""
+          "neutral", "history", "deciding")
+"""The fields of a deal compared, in the engine's representation (``docs/API.md``);
+``deciding`` is the seat that decides next (R7.3), -1 once the deal is over."""
 
 
 @dataclass(frozen=True)
@@ -109,6 +110,7 @@ def reference_fields(d: R.Deal) -> dict:
         "captured": [mask(t) for t in d.taken],
         "neutral": mask(d.neutral),
         "history": [(c, h, R.card_id(x)) for c, h, x in d.history],
+        "deciding": -1 if d.done else d.deciding_seat(),
     }
 
 
@@ -127,6 +129,7 @@ def engine_fields(st) -> dict:
         "captured": [int(c) for c in st.captured],
         "neutral": int(st.neutral),
         "history": [(int(c), int(h), int(x)) for c, h, x in st.history],
+        "deciding": -1 if st.done else int(st.deciding_seat),
     }
 
 

@@ -176,7 +176,7 @@ def test_positions_reach_every_rule():
                 seen["new moon requested R7.3"] += pos.num_players == 3 and (d.chooser() + a - 27) % 4 == 2
             pending_before = len(d.pending)
             if len(d.places) == 3:
-                cards = [c for _, _, c in d.places] + [R.CARDS[a]] if a < 28 else []
+                cards = ([c for _, _, c in d.places] + [R.CARDS[a]]) if a < 28 else []  # the full trick
                 if cards and not any(R.kind_of(c) == "P" for c in cards):
                     best = R.strength(cards[R.best_place(cards)])
                     seen["equal best cards R4.1"] += sum(R.strength(c) == best for c in cards) > 1
@@ -185,7 +185,7 @@ def test_positions_reach_every_rule():
             seen["pending pile R4.3"] += len(d.pending) > pending_before
         seen["neutral pile R4.4"] += bool(d.neutral)
         seen["no own sanctuary R5.3"] += 0 in d.side_scores()
-    assert all(seen.values()), f"cases no position reached: {[k for k, v in seen.items() if not v]}"
+    assert min(seen.values()) >= 10, f"cases few positions reached: {seen}"
 
 
 # ---------------------------------------------------------------------------------
@@ -357,10 +357,12 @@ def _batch_against_reference(backend: str, seeds) -> None:
                 "neutral", "done")}
             mask = o.to_numpy(eng.legal_mask())
             hist = o.to_numpy(eng.history)
+            deciding = o.to_numpy(eng.deciding_seat)
             for i, (p, ref) in enumerate(zip(pos, refs)):
                 want = reference_fields(ref)
                 got = {name: (g[name][i].tolist()) for name in want if name in g}
                 got["history"] = [x for x in hist[i].tolist() if x >= 0]
+                got["deciding"] = -1 if g["done"][i] else int(deciding[i])
                 want["history"] = [x for _, _, x in want["history"]]
                 diff = first_difference(got, want)
                 if diff:
