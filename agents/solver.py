@@ -44,7 +44,7 @@ from __future__ import annotations
 
 from twilight_env.rules.cards import (HALF_IDS, HALF_MULT, HALF_SOULS, MULT_OF_CULT, SOULS, STRENGTH, STRONG_FIRST,
                                       SUN_MASK, trick_so_far)
-from twilight_env.rules.engine import CHOOSE, NUM_TRICKS, REQUEST_BASE, DealState
+from twilight_env.rules.engine import CHOOSE, NUM_TRICKS, REQUEST_BASE, SEAT_CULT_3, SEAT_CULT_4, DealState
 
 INF = 1 << 20
 """Larger than any deal-score difference (|value| <= 360)."""
@@ -118,7 +118,7 @@ class Solver:
             backend = "numba" if HAVE_NUMBA else "python"
         self.backend = backend
         self.num_players = num_players
-        self.seat_cult = (0, 1, 0, 1) if num_players == 4 else (1, 0, 1, 0)
+        self.seat_cult = SEAT_CULT_4 if num_players == 4 else SEAT_CULT_3  # R2.1, R7.1
         self.table: dict = {}
         self.nodes = 0
         # multiplier of each card for side 0 / side 1 (own-cult sanctuaries only, R5.2)
