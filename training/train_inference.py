@@ -25,6 +25,7 @@ import os
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -114,100 +115,179 @@ def load_many(paths) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict]:
     return np.concatenate(xs), np.concatenate(ys), np.concatenate(ds), meta
 
 
-def train(data, out: str, minutes: float, resume: bool = False, hidden: int = 256, batch: int = 512,
-          lr: float = 1e-3, seed: int = 0, eval_every: float = 30.0, logdir: str | None = None,
-          threads: int = 1, dropout: float = 0.3, weight_decay: float = 1e-3, log=print) -> dict:
+@dataclass
+class InferenceTrainSettings:
+    """How :func:`train` fits the card-location model (the command's flags)."""
+
+    minutes: float
+    """Training time in total, a resumed run's time included (minutes, > 0)."""
+    hidden: int = 256
+    """Hidden units per layer of a new network (units; a resumed run keeps its own)."""
+    batch: int = 512
+    """Records per AdamW step (records, >= 1)."""
+    lr: float = 1e-3
+    """AdamW learning rate (per step; a resumed run keeps its optimizer's)."""
+    seed: int = 0
+    """Seed of the initial weights and the batch draws of a new run (integer)."""
+    eval_every: float = 30.0
+    """Training time between validations and checkpoints (seconds, > 0)."""
+    logdir: str | None = None
+    """TensorBoard folder of a new run (default ``runs/inference__{seed}__{unixtime}``; a resumed run keeps its own)."""
+    threads: int = 1
+    """Torch threads (threads)."""
+    dropout: float = 0.3
+    """Dropout after each hidden layer (probability in [0, 1))."""
+    weight_decay: float = 1e-3
+    """AdamW weight decay (coefficient per step, >= 0)."""
+
+    def validate(self) -> "InferenceTrainSettings":
+        """Check values; return self.
+
+        Raises:
+            ValueError: naming the flags and what they allow.
+        """
+        if not self.minutes > 0:
+            raise ValueError(f"--minutes must be > 0, got {self.minutes!r}")
+        if (self.hidden < 1 or self.batch < 1 or not self.lr > 0 or not self.eval_every > 0
+                or not 0 <= self.dropout < 1 or self.weight_decay < 0):
+            raise ValueError("--hidden and --batch must be >= 1, --lr and --eval-every > 0, --dropout in [0, 1), "
+                             "--weight-decay >= 0")
+        return self
+
+
+@dataclass
+class _Progress:
+    """A run's state: the model, its optimizer, the step and time counters, the best
+    validation loss and its weights, the batch RNG and the TensorBoard folder."""
+
+    model: CardLocationNet
+    opt: torch.optim.Optimizer
+    step: int
+    seconds: float
+    best_val: float
+    best_model: dict | None
+    rng: np.random.Generator
+    logdir: str
+
+
+def _resume_progress(out: str, npl: int, s: InferenceTrainSettings, log) -> _Progress:
+    """The state saved in the training checkpoint ``out`` (torch's RNG state restored).
+
+    Raises:
+        ValueError: an unreadable checkpoint, one for another number of players, or an export.
+    """
+    ckpt = read_checkpoint(Path(out), npl)
+    if "optimizer" not in ckpt:
+        raise ValueError(f"{out!r} holds weights only (an export); resume needs a training checkpoint")
+    model = CardLocationNet(int(ckpt["hidden"]), s.dropout)
+    model.load_state_dict(model_from_checkpoint(ckpt, out).state_dict())
+    model.train()
+    opt = torch.optim.AdamW(model.parameters(), lr=s.lr, weight_decay=s.weight_decay)
+    opt.load_state_dict(ckpt["optimizer"])
+    rng = np.random.default_rng()
+    rng.bit_generator.state = json.loads(ckpt["rng"])
+    torch.set_rng_state(ckpt["torch_rng"])
+    p = _Progress(model, opt, ckpt["step"], ckpt["seconds"], ckpt["best_val"], ckpt["best_model"], rng,
+                  ckpt["logdir"])
+    log(f"resumed {out} at step {p.step}, {p.seconds:.0f} s trained, best val {p.best_val:.4f}")
+    return p
+
+
+def _new_progress(s: InferenceTrainSettings) -> _Progress:
+    torch.manual_seed(s.seed)
+    model = CardLocationNet(s.hidden, s.dropout)
+    opt = torch.optim.AdamW(model.parameters(), lr=s.lr, weight_decay=s.weight_decay)
+    return _Progress(model, opt, 0, 0.0, float("inf"), None, np.random.default_rng(s.seed),
+                     s.logdir or f"runs/inference__{s.seed}__{int(time.time())}")
+
+
+def _split_records(data) -> tuple[tuple, tuple, dict]:
+    """``(x, y)`` of the training and of the validation records (deals ``≡ 0 mod`` :data:`VAL_MOD`)
+    and the records' metadata.
+
+    Raises:
+        ValueError: unreadable records, or too few deals for both parts.
+    """
+    x_np, y_np, deal, meta = load_many(data)
+    val = deal % VAL_MOD == 0
+    if val.all() or not val.any():
+        raise ValueError(f"{data!r} need records from at least {VAL_MOD + 1} deals (train and validation split by deal)")
+    train_xy = torch.from_numpy(x_np[~val]), torch.from_numpy(y_np[~val].astype(np.int64))
+    val_xy = torch.from_numpy(x_np[val]), torch.from_numpy(y_np[val].astype(np.int64))
+    return train_xy, val_xy, meta
+
+
+def train(data, out: str, settings: InferenceTrainSettings, resume: bool = False, log=print) -> dict:
     """Train (or continue) a card-location model; returns the final checkpoint dict.
+
+    Args:
+        data: record file(s) of :mod:`twilight_env.training.inference_data`.
+        out: the training checkpoint (written atomically every ``settings.eval_every`` seconds).
+        settings: :class:`InferenceTrainSettings`.
+        resume: continue ``out`` (else an existing ``out`` is refused).
+        log: called with each progress line.
 
     Raises:
         ValueError: bad options, an unreadable record file or checkpoint, ``--out``
             present without ``resume``, or a checkpoint for another number of players.
     """
-    if not minutes > 0:
-        raise ValueError(f"--minutes must be > 0, got {minutes!r}")
-    if hidden < 1 or batch < 1 or not lr > 0 or not eval_every > 0 or not 0 <= dropout < 1 or weight_decay < 0:
-        raise ValueError("--hidden and --batch must be >= 1, --lr and --eval-every > 0, --dropout in [0, 1), "
-                         "--weight-decay >= 0")
-    torch.set_num_threads(threads)
-    x_np, y_np, deal, meta = load_many(data)
+    s = settings.validate()
+    torch.set_num_threads(s.threads)
+    (x_tr, y_tr), (x_va, y_va), meta = _split_records(data)
     npl = meta["num_players"]
-    val = deal % VAL_MOD == 0
-    if val.all() or not val.any():
-        raise ValueError(f"{data!r} need records from at least {VAL_MOD + 1} deals (train and validation split by deal)")
-    x_tr, y_tr = torch.from_numpy(x_np[~val]), torch.from_numpy(y_np[~val].astype(np.int64))
-    x_va, y_va = torch.from_numpy(x_np[val]), torch.from_numpy(y_np[val].astype(np.int64))
     out_p = Path(out)
     if out_p.exists() and not resume:
         raise ValueError(f"{out!r} exists; pass --resume to continue it, or choose another --out")
-    if resume:
-        ckpt = read_checkpoint(out_p, npl)
-        if "optimizer" not in ckpt:
-            raise ValueError(f"{out!r} holds weights only (an export); resume needs a training checkpoint")
-        model = CardLocationNet(int(ckpt["hidden"]), dropout)
-        model.load_state_dict(model_from_checkpoint(ckpt, out).state_dict())
-        model.train()
-        opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
-        opt.load_state_dict(ckpt["optimizer"])
-        step, seconds, best_val = ckpt["step"], ckpt["seconds"], ckpt["best_val"]
-        best_model = ckpt["best_model"]
-        rng = np.random.default_rng()
-        rng.bit_generator.state = json.loads(ckpt["rng"])
-        torch.set_rng_state(ckpt["torch_rng"])
-        logdir = ckpt["logdir"]
-        log(f"resumed {out} at step {step}, {seconds:.0f} s trained, best val {best_val:.4f}")
-    else:
-        torch.manual_seed(seed)
-        model = CardLocationNet(hidden, dropout)
-        opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
-        step, seconds, best_val, best_model = 0, 0.0, float("inf"), None
-        rng = np.random.default_rng(seed)
-        logdir = logdir or f"runs/inference__{seed}__{int(time.time())}"
-    writer = SummaryWriter(logdir)
+    p = _resume_progress(out, npl, s, log) if resume else _new_progress(s)
+    writer = SummaryWriter(p.logdir)
     log(f"{len(x_tr)} training and {len(x_va)} validation records; uniform baseline on validation "
         f"{uniform_nll(x_va, y_va):.4f} nats/card")
     if not resume:
-        writer.add_text("config", json.dumps({"data": data, "data_meta": meta, "hidden": hidden, "batch": batch,
-                                              "lr": lr, "dropout": dropout, "weight_decay": weight_decay, "seed": seed, "minutes": minutes, "git": _git_hash()}))
-
-    def checkpoint():
-        save_checkpoint(checkpoint_dict(model, npl, optimizer=opt.state_dict(), step=step, seconds=seconds,
-                                        best_val=best_val, best_model=best_model,
-                                        rng=json.dumps(rng.bit_generator.state), torch_rng=torch.get_rng_state(),
-                                        logdir=logdir,
-                                        data=[os.path.abspath(d) for d in ([data] if isinstance(data, str) else data)]),
-                        out_p)
-
-    budget = minutes * 60.0
+        writer.add_text("config", json.dumps({"data": data, "data_meta": meta, "hidden": s.hidden, "batch": s.batch,
+                                              "lr": s.lr, "dropout": s.dropout, "weight_decay": s.weight_decay,
+                                              "seed": s.seed, "minutes": s.minutes, "git": _git_hash()}))
+    files = [os.path.abspath(d) for d in ([data] if isinstance(data, str) else data)]
+    budget = s.minutes * 60.0
     n = len(x_tr)
     t_last = time.monotonic()
     since_eval, run_loss, run_n = 0.0, 0.0, 0
-    while seconds < budget:
-        idx = torch.from_numpy(rng.integers(n, size=min(batch, n)))
-        s, k = masked_nll(model, x_tr[idx], y_tr[idx])
-        loss = s / max(k, 1)
-        opt.zero_grad()
+    while p.seconds < budget:
+        idx = torch.from_numpy(p.rng.integers(n, size=min(s.batch, n)))
+        summed, k = masked_nll(p.model, x_tr[idx], y_tr[idx])
+        loss = summed / max(k, 1)
+        p.opt.zero_grad()
         loss.backward()
-        opt.step()
-        step += 1
-        run_loss += float(s.detach())
+        p.opt.step()
+        p.step += 1
+        run_loss += float(summed.detach())
         run_n += k
         now = time.monotonic()
-        seconds += now - t_last
+        p.seconds += now - t_last
         since_eval += now - t_last
         t_last = now
-        if since_eval >= eval_every or seconds >= budget:
-            v = evaluate(model, x_va, y_va)
-            writer.add_scalar("losses/train", run_loss / max(run_n, 1), step)
-            writer.add_scalar("losses/val", v, step)
-            log(f"step {step} {seconds:.0f}s train {run_loss / max(run_n, 1):.4f} val {v:.4f} nats/card")
-            if v < best_val:
-                best_val = v
-                best_model = {k_: t.detach().clone() for k_, t in model.state_dict().items()}
-            checkpoint()
+        if since_eval >= s.eval_every or p.seconds >= budget:
+            _validate_and_save(p, x_va, y_va, run_loss / max(run_n, 1), writer, log, out_p, npl, files)
             since_eval, run_loss, run_n = 0.0, 0.0, 0
             t_last = time.monotonic()
     writer.close()
     return read_checkpoint(out_p, npl)
+
+
+def _validate_and_save(p: _Progress, x_va, y_va, train_loss: float, writer, log, out_p: Path, npl: int,
+                       files: list[str]) -> None:
+    """Measure the validation loss, log both losses, keep the best weights and write the checkpoint."""
+    v = evaluate(p.model, x_va, y_va)
+    writer.add_scalar("losses/train", train_loss, p.step)
+    writer.add_scalar("losses/val", v, p.step)
+    log(f"step {p.step} {p.seconds:.0f}s train {train_loss:.4f} val {v:.4f} nats/card")
+    if v < p.best_val:
+        p.best_val = v
+        p.best_model = {k_: t.detach().clone() for k_, t in p.model.state_dict().items()}
+    save_checkpoint(checkpoint_dict(p.model, npl, optimizer=p.opt.state_dict(), step=p.step, seconds=p.seconds,
+                                    best_val=p.best_val, best_model=p.best_model,
+                                    rng=json.dumps(p.rng.bit_generator.state), torch_rng=torch.get_rng_state(),
+                                    logdir=p.logdir, data=files),
+                    out_p)
 
 
 def export(ckpt: dict, dst: str) -> None:
@@ -239,8 +319,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--export", default=None, help="also write the best weights alone to this file")
     a = p.parse_args(argv)
     try:
-        ckpt = train(a.data, a.out, a.minutes, a.resume, a.hidden, a.batch, a.lr, a.seed, a.eval_every, a.logdir,
-                     a.threads, a.dropout, a.weight_decay)
+        settings = InferenceTrainSettings(a.minutes, a.hidden, a.batch, a.lr, a.seed, a.eval_every, a.logdir,
+                                          a.threads, a.dropout, a.weight_decay)
+        ckpt = train(a.data, a.out, settings, a.resume)
         if a.export:
             export(ckpt, a.export)
             print(f"exported best weights (val {ckpt['best_val']:.4f} nats/card) to {a.export}")

@@ -139,13 +139,14 @@ def test_training_resumes_from_its_checkpoint(tmp_path):
     data, _ = _tiny_data(tmp_path)
     out = tmp_path / "ck.pt"
     logs = []
-    train_inference.train(data, str(out), minutes=0.02, hidden=16, batch=32, eval_every=0.2,
-                          logdir=str(tmp_path / "tb"), log=logs.append)
+    settings = train_inference.InferenceTrainSettings
+    train_inference.train(data, str(out), settings(minutes=0.02, hidden=16, batch=32, eval_every=0.2,
+                                                   logdir=str(tmp_path / "tb")), log=logs.append)
     first = read_checkpoint(out, 3)
     assert first["step"] > 0 and first["best_model"] is not None and "optimizer" in first
     with pytest.raises(ValueError, match="--resume"):
-        train_inference.train(data, str(out), minutes=0.04, hidden=16, log=logs.append)
-    train_inference.train(data, str(out), minutes=0.04, resume=True, hidden=16, batch=32, eval_every=0.2,
+        train_inference.train(data, str(out), settings(minutes=0.04, hidden=16), log=logs.append)
+    train_inference.train(data, str(out), settings(minutes=0.04, hidden=16, batch=32, eval_every=0.2), resume=True,
                           log=logs.append)
     second = read_checkpoint(out, 3)
     assert any(line.startswith(f"resumed {out} at step {first['step']}") for line in logs)
@@ -157,7 +158,10 @@ def test_training_resumes_from_its_checkpoint(tmp_path):
     assert "optimizer" not in read_checkpoint(small, 3)
     assert load_model(small, 3).hidden == 16
     with pytest.raises(ValueError, match="weights only"):
-        train_inference.train(data, str(small), minutes=0.1, resume=True, log=logs.append)
+        train_inference.train(data, str(small), settings(minutes=0.1), resume=True, log=logs.append)
+    with pytest.raises(ValueError, match="--minutes must be > 0"):
+        train_inference.train(data, str(tmp_path / "new.pt"), settings(minutes=0))
+    assert not (tmp_path / "new.pt").exists()
 
 
 def test_corrupt_checkpoint_gives_a_clear_error(tmp_path):
