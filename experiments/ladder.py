@@ -37,6 +37,7 @@ import math
 import os
 import sys
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -231,26 +232,7 @@ def _load_steps(folder: str) -> dict:
         if not isinstance(steps, list) or len(steps) > len(rungs) - 1:
             raise ValueError(f"'steps' must be a list of at most {len(rungs) - 1} finished step(s), got "
                              f"{type(steps).__name__}" + (f" of {len(steps)}" if isinstance(steps, list) else ""))
-        checked = []
-        for k, step in enumerate(steps):
-            if not isinstance(step, dict):
-                raise ValueError(f"step {k} must be an object")
-            if step.get("upper") != rungs[k + 1] or step.get("lower") != rungs[k]:
-                raise ValueError(f"step {k} plays {step.get('upper')!r} against {step.get('lower')!r}; the rungs "
-                                 f"say {rungs[k + 1]!r} against {rungs[k]!r}")
-            pts = step.get("points")
-            if (not isinstance(pts, list) or len(pts) != len(deals)
-                    or any(not isinstance(p, list) or len(p) != 2 for p in pts)):
-                raise ValueError(f"step {k} 'points' must hold one pair (two plays) per deal, {len(deals)} pairs")
-            for d, pair in enumerate(pts):
-                for x in pair:
-                    if not (isinstance(x, (int, float)) and not isinstance(x, bool) and float(x).is_integer()
-                            and possible_margin(int(x))):
-                        raise ValueError(f"step {k} 'points' of deal {d} holds {x!r}; a play's points are one "
-                                         "side's deal score minus the other's, integers in -360..360 (R5)")
-            seconds = check_seconds(step.get("seconds"), f"step {k} 'seconds'")
-            checked.append(step_figures({"a_spec": rungs[k + 1], "b_spec": rungs[k], "seconds": seconds,
-                                         "points": [[int(x) for x in p] for p in pts]}, st["num_players"]))
+        checked = [_check_step(k, step, rungs, len(deals), st["num_players"]) for k, step in enumerate(steps)]
     except KeyError as e:
         raise ValueError(f"ladder progress file {path!r} is malformed: the key {e} is missing") from None
     except (TypeError, ValueError) as e:
@@ -258,10 +240,104 @@ def _load_steps(folder: str) -> dict:
     return dict(doc, deals=deals, steps=checked)
 
 
-def run_ladder(rungs: list[str] | None = None, num_players: int = 3, deals: int | None = None,
-               deal_set_name: str = "heldout-1", seed: int | None = None, deals_file: str | None = None,
-               boot: int | None = None, workers: int = 1, out: str | None = None, progress: bool = True,
-               verbose: bool = True, resume: str | None = None, ray: str | None = None, force: bool = False) -> str:
+def _check_step(k: int, step, rungs: list[str], num_deals: int, num_players: int) -> dict:
+    """Finished step ``k`` of a progress file, checked (its rungs, one pair of A's points
+    per deal, each a difference one deal can give, R5; its seconds), with its figures
+    recomputed from its points (:func:`step_figures`).
+
+    Raises:
+        ValueError: naming the step, the field and the allowed values.
+    """
+    if not isinstance(step, dict):
+        raise ValueError(f"step {k} must be an object")
+    if step.get("upper") != rungs[k + 1] or step.get("lower") != rungs[k]:
+        raise ValueError(f"step {k} plays {step.get('upper')!r} against {step.get('lower')!r}; the rungs "
+                         f"say {rungs[k + 1]!r} against {rungs[k]!r}")
+    pts = step.get("points")
+    if (not isinstance(pts, list) or len(pts) != num_deals
+            or any(not isinstance(p, list) or len(p) != 2 for p in pts)):
+        raise ValueError(f"step {k} 'points' must hold one pair (two plays) per deal, {num_deals} pairs")
+    for d, pair in enumerate(pts):
+        for x in pair:
+            if not (isinstance(x, (int, float)) and not isinstance(x, bool) and float(x).is_integer()
+                    and possible_margin(int(x))):
+                raise ValueError(f"step {k} 'points' of deal {d} holds {x!r}; a play's points are one "
+                                 "side's deal score minus the other's, integers in -360..360 (R5)")
+    seconds = check_seconds(step.get("seconds"), f"step {k} 'seconds'")
+    return step_figures({"a_spec": rungs[k + 1], "b_spec": rungs[k], "seconds": seconds,
+                         "points": [[int(x) for x in p] for p in pts]}, num_players)
+
+
+@dataclass
+class LadderSettings:
+    """A ladder run: the ``twilight ladder`` flags as fields (module docstring)."""
+
+    rungs: list[str] | None = None
+    """Agent specs, weakest first; None or empty: :data:`DEFAULT_RUNGS` that can be built here (specs)."""
+    num_players: int = 3
+    """Variant: 3 or 4 players."""
+    deals: int | None = None
+    """Deals per step, each played twice (deals, >= 2; default :data:`DEFAULT_DEALS`, or all of ``deals_file``)."""
+    deal_set_name: str = "heldout-1"
+    """Named held-out deal set; ``seed`` or ``deals_file`` replace it (name)."""
+    seed: int | None = None
+    """Seed of the deals and the agents instead of a named set (integer >= 0)."""
+    deals_file: str | None = None
+    """JSON deal file to play instead (path)."""
+    boot: int | None = None
+    """Bootstrap resamples of the deals (resamples, 1..:data:`MAX_BOOT`; default :data:`DEFAULT_BOOT`)."""
+    workers: int = 1
+    """Worker processes; 1 plays in this process (processes)."""
+    out: str | None = None
+    """Output folder (default ``out/ladder__{seed}__{unixtime}``) (path)."""
+    progress: bool = True
+    """Show a progress bar per step (flag)."""
+    verbose: bool = True
+    """Print each step, the table and the summary (flag)."""
+    resume: str | None = None
+    """Finish the interrupted ladder in this folder; only ``workers``, ``ray``, ``progress`` and
+    ``verbose`` may be given with it (path)."""
+    ray: str | None = None
+    """Ray cluster address to play on (``twilight_env.util.distributed``), or None for local processes."""
+    force: bool = False
+    """Write into an ``out`` folder that already holds files (flag)."""
+
+
+@dataclass
+class _Ladder:
+    """What a run plays: a new ladder's checked settings and deals, or a resumed one's with its finished steps."""
+
+    rungs: list[str]
+    num_players: int
+    seed: int
+    boot: int
+    meta: dict
+    deals: list
+    done: list
+    folder: str
+    left_out: list[str]
+
+    def progress_doc(self) -> dict:
+        """The progress file's content (``ladder.steps.json``)."""
+        settings = {"rungs": self.rungs, "num_players": self.num_players, "seed": self.seed, "boot": self.boot,
+                    "source": self.meta, "left_out": self.left_out}
+        return {"kind": STEPS_KIND, "version": 1, "settings": settings, "deals": self.deals,
+                "num_deals": len(self.deals), "steps": self.done}
+
+
+def run_ladder(rungs: list[str] | None = None, **settings) -> str:
+    """Play the ladder (module docstring) and write its outputs; returns the folder.
+
+    ``run_ladder(rungs, **settings)`` is ``play_ladder(LadderSettings(rungs, **settings))``:
+    ``settings`` are :class:`LadderSettings` fields (an unknown name raises ``TypeError``).
+
+    Raises:
+        ValueError: as :func:`play_ladder`.
+    """
+    return play_ladder(LadderSettings(rungs, **settings))
+
+
+def play_ladder(settings: LadderSettings) -> str:
     """Play the ladder (module docstring) and write its outputs; returns the folder.
 
     Raises:
@@ -269,73 +345,88 @@ def run_ladder(rungs: list[str] | None = None, num_players: int = 3, deals: int 
             number, deal file or progress file, or settings given with ``resume``.
     """
     t0 = time.time()
-    workers = check_workers(workers)
-    seed = check_seed(seed)
-    if resume is not None:
-        given = [k for k, v in (("rungs", rungs), ("--deals", deals), ("--seed", seed), ("--deals-file", deals_file),
-                                ("--boot", boot), ("--out", out), ("--force", force or None)) if v not in (None, [])]
-        if given:
-            raise ValueError(f"--resume keeps the settings saved in the folder; do not give {', '.join(given)} "
-                             "with it (only --workers, --ray and --quiet)")
-        doc = _load_steps(resume)
-        st = doc["settings"]
-        rungs, num_players, seed, boot, meta = st["rungs"], st["num_players"], st["seed"], st["boot"], st["source"]
-        deal_list, done, folder, left_out = doc["deals"], doc["steps"], resume, st.get("left_out", [])
-        check_specs(rungs)
-    else:
-        left_out: list[str] = []
-        if not rungs:
-            rungs, left_out = default_rungs()
-        rungs = check_specs(rungs)
-        if len(rungs) < 2:
-            raise ValueError(f"a ladder needs at least two rungs, got {rungs}")
-        boot = DEFAULT_BOOT if boot is None else boot
-        check_int(boot, "--boot", 1, MAX_BOOT)
-        n = deals if deals is not None or deals_file else DEFAULT_DEALS
-        if n is not None and n < 2:
-            raise ValueError(f"--deals must be at least 2 (intervals need two deals), got {n}")
-        name = None
-        if seed is None and not deals_file:
-            seed, name = heldout_seed(deal_set_name), deal_set_name
-        deal_list, meta = deal_set(n, seed, num_players, deals_file)
-        seed = seed if seed is not None else (meta["seed"] if meta["seed"] is not None else 0)
-        meta = dict(meta, name=name)
-        prepare_runner(ray)  # a refused --ray address makes no folder
-        folder = out_dir(out, "ladder", seed, force)
-        done = []
-    settings = {"rungs": rungs, "num_players": num_players, "seed": seed, "boot": boot, "source": meta,
-                "left_out": left_out}
-    path = os.path.join(folder, STEPS_FILE)
+    s = settings
+    workers = check_workers(s.workers)
+    seed = check_seed(s.seed)
+    lad = _resumed_ladder(s, seed) if s.resume is not None else _new_ladder(s, seed)
+    path = os.path.join(lad.folder, STEPS_FILE)
     try:
-        with ray_runner(ray):
-            for k in range(len(done), len(rungs) - 1):
-                upper, lower = rungs[k + 1], rungs[k]
-                if verbose:
-                    print(f"step {k + 1}/{len(rungs) - 1}: {upper} against {lower}", file=sys.stderr)
-                entry = play_step(upper, lower, deal_list, num_players, seed, workers, k, progress)
-                done.append(step_figures(entry, num_players))
-                write_json_atomic(path, {"kind": STEPS_KIND, "version": 1, "settings": settings,
-                                         "deals": deal_list, "num_deals": len(deal_list), "steps": done})
+        with ray_runner(s.ray):
+            for k in range(len(lad.done), len(lad.rungs) - 1):
+                upper, lower = lad.rungs[k + 1], lad.rungs[k]
+                if s.verbose:
+                    print(f"step {k + 1}/{len(lad.rungs) - 1}: {upper} against {lower}", file=sys.stderr)
+                entry = play_step(upper, lower, lad.deals, lad.num_players, lad.seed, workers, k, s.progress)
+                lad.done.append(step_figures(entry, lad.num_players))
+                write_json_atomic(path, lad.progress_doc())
     except KeyboardInterrupt:
-        write_json_atomic(path, {"kind": STEPS_KIND, "version": 1, "settings": settings, "deals": deal_list,
-                                 "num_deals": len(deal_list), "steps": done})
-        print(f"\ninterrupted: {len(done)} finished step(s) saved in {path}; "
-              f"continue with: twilight ladder --resume {folder}", file=sys.stderr)
+        write_json_atomic(path, lad.progress_doc())
+        print(f"\ninterrupted: {len(lad.done)} finished step(s) saved in {path}; "
+              f"continue with: twilight ladder --resume {lad.folder}", file=sys.stderr)
         raise
-    rates = ratings(done, boot, seed)
-    doc = {"rungs": rungs, "left_out": left_out, "num_players": num_players, "deals": len(deal_list),
-           "seed": seed, "deals_source": meta, "boot": boot, "runner": runner_label(ray), "workers": workers,
-           "git": git_hash(), "run_seconds": sum(s["seconds"] for s in done), "resumed": resume is not None,
-           "steps": done, "ratings": [dict(r, spec=s) for r, s in zip(rates, rungs)]}
-    write_outputs(folder, doc)
+    rates = ratings(lad.done, lad.boot, lad.seed)
+    doc = {"rungs": lad.rungs, "left_out": lad.left_out, "num_players": lad.num_players, "deals": len(lad.deals),
+           "seed": lad.seed, "deals_source": lad.meta, "boot": lad.boot, "runner": runner_label(s.ray),
+           "workers": workers, "git": git_hash(), "run_seconds": sum(st["seconds"] for st in lad.done),
+           "resumed": s.resume is not None, "steps": lad.done,
+           "ratings": [dict(r, spec=spec) for r, spec in zip(rates, lad.rungs)]}
+    write_outputs(lad.folder, doc)
     if os.path.exists(path):
         os.remove(path)
-    if verbose:
+    if s.verbose:
         header, rows = table_rows(doc)
         print(text_table(header, rows))
-        print(f"\n{summary(doc)}\nFiles: {folder}/ladder.md, ladder.json, ladder.png "
+        print(f"\n{summary(doc)}\nFiles: {lad.folder}/ladder.md, ladder.json, ladder.png "
               f"({time.time() - t0:.0f} s this sitting)")
-    return folder
+    return lad.folder
+
+
+def _resumed_ladder(s: LadderSettings, seed: int | None) -> _Ladder:
+    """The ladder saved in ``s.resume`` (checked in full by :func:`_load_steps`).
+
+    Raises:
+        ValueError: settings given beside ``resume``, or a bad progress file.
+    """
+    given = [k for k, v in (("rungs", s.rungs), ("--deals", s.deals), ("--seed", seed), ("--deals-file", s.deals_file),
+                            ("--boot", s.boot), ("--out", s.out), ("--force", s.force or None)) if v not in (None, [])]
+    if given:
+        raise ValueError(f"--resume keeps the settings saved in the folder; do not give {', '.join(given)} "
+                         "with it (only --workers, --ray and --quiet)")
+    doc = _load_steps(s.resume)
+    st = doc["settings"]
+    check_specs(st["rungs"])
+    return _Ladder(st["rungs"], st["num_players"], st["seed"], st["boot"], st["source"], doc["deals"], doc["steps"],
+                   s.resume, st.get("left_out", []))
+
+
+def _new_ladder(s: LadderSettings, seed: int | None) -> _Ladder:
+    """Check a new ladder's settings, draw its deals and make its folder.
+
+    Raises:
+        ValueError: fewer than two rungs, a bad spec, ``boot`` or ``deals``, a bad deal
+            file, a refused ``ray`` address (before any folder is made).
+    """
+    left_out: list[str] = []
+    rungs = s.rungs
+    if not rungs:
+        rungs, left_out = default_rungs()
+    rungs = check_specs(rungs)
+    if len(rungs) < 2:
+        raise ValueError(f"a ladder needs at least two rungs, got {rungs}")
+    boot = DEFAULT_BOOT if s.boot is None else s.boot
+    check_int(boot, "--boot", 1, MAX_BOOT)
+    n = s.deals if s.deals is not None or s.deals_file else DEFAULT_DEALS
+    if n is not None and n < 2:
+        raise ValueError(f"--deals must be at least 2 (intervals need two deals), got {n}")
+    name = None
+    if seed is None and not s.deals_file:
+        seed, name = heldout_seed(s.deal_set_name), s.deal_set_name
+    deal_list, meta = deal_set(n, seed, s.num_players, s.deals_file)
+    seed = seed if seed is not None else (meta["seed"] if meta["seed"] is not None else 0)
+    meta = dict(meta, name=name)
+    prepare_runner(s.ray)  # a refused --ray address makes no folder
+    folder = out_dir(s.out, "ladder", seed, s.force)
+    return _Ladder(rungs, s.num_players, seed, boot, meta, deal_list, [], folder, left_out)
 
 
 # ---------------------------------------------------------------------------------
@@ -432,9 +523,9 @@ def plot(doc: dict, path: str) -> None:
 
 def run(args) -> int:
     try:
-        run_ladder(args.rungs, args.players, args.deals, args.deal_set, args.seed, args.deals_file, args.boot,
-                   args.workers, args.out, progress=not args.quiet, resume=args.resume, ray=args.ray,
-                   force=args.force)
+        play_ladder(LadderSettings(args.rungs, args.players, args.deals, args.deal_set, args.seed, args.deals_file,
+                                   args.boot, args.workers, args.out, progress=not args.quiet, resume=args.resume,
+                                   ray=args.ray, force=args.force))
     except KeyboardInterrupt:
         return 130
     return 0

@@ -154,3 +154,18 @@ def test_plot_names_the_deal_set_and_marks_a_failing_step(tmp_path, monkeypatch)
     failing = sum(not s["holds"] for s in doc["steps"])
     assert failing == 2 and notes.count("step does not hold") == 2 * failing  # both panels
     assert (tmp_path / "l.png").stat().st_size > 10_000
+
+
+def test_settings_follow_the_command_line_and_refuse_unknown_names(tmp_path):
+    import argparse
+    p = argparse.ArgumentParser()
+    ladder.add_arguments(p)
+    a = p.parse_args([])
+    d = ladder.LadderSettings()
+    assert (d.num_players, d.deal_set_name, d.deals, d.seed, d.boot, d.resume) == (
+        a.players, a.deal_set, a.deals, a.seed, a.boot, a.resume)
+    with pytest.raises(TypeError, match="nosuch"):
+        ladder.run_ladder(["random", "random"], nosuch=1)
+    with pytest.raises(ValueError, match="do not give rungs, --boot"):
+        ladder.play_ladder(ladder.LadderSettings(["random", "random"], boot=5, resume=str(tmp_path)))
+    assert not list(tmp_path.iterdir())
