@@ -308,6 +308,57 @@ def state_view(state: State) -> dict:
 # games
 # ---------------------------------------------------------------------------------
 
+def _play_specs(options: dict, n: int, reset_opts: dict) -> tuple[int, list[str | None]]:
+    """Mode ``play``: the person's player index (0 in 3 players, where ``reset_opts["solo"]``
+    is set so that player_0 sits at the chosen seat, R7.4) and the agent spec per player
+    (None for the person; the partner across the table in 4 players, R2.1; in 3 players the
+    other Sun player of the first deal).
+
+    Raises:
+        GameError: 400 on a bad ``seat``, ``opponents`` or ``partner``, or ``agents`` given.
+    """
+    if n == 4:
+        seat = _int(options, "seat", 0, "0..3 in 4 players", lambda v: 0 <= v < 4)
+        human = seat
+    else:
+        seat = _int(options, "seat", 0, "0 (solo), 1 or 3 (Sun) in 3 players; 2 is the new moon",
+                    lambda v: v in (0, 1, 3))
+        human = 0
+        reset_opts["solo"] = {0: 0, 1: 2, 3: 1}[seat]  # puts player_0 at `seat` (R7.4)
+    opp = check_spec(options.get("opponents", DEFAULT_AGENT), "opponents")
+    partner = check_spec(options.get("partner", opp), "partner")
+    specs: list[str | None] = []
+    for p in range(n):
+        if p == human:
+            specs.append(None)
+        elif n == 4:
+            specs.append(partner if p == (human + 2) % 4 else opp)
+        else:  # the other Sun player of the first deal is the partner
+            solo = reset_opts["solo"]
+            specs.append(partner if seat != 0 and p != solo else opp)
+    if "agents" in options:
+        raise GameError(400, "'agents' is for mode 'watch'; in mode 'play' give 'opponents' and 'partner'")
+    return human, specs
+
+
+def _watch_specs(options: dict, n: int) -> list[str | None]:
+    """Mode ``watch``: the agent spec per player (``agents``: one spec for all, or one per player).
+
+    Raises:
+        GameError: 400 on a bad ``agents`` or a play-mode option given.
+    """
+    for k in ("seat", "opponents", "partner"):
+        if k in options:
+            raise GameError(400, f"'{k}' is for mode 'play'; in mode 'watch' give 'agents' "
+                                 "(one spec, or one per player)")
+    given = options.get("agents", DEFAULT_AGENT)
+    if isinstance(given, str):
+        given = [given] * n
+    if not isinstance(given, list) or len(given) != n:
+        raise GameError(400, f"'agents' must be one agent spec or a list of {n} (one per player), got {given!r}")
+    return [check_spec(s, f"agents[{i}]") for i, s in enumerate(given)]
+
+
 class Game:
     """One live game: a PettingZoo env, its agents, and the record being written.
 
@@ -351,38 +402,9 @@ class Game:
         reset_opts: dict = {}
         human = None
         if mode == "play":
-            if n == 4:
-                seat = _int(options, "seat", 0, "0..3 in 4 players", lambda v: 0 <= v < 4)
-                human = seat
-            else:
-                seat = _int(options, "seat", 0, "0 (solo), 1 or 3 (Sun) in 3 players; 2 is the new moon",
-                            lambda v: v in (0, 1, 3))
-                human = 0
-                reset_opts["solo"] = {0: 0, 1: 2, 3: 1}[seat]  # puts player_0 at `seat` (R7.4)
-            opp = check_spec(options.get("opponents", DEFAULT_AGENT), "opponents")
-            partner = check_spec(options.get("partner", opp), "partner")
-            specs: list[str | None] = []
-            for p in range(n):
-                if p == human:
-                    specs.append(None)
-                elif n == 4:
-                    specs.append(partner if p == (human + 2) % 4 else opp)
-                else:  # the other Sun player of the first deal is the partner
-                    solo = reset_opts["solo"]
-                    specs.append(partner if seat != 0 and p != solo else opp)
-            if "agents" in options:
-                raise GameError(400, "'agents' is for mode 'watch'; in mode 'play' give 'opponents' and 'partner'")
+            human, specs = _play_specs(options, n, reset_opts)
         else:
-            for k in ("seat", "opponents", "partner"):
-                if k in options:
-                    raise GameError(400, f"'{k}' is for mode 'play'; in mode 'watch' give 'agents' "
-                                         "(one spec, or one per player)")
-            given = options.get("agents", DEFAULT_AGENT)
-            if isinstance(given, str):
-                given = [given] * n
-            if not isinstance(given, list) or len(given) != n:
-                raise GameError(400, f"'agents' must be one agent spec or a list of {n} (one per player), got {given!r}")
-            specs = [check_spec(s, f"agents[{i}]") for i, s in enumerate(given)]
+            specs = _watch_specs(options, n)
         if "dealer" in options:
             if n != 4:
                 raise GameError(400, "'dealer' is for 4 players (the seat after it leads, R2.4)")
