@@ -46,8 +46,6 @@ FACADE = ("twilight_env/__init__.py", "twilight_env/cards.py", "twilight_env/sco
 KNOWN_CIRCLES = {
     ("twilight_env.obs._encoding_nb", "twilight_env.obs.encoding", "twilight_env.obs._encoding_nb"),
     ("twilight_env.agents.fast_ismcts", "twilight_env.agents.ismcts", "twilight_env.agents.fast_ismcts"),
-    ("twilight_env.experiments.edge.edge_strength", "twilight_env.experiments.edge.individual_edge",
-     "twilight_env.experiments.edge.solo_edge", "twilight_env.experiments.edge.edge_strength"),
 }
 
 TOP = {"twilight_env": "twilight_env", "agents": "twilight_env.agents", "training": "twilight_env.training",

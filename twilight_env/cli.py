@@ -40,7 +40,7 @@ EXTRAS: dict[str, str] = {"arena": "study", "edge": "study", "ladder": "study", 
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "deal": ("twilight_env.records.deal_log", "play one random deal and print it trick by trick"),
     "arena": ("twilight_env.experiments.arena", "duplicate-deal round robin between agent specs"),
-    "edge": ("twilight_env.experiments.edge.solo_edge", "3-player study: does the solo or the Sun side have the edge?"),
+    "edge": ("twilight_env.experiments.edge.command", "3-player study: does the solo or the Sun side have the edge?"),
     "ladder": ("twilight_env.experiments.ladder", "strength ladder: duplicate matches between consecutive rungs, with ratings"),
     "play": ("twilight_env.experiments.play", "play one seat in the terminal against agents"),
     "train": ("twilight_env.training.train", "train a neural agent by self-play"),

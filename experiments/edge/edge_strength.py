@@ -31,19 +31,27 @@ Outputs in ``FOLDER_OUT`` (default ``out/edge_ladder__{seed}__{unixtime}``):
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
 import re
 import sys
 import time
+import types
+from dataclasses import dataclass
+from typing import Mapping
 
 import numpy as np
 
+from twilight_env.util.distributed import check_address
 from twilight_env.util.jsonfile import JsonFileError, read_json
 
-from twilight_env.experiments.common import fmt_ci, markdown_table, mean_ci, out_dir, text_table
+from twilight_env.experiments.common import check_workers, fmt_ci, markdown_table, mean_ci, out_dir, text_table
 from twilight_env.records.dealsets import heldout_seed
+from twilight_env.experiments.edge import solo_edge
+from twilight_env.experiments.edge.core import CHECKPOINT, DEFAULT_BOOT, DEFAULT_MATCHES, finished_run
+from twilight_env.experiments.edge.matches import check_match_settings
 
 TARGET_HALF_WIDTH = 2.0
 """Deal points per deal: the study's target half-width of the Moon − Sun interval."""
@@ -93,95 +101,119 @@ def projection(half_width: float, deals: int, seconds: float, workers: tuple[int
     return {"deals_needed": need, "hours_here": hours, "hours_on": {str(w): hours * used / w for w in workers}}
 
 
-def run_edge_ladder(ladder_folder: str, deals: int, deal_set_name: str = DEFAULT_DEAL_SET, workers: int = 1,
-                    out: str | None = None, progress: bool = True, verbose: bool = True,
-                    ray: str | None = None, boot: int | None = None, matches: int | None = None,
-                    rung_deals: dict[str, int] | None = None, off_ladder: list[str] | None = None) -> str:
+@dataclass(frozen=True)
+class LadderSettings:
+    """The settings of ``twilight edge --ladder FOLDER``, checked once when built.
+
+    Fields:
+
+    - ``ladder``: output folder of a finished 3-player ``twilight ladder`` run.
+    - ``deals``: deals per rung, each played 3 times (int >= 2).
+    - ``rung_deals``: ``{spec: N}`` overriding ``deals`` for some rungs (fast rungs can
+      reach a tight interval, slow search rungs take fewer); N is 0 (leave the rung out)
+      or at least 2. Stored read-only.
+    - ``off_ladder``: output folders of finished one-agent ``twilight edge`` runs on the
+      same deal set, for agents that are not rungs of the ladder (they have no ladder
+      rating): tabulated apart, each with its edge minus the top rung's, and drawn in a
+      panel of their own.
+    - ``deal_set``: the held-out deal set the rungs play (default ``heldout-2``; the ladder
+      itself plays ``heldout-1``).
+    - ``boot``, ``matches``: bootstrap resamples and simulated matches per resample of a
+      new rung's run (None: 200 and 1000; ranges as :class:`~twilight_env.experiments.edge.core.StudySettings`).
+    - ``out``: output folder (None: ``out/edge_ladder__{seed}__{unixtime}``; entered again on
+      purpose: each rung has its own folder in it).
+    - ``workers``: local worker processes (int >= 1); ``ray``: a Ray address instead.
+    - ``progress``: show progress bars; ``verbose``: print each rung and the tables.
+
+    Raises:
+        ValueError: naming the field (as its flag) and what it allows.
+    """
+
+    ladder: str
+    deals: int                                     # deals per rung
+    rung_deals: Mapping[str, int] = dataclasses.field(default_factory=dict)
+    off_ladder: tuple[str, ...] = ()
+    deal_set: str = DEFAULT_DEAL_SET
+    boot: int | None = None                        # bootstrap resamples
+    matches: int | None = None                     # simulated matches per resample
+    out: str | None = None
+    workers: int = 1                               # local worker processes
+    ray: str | None = None
+    progress: bool = True
+    verbose: bool = True
+
+    def __post_init__(self):
+        if not isinstance(self.ladder, str) or not self.ladder:
+            raise ValueError(f"--ladder takes the output folder of a `twilight ladder` run, got {self.ladder!r}")
+        if isinstance(self.deals, bool) or not isinstance(self.deals, int) or self.deals < 2:
+            raise ValueError(f"--deals must be at least 2, got {self.deals!r}")
+        rung_deals = dict(self.rung_deals or {})
+        for spec, n in rung_deals.items():
+            if isinstance(n, bool) or not isinstance(n, int) or n == 1 or n < 0:
+                raise ValueError(f"--rung-deals {spec}={n!r}: N must be 0 (leave the rung out) or at least 2")
+        object.__setattr__(self, "rung_deals", types.MappingProxyType(rung_deals))
+        off = self.off_ladder or ()
+        if isinstance(off, str) or any(not isinstance(f, str) or not f for f in off):
+            raise ValueError(f"--off-ladder takes output folders of finished edge runs, got {self.off_ladder!r}")
+        object.__setattr__(self, "off_ladder", tuple(off))
+        heldout_seed(self.deal_set)
+        check_workers(self.workers)
+        if self.ray is not None:
+            check_address(self.ray)
+        check_match_settings(1000, DEFAULT_BOOT if self.boot is None else self.boot,
+                             DEFAULT_MATCHES if self.matches is None else self.matches)
+
+    @property
+    def seed(self) -> int:
+        """The seed of the deal set the rungs play."""
+        return heldout_seed(self.deal_set)
+
+
+def run_edge_ladder(settings: LadderSettings | str, deals: int | None = None, **options) -> str:
     """Play (or resume, or read back) the edge at every rung; write the outputs; return the folder.
 
     Args:
-        deals: deals per rung (each played 3 times).
-        rung_deals: ``{spec: N}`` overriding ``deals`` for some rungs (fast rungs can
-            reach a tight interval, slow search rungs take fewer); 0 leaves a rung out.
-        off_ladder: output folders of finished one-agent ``twilight edge`` runs on the same
-            deal set, for agents that are not rungs of the ladder (they have no ladder
-            rating): tabulated apart, each with its edge minus the top rung's, and drawn
-            in a panel of their own.
+        settings: a :class:`LadderSettings`, or the ladder folder, with ``deals`` (per rung)
+            and the other fields of :class:`LadderSettings` as keywords
+            (``run_edge_ladder("out/ladder", 600, rung_deals={"pimc": 200})``).
 
     Raises:
-        ValueError: as :func:`load_ladder`, a bad number of deals, a ``rung_deals`` spec
-            that is not a rung of the ladder, an unknown deal set, or an ``off_ladder``
+        ValueError: bad settings (:class:`LadderSettings`), as :func:`load_ladder`, a
+            ``rung_deals`` spec that is not a rung of the ladder, or an ``off_ladder``
             folder that holds no finished one-agent run on that deal set.
+        TypeError: a keyword that is no setting.
     """
-    from twilight_env.experiments.edge.solo_edge import CHECKPOINT, Checkpoint, grow_run, load_result, run_study
-
-    lad = load_ladder(ladder_folder)
-    if isinstance(deals, bool) or not isinstance(deals, int) or deals < 2:
-        raise ValueError(f"--deals must be at least 2, got {deals!r}")
-    rung_deals = dict(rung_deals or {})
-    unknown = sorted(set(rung_deals) - set(lad["rungs"]))
+    s = _ladder_settings(settings, deals, options)
+    lad = load_ladder(s.ladder)
+    unknown = sorted(set(s.rung_deals) - set(lad["rungs"]))
     if unknown:
         raise ValueError(f"--rung-deals names {unknown}, which are not rungs of the ladder {lad['rungs']}")
-    for spec, n in rung_deals.items():
-        if isinstance(n, bool) or not isinstance(n, int) or n == 1 or n < 0:
-            raise ValueError(f"--rung-deals {spec}={n!r}: N must be 0 (leave the rung out) or at least 2")
-    seed = heldout_seed(deal_set_name)
-    off_ladder = list(off_ladder or [])
+    seed = s.seed
     tabulated = [spec for spec in lad["rungs"] if spec.split(":")[0] != "random"]  # the rungs with an edge row
     seen = {}
-    for f in off_ladder:  # checked before any rung plays; read again at the end
-        spec = _off_ladder_row(f, seed, deal_set_name, None, tabulated)["spec"]
+    for f in s.off_ladder:  # checked before any rung plays; read again at the end
+        spec = _off_ladder_row(f, seed, s.deal_set, None, tabulated)["spec"]
         if spec in seen:
             raise ValueError(f"--off-ladder gives {spec} twice ({seen[spec]!r} and {f!r}); give each agent once")
         seen[spec] = f
-    folder = out_dir(out, "edge_ladder", seed, force=True)  # re-entered on purpose: each rung has its own folder
+    folder = out_dir(s.out, "edge_ladder", seed, force=True)  # re-entered on purpose: each rung has its own folder
     rows = []
     for k, (spec, rating) in enumerate(zip(lad["rungs"], lad["ratings"])):
-        if spec.split(":")[0] == "random":
-            continue
-        n_rung = rung_deals.get(spec, deals)
-        if n_rung == 0:
+        n_rung = s.rung_deals.get(spec, s.deals)
+        if spec.split(":")[0] == "random" or n_rung == 0:
             continue
         sub = os.path.join(folder, f"edge_{k}_{_slug(spec)}")
-        if os.path.isfile(os.path.join(sub, CHECKPOINT)):
-            held = len(Checkpoint.load(sub).deals)
-            if held < n_rung:
-                grow_run(sub, n_rung)
-            elif held > n_rung:
-                raise ValueError(f"{sub!r} holds an unfinished edge run of {held} deals; this command asks for "
-                                 f"{n_rung}: give {spec}={held} or more, or use another --out")
-            if verbose:
-                print(f"rung {k} ({spec}): resuming {sub} ({n_rung} deals)", file=sys.stderr)
-            run_study(resume=sub, workers=workers, progress=progress, verbose=False, ray=ray)
-            doc = load_result(sub)
-        elif os.path.isfile(os.path.join(sub, "edge.json")):
-            doc = load_result(sub)
-            if doc["seed"] != seed or doc["deals"] > n_rung:
-                raise ValueError(f"{sub!r} holds an edge run of {doc['deals']} deals (seed {doc['seed']}); this "
-                                 f"command asks for {n_rung} (seed {seed}): use another --out")
-            if doc["deals"] < n_rung:
-                if verbose:
-                    print(f"rung {k} ({spec}): growing {sub} from {doc['deals']} to {n_rung} deals",
-                          file=sys.stderr)
-                grow_run(sub, n_rung)
-                run_study(resume=sub, workers=workers, progress=progress, verbose=False, ray=ray)
-                doc = load_result(sub)
-        else:
-            if verbose:
-                print(f"rung {k} ({spec}): {n_rung} deals into {sub}", file=sys.stderr)
-            run_study([spec], n_rung, seed, workers, sub, progress=progress, verbose=False, ray=ray, boot=boot,
-                      matches=matches)
-            doc = load_result(sub)
+        doc = _play_rung(s, k, spec, n_rung, sub)
         rows.append({"rung": k, "rating": rating, **_edge_row(doc, sub)})
     if not rows:
-        raise ValueError(f"--ladder {ladder_folder!r} has no rung other than random")
-    result = {"ladder": os.path.abspath(ladder_folder), "deal_set": deal_set_name, "seed": seed, "deals": deals,
+        raise ValueError(f"--ladder {s.ladder!r} has no rung other than random")
+    result = {"ladder": os.path.abspath(s.ladder), "deal_set": s.deal_set, "seed": seed, "deals": s.deals,
               "target_half_width": TARGET_HALF_WIDTH, "rungs": rows, "top_two": top_two(rows),
               "written": time.strftime("%Y-%m-%d %H:%M:%S")}
-    if off_ladder:
-        result["off_ladder"] = [_off_ladder_row(f, seed, deal_set_name, rows[-1], tabulated) for f in off_ladder]
+    if s.off_ladder:
+        result["off_ladder"] = [_off_ladder_row(f, seed, s.deal_set, rows[-1], tabulated) for f in s.off_ladder]
     write_outputs(folder, result)
-    if verbose:
+    if s.verbose:
         header, trows = table_rows(result)
         print(text_table(header, trows))
         if result.get("off_ladder"):
@@ -189,6 +221,56 @@ def run_edge_ladder(ladder_folder: str, deals: int, deal_set_name: str = DEFAULT
             print("\nOff the ladder:\n" + text_table(header, trows))
         print(f"\n{top_two_line(result)}\nFiles: {folder}/edge_vs_strength.md, .json, .png")
     return folder
+
+
+def _ladder_settings(settings, deals, options) -> LadderSettings:
+    if isinstance(settings, LadderSettings):
+        if deals is not None:
+            options = {**options, "deals": deals}
+        return dataclasses.replace(settings, **options) if options else settings
+    names = [f.name for f in dataclasses.fields(LadderSettings)]
+    unknown = sorted(set(options) - set(names))
+    if unknown:
+        raise TypeError(f"no ladder setting {', '.join(unknown)}; the settings are {', '.join(names)}")
+    if deal_set := options.pop("deal_set_name", None):  # the keyword's earlier name
+        options["deal_set"] = deal_set
+    return LadderSettings(settings, deals, **options)
+
+
+def _play_rung(s: LadderSettings, k: int, spec: str, n_rung: int, sub: str) -> dict:
+    """The ``edge.json`` of rung ``k``'s run of ``n_rung`` deals in ``sub``: read back when
+    finished, grown when it holds fewer deals, resumed when interrupted, else played.
+
+    Raises:
+        ValueError: ``sub`` holds a run of more deals or of another deal set.
+    """
+    resume = dict(workers=s.workers, progress=s.progress, verbose=False, ray=s.ray)
+    if os.path.isfile(os.path.join(sub, CHECKPOINT)):
+        held = len(solo_edge.Checkpoint.load(sub).deals)
+        if held < n_rung:
+            solo_edge.grow_run(sub, n_rung)
+        elif held > n_rung:
+            raise ValueError(f"{sub!r} holds an unfinished edge run of {held} deals; this command asks for "
+                             f"{n_rung}: give {spec}={held} or more, or use another --out")
+        if s.verbose:
+            print(f"rung {k} ({spec}): resuming {sub} ({n_rung} deals)", file=sys.stderr)
+        solo_edge.run_study(resume=sub, **resume)
+    elif os.path.isfile(os.path.join(sub, "edge.json")):
+        doc = solo_edge.load_result(sub)
+        if doc["seed"] != s.seed or doc["deals"] > n_rung:
+            raise ValueError(f"{sub!r} holds an edge run of {doc['deals']} deals (seed {doc['seed']}); this "
+                             f"command asks for {n_rung} (seed {s.seed}): use another --out")
+        if doc["deals"] == n_rung:
+            return doc
+        if s.verbose:
+            print(f"rung {k} ({spec}): growing {sub} from {doc['deals']} to {n_rung} deals", file=sys.stderr)
+        solo_edge.grow_run(sub, n_rung)
+        solo_edge.run_study(resume=sub, **resume)
+    else:
+        if s.verbose:
+            print(f"rung {k} ({spec}): {n_rung} deals into {sub}", file=sys.stderr)
+        solo_edge.run_study([spec], deals=n_rung, seed=s.seed, out=sub, boot=s.boot, matches=s.matches, **resume)
+    return solo_edge.load_result(sub)
 
 
 def _edge_row(doc: dict, folder: str) -> dict:
@@ -205,40 +287,6 @@ def _edge_row(doc: dict, folder: str) -> dict:
             .mean(axis=1).tolist()}
 
 
-def _finished_run(option: str, folder: str, what: str) -> dict:
-    """The ``edge.json`` of the finished edge run in ``folder`` (``load_result``).
-
-    Raises:
-        ValueError: naming ``option``: the run in ``folder`` is unfinished (with the command
-            that finishes it), or there is no readable edge run there (``what`` says which
-            run's output folder the option takes).
-    """
-    from twilight_env.experiments.edge.individual_edge import is_individual_run
-    from twilight_env.experiments.edge.solo_edge import CHECKPOINT, load_result
-
-    if os.path.isfile(os.path.join(folder, CHECKPOINT)):
-        raise ValueError(f"{option} {folder!r} holds an unfinished edge run; finish it first with "
-                         f"`twilight edge --resume {folder}`")
-    if os.path.isdir(folder) and is_individual_run(folder) and not os.path.isfile(os.path.join(folder, "edge.json")):
-        raise ValueError(f"{option} {folder!r} holds a --scoring individual run (R8); {option} reads team-scoring "
-                         f"edge runs (Moon − Sun per deal), the output folder of {what}")
-    try:
-        doc = load_result(folder)
-    except (OSError, ValueError, KeyError) as e:
-        raise ValueError(f"{option} {folder!r}: no finished edge run there ({e}); it takes the output folder "
-                         f"of {what}") from None
-    ok = (isinstance(doc, dict) and isinstance(doc.get("results"), list) and doc["results"]
-          and isinstance(doc.get("configs"), list) and isinstance(doc.get("seed"), int)
-          and isinstance(doc.get("deals"), int) and isinstance(doc.get("run_seconds"), (int, float))
-          and all(isinstance(r, dict) and {"label", "figures", "moon_points", "sun_points"} <= set(r)
-                  for r in doc["results"]))
-    if not ok:
-        raise ValueError(f"{option} {folder!r}: its edge.json is not a finished edge run's output (it needs "
-                         "'seed', 'deals', 'configs', 'run_seconds' and 'results' with each configuration's "
-                         f"'label', 'figures', 'moon_points' and 'sun_points'); it takes the output folder of {what}")
-    return doc
-
-
 def _off_ladder_row(folder: str, seed: int, deal_set_name: str, top: dict | None, rungs: list[str] = (),
                     target: int = 1000) -> dict:
     """An agent that is not a rung of the ladder: its finished edge run on the same deal set,
@@ -249,7 +297,7 @@ def _off_ladder_row(folder: str, seed: int, deal_set_name: str, top: dict | None
             strengths, a run on another deal set or to another match target than the
             rungs', or an agent that is a rung of the ladder.
     """
-    doc = _finished_run("--off-ladder", folder, f"`twilight edge SPEC --seed {seed}` ({deal_set_name})")
+    doc = finished_run("--off-ladder", folder, f"`twilight edge SPEC --seed {seed}` ({deal_set_name})")
     configs = doc.get("configs") or []
     if len(configs) != 1 or configs[0].get("solo") != configs[0].get("sun"):
         shown = "; ".join(f"solo={c.get('solo')}, sun={c.get('sun')}" for c in configs)
@@ -318,7 +366,7 @@ def compare_runs(upper: str, lower: str) -> dict:
     """
     rows, seeds = [], []
     for folder in (upper, lower):
-        doc = _finished_run("--compare", folder, "a `twilight edge` run")
+        doc = finished_run("--compare", folder, "a `twilight edge` run")
         if len(doc["results"]) != 1:
             raise ValueError(f"--compare {folder!r} holds {len(doc['results'])} configurations "
                              f"({', '.join(r['label'] for r in doc['results'])}); it compares runs of one each")

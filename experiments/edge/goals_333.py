@@ -6,7 +6,7 @@ match totals), so a run's per-deal points (``edge.json``) serve both rule sets: 
 configuration this prints P(solo wins a fixed-solo match to the run's target) under the
 plain rules (R6.1, as stored) and under ``goals_333`` (a match also ends when exactly one
 side's total is exactly 333, 666 or 999), each with its bootstrap interval
-(:func:`twilight_env.experiments.edge.solo_edge.match_figures`, the run's seed, 200 resamples × 1000 matches).
+(:func:`twilight_env.experiments.edge.matches.match_figures`, the run's seed, 200 resamples × 1000 matches).
 Runs made before the goals figure existed get it here; newer ``edge.json`` files hold it
 under ``figures.matches.fixed_solo_goals_333``.
 """
@@ -19,7 +19,8 @@ import sys
 
 import numpy as np
 
-from twilight_env.experiments.edge.solo_edge import config_key, load_result, match_figures
+from twilight_env.experiments.edge.core import config_key, load_result
+from twilight_env.experiments.edge.matches import match_figures
 
 
 def figures(folder: str) -> list[dict]:

@@ -6,7 +6,7 @@ R5), the handicap ``h`` is the number of points added to the solo's (Moon) line 
 deal such that P(the solo wins a fixed-solo match to the target) = 0.5 (R6.1, R7.5, R7.6:
 a match ends after a deal in which a total reaches the target and the two totals differ).
 A negative ``h`` is taken from the solo's line. Matches are simulated as
-:func:`twilight_env.experiments.edge.solo_edge.simulate_fixed_solo` does for the study's own match figures
+:func:`twilight_env.experiments.edge.matches.simulate_fixed_solo` does for the study's own match figures
 (each deal of a match drawn from the run's deal pool), with ``h`` in quarter points: every
 score is multiplied by 4, the target too, and ``4 h`` added to the solo's deal score
 (whole points under goals_333, whose goals are exact totals).
@@ -38,7 +38,8 @@ import sys
 import numpy as np
 
 from twilight_env.experiments.common import markdown_table, text_table
-from twilight_env.experiments.edge.solo_edge import _percentile_ci, check_match_settings, simulate_fixed_solo
+from twilight_env.experiments.edge.core import finished_run
+from twilight_env.experiments.edge.matches import check_match_settings, percentile_ci, simulate_fixed_solo
 
 QUARTER = 4
 """Scores are scaled by this, so the handicap moves in quarter points."""
@@ -91,7 +92,7 @@ def fair_handicap(moon, sun, seed: int, target: int = 1000, boot: int = 200, mat
             same figures.
         target: match target (R6.1), 1..100,000.
         boot, matches: bootstrap resamples and simulated matches per resample (the study's
-            bounds, :func:`twilight_env.experiments.edge.solo_edge.check_match_settings`).
+            bounds, :func:`twilight_env.experiments.edge.matches.check_match_settings`).
         goals_333: the publisher's goals variant (R6.2).
 
     Returns:
@@ -127,7 +128,7 @@ def fair_handicap(moon, sun, seed: int, target: int = 1000, boot: int = 200, mat
     bm4 = (q * moon[idx].reshape(boot, -1)).astype(np.int64)
     bu4 = (q * sun[idx].reshape(boot, -1)).astype(np.int64)
     hb = _bisect(bm4, bu4, s_boot, matches, q * target, goals_333, q)
-    lo, hi = _percentile_ci(hb, confidence)
+    lo, hi = percentile_ci(hb, confidence)
     check = np.array([0 if math.isnan(full) else int(math.floor(full * q + 0.5))])  # the step with P >= 0.5
     p_at = float(_p_solo(m4, u4, check, s_full, 50 * matches, q * target, goals_333)[0])
     p_plain = float(_p_solo(m4, u4, np.zeros(1, dtype=np.int64), s_full, 50 * matches, q * target,
@@ -145,11 +146,9 @@ def handicap_rows(folders: list[str], boot: int, matches: int, seed: int | None 
     Raises:
         ValueError: a folder without a finished team-scoring edge run (naming it).
     """
-    from twilight_env.experiments.edge.edge_strength import _finished_run
-
     rows = []
     for folder in folders:
-        doc = _finished_run("FOLDER", folder, "`twilight edge`")
+        doc = finished_run("FOLDER", folder, "`twilight edge`")
         for r in doc["results"]:
             moon, sun = np.asarray(r["moon_points"], dtype=np.int64), np.asarray(r["sun_points"], dtype=np.int64)
             s = doc["seed"] if seed is None else seed

@@ -50,24 +50,29 @@ import math
 import os
 import sys
 import time
+from typing import Sequence
 
 import numpy as np
 
 from twilight_env.rules.engine import State
 from twilight_env.util.jsonfile import JsonFileError, read_json
-from twilight_env.util.seeding import check_seed
 
-from twilight_env.experiments.common import (MAX_DEAL_SCORE, RunCheckpoint, check_score_pair, check_workers, fmt_ci, git_hash, markdown_table,
-                     mean_ci, play_seeded, possible_deal_score, resume_conflicts, run_tasks, text_table, wilson_ci)
+from twilight_env.experiments.common import (MAX_DEAL_SCORE, check_score_pair, fmt_ci, git_hash, markdown_table,
+                                             mean_ci, play_seeded, possible_deal_score, run_tasks, text_table,
+                                             wilson_ci)
 from twilight_env.records.dealsets import deal_set
 from twilight_env.util.distributed import ray_runner, runner_label
-from twilight_env.experiments.edge.solo_edge import (BOOT_STREAM, Checkpoint as EdgeCheckpoint, _percentile_ci, config_key, prepare_run,
-                        rotated_deal, simulate_highest_total)
+from twilight_env.experiments.edge.core import (INDIVIDUAL_CHECKPOINT, INDIVIDUAL_RESULT, MIN_BOOTSTRAP_DEALS,
+                                                PreparedRun, StudyCheckpoint, StudySettings, check_grow, config_key,
+                                                is_individual_run, prepare_run, rotated_deal)
+from twilight_env.experiments.edge.matches import BOOT_STREAM, percentile_ci, simulate_highest_total
 
 LINES = ("solo", "sun_left", "new_moon", "sun_right")
 """The four score lines by seat (R8): seat 0 the solo, 1 and 3 the Sun players, 2 the new moon."""
-CHECKPOINT = "individual.checkpoint.json"
-RESULT = "individual.json"
+CHECKPOINT = INDIVIDUAL_CHECKPOINT
+"""File name of a run's checkpoint in its output folder (removed when the run finishes)."""
+RESULT = INDIVIDUAL_RESULT
+"""File name of a finished run's figures."""
 INDIVIDUAL_STREAM = 8
 """Tag that keeps this study's bootstrap draws apart from the plain study's."""
 
@@ -84,18 +89,18 @@ def _play_deal(task) -> tuple:
     return deal_index, plays
 
 
-class Checkpoint(RunCheckpoint):
+class Checkpoint(StudyCheckpoint):
     """The finished deals of a ``--scoring individual`` run (``individual.checkpoint.json``):
     per configuration key and deal, 3 plays × (4 seat points, Moon and Sun team points)."""
 
     NAME = CHECKPOINT
     KIND = "twilight-edge-individual-checkpoint"
-    COMMAND = "twilight edge"
     RESULT_FILE = RESULT
+    EXTRA_SETTINGS = {"scoring": "individual"}
 
     @classmethod
     def parse(cls, doc: dict) -> tuple[dict, list, dict]:
-        st, deals, raw = EdgeCheckpoint.parse_common(doc, {"scoring": "individual"})
+        st, deals, raw = cls.parse_common(doc)
         done = {}
         for k, v in raw.items():
             done[k] = {}
@@ -179,9 +184,9 @@ def figures(plays: np.ndarray, seed: int, config: int, target: int = 1000, boot:
     sun_b = fb["p_win"][:, 1] + fb["p_win"][:, 3]
     out["matches"] = {
         "target": target, "bootstrap_resamples": boot, "matches_per_resample": matches, "matches": 50 * matches,
-        "p_solo_wins": float(pw[0]), "p_solo_wins_ci": list(_percentile_ci(fb["p_win"][:, 0])),
-        "p_sun_player_wins": float(pw[1] + pw[3]), "p_sun_player_wins_ci": list(_percentile_ci(sun_b)),
-        "p_new_moon_wins": float(pw[2]), "p_new_moon_wins_ci": list(_percentile_ci(fb["p_win"][:, 2])),
+        "p_solo_wins": float(pw[0]), "p_solo_wins_ci": list(percentile_ci(fb["p_win"][:, 0])),
+        "p_sun_player_wins": float(pw[1] + pw[3]), "p_sun_player_wins_ci": list(percentile_ci(sun_b)),
+        "p_new_moon_wins": float(pw[2]), "p_new_moon_wins_ci": list(percentile_ci(fb["p_win"][:, 2])),
         "mean_deals": float(fx["deals"][0]), "undecided": int(fx["undecided"][0])}
     return out
 
@@ -193,8 +198,6 @@ def _ci(d: dict) -> str:
 def verdict(fig: dict, label: str, n: int) -> str:
     """One sentence with the answer and its uncertainty for one configuration: the solo
     against a Sun player, which line is highest on average, and the match chances."""
-    from twilight_env.experiments.edge.solo_edge import MIN_BOOTSTRAP_DEALS
-
     d, mt = fig["diff"], fig["matches"]
     if d["ci_low"] > 0:
         who = "the solo's line leads a Sun player's"
@@ -235,75 +238,70 @@ def table_rows(results: list[dict]) -> tuple[list[str], list[list[str]]]:
     return header, rows
 
 
-def run_study(specs: list[str] | None = None, deals: int | None = None, seed: int | None = None, workers: int = 1,
-              out: str | None = None, solo: str | None = None, sun: str | None = None,
-              deals_file: str | None = None, target: int | None = None, boot: int | None = None,
-              matches: int | None = None, progress: bool = True, verbose: bool = True, resume: str | None = None,
-              force: bool = False, ray: str | None = None) -> str:
+def run_study(settings: StudySettings | Sequence[str] | None = None, **options) -> str:
     """Run the study (what ``twilight edge --scoring individual`` does); returns the folder.
 
-    Args: as :func:`twilight_env.experiments.edge.solo_edge.run_study` (no records, no deal saving).
+    Args:
+        settings: a :class:`~twilight_env.experiments.edge.core.StudySettings` (its
+            ``scoring`` is taken as ``"individual"``), or the agent specs with the other
+            settings as keywords, as :func:`twilight_env.experiments.edge.solo_edge.run_study`
+            (no ``records``, no ``save_deals``).
 
     Raises:
-        ValueError: bad agent spec, bad number, bad deal file, an unreadable or malformed
-            checkpoint, settings given with ``resume``, or an output folder that holds
-            files (without ``force``).
+        ValueError: bad settings (:class:`StudySettings`), a bad deal file, an unreadable
+            or malformed checkpoint, or an output folder that holds files (without ``force``).
+        TypeError: a keyword that is no setting.
     """
     t0 = time.time()
-    workers = check_workers(workers)
-    seed = check_seed(seed)
-    if resume is not None:
-        resume_conflicts((("specs", specs), ("--deals", deals), ("--seed", seed), ("--out", out),
-                          ("--solo", solo), ("--sun", sun), ("--deals-file", deals_file), ("--target", target),
-                          ("--boot", boot), ("--matches", matches), ("--force", force)),
-                         allowed="--workers, --ray, --quiet and --deals (which grows the run)")
-    ckpt, configs, seed, target, boot, matches, deal_list, meta, folder = prepare_run(
-        Checkpoint, "individual", specs, deals, seed, out, solo, sun, deals_file, None, target, boot, matches,
-        resume, force, {"scoring": "individual"}, ray=ray)
-    results = []
+    s = StudySettings.of(settings, **{**options, "scoring": "individual"})
+    run = prepare_run(s, Checkpoint, "individual")
     try:
-        with ray_runner(ray):
-            for s_solo, s_sun in configs:
-                t1 = time.time()
-                key = config_key(s_solo, s_sun)
-                done = dict(ckpt.finished(key))
-                tasks = [(d, deal_list[d], s_solo, s_sun, seed, key) for d in range(len(deal_list)) if d not in done]
-                label = s_solo if s_solo == s_sun else f"{s_solo} / {s_sun}"
-                ckpt.start(key)
-                res = run_tasks(_play_deal, tasks, workers, desc=f"individual {label}", progress=progress,
-                                on_result=lambda r, key=key: ckpt.record(key, r[0], r[1]),
-                                done=len(deal_list) - len(tasks))
-                ckpt.stop()
-                for d, plays in res:
-                    done[d] = plays
-                plays = np.array([done[d] for d in range(len(deal_list))], dtype=np.int64)
-                fig = figures(plays, seed, key, target, boot, matches)
-                results.append({"label": label, "solo_spec": s_solo, "sun_spec": s_sun, "deals": len(deal_list),
-                                "figures": fig, "answer": verdict(fig, label, len(deal_list)),
-                                "plays": plays.tolist(), "play_seconds": ckpt.play_seconds(key),
-                                "play_seconds_this_sitting": time.time() - t1})
+        with ray_runner(s.ray):
+            results = [_play_config(s, run, solo, sun) for solo, sun in run.configs]
     except KeyboardInterrupt as e:
-        print(ckpt.interrupted(e), file=sys.stderr)
+        print(run.checkpoint.interrupted(e), file=sys.stderr)
         raise
-    doc = {"study": "edge", "scoring": "individual", "seed": seed, "deals": len(deal_list), "deals_source": meta,
-           "target": target, "boot": boot, "matches": matches,
-           "configs": [{"solo": s, "sun": u} for s, u in configs], "workers": workers, "runner": runner_label(ray),
-           "git": git_hash(), "run_seconds": ckpt.elapsed + time.time() - t0, "resumed": resume is not None,
-           "plays_columns": list(LINES) + ["moon_team", "sun_team"], "results": results}
-    with open(os.path.join(folder, RESULT), "w") as f:
+    doc = {"study": "edge", "scoring": "individual", "seed": run.seed, "deals": len(run.deals),
+           "deals_source": run.deals_source, "target": run.target, "boot": run.boot, "matches": run.matches,
+           "configs": [{"solo": a, "sun": b} for a, b in run.configs], "workers": s.workers,
+           "runner": runner_label(s.ray), "git": git_hash(), "run_seconds": run.checkpoint.elapsed + time.time() - t0,
+           "resumed": s.resume is not None, "plays_columns": list(LINES) + ["moon_team", "sun_team"],
+           "results": results}
+    with open(os.path.join(run.folder, RESULT), "w") as f:
         json.dump(doc, f, indent=1)
-    header, rows = table_rows(results)
-    where = f"with {workers} worker(s)" if ray is None else f"on Ray ({ray})"
-    write_markdown(folder, doc)
-    ckpt.remove()
-    if verbose:
+    write_markdown(run.folder, doc)
+    run.checkpoint.remove()
+    if s.verbose:
+        header, rows = table_rows(results)
         print(text_table(header, rows))
         print()
         for r in results:
             print(r["answer"])
-        print(f"\nRun time {doc['run_seconds']:.1f} s, {where}. Files: {os.path.join(folder, 'individual.md')}, "
-              f"{os.path.join(folder, RESULT)}")
-    return folder
+        where = f"with {s.workers} worker(s)" if s.ray is None else f"on Ray ({s.ray})"
+        print(f"\nRun time {doc['run_seconds']:.1f} s, {where}. Files: {os.path.join(run.folder, 'individual.md')}, "
+              f"{os.path.join(run.folder, RESULT)}")
+    return run.folder
+
+
+def _play_config(s: StudySettings, run: PreparedRun, solo: str, sun: str) -> dict:
+    """Play (the missing deals of) one configuration and return its result entry."""
+    t1 = time.time()
+    ckpt, deal_list = run.checkpoint, run.deals
+    key = config_key(solo, sun)
+    done = dict(ckpt.finished(key))
+    tasks = [(d, deal_list[d], solo, sun, run.seed, key) for d in range(len(deal_list)) if d not in done]
+    label = solo if solo == sun else f"{solo} / {sun}"
+    ckpt.start(key)
+    res = run_tasks(_play_deal, tasks, s.workers, desc=f"individual {label}", progress=s.progress,
+                    on_result=lambda r: ckpt.record(key, r[0], r[1]), done=len(deal_list) - len(tasks))
+    ckpt.stop()
+    for d, plays in res:
+        done[d] = plays
+    plays = np.array([done[d] for d in range(len(deal_list))], dtype=np.int64)
+    fig = figures(plays, run.seed, key, run.target, run.boot, run.matches)
+    return {"label": label, "solo_spec": solo, "sun_spec": sun, "deals": len(deal_list), "figures": fig,
+            "answer": verdict(fig, label, len(deal_list)), "plays": plays.tolist(),
+            "play_seconds": ckpt.play_seconds(key), "play_seconds_this_sitting": time.time() - t1}
 
 
 def write_markdown(folder: str, doc: dict) -> str:
@@ -327,11 +325,6 @@ def write_markdown(folder: str, doc: dict) -> str:
     return path
 
 
-def is_individual_run(folder: str) -> bool:
-    """Whether ``folder`` holds a ``--scoring individual`` run (finished or interrupted)."""
-    return os.path.isfile(os.path.join(folder, CHECKPOINT)) or os.path.isfile(os.path.join(folder, RESULT))
-
-
 def grow_run(folder: str, deals: int) -> None:
     """Grow the run in ``folder`` to ``deals`` deals, keeping every deal it has played
     (``twilight edge --resume FOLDER --deals N``, as :func:`twilight_env.experiments.edge.solo_edge.grow_run`):
@@ -343,8 +336,7 @@ def grow_run(folder: str, deals: int) -> None:
         ValueError: no run in the folder, deals from a file, N not larger than the run's
             deals, or deals that disagree with the seed's sequence.
     """
-    if isinstance(deals, bool) or not isinstance(deals, int) or deals < 2:
-        raise ValueError(f"--deals must be at least 2, got {deals!r}")
+    check_grow(deals)
     result = os.path.join(folder, RESULT)
     if os.path.isfile(os.path.join(folder, CHECKPOINT)):
         ckpt = Checkpoint.load(folder)

@@ -65,110 +65,36 @@ continued with ``--resume`` writes no records.
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import os
 import sys
 import time
-import zlib
+from typing import Sequence
 
 import numpy as np
 
-from twilight_env.util.argtypes import interrupt_status, non_negative_int, positive_int
 from twilight_env.rules.engine import State
-from twilight_env.util.jsonfile import JsonFileError, read_json
 from twilight_env.records.game_records import check_records_folder
-from twilight_env.util.seeding import check_seed
+from twilight_env.records.dealsets import deal_set
+from twilight_env.util.distributed import ray_runner, runner_label
 
-from twilight_env.experiments.common import (RunCheckpoint, check_deal_source, check_int, check_keys, check_new_file, check_new_folder,
-                     check_score_pair, check_specs, check_workers, default_workers, fmt_ci, git_hash, markdown_table, mean_ci, out_dir, play_seeded, resume_conflicts, run_tasks,
-                     text_table, wilson_ci)
-from twilight_env.util.distributed import add_ray_argument, prepare_runner, ray_runner, runner_label
-from twilight_env.records.dealsets import check_deals, deal_set, run_seed
+from twilight_env.experiments.common import (check_score_pair, fmt_ci, git_hash, markdown_table, mean_ci,
+                                             play_seeded, run_tasks, text_table, wilson_ci)
+from twilight_env.experiments.edge.core import (CHECKPOINT, DEFAULT_DEALS, DEFAULT_SPEC,  # noqa: F401 (public names)
+                                                MIN_BOOTSTRAP_DEALS, RESULT, ROTATIONS, PreparedRun,
+                                                StudyCheckpoint, StudySettings, check_grow, config_key,
+                                                configurations, load_result, prepare_run, rotated_deal)
+from twilight_env.experiments.edge.matches import (BOOT_STREAM, GOALS_333, MAX_BOOT,  # noqa: F401 (public names)
+                                                   MAX_MATCHES, MAX_SIMULATED, MAX_TARGET, SOLO_ORDER,
+                                                   check_match_settings, match_figures, percentile_ci,
+                                                   simulate_fixed_solo, simulate_highest_total, simulate_rotating)
 
-DEFAULT_DEALS = 8000
-"""Default N. Measured at ``heuristic`` strength: 10,000 deals took 74 s of CPU time (2.4 ms
-per play) with a 95% CI half-width of 1.5 deal points for Moon − Sun, so 8,000 deals take
-about 35-40 s of wall time on 2 idle cores (longer on a busy machine) and give a half-width
-of about 1.7 (target ≤ 2)."""
-DEFAULT_SPEC = "heuristic"
-ROTATIONS = ((0, 1, 3), (3, 0, 1), (1, 3, 0))
-"""Play r: the dealt hands (by dealt seat) placed on seats 0, 1, 3 (R7.4 rotation)."""
-SOLO_ORDER = (0, 2, 1)
-"""R7.4: the solo of deal k of a match is player ``SOLO_ORDER[k % 3]``."""
-BOOT_STREAM = 2
-"""Tag of the bootstrap's random stream (distinct from deals and agents)."""
-MIN_BOOTSTRAP_DEALS = 30
-"""Below this many deals the answer warns that the percentile bootstrap's match interval
-is not reliable: resampling a handful of deals gives intervals far too narrow (with 2
-deals, 0.99 to 1.00 while the deal-points interval spans hundreds of points)."""
-
-
-def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("specs", nargs="*", metavar="SPEC",
-                   help=f"agent specs; each plays all three chairs (default {DEFAULT_SPEC} unless --solo/--sun)")
-    p.add_argument("--deals", type=positive_int, default=None,
-                   help=f"number of deals N, each played 3 times (default {DEFAULT_DEALS}, or all of --deals-file)")
-    p.add_argument("--seed", type=non_negative_int, default=None,
-                   help="seed of the deals, agents and bootstrap (default 0; with --deals-file, the seed saved in the "
-                        "file)")
-    p.add_argument("--workers", type=positive_int, default=default_workers(),
-                   help="worker processes (default: os.cpu_count(); 1 runs in this process)")
-    p.add_argument("--out", default=None,
-                   help="output folder (default out/edge__{seed}__{unixtime}); one that holds files needs --force")
-    p.add_argument("--solo", default=None, metavar="SPEC", help="mixed strengths: the solo's agent (seat 0)")
-    p.add_argument("--sun", default=None, metavar="SPEC", help="mixed strengths: the Sun seats' agent (1 and 3)")
-    p.add_argument("--deals-file", default=None, help="play the deals of this 3-player JSON deal file")
-    p.add_argument("--save-deals", default=None,
-                   help="write the deals used to this JSON deal file (an existing file needs --force)")
-    p.add_argument("--force", action="store_true",
-                   help="write over the outputs in an existing --out folder and an existing --save-deals file")
-    p.add_argument("--target", type=positive_int, default=None,
-                   help="match target for the simulations (R6.1, default 1000)")
-    p.add_argument("--boot", type=positive_int, default=None, help="bootstrap resamples of the deal set (default 200)")
-    p.add_argument("--matches", type=positive_int, default=None,
-                   help="simulated matches per bootstrap resample (default 1000)")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.add_argument("--resume", default=None, metavar="FOLDER",
-                   help="finish an interrupted run from the checkpoint in its output folder (its settings are "
-                        "kept; only --workers, --ray, --quiet and --deals may be given with it; a run started on "
-                        "one runner may be resumed on the other); with --deals N, grow a finished or interrupted "
-                        "run to N deals, playing only the new ones")
-    p.add_argument("--records", default=None, metavar="DIR",
-                   help="also write every play of every deal as a game record to DIR/edge.records.jsonl.gz "
-                        "(docs/RECORDS.md; twilight replay reads it)")
-    p.add_argument("--ladder", default=None, metavar="FOLDER",
-                   help="the edge at every rung of a finished 3-player `twilight ladder` run, on the held-out deal "
-                        "set heldout-2, with --deals N per rung; writes edge_vs_strength.md/.json/.png (run the same "
-                        "command again to resume)")
-    p.add_argument("--rung-deals", action="append", default=None, metavar="SPEC=N",
-                   help="with --ladder: N deals for the rung SPEC instead of --deals (repeat for several rungs; "
-                        "0 leaves the rung out)")
-    p.add_argument("--off-ladder", action="append", default=None, metavar="FOLDER",
-                   help="with --ladder: also tabulate and plot the finished one-agent edge run in FOLDER (an agent "
-                        "that is not a rung, e.g. exit:default, played with --seed of the ladder's deal set), apart "
-                        "from the rungs and against the top rung (repeat for several)")
-    p.add_argument("--compare", nargs=2, default=None, metavar=("FOLDER_A", "FOLDER_B"),
-                   help="print the edge of the finished run in FOLDER_A minus that in FOLDER_B, paired by deal "
-                        "(two agents' team-scoring runs, one configuration each, on the generated deals of one "
-                        "--seed), with its 95%% interval; plays nothing")
-    p.add_argument("--scoring", choices=("team", "individual"), default=None,
-                   help="3-player scoring: 'team' (the default, R7.5) or 'individual' (R8: every seat scores its "
-                        "own tricks, the new moon is a fourth line); 'individual' writes individual.md/.json "
-                        "(twilight_env.experiments.edge.individual_edge; agents that read it: ismcts:backend=numba,scoring=individual)")
-    add_ray_argument(p)
-
+_percentile_ci = percentile_ci  # the name earlier versions of this module exported
 
 # ---------------------------------------------------------------------------------
 # playing
 # ---------------------------------------------------------------------------------
-
-def rotated_deal(deal, r: int) -> list[list[str]]:
-    """The deal of play ``r`` (0..2): players' hands rotated, new-moon hand fixed (table above)."""
-    a, b, c = ROTATIONS[r]
-    return [list(deal[a]), list(deal[b]), list(deal[2]), list(deal[c])]
-
 
 RECORDS_FILE = "edge.records.jsonl.gz"
 """File name of the game records that ``--records DIR`` writes into DIR."""
@@ -235,14 +161,12 @@ def play_config(deals, solo: str, sun: str, seed: int, config: int, workers: int
 # checkpoints
 # ---------------------------------------------------------------------------------
 
-CHECKPOINT = "edge.checkpoint.json"
-"""File name of a run's checkpoint in its output folder (removed when the run finishes)."""
 CHECKPOINT_KIND = "twilight-edge-checkpoint"
 CHECKPOINT_EVERY_S = 20.0
 """Seconds between checkpoint writes while deals finish (and one at the end or on Ctrl-C)."""
 
 
-class Checkpoint(RunCheckpoint):
+class Checkpoint(StudyCheckpoint):
     """The finished deals of an ``edge`` run, written atomically to ``FOLDER/edge.checkpoint.json``
     (:class:`~twilight_env.experiments.common.RunCheckpoint`).
 
@@ -255,67 +179,13 @@ class Checkpoint(RunCheckpoint):
 
     NAME = CHECKPOINT
     KIND = CHECKPOINT_KIND
-    COMMAND = "twilight edge"
-    RESULT_FILE = "edge.json"
+    RESULT_FILE = RESULT
 
     def interval(self) -> float:
         return CHECKPOINT_EVERY_S
 
     def record(self, key: int, deal_index: int, moon: list[int], sun: list[int]) -> None:
         super().record(key, deal_index, (list(moon), list(sun)))
-
-    SETTINGS = ("configs", "seed", "target", "boot", "matches", "deals_source")
-    """Keys of the settings object (all required; any other key is refused)."""
-    EXTRA_SETTINGS: dict = {}
-    """Further settings a subclass requires, with the only value allowed."""
-
-    @classmethod
-    def parse_common(cls, doc: dict, extra: dict | None = None) -> tuple[dict, list, dict]:
-        """``(settings, deals, {key: results of that configuration})`` after checking what
-        every edge-type checkpoint holds: every setting's type and range (``seed`` >= 0,
-        ``target``, ``boot``, ``matches`` in range, :func:`check_match_settings`; agent specs as strings, no configuration
-        twice), no unknown setting, at least 2 valid deals of 3 players that match their
-        source (:func:`~twilight_env.experiments.common.check_deal_source`) and results only for listed
-        configurations; the per-deal results are left to the caller. ``extra``: further
-        required settings with the only value allowed (default ``EXTRA_SETTINGS``).
-
-        Raises:
-            ValueError: naming the field and the allowed values.
-        """
-        extra = cls.EXTRA_SETTINGS if extra is None else extra
-        st = check_keys(doc["settings"], "'settings'", cls.SETTINGS + tuple(extra))
-        for k, v in extra.items():
-            if st[k] != v:
-                raise ValueError(f"settings {k!r} must be {v!r} in this file, got {st[k]!r}")
-        raw = st["configs"]
-        if (not isinstance(raw, list) or not raw or any(not isinstance(c, list) or len(c) != 2 for c in raw)
-                or any(not isinstance(x, str) or not x.strip() for c in raw for x in c)):
-            raise ValueError(f"settings 'configs' must be a non-empty list of [solo spec, Sun spec] pairs of "
-                             f"strings, got {raw!r}")
-        configs = [(a, b) for a, b in raw]
-        if len(set(configs)) != len(configs):
-            raise ValueError(f"settings 'configs' lists a configuration twice: {raw!r}")
-        check_int(st["seed"], "settings 'seed'", 0)
-        check_match_settings(st["target"], st["boot"], st["matches"], lambda k: f"settings {k!r}")
-        deals = check_deals(doc["deals"], "its deals")
-        if len(deals) < 2:
-            raise ValueError(f"it holds {len(deals)} deal(s); a run has at least 2")
-        check_deal_source(st["deals_source"], "settings 'deals_source'", 3, deals)
-        keys = {str(config_key(a, b)): (a, b) for a, b in configs}
-        if not isinstance(doc["done"], dict):
-            raise ValueError("'done' is not an object")
-        for k, v in doc["done"].items():
-            if k not in keys:
-                raise ValueError(f"it holds results of a configuration that its settings do not list (key {k}); "
-                                 "were the settings edited?")
-            if not isinstance(v, dict):
-                raise ValueError(f"the results of configuration {keys[k]} are not an object")
-            for d in v:
-                if not (isinstance(d, str) and d.isdigit() and int(d) < len(deals)):
-                    raise ValueError(f"the results of configuration {keys[k]} name deal {d!r}; the run's deals "
-                                     f"are 0..{len(deals) - 1}")
-        st["configs"] = [list(c) for c in configs]
-        return st, deals, doc["done"]
 
     @classmethod
     def parse(cls, doc: dict) -> tuple[dict, list, dict]:
@@ -333,223 +203,6 @@ class Checkpoint(RunCheckpoint):
                     check_score_pair([m[r], u[r]], f"the (Moon, Sun) deal points of deal {d}, play {r}")
                 done[k][int(d)] = (list(m), list(u))
         return st, deals, done
-
-
-# ---------------------------------------------------------------------------------
-# match simulations
-# ---------------------------------------------------------------------------------
-
-GOALS_333 = (333, 666, 999)
-"""The exact totals that also end a match under the ``goals_333`` variant (R6.2)."""
-
-
-def simulate_fixed_solo(moon: np.ndarray, sun: np.ndarray, rng: np.random.Generator, matches: int,
-                        target: int = 1000, max_deals: int = 5000, goals_333: bool = False) -> dict:
-    """Matches under ``fixed_solo`` (R7.6) from pools of per-deal (Moon, Sun) points.
-
-    With ``goals_333`` (R6.2) a match also ends when exactly one side's total is exactly
-    333, 666 or 999 (goals below the target, checked in that order, as the engine's
-    ``Match`` does); both sides on the same goal play on (R9). Deal play does not depend
-    on the match rules for this package's agents (none reads the totals), so the same
-    per-deal points serve both rule sets.
-
-    Args:
-        moon, sun: float or int arrays ``(B, P)``: B pools of P deal outcomes each (row b,
-            column j: one deal's Moon and Sun deal points).
-        rng: draws the deals.
-        matches: matches simulated per pool (K).
-        target: match target (R6.1).
-        max_deals: safety stop for pools that never reach the target.
-
-    Returns:
-        dict of arrays over the B pools: ``"p_solo"`` (B,) share of decided matches the solo
-        won, ``"deals"`` (B,) mean deals per decided match, ``"undecided"`` (B,) matches
-        still tied or short of the target at ``max_deals``.
-    """
-    moon = np.asarray(moon, dtype=np.int64)
-    sun = np.asarray(sun, dtype=np.int64)
-    B, P = moon.shape
-    pool = np.repeat(np.arange(B), matches)  # flat match index -> its pool
-    ts = np.zeros(B * matches, dtype=np.int64)
-    tn = np.zeros(B * matches, dtype=np.int64)
-    solo_won = np.zeros(B * matches, dtype=bool)
-    length = np.zeros(B * matches, dtype=np.int64)
-    alive = np.arange(B * matches)  # matches still being played
-    for k in range(max_deals):
-        if alive.size == 0:
-            break
-        j = rng.integers(P, size=alive.size)
-        b = pool[alive]
-        a_ts = ts[alive] + moon[b, j]
-        a_tn = tn[alive] + sun[b, j]
-        ts[alive] = a_ts
-        tn[alive] = a_tn
-        # R6.1 / R7.5: decided when a total reaches the target and the totals differ
-        decided = ((a_ts >= target) | (a_tn >= target)) & (a_ts != a_tn)
-        won = a_ts > a_tn
-        if goals_333:
-            g_dec = np.zeros(alive.size, dtype=bool)
-            g_won = np.zeros(alive.size, dtype=bool)
-            g_tie = np.zeros(alive.size, dtype=bool)
-            for goal in GOALS_333:
-                if goal >= target:
-                    break
-                hs, hn = a_ts == goal, a_tn == goal
-                open_ = ~(g_dec | g_tie)
-                one = (hs ^ hn) & open_
-                g_won[one] = hs[one]
-                g_dec |= one
-                g_tie |= hs & hn & open_
-            decided = np.where(g_dec, True, decided & ~g_tie)
-            won = np.where(g_dec, g_won, won)
-        done = alive[decided]
-        solo_won[done] = won[decided]
-        length[done] = k + 1
-        alive = alive[~decided]
-    undecided = np.zeros(B * matches, dtype=bool)
-    undecided[alive] = True
-    return _per_pool({"p_solo": solo_won.astype(float), "deals": length.astype(float)}, undecided, B, matches)
-
-
-def _per_pool(values: dict, undecided: np.ndarray, B: int, matches: int) -> dict:
-    """Means over each pool's decided matches (NaN where none was decided) and undecided counts."""
-    und = undecided.reshape(B, matches)
-    n_done = (~und).sum(axis=1)
-    out = {"undecided": und.sum(axis=1)}
-    for key, v in values.items():
-        v = v.reshape((B, matches) + v.shape[1:])
-        w = (~und).reshape((B, matches) + (1,) * (v.ndim - 2))
-        with np.errstate(invalid="ignore", divide="ignore"):
-            mean = (v * w).sum(axis=1) / np.maximum(n_done, 1).reshape((B,) + (1,) * (v.ndim - 2))
-        mean[n_done == 0] = np.nan
-        out[key] = mean
-    return out
-
-
-def simulate_rotating(moon: np.ndarray, sun: np.ndarray, rng: np.random.Generator, matches: int,
-                      target: int = 1000, max_deals: int = 5000) -> dict:
-    """Matches under the rotating rules (R7.4, R7.5) from pools of per-deal points.
-
-    Players p0, p1, p2; deal k's solo is ``SOLO_ORDER[k % 3]`` (p0, p2, p1, ...). The solo
-    is credited with the Moon points, the other two with the Sun points. After a deal in
-    which some total reaches the target, the player with the highest total wins; a tie
-    for the highest plays on.
-
-    Args: as :func:`simulate_fixed_solo`.
-
-    Returns:
-        dict of arrays over the B pools: ``"p_win"`` (B, 3) share of decided matches won by
-        p0, p1, p2; ``"totals"`` (B, 3) mean final totals; ``"deals"`` (B,); ``"undecided"`` (B,).
-    """
-    moon = np.asarray(moon, dtype=np.int64)
-    sun = np.asarray(sun, dtype=np.int64)
-    B, P = moon.shape
-
-    def gains(k, b, j):
-        solo = SOLO_ORDER[k % 3]  # every live match is at its deal k
-        g = np.repeat(sun[b, j][:, None], 3, axis=1)
-        g[:, solo] = moon[b, j]
-        return g
-
-    return simulate_highest_total(gains, 3, B, P, rng, matches, target, max_deals)
-
-
-def simulate_highest_total(gains, lines: int, B: int, P: int, rng: np.random.Generator, matches: int,
-                           target: int = 1000, max_deals: int = 5000) -> dict:
-    """Matches between ``lines`` score lines: after a deal in which some total reaches the
-    target, the strictly highest total wins; a tie for the highest plays on (R6.1, R7.5).
-
-    Args:
-        gains: ``gains(k, b, j)`` -> int array ``(n, lines)``: the points each line gets at
-            deal ``k`` of the live matches whose pools are ``b`` and drawn outcomes ``j``
-            (both int arrays ``(n,)``).
-        B, P: pools, and outcomes per pool (``j`` is drawn uniformly from ``range(P)``).
-        rng, matches, target, max_deals: as :func:`simulate_fixed_solo`.
-
-    Returns:
-        dict of arrays over the B pools: ``"p_win"`` (B, lines) share of decided matches
-        won by each line; ``"totals"`` (B, lines) mean final totals; ``"deals"`` (B,) mean
-        deals per decided match; ``"undecided"`` (B,).
-    """
-    pool = np.repeat(np.arange(B), matches)
-    tot = np.zeros((B * matches, lines), dtype=np.int64)
-    winner = np.full(B * matches, -1, dtype=np.int64)
-    length = np.zeros(B * matches, dtype=np.int64)
-    alive = np.arange(B * matches)
-    for k in range(max_deals):
-        if alive.size == 0:
-            break
-        j = rng.integers(P, size=alive.size)
-        t = tot[alive] + gains(k, pool[alive], j)
-        tot[alive] = t
-        best = t.max(axis=1)
-        decided = (best >= target) & ((t == best[:, None]).sum(axis=1) == 1)
-        done = alive[decided]
-        winner[done] = t[decided].argmax(axis=1)
-        length[done] = k + 1
-        alive = alive[~decided]
-    undecided = np.zeros(B * matches, dtype=bool)
-    undecided[alive] = True
-    wins = (winner[:, None] == np.arange(lines)[None, :]).astype(float)
-    return _per_pool({"p_win": wins, "totals": tot.astype(float), "deals": length.astype(float)},
-                     undecided, B, matches)
-
-
-def _percentile_ci(x: np.ndarray, confidence: float = 0.95) -> tuple[float, float]:
-    x = np.asarray(x, dtype=float)
-    x = x[~np.isnan(x)]
-    if x.size == 0:
-        return math.nan, math.nan
-    a = (1 - confidence) / 2
-    return float(np.quantile(x, a)), float(np.quantile(x, 1 - a))
-
-
-def match_figures(moon: np.ndarray, sun: np.ndarray, seed: int, config: int, target: int = 1000,
-                  boot: int = 200, matches: int = 1000) -> dict:
-    """Match-level figures with bootstrap intervals (module docstring).
-
-    Args:
-        moon, sun: ``(N, 3)`` deal points per deal and play.
-        seed, config: identify the random stream (reproducible); ``config`` is
-            :func:`config_key` of the configuration.
-        target: match target; boot: resamples of the N deals; matches: simulated per pool.
-
-    Returns:
-        dict with ``"fixed_solo"`` and ``"rotating"`` figures (estimates from the full deal
-        set with ``50 * matches`` simulated matches, intervals from the bootstrap).
-    """
-    rng = np.random.default_rng(np.random.SeedSequence((int(seed), BOOT_STREAM, int(config))))
-    N = moon.shape[0]
-    full_m, full_s = moon.reshape(1, -1), sun.reshape(1, -1)
-    idx = rng.integers(N, size=(boot, N))
-    boot_m, boot_s = moon[idx].reshape(boot, -1), sun[idx].reshape(boot, -1)
-
-    fx = simulate_fixed_solo(full_m, full_s, rng, 50 * matches, target)
-    fb = simulate_fixed_solo(boot_m, boot_s, rng, matches, target)
-    lo, hi = _percentile_ci(fb["p_solo"])
-    fixed = {"p_solo_wins": float(fx["p_solo"][0]), "ci_low": lo, "ci_high": hi,
-             "mean_deals": float(fx["deals"][0]), "matches": 50 * matches,
-             "undecided": int(fx["undecided"][0])}
-
-    rx = simulate_rotating(full_m, full_s, rng, 50 * matches, target)
-    rb = simulate_rotating(boot_m, boot_s, rng, matches, target)
-    rot = {"p_win": [float(v) for v in rx["p_win"][0]],
-           "p_win_ci": [list(_percentile_ci(rb["p_win"][:, p])) for p in range(3)],
-           "mean_totals": [float(v) for v in rx["totals"][0]],
-           "mean_totals_ci": [list(_percentile_ci(rb["totals"][:, p])) for p in range(3)],
-           "mean_deals": float(rx["deals"][0]), "matches": 50 * matches,
-           "undecided": int(rx["undecided"][0])}
-    # goals_333 (R6.2), fixed solo: its own random stream, so the figures above do not move
-    grng = np.random.default_rng(np.random.SeedSequence((int(seed), BOOT_STREAM, int(config), GOALS_333[0])))
-    gidx = grng.integers(N, size=(boot, N))
-    gx = simulate_fixed_solo(full_m, full_s, grng, 50 * matches, target, goals_333=True)
-    gb = simulate_fixed_solo(moon[gidx].reshape(boot, -1), sun[gidx].reshape(boot, -1), grng, matches, target,
-                             goals_333=True)
-    glo, ghi = _percentile_ci(gb["p_solo"])
-    goals = {"p_solo_wins": float(gx["p_solo"][0]), "ci_low": glo, "ci_high": ghi,
-             "mean_deals": float(gx["deals"][0]), "matches": 50 * matches, "undecided": int(gx["undecided"][0])}
-    return {"target": target, "bootstrap_resamples": boot, "matches_per_resample": matches,
-            "fixed_solo": fixed, "rotating": rot, "fixed_solo_goals_333": goals}
 
 
 # ---------------------------------------------------------------------------------
@@ -704,24 +357,6 @@ def edge_figure(results: list[dict], seed: int | None = None):
     return fig
 
 
-def configurations(specs: list[str], solo: str | None, sun: str | None) -> list[tuple[str, str]]:
-    """(solo spec, Sun spec) pairs to run: each spec on all chairs, then the mixed pair if given."""
-    configs = [(s, s) for s in specs]
-    if solo or sun:
-        base = specs[0] if specs else DEFAULT_SPEC
-        configs.append((solo or base, sun or base))
-    if not configs:
-        configs = [(DEFAULT_SPEC, DEFAULT_SPEC)]
-    return configs
-
-
-def config_key(solo: str, sun: str) -> int:
-    """Stream key of a configuration, from its two specs (CRC-32 of ``solo``, NUL, ``sun``):
-    a configuration's agents and bootstrap draw the same numbers whatever other
-    configurations are listed with it, and in whatever order."""
-    return zlib.crc32(f"{solo}\x00{sun}".encode())
-
-
 def study(configs: list[tuple[str, str]], deals, seed: int, workers: int, target: int = 1000,
           boot: int = 200, matches: int = 1000, progress: bool = True,
           checkpoint: Checkpoint | None = None, records=None) -> list[dict]:
@@ -819,170 +454,66 @@ def write_outputs(folder: str, doc: dict) -> dict[str, str]:
     return paths
 
 
-MAX_TARGET = 100_000
-"""Largest match target a study simulates (R6.1): a match to 100,000 lasts about 1,200 deals."""
-MAX_BOOT = 10_000
-"""Most bootstrap resamples of the deal set."""
-MAX_MATCHES = 100_000
-"""Most simulated matches per resample."""
-MAX_SIMULATED = 10_000_000
-"""Most simulated matches per configuration, ``boot × matches`` (about 40 bytes of memory
-each while they run; the default 200 × 1,000 is 200,000)."""
-
-
-def check_match_settings(target, boot, matches, name=lambda k: f"--{k}") -> None:
-    """Refuse match-simulation settings out of range before anything is played.
-
-    Args:
-        target, boot, matches: the settings (ints).
-        name: the field name for a key (``--boot`` on the command line, ``settings 'boot'``
-            in a checkpoint).
-
-    Raises:
-        ValueError: naming the field and the allowed range (:data:`MAX_TARGET`,
-            :data:`MAX_BOOT`, :data:`MAX_MATCHES`, :data:`MAX_SIMULATED`).
-    """
-    check_int(target, name("target"), 1, MAX_TARGET)
-    check_int(boot, name("boot"), 1, MAX_BOOT)
-    check_int(matches, name("matches"), 1, MAX_MATCHES)
-    if boot * matches > MAX_SIMULATED:
-        raise ValueError(f"{name('boot')} × {name('matches')} must be at most {MAX_SIMULATED:,} simulated matches "
-                         f"per configuration (about 40 bytes each), got {boot:,} × {matches:,} = {boot * matches:,}")
-
-
-def prepare_run(checkpoint_cls, name: str, specs, deals, seed, out, solo, sun, deals_file, save_deals, target,
-                boot, matches, resume, force, extra_settings: dict | None = None, ray: str | None = None) -> tuple:
-    """The settings, deals, output folder and checkpoint of a new or resumed edge-type run
-    (shared by :func:`run_study` and :func:`twilight_env.experiments.edge.individual_edge.run_study`).
-
-    A resumed run (``resume``, a folder) takes everything from ``checkpoint_cls.load``; a new
-    one checks the options, draws or reads the deals, makes the folder
-    (``out/{name}__{seed}__{unixtime}`` by default) and writes the first checkpoint, so it is
-    resumable from the start.
-
-    Returns:
-        ``(checkpoint, configs, seed, target, boot, matches, deals, deals_meta, folder)``.
-
-    Raises:
-        ValueError: as :func:`run_study`.
-    """
-    seed = check_seed(seed)
-    if resume is not None:
-        ckpt = checkpoint_cls.load(resume)
-        st = ckpt.settings
-        configs = [tuple(c) for c in st["configs"]]
-        check_specs(sorted({x for c in configs for x in c}))
-        return (ckpt, configs, int(st["seed"]), int(st["target"]), int(st["boot"]), int(st["matches"]), ckpt.deals,
-                st["deals_source"], resume)
-    target = 1000 if target is None else target
-    boot = 200 if boot is None else boot
-    matches = 1000 if matches is None else matches
-    configs = configurations(list(specs or []), solo, sun)
-    check_specs(list(specs or []))
-    for flag, spec in (("--solo", solo), ("--sun", sun)):
-        if spec is not None:
-            check_specs([spec], flag)
-    n = deals
-    if n is None and not deals_file:
-        n = DEFAULT_DEALS
-    if n is not None and n < 2:
-        raise ValueError(f"--deals must be at least 2 (intervals need two deals), got {n}")
-    check_match_settings(target, boot, matches, lambda k: f"--{k}")
-    if out:
-        check_new_folder(out, "--out", force)
-    if save_deals:
-        check_new_file(save_deals, "--save-deals", force)
-    deal_list, meta = deal_set(n, seed, 3, deals_file, save_deals)
-    seed = run_seed(seed, meta)
-    prepare_runner(ray)  # a refused --ray address makes no folder
-    folder = out_dir(out, name, seed, force)
-    settings = {"configs": [list(c) for c in configs], "seed": seed, "target": target, "boot": boot,
-                "matches": matches, "deals_source": meta, **(extra_settings or {})}
-    ckpt = checkpoint_cls(folder, settings, [[list(h) for h in d] for d in deal_list])
-    ckpt.write()  # the folder is resumable from the start
-    return ckpt, configs, seed, target, boot, matches, deal_list, meta, folder
-
-
-def run_study(specs: list[str] | None = None, deals: int | None = None, seed: int | None = None, workers: int = 1,
-              out: str | None = None, solo: str | None = None, sun: str | None = None,
-              deals_file: str | None = None, save_deals: str | None = None, target: int | None = None,
-              boot: int | None = None, matches: int | None = None, progress: bool = True, verbose: bool = True,
-              resume: str | None = None, force: bool = False, records: str | None = None,
-              ray: str | None = None) -> str:
+def run_study(settings: StudySettings | Sequence[str] | None = None, **options) -> str:
     """Run the whole study (what ``twilight edge`` does) and return the output folder.
 
-    Args: as the command-line options (module docstring); ``specs`` None or empty means
-    the default agent unless ``solo``/``sun`` are given; ``deals`` None means
-    ``DEFAULT_DEALS`` or the whole deal file; ``seed`` None means the seed saved in
-    ``deals_file``, else 0; ``target``, ``boot``, ``matches`` None mean 1000, 200, 1000. The output folder is made first and holds
-    a checkpoint (:class:`Checkpoint`) while deals are played; ``resume`` (a folder)
-    finishes such a run with the settings saved in it (only ``workers``, ``progress`` and
-    ``verbose`` may be given with it). Ctrl-C (or SIGTERM, as the ``twilight`` command
-    raises it) writes the checkpoint, prints one line saying how to resume, and re-raises.
-    ``out`` that holds files and ``save_deals`` that exists are refused unless ``force``.
-    ``records`` (a folder): write every play's deal record to ``records/edge.records.jsonl.gz``.
-    ``ray`` (an address, see :mod:`twilight_env.util.distributed`) plays the deals on a Ray
-    cluster instead of ``workers`` local processes, with the same per-deal points; a run
-    may be resumed on either runner.
+    Args:
+        settings: a :class:`~twilight_env.experiments.edge.core.StudySettings` (team
+            scoring), or the agent specs, with the other settings as keywords
+            (``run_study(["heuristic"], deals=200, seed=1, out="o")``: the fields of
+            :class:`StudySettings`, checked when they are built).
+
+    The output folder is made first and holds a checkpoint (:class:`Checkpoint`) while
+    deals are played; ``resume`` (a folder) finishes such a run with the settings saved in
+    it. Ctrl-C (or SIGTERM, as the ``twilight`` command raises it) writes the checkpoint,
+    prints one line saying how to resume, and re-raises. ``records`` (a folder): write
+    every play's deal record to ``records/edge.records.jsonl.gz``. ``ray`` plays the deals
+    on a Ray cluster (:mod:`twilight_env.util.distributed`) instead of ``workers`` local
+    processes, with the same per-deal points; a run may be resumed on either runner.
 
     Raises:
-        ValueError: bad agent spec (listing the valid agents), bad number, bad deal file,
-            an unreadable or malformed checkpoint, settings given with ``resume``, or an
-            output path that exists (without ``force``) or cannot be made.
+        ValueError: bad settings (:class:`StudySettings`: a bad agent spec lists the valid
+            agents), individual scoring (that study is
+            :func:`twilight_env.experiments.edge.individual_edge.run_study`), a bad deal
+            file, an unreadable or malformed checkpoint, or an output path that exists
+            (without ``force``) or cannot be made.
+        TypeError: a keyword that is no setting.
     """
     t0 = time.time()
-    workers = check_workers(workers)
-    seed = check_seed(seed)
-    if resume is not None:
-        resume_conflicts((("specs", specs), ("--deals", deals), ("--seed", seed), ("--out", out),
-                          ("--solo", solo), ("--sun", sun), ("--deals-file", deals_file),
-                          ("--save-deals", save_deals), ("--target", target), ("--boot", boot),
-                          ("--matches", matches), ("--force", force), ("--records", records)),
-                         allowed="--workers, --ray, --quiet and --deals (which grows the run)")
-    if records is not None:  # before any folder is made or deal played
-        check_records_folder(records, RECORDS_FILE, "--records", force)
-    ckpt, configs, seed, target, boot, matches, deal_list, meta, folder = prepare_run(
-        Checkpoint, "edge", specs, deals, seed, out, solo, sun, deals_file, save_deals, target, boot, matches,
-        resume, force, ray=ray)
+    s = StudySettings.of(settings, **options)
+    if s.scoring != "team":
+        raise ValueError("solo_edge.run_study plays team scoring (R7.5); individual scoring (R8) is "
+                         "twilight_env.experiments.edge.individual_edge.run_study")
+    if s.records is not None:  # before any folder is made or deal played
+        check_records_folder(s.records, RECORDS_FILE, "--records", s.force)
+    run = prepare_run(s, Checkpoint, "edge")
     try:
-        with ray_runner(ray):
-            results = study(configs, deal_list, seed, workers, target, boot, matches, progress=progress,
-                            checkpoint=ckpt, records=records)
+        with ray_runner(s.ray):
+            results = study(run.configs, run.deals, run.seed, s.workers, run.target, run.boot, run.matches,
+                            progress=s.progress, checkpoint=run.checkpoint, records=s.records)
     except KeyboardInterrupt as e:
-        print(ckpt.interrupted(e), file=sys.stderr)
+        print(run.checkpoint.interrupted(e), file=sys.stderr)
         raise
-    doc = {"seed": seed, "deals": len(deal_list), "deals_source": meta, "target": target, "boot": boot,
-           "matches": matches,
-           "configs": [{"solo": s, "sun": u} for s, u in configs], "workers": workers,
-           "runner": runner_label(ray),
-           "git": git_hash(), "run_seconds": ckpt.elapsed + time.time() - t0,
-           "resumed": resume is not None, "results": results}
-    paths = write_outputs(folder, doc)
-    ckpt.remove()
-    if verbose:
+    doc = _result_doc(s, run, results, t0)
+    paths = write_outputs(run.folder, doc)
+    run.checkpoint.remove()
+    if s.verbose:
         print("\n".join(terminal_lines(results)))
-        where = f"{workers} worker(s)" if ray is None else f"on Ray ({ray})"
+        where = f"{s.workers} worker(s)" if s.ray is None else f"on Ray ({s.ray})"
         print(f"\nRun time {doc['run_seconds']:.1f} s, {where}. Files:")
         for kind in ("md", "json", "png"):
             print(f"  {paths[kind]}")
-    return folder
+    return run.folder
 
 
-def load_result(folder: str) -> dict:
-    """The ``edge.json`` document of an output folder.
-
-    Raises:
-        ValueError: if the folder holds no readable edge.json.
-    """
-    path = os.path.join(folder, "edge.json")
-    try:
-        doc = read_json(path, "edge output")
-    except JsonFileError as e:
-        raise ValueError(f"no readable edge output in {folder!r}: {e}") from None
-    if not isinstance(doc, dict):
-        raise ValueError(f"no readable edge output in {folder!r}: {path!r} holds a JSON {type(doc).__name__}, "
-                         "not an object")
-    return doc
+def _result_doc(s: StudySettings, run: PreparedRun, results: list[dict], t0: float) -> dict:
+    """The ``edge.json`` document of a finished run."""
+    return {"seed": run.seed, "deals": len(run.deals), "deals_source": run.deals_source, "target": run.target,
+            "boot": run.boot, "matches": run.matches,
+            "configs": [{"solo": a, "sun": b} for a, b in run.configs], "workers": s.workers,
+            "runner": runner_label(s.ray),
+            "git": git_hash(), "run_seconds": run.checkpoint.elapsed + time.time() - t0,
+            "resumed": s.resume is not None, "results": results}
 
 
 def grow_run(folder: str, deals: int) -> None:
@@ -1006,8 +537,7 @@ def grow_run(folder: str, deals: int) -> None:
         ValueError: no run in the folder, deals from a file, N not larger than the run's
             deals, or deals that disagree with the seed's sequence.
     """
-    if isinstance(deals, bool) or not isinstance(deals, int) or deals < 2:
-        raise ValueError(f"--deals must be at least 2, got {deals!r}")
+    check_grow(deals)
     ckpt_path = os.path.join(folder, CHECKPOINT)
     if os.path.isfile(ckpt_path):
         ckpt = Checkpoint.load(folder)
@@ -1054,123 +584,3 @@ def grow_run(folder: str, deals: int) -> None:
     if os.path.isfile(previous):
         os.replace(previous, os.path.join(folder, "edge.previous.json"))
 
-
-def parse_rung_deals(items: list[str] | None) -> dict[str, int]:
-    """``["SPEC=N", ...]`` (the spec may hold ``=`` itself: the last one splits) -> ``{SPEC: N}``.
-
-    Raises:
-        ValueError: an item without ``=N`` or with a non-integer N.
-    """
-    out = {}
-    for item in items or []:
-        spec, sep, n = item.rpartition("=")
-        if not sep or not spec or not n.strip().lstrip("-").isdigit():
-            raise ValueError(f"--rung-deals takes SPEC=N (N deals for that rung), got {item!r}")
-        out[spec.strip()] = int(n)
-    return out
-
-
-def _individual_folder(folder: str) -> bool:
-    from twilight_env.experiments.edge.individual_edge import is_individual_run
-
-    return is_individual_run(folder) and not os.path.isfile(os.path.join(folder, CHECKPOINT))
-
-
-def _run_individual(args) -> int:
-    """``--scoring individual`` (or ``--resume`` of such a run): :mod:`twilight_env.experiments.edge.individual_edge`."""
-    given = [name for name, v in (("--ladder", args.ladder), ("--rung-deals", args.rung_deals),
-                                  ("--off-ladder", getattr(args, "off_ladder", None)),
-                                  ("--records", getattr(args, "records", None)), ("--save-deals", args.save_deals))
-             if v not in (None, [])]
-    if given:
-        raise ValueError(f"--scoring individual does not take {', '.join(given)}; it takes agent specs, --solo, "
-                         "--sun, --deals, --seed, --deals-file, --workers, --out, --force, --target, --boot, "
-                         "--matches, --quiet, --ray and --resume")
-    from twilight_env.experiments.edge.individual_edge import grow_run as grow_individual, run_study as run_individual
-
-    deals = args.deals
-    if args.resume is not None and deals is not None:
-        grow_individual(args.resume, deals)
-        deals = None
-
-    try:
-        run_individual(args.specs, deals, args.seed, args.workers, args.out, args.solo, args.sun,
-                       args.deals_file, args.target, args.boot, args.matches, progress=not args.quiet,
-                       resume=args.resume, force=args.force, ray=args.ray)
-    except KeyboardInterrupt as e:
-        return interrupt_status(e)
-    return 0
-
-
-def _run_compare(args) -> int:
-    """``--compare A B``: the paired difference of two finished runs (:func:`twilight_env.experiments.edge.edge_strength.compare_runs`)."""
-    given = [name for name, v in (("--deals", args.deals), ("--seed", args.seed), ("--out", args.out),
-                                  ("--solo", args.solo), ("--sun", args.sun), ("--deals-file", args.deals_file), ("--save-deals", args.save_deals),
-                                  ("--force", args.force or None), ("--target", args.target), ("--boot", args.boot),
-                                  ("--matches", args.matches), ("--resume", args.resume),
-                                  ("--records", getattr(args, "records", None)), ("--ladder", args.ladder),
-                                  ("--rung-deals", args.rung_deals), ("--off-ladder", getattr(args, "off_ladder", None)),
-                                  ("--scoring", getattr(args, "scoring", None)), ("--ray", getattr(args, "ray", None)))
-             if v not in (None, [])]
-    if args.specs:
-        raise ValueError(f"--compare takes exactly two folders, FOLDER_A FOLDER_B; got {2 + len(args.specs)} "
-                         f"({', '.join([*args.compare, *args.specs])})")
-    if given:
-        raise ValueError(f"--compare reads two finished runs and plays nothing; do not give {', '.join(given)} with "
-                         "it (it takes its two folders only)")
-    from twilight_env.experiments.edge.edge_strength import compare_line, compare_runs
-
-    print(compare_line(compare_runs(*args.compare)))
-    return 0
-
-
-def run(args) -> int:
-    if getattr(args, "compare", None) is not None:
-        return _run_compare(args)
-    scoring = getattr(args, "scoring", None)
-    if args.resume is not None:
-        if scoring is not None:
-            raise ValueError("--resume keeps the run's settings, its scoring among them; do not give --scoring "
-                             "with it (only --workers, --ray, --quiet and --deals may be given)")
-        if not (os.path.isdir(args.resume) and (_individual_folder(args.resume) or os.path.isfile(
-                os.path.join(args.resume, CHECKPOINT)) or os.path.isfile(os.path.join(args.resume, "edge.json")))):
-            raise ValueError(f"no edge run in {args.resume!r}: --resume takes the output folder of a twilight edge "
-                             f"run, which holds {CHECKPOINT} (or individual.checkpoint.json) while it is unfinished")
-    if scoring == "individual" or (args.resume is not None and scoring is None and _individual_folder(args.resume)):
-        return _run_individual(args)
-    if args.rung_deals and args.ladder is None:
-        raise ValueError("--rung-deals goes with --ladder")
-    if getattr(args, "off_ladder", None) and args.ladder is None:
-        raise ValueError("--off-ladder goes with --ladder")
-    if args.ladder is not None:
-        given = [name for name, v in (("specs", args.specs), ("--solo", args.solo), ("--sun", args.sun),
-                                      ("--seed", args.seed), ("--deals-file", args.deals_file),
-                                      ("--save-deals", args.save_deals), ("--target", args.target),
-                                      ("--resume", args.resume), ("--records", getattr(args, "records", None)),
-                                      ("--force", args.force or None)) if v not in (None, [])]
-        if given:
-            raise ValueError(f"--ladder plays the ladder's rungs on the held-out deal set; do not give "
-                             f"{', '.join(given)} with it")
-        if args.deals is None:
-            raise ValueError("--ladder needs --deals N (deals per rung)")
-        from twilight_env.experiments.edge.edge_strength import run_edge_ladder
-
-        try:
-            run_edge_ladder(args.ladder, args.deals, workers=args.workers, out=args.out, progress=not args.quiet,
-                            ray=args.ray, boot=args.boot, matches=args.matches,
-                            rung_deals=parse_rung_deals(args.rung_deals), off_ladder=args.off_ladder)
-        except KeyboardInterrupt:
-            return 130
-        return 0
-    deals = args.deals
-    if args.resume is not None and deals is not None:
-        grow_run(args.resume, deals)
-        deals = None
-    try:
-        run_study(args.specs, deals, args.seed, args.workers, args.out, args.solo, args.sun,
-                  args.deals_file, args.save_deals, args.target, args.boot, args.matches,
-                  progress=not args.quiet, resume=args.resume, force=args.force,
-                  records=getattr(args, "records", None), ray=args.ray)
-    except KeyboardInterrupt as e:
-        return interrupt_status(e)
-    return 0

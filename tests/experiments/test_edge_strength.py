@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pytest
 
+import twilight_env.experiments.edge.command as command
 import twilight_env.experiments.edge.edge_strength as es
 import twilight_env.experiments.ladder as ladder
 import twilight_env.experiments.edge.solo_edge as edge
@@ -103,9 +104,10 @@ def test_projection_scales_as_one_over_root_n():
 
 def test_ladder_option_errors(lad, tmp_path, capsys):
     assert main(["edge", "--ladder", str(lad), "--quiet"]) == 2
-    assert "needs --deals" in capsys.readouterr().err
+    assert "the ladder mode (twilight edge --ladder FOLDER) needs --deals N" in capsys.readouterr().err
     assert main(["edge", "heuristic", "--ladder", str(lad), "--deals", "4"]) == 2
-    assert "do not give specs" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "the ladder mode" in err and "does not take SPEC (heuristic); it takes --ladder, --deals" in err
     assert main(["edge", "--ladder", str(tmp_path), "--deals", "4"]) == 2
     assert "no readable ladder.json" in capsys.readouterr().err
 
@@ -121,9 +123,9 @@ def test_rung_deals_give_each_rung_its_own_n_and_zero_leaves_it_out(lad, tmp_pat
         es.run_edge_ladder(str(lad), 4, out=str(out), rung_deals={"pimc": 5}, progress=False, verbose=False)
     with pytest.raises(ValueError, match="N must be 0"):
         es.run_edge_ladder(str(lad), 4, out=str(out), rung_deals={"heuristic": 1}, progress=False, verbose=False)
-    assert edge.parse_rung_deals(["ismcts:iterations=4800=200"]) == {"ismcts:iterations=4800": 200}
+    assert command.parse_rung_deals(["ismcts:iterations=4800=200"]) == {"ismcts:iterations=4800": 200}
     with pytest.raises(ValueError, match="SPEC=N"):
-        edge.parse_rung_deals(["heuristic"])
+        command.parse_rung_deals(["heuristic"])
 
 
 def test_off_ladder_agents_are_tabulated_apart_against_the_top_rung(lad, tmp_path, capsys):
@@ -242,7 +244,7 @@ def test_compare_two_runs_paired_by_deal(tmp_path, capsys):
     assert main(["edge", "--compare", str(a), str(tmp_path / "none")]) == 2
     assert "no finished edge run" in capsys.readouterr().err
     assert main(["edge", "--compare", str(a), str(b), "--deals", "3"]) == 2
-    assert "do not give --deals" in capsys.readouterr().err
+    assert "the compare mode" in (err := capsys.readouterr().err) and "does not take --deals; it takes nothing else" in err
     both = tmp_path / "both"
     assert main(["edge", "random", "heuristic", "--deals", "3", "--seed", "3", "--out", str(both), *opts]) == 0
     capsys.readouterr()
@@ -251,7 +253,7 @@ def test_compare_two_runs_paired_by_deal(tmp_path, capsys):
     assert main(["edge", "--compare", str(a), str(a)]) == 2  # one agent twice: the same games
     assert "difference is 0 by construction" in capsys.readouterr().err
     assert main(["edge", "--compare", str(a), str(b), str(c)]) == 2
-    assert "exactly two folders" in capsys.readouterr().err
+    assert "the compare mode" in (err := capsys.readouterr().err) and f"does not take SPEC ({c})" in err
     ind = tmp_path / "ind"
     assert main(["edge", "random", "--scoring", "individual", "--deals", "3", "--seed", "3", "--out", str(ind),
                  *opts]) == 0

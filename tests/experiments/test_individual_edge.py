@@ -81,9 +81,11 @@ def test_interrupted_run_resumes_to_the_same_figures(tmp_path, monkeypatch):
 
 def test_cli_errors_are_clear(tmp_path, capsys):
     assert main(["edge", "heuristic", "--scoring", "individual", "--ladder", str(tmp_path)]) == 2
-    assert "does not take --ladder" in capsys.readouterr().err
+    err = capsys.readouterr().err  # --ladder chooses the ladder mode, which plays team scoring
+    assert "the ladder mode" in err and "does not take SPEC (heuristic), --scoring" in err
     assert main(["edge", "--scoring", "individual", "--resume", str(tmp_path)]) == 2
-    assert "--resume keeps the run's settings" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "the resume mode" in err and "it keeps the run's settings" in err and "does not take --scoring" in err
     assert main(["edge", "nonsense-agent", "--scoring", "individual", "--deals", "3",
                  "--out", str(tmp_path / "x")]) == 2
     assert "nonsense-agent" in capsys.readouterr().err
@@ -139,6 +141,6 @@ def test_resume_errors_name_what_is_allowed(tmp_path, capsys):
     run = tmp_path / "r"
     ind.run_study(["random"], deals=4, seed=9, out=str(run), **SMALL)
     assert main(["edge", "--resume", str(run), "--scoring", "team"]) == 2
-    assert "do not give --scoring" in capsys.readouterr().err
+    assert "does not take --scoring; it takes --resume, --deals, --workers, --ray, --quiet" in capsys.readouterr().err
     assert main(["edge", "--resume", str(tmp_path / "nowhere")]) == 2
     assert "individual.checkpoint.json" in capsys.readouterr().err

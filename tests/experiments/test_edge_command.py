@@ -1,0 +1,214 @@
+"""``twilight edge`` as one table of modes (experiments/edge/command.py) and the study
+settings as frozen dataclasses checked once when built."""
+
+import argparse
+import dataclasses
+import json
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+from twilight_env.cli import main
+from twilight_env.experiments.edge import command, core, edge_strength, individual_edge, solo_edge
+from twilight_env.experiments.edge.command import FLAGS, MODES, choose_mode
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# a value for every option (a list: the words after the flag)
+VALUES = {"specs": [], "solo": ["random"], "sun": ["random"], "deals": ["3"], "seed": ["1"],
+          "deals_file": ["d.json"], "save_deals": ["s.json"], "target": ["10"], "boot": ["5"], "matches": ["5"],
+          "scoring": ["team"], "records": ["rec"], "out": ["o"], "force": [], "workers": ["1"], "ray": ["auto"],
+          "quiet": [], "resume": ["F"], "ladder": ["L"], "rung_deals": ["random=2"], "off_ladder": ["X"],
+          "compare": ["A", "B"]}
+
+
+def _args(argv: list[str]) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="twilight edge")
+    command.add_arguments(p)
+    return p.parse_args(argv)
+
+
+def _option(dest: str) -> list[str]:
+    return ["random"] if dest == "specs" else [FLAGS[dest], *VALUES[dest]]
+
+
+def _selecting(mode) -> list[str]:
+    """A command line that selects ``mode`` with everything it needs."""
+    argv = [] if mode.chosen_by is None else (
+        ["--scoring", "individual"] if mode.chosen_by[0] == "scoring" else _option(mode.chosen_by[0]))
+    for dest, _ in mode.needs:
+        argv += _option(dest)
+    return argv
+
+
+def test_every_mode_has_a_runner_and_every_option_a_flag():
+    assert {m.name for m in MODES} == set(command.RUNS)
+    assert MODES[-1].chosen_by is None and all(m.chosen_by is not None for m in MODES[:-1])
+    for m in MODES:
+        assert set(m.takes) <= set(FLAGS), m.name
+    args = _args([])
+    assert set(FLAGS) == set(vars(args)), "an option of the parser is not in FLAGS, or the reverse"
+
+
+@pytest.mark.parametrize("mode", MODES, ids=lambda m: m.name)
+def test_each_mode_takes_its_own_options(mode):
+    argv = _selecting(mode)
+    for dest in mode.takes:
+        if dest == "scoring" and mode.name == "study":
+            argv += ["--scoring", "team"]
+        elif dest not in dict(mode.needs):
+            argv += _option(dest)
+    assert choose_mode(_args(argv)) is mode
+
+
+@pytest.mark.parametrize("mode", MODES, ids=lambda m: m.name)
+def test_each_mode_refuses_an_option_it_does_not_take_naming_the_options_it_takes(mode):
+    earlier = {m.chosen_by[0] for m in MODES[:MODES.index(mode)]}  # these select another mode
+    refused = [d for d in FLAGS if d not in mode.takes and d not in earlier
+               and (mode.chosen_by is None or d != mode.chosen_by[0])]
+    assert refused, f"the {mode.name} mode takes every option"
+    for dest in refused:
+        args = _args(_selecting(mode) + _option(dest))
+        with pytest.raises(ValueError) as e:
+            choose_mode(args)
+        msg = str(e.value)
+        assert msg.startswith(f"the {mode.name} mode ({mode.usage}: "), msg
+        assert f"does not take {FLAGS[dest]}" in msg, msg
+        allowed = ", ".join(mode.allowed()) if mode.takes else "nothing else"
+        assert f"it takes {allowed}" in msg, msg
+
+
+def test_an_option_of_one_other_mode_says_which(capsys, tmp_path):
+    with pytest.raises(ValueError, match=r"\(--rung-deals goes with --ladder\)"):
+        choose_mode(_args(["random", "--rung-deals", "random=2"]))
+    with pytest.raises(ValueError, match=r"\(--off-ladder goes with --ladder\)"):
+        choose_mode(_args(["--scoring", "individual", "--off-ladder", "X"]))
+    # through the command: exit status 2, one line, nothing written
+    out = tmp_path / "o"
+    assert main(["edge", "random", "--deals", "2", "--records", str(tmp_path / "r"), "--scoring", "individual",
+                 "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "the individual mode" in err and "does not take --records" in err
+    assert not out.exists() and not (tmp_path / "r").exists()
+
+
+def test_a_mode_without_what_it_needs_says_so():
+    with pytest.raises(ValueError, match=r"the ladder mode \(twilight edge --ladder FOLDER\) needs --deals N"):
+        choose_mode(_args(["--ladder", "L"]))
+
+
+def test_help_lists_every_mode_and_what_it_takes(capsys):
+    with pytest.raises(SystemExit):
+        main(["edge", "--help"])
+    out = capsys.readouterr().out
+    for m in MODES:
+        assert m.usage in out
+    assert "takes --deals, --workers, --ray, --quiet" in out  # the resume mode's row
+
+
+def _documented_edge_lines() -> list[tuple[str, str]]:
+    """(file, command line) of every ``twilight edge`` command in the README, docs/,
+    notebooks/ and results/*/README.md: in fenced code blocks (a ``# comment`` cut,
+    ``\\`` continuations joined) and in inline code spans (which may wrap)."""
+    files = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), *sorted((ROOT / "notebooks").glob("*.ipynb")),
+             *sorted((ROOT / "results").glob("*/README.md"))]
+    found = []
+    for f in files:
+        text = f.read_text(encoding="utf-8")
+        if f.suffix == ".ipynb":
+            text = "\n\n".join("".join(c["source"]) for c in json.loads(text)["cells"])
+        blocks = re.findall(r"^```[^\n]*\n(.*?)^```", text, flags=re.S | re.M)
+        for block in blocks:
+            for line in block.replace("\\\n", " ").splitlines():
+                line = line.split(" #")[0].strip()
+                if line.startswith("twilight edge"):
+                    found.append((f.relative_to(ROOT).as_posix(), line))
+        prose = re.sub(r"^```[^\n]*\n.*?^```", "", text, flags=re.S | re.M)
+        for span in re.findall(r"`([^`]+)`", prose):
+            line = " ".join(span.split())
+            if line.startswith("twilight edge"):
+                found.append((f.relative_to(ROOT).as_posix(), line))
+    return [(f, line) for f, line in found if "..." not in line and "[" not in line]  # not usage sketches
+
+
+def test_every_documented_edge_command_line_is_accepted():
+    lines = _documented_edge_lines()
+    assert len(lines) > 20
+    for where, line in lines:
+        words = [{"N": "3", "SPEC": "random"}.get(w, w) for w in shlex.split(line)[2:]]
+        try:
+            args = _args(words)
+        except SystemExit:
+            pytest.fail(f"{where}: `{line}` does not parse")
+        try:
+            choose_mode(args)
+        except ValueError as e:
+            if f"needs {FLAGS['deals']} N" in str(e) and "--ladder LADDER" in line:
+                continue  # prose naming the mode (`twilight edge --ladder LADDER` plays ...), not a command
+            pytest.fail(f"{where}: `{line}` is refused: {e}")
+
+
+# ---------------------------------------------------------------------------------
+# settings
+# ---------------------------------------------------------------------------------
+
+def test_study_settings_are_frozen_and_checked_once_when_built():
+    s = core.StudySettings(["random"], deals=4, seed=2)
+    assert s.specs == ("random",) and (s.target_or_default, s.boot_or_default, s.matches_or_default) == (1000, 200,
+                                                                                                           1000)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        s.deals = 5
+    for bad, message in ((dict(deals=1), "--deals must be at least 2"), (dict(workers=0), "--workers"),
+                         (dict(seed=-1), "--seed"), (dict(target=0), "--target must be an integer in 1..100000"),
+                         (dict(boot=10_000, matches=10_000), "--boot × --matches"),
+                         (dict(scoring="both"), "--scoring must be one of team, individual"),
+                         (dict(specs=["bogus"]), "unknown agent 'bogus'"), (dict(solo="bogus"), "--solo"),
+                         (dict(resume="F", seed=3), "keeps the settings.*--seed"),
+                         (dict(scoring="individual", records="r"), "do not give --records"),
+                         (dict(ray="not an address"), "--ray takes")):
+        with pytest.raises(ValueError, match=message):
+            core.StudySettings(**bad)
+    with pytest.raises(TypeError, match="no study setting dealz; the settings are specs, solo"):
+        core.StudySettings.of(["random"], dealz=3)
+    assert core.StudySettings.of(s, deals=6) == dataclasses.replace(s, deals=6)
+    assert core.StudySettings.of(s) is s
+
+
+def test_prepared_run_is_named(tmp_path):
+    s = core.StudySettings(["random"], deals=3, seed=2, out=str(tmp_path / "o"))
+    run = core.prepare_run(s, solo_edge.Checkpoint, "edge")
+    assert (run.configs, run.seed, run.target, run.boot, run.matches, len(run.deals), run.folder) == (
+        [("random", "random")], 2, 1000, 200, 1000, 3, str(tmp_path / "o"))
+    assert run.deals_source["source"] == "seed" and (tmp_path / "o" / core.CHECKPOINT).is_file()
+    again = core.prepare_run(core.StudySettings(resume=run.folder), solo_edge.Checkpoint, "edge")
+    assert (again.configs, again.seed, again.deals, again.folder) == (run.configs, 2, run.deals, run.folder)
+
+
+def test_a_settings_object_runs_the_study_as_keywords_do(tmp_path):
+    small = dict(boot=5, matches=5, workers=1, progress=False, verbose=False)
+    a = solo_edge.run_study(core.StudySettings(["random"], deals=3, seed=4, out=str(tmp_path / "a"), **small))
+    b = solo_edge.run_study(["random"], deals=3, seed=4, out=str(tmp_path / "b"), **small)
+    ra, rb = (json.loads((Path(f) / "edge.json").read_text())["results"] for f in (a, b))
+    assert [r["moon_points"] for r in ra] == [r["moon_points"] for r in rb]
+    with pytest.raises(ValueError, match="individual_edge.run_study"):
+        solo_edge.run_study(["random"], scoring="individual", deals=3)
+    c = individual_edge.run_study(core.StudySettings(["random"], deals=3, seed=4, out=str(tmp_path / "c"), **small))
+    assert json.loads((Path(c) / individual_edge.RESULT).read_text())["scoring"] == "individual"
+
+
+def test_ladder_settings_are_frozen_and_checked_once_when_built():
+    s = edge_strength.LadderSettings("L", 4, rung_deals={"heuristic": 0, "pimc": 3}, off_ladder=["X"])
+    assert s.seed == 2_026_120_102 and s.off_ladder == ("X",)
+    with pytest.raises(TypeError):
+        s.rung_deals["pimc"] = 5  # read-only
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        s.deals = 5
+    for bad, message in ((dict(deals=1), "--deals must be at least 2"),
+                         (dict(rung_deals={"pimc": 1}), "N must be 0"), (dict(deal_set="heldout-9"), "held-out"),
+                         (dict(workers=0), "--workers"), (dict(boot=0), "--boot")):
+        with pytest.raises(ValueError, match=message):
+            edge_strength.LadderSettings(**{"ladder": "L", "deals": 4, **bad})
+    with pytest.raises(TypeError, match="no ladder setting rungs"):
+        edge_strength.run_edge_ladder("L", 4, rungs={})
