@@ -41,13 +41,6 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
 # layers only inside functions (twilight_env.__getattr__) or as re-exports.
 FACADE = ("twilight_env/__init__.py", "twilight_env/cards.py", "twilight_env/scoring.py")
 
-# Circles being taken apart; each must still exist (test_known_circles_still_exist), so
-# the list only shrinks.
-KNOWN_CIRCLES = {
-    ("twilight_env.obs._encoding_nb", "twilight_env.obs.encoding", "twilight_env.obs._encoding_nb"),
-    ("twilight_env.agents.fast_ismcts", "twilight_env.agents.ismcts", "twilight_env.agents.fast_ismcts"),
-}
-
 TOP = {"twilight_env": "twilight_env", "agents": "twilight_env.agents", "training": "twilight_env.training",
        "experiments": "twilight_env.experiments"}
 
@@ -144,7 +137,7 @@ def violations(root: Path) -> list[str]:
             if theirs is not None and theirs > mine:
                 problems.append(f"{rel}:{line} imports {imported}: layer {LAYERS[mine][0]!r} may not "
                                 f"import the higher layer {LAYERS[theirs][0]!r}")
-    problems += [f"import circle: {' -> '.join(c)}" for c in circles(graph) if tuple(c) not in KNOWN_CIRCLES]
+    problems += [f"import circle: {' -> '.join(c)}" for c in circles(graph)]
     return problems
 
 
@@ -186,16 +179,6 @@ def circles(graph: dict[str, set[str]]) -> list[list[str]]:
 def test_every_import_follows_the_layer_order_and_every_module_is_on_a_row():
     problems = violations(ROOT)
     assert not problems, "\n".join(problems)
-
-
-def test_known_circles_still_exist():
-    graph = {}
-    modules = package_files(ROOT)
-    for name, rel in modules.items():
-        graph[name] = {t for _, imported, _ in imports_of(ROOT / rel, name)
-                       if (t := resolve(imported, modules)) is not None and t != name}
-    found = {tuple(c) for c in circles(graph)}
-    assert KNOWN_CIRCLES <= found, f"taken apart, remove from KNOWN_CIRCLES: {sorted(KNOWN_CIRCLES - found)}"
 
 
 def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
