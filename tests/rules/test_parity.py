@@ -57,13 +57,13 @@ COPIES = (
     ("agents/_ismcts_nb.py",
      "the compiled search's legal_into, apply, side_scores and seat_score, step by step",
      "test_compiled_search_steps"),
-    ("experiments/edge/solo_edge.py::simulate_fixed_solo",
+    ("experiments/edge/matches.py::simulate_fixed_solo",
      "fixed-solo matches from deal points: winner and length (R6.1, R7.6); also the simulator of handicap.py",
      "test_fixed_solo_simulator"),
     ("experiments/edge/goals_333.py",
-     "simulate_fixed_solo with goals_333 (R6.2), which goals_333.py reads through match_figures",
+     "simulate_fixed_solo with goals_333 (R6.2), which goals_333.py reads through matches.match_figures",
      "test_goals_333_simulator"),
-    ("experiments/edge/solo_edge.py::simulate_rotating",
+    ("experiments/edge/matches.py::simulate_rotating",
      "rotating 3-player matches: solo order, credited lines, winner, final totals (R7.4, R7.5)",
      "test_rotating_simulator"),
     ("experiments/edge/individual_edge.py::simulate_lines",
@@ -579,7 +579,7 @@ def _fixed_solo(copy: str, goals: bool, seeds) -> tuple[int, int]:
     """Compare ``simulate_fixed_solo`` with the reference on the pools of ``seeds``;
     returns how many matches the reference saw end on a goal of R6.2, and how many ended
     with both sides on different goals (the goal listed first wins)."""
-    from twilight_env.experiments.edge.solo_edge import simulate_fixed_solo
+    from twilight_env.experiments.edge.matches import simulate_fixed_solo
 
     pools, max_deals = 60, 60
     goal_wins = both_on_goals = 0
@@ -611,17 +611,17 @@ def _fixed_solo(copy: str, goals: bool, seeds) -> tuple[int, int]:
 
 
 def test_fixed_solo_simulator():
-    from twilight_env.experiments.edge import handicap, solo_edge
+    from twilight_env.experiments.edge import handicap, matches
 
     # handicap.py finds the fair handicap with this simulator (the handicap added to the Moon points)
-    assert handicap.simulate_fixed_solo is solo_edge.simulate_fixed_solo
-    _fixed_solo("experiments/edge/solo_edge.py::simulate_fixed_solo", False, range(12))
+    assert handicap.simulate_fixed_solo is matches.simulate_fixed_solo
+    _fixed_solo("experiments/edge/matches.py::simulate_fixed_solo", False, range(12))
 
 
 def test_goals_333_simulator():
-    from twilight_env.experiments.edge import goals_333, solo_edge
+    from twilight_env.experiments.edge import goals_333, matches
 
-    assert goals_333.match_figures is solo_edge.match_figures  # goals_333.py reads these figures
+    assert goals_333.match_figures is matches.match_figures  # goals_333.py reads these figures
     goal_wins, both_on_goals = _fixed_solo("experiments/edge/goals_333.py", True, range(100, 160))
     assert goal_wins > 0, "no match ended on a goal (R6.2)"
     assert both_on_goals >= 8, "few matches ended with both sides on different goals (R6.2)"
@@ -657,9 +657,9 @@ def _highest_total(copy: str, seeds, lines: int, simulate, add_deal, line_of) ->
 
 
 def test_rotating_simulator():
-    from twilight_env.experiments.edge.solo_edge import simulate_rotating
+    from twilight_env.experiments.edge.matches import simulate_rotating
 
-    _highest_total("experiments/edge/solo_edge.py::simulate_rotating", range(16), 3,
+    _highest_total("experiments/edge/matches.py::simulate_rotating", range(16), 3,
                    lambda pts, rng, target, md: simulate_rotating(pts[:, :, 0], pts[:, :, 1], rng, 1, target, md),
                    lambda ms, p: ms.add_deal((int(p[0]), int(p[1]))), [0, 1, 2])
 
@@ -880,7 +880,7 @@ def test_slow_sweep():
     if engine.backend() == "compiled":
         _engine_copy(State, "twilight_env/rules/_engine_c.c", seeds)
     _batch_against_reference("numpy", seeds)
-    _fixed_solo("experiments/edge/solo_edge.py::simulate_fixed_solo", False, range(200, 400))
+    _fixed_solo("experiments/edge/matches.py::simulate_fixed_solo", False, range(200, 400))
     _fixed_solo("experiments/edge/goals_333.py", True, range(400, 600))
     if _have("numba"):
         from twilight_env.agents.solver import Solver
