@@ -21,14 +21,16 @@ return an action in the encoding of ``docs/API.md``, Actions (0..27 card ids, 28
 Agents are built from spec strings usable on the command line: ``NAME`` or
 ``NAME:key=value,key=value``, e.g. ``random``, ``heuristic``, ``pimc:worlds=32``,
 ``ismcts:iterations=1000``, ``neural:path=run/ckpt.pt``, ``openspiel:ismcts:iterations=50``
-(OpenSpiel's bots: the bot's name, then its options). Agent modules register a
-factory with :func:`register`; :func:`make_agent` parses a spec and builds the agent.
+(OpenSpiel's bots: the bot's name, then its options). :data:`AGENTS` is the one
+table of agents (the shipped ones by ``"module:Class"``, imported on first use);
+:func:`register` adds your own; :func:`make_agent` parses a spec and builds the agent.
 """
 
 from __future__ import annotations
 
 import importlib
 import inspect
+import re
 from typing import Callable, Iterable, Protocol, Sequence, runtime_checkable
 
 import numpy as np
@@ -85,31 +87,68 @@ def optional_member(agent, name: str):
     return bool(value) if name == "stateless" else value
 
 
-_REGISTRY: dict[str, Callable[..., Agent]] = {}
-# agents whose modules are imported on first use (so torch is imported only for `neural`)
-_LAZY: dict[str, str] = {
-    "random": "twilight_env.agents.random_agent",
-    "heuristic": "twilight_env.agents.heuristic",
-    "pimc": "twilight_env.agents.pimc",
-    "ismcts": "twilight_env.agents.ismcts",
-    "neural": "twilight_env.agents.neural",
-    "exit": "twilight_env.agents.exit",
-    "exit-search": "twilight_env.agents.exit",
-    "openspiel": "twilight_env.interop.openspiel_bots",
+AGENTS: dict[str, str | Callable[..., Agent]] = {
+    "random": "twilight_env.agents.random_agent:RandomAgent",
+    "heuristic": "twilight_env.agents.heuristic:HeuristicAgent",
+    "pimc": "twilight_env.agents.pimc:PIMCAgent",
+    "ismcts": "twilight_env.agents.ismcts:ISMCTSAgent",
+    "neural": "twilight_env.agents.neural:NeuralAgent",
+    "exit": "twilight_env.agents.exit:ExitAgent",
+    "exit-search": "twilight_env.agents.exit:ExitSearchAgent",
+    "openspiel": "twilight_env.interop.openspiel_bots:OpenSpielAgent",
 }
+"""The one table of agents: name -> its factory, or ``"module:attribute"`` naming it.
+
+The shipped agents are listed here once, by module and class, so a module (and torch,
+for ``neural`` on its torch backend) is imported only when its agent is built;
+:func:`register` adds an agent of your own (a factory object) or replaces one. A
+factory is called with the spec's options as keyword arguments and returns an
+:class:`Agent`."""
+_REGISTRY = AGENTS  # the same table, under the name earlier versions used
+
+NAME_CHARS = re.compile(r"[A-Za-z0-9_.-]+")
+"""Characters of an agent name: no ``:``, ``,``, ``=`` or space, which separate a spec's parts."""
 
 
 def register(name: str):
-    """Class or function decorator: make ``name`` buildable by :func:`make_agent`."""
+    """Class or function decorator: make ``name`` buildable by :func:`make_agent` (and so
+    by every command and study), replacing any agent of that name in :data:`AGENTS`.
+
+    Raises:
+        ValueError: a name that is empty or holds a character other than letters,
+            digits, ``_``, ``.`` and ``-``.
+    """
+    if not isinstance(name, str) or not NAME_CHARS.fullmatch(name):
+        raise ValueError(f"an agent name is letters, digits, '_', '.' and '-' (no ':', ',', '=' or space, which "
+                         f"separate the parts of a spec), got {name!r}")
+
     def deco(factory):
-        _REGISTRY[name] = factory
+        AGENTS[name] = factory
         return factory
     return deco
 
 
 def available_agents() -> list[str]:
-    """Names accepted as the first part of an agent spec."""
-    return sorted(set(_REGISTRY) | set(_LAZY))
+    """Names accepted as the first part of an agent spec (the keys of :data:`AGENTS`)."""
+    return sorted(AGENTS)
+
+
+def agent_factory(name: str) -> Callable[..., Agent]:
+    """The factory of a registered agent, importing its module on first use.
+
+    Raises:
+        ValueError: an unknown name (listing the valid ones).
+        ImportError: the agent's module cannot be imported here (a missing optional
+            dependency).
+    """
+    try:
+        entry = AGENTS[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown agent {name!r}; valid agents: {', '.join(available_agents())}") from None
+    if isinstance(entry, str):
+        module, _, attr = entry.partition(":")
+        return getattr(importlib.import_module(module), attr)
+    return entry
 
 
 def _parse_value(text: str):
@@ -198,9 +237,7 @@ def make_agent(spec: str) -> Agent:
             a checkpoint of the right kind (naming the option and the file).
     """
     name, kwargs = parse_spec(spec)
-    if name not in _REGISTRY:
-        importlib.import_module(_LAZY[name])
-    factory = _REGISTRY[name]
+    factory = agent_factory(name)
     params = inspect.signature(factory).parameters
     allowed = [p for p in params if p not in ("self",)]
     has_varkw = any(p.kind == p.VAR_KEYWORD for p in params.values())
@@ -306,6 +343,7 @@ def apply_checked(state: DealState, action, legal, agent, seat: int) -> None:
     state.apply(value)
 
 
-__all__ = ["Agent", "BatchAgent", "OPTIONAL_MEMBERS", "optional_member", "register", "make_agent", "parse_spec",
+__all__ = ["Agent", "AGENTS", "BatchAgent", "OPTIONAL_MEMBERS", "optional_member", "register", "make_agent",
+           "parse_spec", "agent_factory",
            "check_number",
            "available_agents", "play_deal", "apply_checked", "NEW_MOON"]

@@ -50,7 +50,7 @@ from torch import nn
 
 from twilight_env.rules.engine import NUM_ACTIONS
 
-from twilight_env.agents.base import check_number, register
+from twilight_env.agents.base import check_number
 from twilight_env.agents.ismcts import ISMCTSAgent
 from twilight_env.agents.nn.checkpoint import load_checkpoint
 from twilight_env.agents.nn.features import BITS_PER_MASK, NUM_MASKS, STATE_SIZE, infoset_row, num_roles, role_of
@@ -265,7 +265,6 @@ class _Models:
         return model
 
 
-@register("exit")
 class ExitAgent:
     """The policy network's most probable legal action (module docstring).
 
@@ -388,7 +387,6 @@ def most_visited(visits: np.ndarray, legal_actions) -> int:
     return max(sorted(int(a) for a in legal_actions), key=lambda a: (visits[a], -a))
 
 
-@register("exit-search")
 class ExitSearchAgent:
     """IS-MCTS with the policy network as a root prior (module docstring).
 

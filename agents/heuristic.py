@@ -81,7 +81,6 @@ from twilight_env.rules.cards import (
 )
 from twilight_env.rules.engine import HOLD, NUM_TRICKS, REQUEST_BASE
 
-from twilight_env.agents.base import register
 
 LEAD = 4.0
 """Value of leading the next trick after a Purgatory trick (deal points, rough)."""
@@ -370,7 +369,6 @@ def decide_infoset(infoset, legal) -> int:
                   lambda seat, cult: counts_tab[seat][cult])
 
 
-@register("heuristic")
 class HeuristicAgent:
     """Rule-based agent (see the module docstring). Deterministic: ``rng`` is unused.
 

@@ -76,7 +76,7 @@ import numpy as np
 
 from twilight_env.rules.engine import NUM_TRICKS
 
-from twilight_env.agents.base import check_number, register
+from twilight_env.agents.base import check_number
 from twilight_env.agents.fast_ismcts import check_prior, check_tree_options
 from twilight_env.agents.pimc import RolloutScorer, _check_inference, _check_rollout_options, _positive_int, world_drawer
 
@@ -93,7 +93,6 @@ class _Node:
         self.value: dict[int, float] = {}   # sum of side-0 outcomes (/360) after the action
 
 
-@register("ismcts")
 class ISMCTSAgent:
     """Single-observer IS-MCTS (see the module docstring).
 

@@ -28,7 +28,6 @@ from pathlib import Path
 
 import numpy as np
 
-from twilight_env.agents.base import register
 from twilight_env.agents.nn.features import infoset_row, role_of
 
 WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
@@ -108,7 +107,6 @@ def _backend_for(path: str, backend: str) -> str:
     return backend
 
 
-@register("neural")
 class NeuralAgent:
     """Greedy DMC policy (see the module docstring).
 

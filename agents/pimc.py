@@ -47,7 +47,7 @@ import numpy as np
 
 from twilight_env.rules.engine import NUM_TRICKS, State
 
-from twilight_env.agents.base import check_number, register
+from twilight_env.agents.base import check_number
 from twilight_env.agents.heuristic import decide_state
 from twilight_env.agents.solver import Solver
 
@@ -159,7 +159,6 @@ def _positive_int(name, value, minimum=1):
         raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}")
 
 
-@register("pimc")
 class PIMCAgent:
     """Perfect Information Monte Carlo (see the module docstring).
 

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from twilight_env.agents.base import register
 
 
-@register("random")
 class RandomAgent:
     """Picks one of the legal actions uniformly at random with the given ``rng``."""
 

@@ -85,12 +85,18 @@ from twilight_env.experiments.edge.core import (CHECKPOINT, DEFAULT_DEALS, DEFAU
                                                 MIN_BOOTSTRAP_DEALS, RESULT, ROTATIONS, PreparedRun,
                                                 StudyCheckpoint, StudySettings, check_grow, config_key,
                                                 configurations, load_result, prepare_run, rotated_deal)
+from twilight_env.experiments.edge import matches as _matches
 from twilight_env.experiments.edge.matches import (BOOT_STREAM, GOALS_333, MAX_BOOT,  # noqa: F401 (public names)
                                                    MAX_MATCHES, MAX_SIMULATED, MAX_TARGET, SOLO_ORDER,
-                                                   check_match_settings, match_figures, percentile_ci,
-                                                   simulate_fixed_solo, simulate_highest_total, simulate_rotating)
+                                                   check_match_settings, percentile_ci)
 
-_percentile_ci = percentile_ci  # the name earlier versions of this module exported
+# The vectorised match rules are written in experiments/edge/matches.py; these names stay
+# here for the callers and pages that name them in this module.
+simulate_fixed_solo = _matches.simulate_fixed_solo
+simulate_rotating = _matches.simulate_rotating
+simulate_highest_total = _matches.simulate_highest_total
+match_figures = _matches.match_figures
+_percentile_ci = percentile_ci
 
 # ---------------------------------------------------------------------------------
 # playing

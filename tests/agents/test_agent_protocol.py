@@ -92,3 +92,58 @@ def test_lockstep_reads_the_helper(registered):
     games = [(State.random(rng), ["test-batched", "random", "test-batched", "random"], 0, d, 0) for d in range(3)]
     done = common.play_lockstep(games)
     assert all(s.done for s in done)
+
+
+# ---------------------------------------------------------------------------------
+# the agent table
+# ---------------------------------------------------------------------------------
+
+ROOT = __import__("pathlib").Path(__file__).resolve().parents[2]
+
+
+def test_shipped_agents_are_listed_once_in_the_table_and_register_nowhere_else():
+    """``AGENTS`` names every shipped agent by ``module:Class``; no module of the package
+    registers itself, so the table is the one place an agent is listed."""
+    assert base._REGISTRY is base.AGENTS
+    assert base.available_agents() == sorted(base.AGENTS)
+    for name in ("random", "heuristic", "pimc", "ismcts", "neural", "exit", "exit-search", "openspiel"):
+        module, sep, attr = base.AGENTS[name].partition(":")
+        assert sep and module.startswith("twilight_env.") and attr[:1].isupper(), name
+    offenders = []
+    for folder in ("agents", "training", "experiments", "twilight_env"):
+        for path in (ROOT / folder).rglob("*.py"):
+            text = path.read_text(encoding="utf-8")
+            if "@register(" in text and path.name != "make_notebook.py":  # the notebook shows a user's agent
+                offenders.append(path.relative_to(ROOT).as_posix())
+    assert offenders == [], f"register agents in agents/base.py::AGENTS instead: {offenders}"
+
+
+@pytest.mark.parametrize("name", ["random", "heuristic", "pimc", "ismcts", "exit", "exit-search"])
+def test_every_table_entry_names_an_agent_class(name):
+    factory = base.agent_factory(name)
+    assert isinstance(factory, type) and callable(getattr(factory, "act", None))
+    assert base.AGENTS[name] == f"{factory.__module__}:{factory.__name__}"  # building it changed no entry
+
+
+def test_a_table_entry_is_imported_only_when_its_agent_is_built(monkeypatch):
+    imported = []
+    real = base.importlib.import_module
+    monkeypatch.setattr(base.importlib, "import_module", lambda m: (imported.append(m), real(m))[1])
+    base.parse_spec("neural:default")
+    base.available_agents()
+    assert imported == []
+    make_agent("random")
+    assert imported == ["twilight_env.agents.random_agent"]
+
+
+def test_register_adds_and_replaces_and_refuses_a_name_a_spec_cannot_hold(registered):
+    registered("test-bare", Bare)
+    assert "test-bare" in base.available_agents() and base.agent_factory("test-bare") is Bare
+    assert make_agent("test-bare").name == "bare"
+    registered("test-bare", Batched)  # a second registration replaces the first
+    assert make_agent("test-bare").name == "batched"
+    for bad in ("", "a:b", "a,b", "a=b", "a b", None):
+        with pytest.raises(ValueError, match="an agent name is letters, digits"):
+            base.register(bad)
+    with pytest.raises(ValueError, match="unknown agent 'nope'; valid agents: .*heuristic"):
+        base.agent_factory("nope")

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from twilight_env.agents.base import check_number, register
+from twilight_env.agents.base import check_number
 
 BOTS = ("ismcts", "random")
 _GAMES: dict = {}
@@ -105,7 +105,6 @@ def _positive_int(name, v):
         raise ValueError(f"{name} must be a positive int, got {v!r}")
 
 
-@register("openspiel")
 class OpenSpielAgent:
     """An OpenSpiel bot deciding from a world sampled from the information set.
 
