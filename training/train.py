@@ -995,17 +995,13 @@ def _train(cfg: TrainConfig, override: set | None, t_start: float, signals: _Sig
     writer = source = bar = None
     try:
         writer = open_writer(run_dir, cfg, counters, ghash, resumed=ckpt is not None)
-        source = (InProcessSelfPlay(learner) if cfg.actors == 0 else
-                  RayActorPool(learner) if cfg.ray is not None else ActorPool(learner))
-        if ckpt is not None and isinstance(source, InProcessSelfPlay) and ckpt.get("selfplay_state") is not None:
-            source.load_state_dict(ckpt["selfplay_state"], ckpt.get("rng", {}).get("selfplay"))
+        source = _selfplay_source(learner, cfg, ckpt)
         budget_s = cfg.minutes * 60 if cfg.minutes is not None else math.inf
         target = cfg.decisions
         bar = progress_bar(cfg, counters["decisions"], time.perf_counter() - t_start)
         next_eval = ((counters["decisions"] // cfg.eval_every) + 1) * cfg.eval_every if cfg.eval_every else math.inf
         last_ckpt = time.perf_counter()
-        gen_decisions, gen_seconds = 0, 0.0
-        t_loop = time.perf_counter()
+        rate = _Throughput()
         if ckpt is None and opponents and cfg.eval_every:
             evaluate(learner, opponents, deals, writer)  # the starting point of the learning curve
         while (target is None or counters["decisions"] < target) and time.perf_counter() - t_start < budget_s:
@@ -1019,18 +1015,7 @@ def _train(cfg: TrainConfig, override: set | None, t_start: float, signals: _Sig
                 losses = learner_step(learner, chunks)
                 source.publish(learner.model)
                 # 3. log
-                new = sum(c[2].decisions for c in chunks)
-                gen_decisions += new
-                gen_seconds += sum(c[2].seconds for c in chunks)
-                step = counters["decisions"]
-                wall = time.perf_counter() - t_loop
-                dps = gen_decisions / wall if wall > 0 else 0.0
-                actor_dps = gen_decisions / gen_seconds if gen_seconds > 0 else 0.0
-                log_step(writer, step, losses, dps, actor_dps, [p for c in chunks for p in c[2].side0_points],
-                         counters)
-                bar.set_postfix(dec=f"{step:,}", dps=f"{dps:.0f}",
-                                loss=f"{np.mean(losses):.4f}" if losses else "-", refresh=False)
-                advance_bar(bar, cfg, new, time.perf_counter() - t_start)
+                step = _log_chunks(writer, bar, cfg, counters, chunks, losses, rate, t_start)
             # 4. evaluate, checkpoint
             if step >= next_eval:
                 evaluate(learner, opponents, deals, writer)
@@ -1055,12 +1040,49 @@ def _train(cfg: TrainConfig, override: set | None, t_start: float, signals: _Sig
     except BaseException:
         _close(source, bar)
         raise
-    wall = time.perf_counter() - t_loop
+    wall = time.perf_counter() - rate.t_loop
     return {"run_dir": str(run_dir), "players": cfg.players, "actors": cfg.actors,
             "decisions": counters["decisions"], "updates": counters["updates"], "episodes": counters["episodes"],
-            "selfplay_decisions_per_s": round(gen_decisions / wall, 1) if wall > 0 else None,
-            "actor_decisions_per_s": round(gen_decisions / gen_seconds, 1) if gen_seconds > 0 else None,
+            "selfplay_decisions_per_s": round(rate.decisions / wall, 1) if wall > 0 else None,
+            "actor_decisions_per_s": round(rate.decisions / rate.seconds, 1) if rate.seconds > 0 else None,
             "wall_seconds": round(time.perf_counter() - t_start, 1), "eval": learner.last_eval}
+
+
+def _selfplay_source(learner: Learner, cfg: TrainConfig, ckpt: dict | None):
+    """The self-play data source: in this process (``actors`` 0, its state restored from
+    the checkpoint), Ray actors (``ray``) or actor processes."""
+    source = (InProcessSelfPlay(learner) if cfg.actors == 0 else
+              RayActorPool(learner) if cfg.ray is not None else ActorPool(learner))
+    if ckpt is not None and isinstance(source, InProcessSelfPlay) and ckpt.get("selfplay_state") is not None:
+        source.load_state_dict(ckpt["selfplay_state"], ckpt.get("rng", {}).get("selfplay"))
+    return source
+
+
+class _Throughput:
+    """Self-play decisions received since the training loop started (decisions) and the
+    actors' own seconds spent making them (seconds)."""
+
+    def __init__(self):
+        self.decisions, self.seconds = 0, 0.0
+        self.t_loop = time.perf_counter()
+
+
+def _log_chunks(writer, bar, cfg: TrainConfig, counters: dict, chunks: list, losses: list, rate: _Throughput,
+                t_start: float) -> int:
+    """Count the chunks' decisions in ``rate``, write the step's scalars (:func:`log_step`)
+    and move the progress bar; returns the step (decisions so far)."""
+    new = sum(c[2].decisions for c in chunks)
+    rate.decisions += new
+    rate.seconds += sum(c[2].seconds for c in chunks)
+    step = counters["decisions"]
+    wall = time.perf_counter() - rate.t_loop
+    dps = rate.decisions / wall if wall > 0 else 0.0
+    actor_dps = rate.decisions / rate.seconds if rate.seconds > 0 else 0.0
+    log_step(writer, step, losses, dps, actor_dps, [p for c in chunks for p in c[2].side0_points], counters)
+    bar.set_postfix(dec=f"{step:,}", dps=f"{dps:.0f}", loss=f"{np.mean(losses):.4f}" if losses else "-",
+                    refresh=False)
+    advance_bar(bar, cfg, new, time.perf_counter() - t_start)
+    return step
 
 
 def _close(source, bar) -> None:
