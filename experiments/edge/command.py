@@ -130,10 +130,13 @@ def choose_mode(args: argparse.Namespace) -> Mode:
 
 def modes_help() -> str:
     """The modes and the options each takes (the epilog of ``twilight edge --help``)."""
+    import textwrap
+
     lines = ["modes (each takes only the options listed):"]
     for m in MODES:
-        lines.append(f"  {m.usage}: {m.what}")
-        lines.append(f"      takes {', '.join(FLAGS[d] for d in m.takes) if m.takes else 'nothing else'}")
+        lines += textwrap.wrap(f"{m.usage}: {m.what}", 96, initial_indent="  ", subsequent_indent="      ")
+        lines += textwrap.wrap(f"takes {', '.join(FLAGS[d] for d in m.takes) if m.takes else 'nothing else'}", 96,
+                               initial_indent="      ", subsequent_indent="        ")
     return "\n".join(lines)
 
 

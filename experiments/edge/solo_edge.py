@@ -61,6 +61,12 @@ Records: ``--records DIR`` also writes ``DIR/edge.records.jsonl.gz``, every play
 deal as a deal record (``docs/RECORDS.md``: the rotated deal as played, the actions, the
 agent specs by seat, and ``meta`` with the configuration, deal index and play r). A run
 continued with ``--resume`` writes no records.
+
+This module plays and reports the team-scoring study (:func:`run_study`, taking a
+:class:`~twilight_env.experiments.edge.core.StudySettings`); the settings, checkpoint
+format and seating are in :mod:`~twilight_env.experiments.edge.core`, the match
+simulations in :mod:`~twilight_env.experiments.edge.matches`, and the command line, one
+table of modes, in :mod:`~twilight_env.experiments.edge.command`.
 """
 
 from __future__ import annotations
