@@ -29,7 +29,8 @@ trick starts by (the four hands, leader, pending pile, souls and multiplier of b
 sides) holding lower/upper bounds, and an exact bound cut-off: side 0 cannot end above
 (souls0 + remaining souls) × (mult0 + remaining own sanctuaries) − souls1 × mult1, nor
 below the mirror bound. None of these change the minimax value (tested against a plain
-minimax without pruning or table in ``tests/agents/test_solver.py``).
+minimax without pruning or table: the reference's ``minimax_value`` in the parity harness,
+``tests/rules/test_parity.py``).
 
 Backends: ``Solver(backend="auto")``, the default, is the compiled ``"numba"`` backend
 (:mod:`twilight_env.agents._solver_nb`) when numba is installed (``pip install 'twilight-env[fast]'``;

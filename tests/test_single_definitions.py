@@ -32,7 +32,7 @@ def _definitions(name):
     return found
 
 
-@pytest.mark.parametrize("name,home", [("git_hash", "experiments/common.py"), ("ENV_ID", "twilight_env/__init__.py")])
+@pytest.mark.parametrize("name,home", [("git_hash", "twilight_env/util/report.py"), ("ENV_ID", "twilight_env/__init__.py")])
 def test_defined_once(name, home):
     assert _definitions(name) == [home]
 
@@ -46,7 +46,7 @@ def test_env_id_is_the_package_one():
 
 
 def test_git_hash(monkeypatch):
-    from twilight_env.experiments.common import git_hash
+    from twilight_env.util.report import git_hash
 
     h = git_hash()
     if h is not None:  # in a git checkout: the commit, marked when tracked files differ

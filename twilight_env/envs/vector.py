@@ -3,8 +3,8 @@
 The scalar :class:`~twilight_env.rules.engine.State` is the reference; :class:`VectorEngine`
 plays the same rules (R3-R5, R7.1-R7.3) on B deals at once, and
 :class:`TwilightVectorEnv` wraps it as a vectorized RL environment with auto-reset.
-``tests/vector/`` plays thousands of random deals through both engines action by action
-and checks that masks, observations, tricks, piles and scores agree.
+The parity harness (``tests/rules/test_parity.py``) plays random deals through both engines
+and the rules reference action by action and checks that masks, tricks, piles and scores agree.
 
 Backends
 --------

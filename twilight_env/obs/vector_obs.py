@@ -3,8 +3,8 @@
 ``observe(engine, seats)`` returns, for every row, exactly the float32 vector that
 :func:`twilight_env.obs.encoding.encode_observation` gives for the same state and viewer
 (deal episodes: no match totals). The layout is not restated here: every offset is taken
-from ``encoding``'s named constants, and ``tests/vector/`` checks equality element by
-element, so a change of the layout there shows up as a failing test, not a silent drift.
+from ``encoding``'s named constants, and the parity harness (``tests/rules/test_parity.py``)
+checks equality element by element, so a change of the layout there shows up as a failing test, not a silent drift.
 
 With numba installed, on the NumPy backend, :func:`observe` writes the rows with the
 scalar env's compiled encoder instead (``_encoding_nb.encode_batch``, one compiled loop
