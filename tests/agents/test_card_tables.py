@@ -9,6 +9,7 @@ import pytest
 
 from twilight_env.rules import cards as C
 from twilight_env.rules import tables as T
+from twilight_env.rules.engine import SEAT_CULT_3, SEAT_CULT_4
 
 HALF = range(1 << 14)
 
