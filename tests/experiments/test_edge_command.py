@@ -214,3 +214,37 @@ def test_ladder_settings_are_frozen_and_checked_once_when_built():
             edge_strength.LadderSettings(**{"ladder": "L", "deals": 4, **bad})
     with pytest.raises(TypeError, match="no ladder setting rungs"):
         edge_strength.run_edge_ladder("L", 4, rungs={})
+
+
+# ---------------------------------------------------------------------------------
+# the order of the study's modules
+# ---------------------------------------------------------------------------------
+
+EDGE_ORDER = [("matches",), ("core",), ("solo_edge", "individual_edge"), ("edge_strength", "goals_333", "handicap"),
+              ("command",)]
+"""experiments/edge/, low to high: a module imports only modules of rows before its own."""
+
+
+def _edge_imports(path: Path) -> set[str]:
+    import ast
+
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        names = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+        for n in names:
+            if n.startswith("twilight_env.experiments.edge."):
+                found.add(n.split(".")[3])
+    return found
+
+
+def test_the_edge_modules_import_only_lower_rows():
+    folder = ROOT / "experiments" / "edge"
+    row = {m: i for i, names in enumerate(EDGE_ORDER) for m in names}
+    assert set(row) == {p.stem for p in folder.glob("*.py")} - {"__init__"}, "a module of experiments/edge/ is on no row"
+    bad = [f"{p.stem} imports {m}" for p in folder.glob("*.py") if p.stem in row
+           for m in _edge_imports(p) if m in row and row[m] >= row[p.stem] and m != p.stem]
+    assert bad == []
