@@ -225,39 +225,45 @@ def run_tasks(fn: Callable, tasks: Sequence, workers: int, desc: str = "", progr
                     on_result(out[-1])
                 bar.update(1)
             return out
-        from concurrent.futures import ProcessPoolExecutor
-
-        # small chunks: results (and checkpoints) arrive steadily even with slow agents
-        chunk = max(1, min(4, len(tasks) // (workers * 8)))
-        out = []
-        pool = ProcessPoolExecutor(max_workers=min(workers, len(tasks)), initializer=_worker_signals)
-        # submit, not pool.map: map's iterator cancels the pending futures as soon as an
-        # interruption reaches it, and the pool's manager thread, failing those futures as
-        # broken once the workers are ended, then raises InvalidStateError (Python 3.11)
-        futures = [pool.submit(_apply_chunk, fn, tasks[i:i + chunk]) for i in range(0, len(tasks), chunk)]
-        try:
-            for fut in futures:
-                for r in fut.result():
-                    out.append(r)
-                    if on_result is not None:
-                        on_result(r)
-                    bar.update(1)
-        except BaseException:
-            # Ctrl-C or a failed task: stop the workers now rather than wait for the
-            # deals already handed out (ProcessPoolExecutor has no public way to), let
-            # the manager thread fail the pending futures, then shut the pool down
-            procs = list((getattr(pool, "_processes", None) or {}).values())
-            for proc in procs:
-                proc.terminate()
-            manager = getattr(pool, "_executor_manager_thread", None)
-            if manager is not None:
-                manager.join(timeout=10)
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise
-        pool.shutdown()
-        return out
+        return _run_in_pool(fn, tasks, workers, on_result, bar)
     finally:
         bar.close()
+
+
+def _run_in_pool(fn: Callable, tasks: Sequence, workers: int, on_result: Callable | None, bar) -> list:
+    """:func:`run_tasks` on a pool of ``workers`` processes (results in task order); on
+    Ctrl-C or a failed task the workers are ended at once and the exception re-raised."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    # small chunks: results (and checkpoints) arrive steadily even with slow agents
+    chunk = max(1, min(4, len(tasks) // (workers * 8)))
+    out = []
+    pool = ProcessPoolExecutor(max_workers=min(workers, len(tasks)), initializer=_worker_signals)
+    # submit, not pool.map: map's iterator cancels the pending futures as soon as an
+    # interruption reaches it, and the pool's manager thread, failing those futures as
+    # broken once the workers are ended, then raises InvalidStateError (Python 3.11)
+    futures = [pool.submit(_apply_chunk, fn, tasks[i:i + chunk]) for i in range(0, len(tasks), chunk)]
+    try:
+        for fut in futures:
+            for r in fut.result():
+                out.append(r)
+                if on_result is not None:
+                    on_result(r)
+                bar.update(1)
+    except BaseException:
+        # Ctrl-C or a failed task: stop the workers now rather than wait for the
+        # deals already handed out (ProcessPoolExecutor has no public way to), let
+        # the manager thread fail the pending futures, then shut the pool down
+        procs = list((getattr(pool, "_processes", None) or {}).values())
+        for proc in procs:
+            proc.terminate()
+        manager = getattr(pool, "_executor_manager_thread", None)
+        if manager is not None:
+            manager.join(timeout=10)
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown()
+    return out
 
 
 def check_new_folder(path: str, flag: str = "--out", force: bool = False) -> None:
