@@ -652,7 +652,8 @@ class _BRRun:
         if self.ckpt is None:
             print(f"run directory: {run_dir}", flush=True)
             self.writer = SummaryWriter(str(run_dir))
-            self.writer.add_text("config", "```\n" + json.dumps(cfg.to_dict(), indent=1) + f"\n```\n\ngit: {self.ghash}", 0)
+            self.writer.add_text("config", "```\n" + json.dumps(cfg.to_dict(), indent=1)
+                                 + f"\n```\n\ngit: {self.ghash}", 0)
         else:
             print(f"resumed {run_dir} at {decisions:,} decisions", flush=True)
             self.writer = SummaryWriter(str(run_dir), purge_step=decisions + 1)
