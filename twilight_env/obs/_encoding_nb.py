@@ -60,6 +60,70 @@ def _put(out, off, m):  # pragma: no cover - compiled
         m &= m - 1
 
 
+@numba.njit(inline="always", cache=True)
+def _misc_bits(out, seat, num_players, done, phase, acting, ego, to_act, leader, trick, place, holder,
+               match):  # pragma: no cover - compiled
+    """PHASE .. MATCH (``encoding._misc_bits``): trick number, leader, phase, acting seat,
+    chooser, place, holder, to-act, role, the new moon (R7.1), the Moon seats (R2.1) and
+    the match flag, seats relative to ``ego``."""
+    out[_TRICK_NO + trick] = 1.0
+    out[_LEADER + ((leader - ego) & 3)] = 1.0
+    if done:
+        out[_PHASE + 2] = 1.0
+    else:
+        out[_PHASE + phase] = 1.0
+        out[_ACTING + ((acting - ego) & 3)] = 1.0
+        out[_CHOOSER + ((leader + place - ego) & 3)] = 1.0
+        out[_PLACE + place] = 1.0
+        if phase == _HOLD:
+            out[_HOLDER + ((holder - ego) & 3)] = 1.0
+    if to_act:
+        out[_TO_ACT] = 1.0
+    if num_players == 4:
+        out[_ROLE + _ROLE_4P[seat]] = 1.0
+        moon = _MOON_4P  # seats 1, 3 (R2.1)
+    else:
+        out[_ROLE + _ROLE_3P[seat]] = 1.0
+        out[_NEW_MOON_AT + ((_NEW_MOON - ego) & 3)] = 1.0
+        moon = _MOON_3P  # seats 0, 2 (R7.1)
+        if to_act and ego == _NEW_MOON:
+            out[_NEW_MOON_DECISION] = 1.0
+    rot = ((moon | moon << 4) >> ego) & 15
+    for r in range(4):
+        if (rot >> r) & 1:
+            out[_MOON_SEAT + r] = 1.0
+    if match:
+        out[_MATCH] = 1.0
+
+
+@numba.njit(inline="always", cache=True)
+def _side_scalars(out, num_players, ego, caps):  # pragma: no cover - compiled
+    """The SIDE scalars (R5), the side of ``ego`` first: souls / 60, own and other
+    multiplier / 6, score / 360; computed in float64, stored as float32."""
+    c0, c1, c2, c3 = caps
+    if ego & 1:
+        a = c1 | c3
+        b = c0 | c2
+    else:
+        a = c0 | c2
+        b = c1 | c3
+    cult = (ego if num_players == 4 else ego + 1) & 1
+    sa = _HSOULS[a & 16383] + _HSOULS[a >> 14]
+    sb = _HSOULS[b & 16383] + _HSOULS[b >> 14]
+    ma = _HMULT[(a >> (14 * cult)) & 16383]
+    mb = _HMULT[(b >> (14 * (1 - cult))) & 16383]
+    da = _HMULT[(a >> (14 * (1 - cult))) & 16383]
+    db = _HMULT[(b >> (14 * cult)) & 16383]
+    out[_SIDE] = sa / 60.0
+    out[_SIDE + 1] = ma / 6.0
+    out[_SIDE + 2] = da / 6.0
+    out[_SIDE + 3] = sa * ma / 360.0
+    out[_SIDE + 4] = sb / 60.0
+    out[_SIDE + 5] = mb / 6.0
+    out[_SIDE + 6] = db / 6.0
+    out[_SIDE + 7] = sb * mb / 360.0
+
+
 @numba.njit(cache=True)
 def encode_into(out, mask, seat, num_players, done, phase, acting, deciding, leader, trick, place, holder,
                 hands, xs, ys, pending, caps, pfs, hbs, tricks,
@@ -78,9 +142,11 @@ def encode_into(out, mask, seat, num_players, done, phase, acting, deciding, lea
         legal_bits: bit ``a`` set for each legal action (the mask is all 0 for a viewer
             that does not decide); match: a match episode (the ``MATCH`` flag).
 
-    The body stays one function: splitting it into compiled helpers measured 1-3% slower
-    per observation (``benchmarks/ab_speed.py encoder``), grouping the arguments into
-    tuples did not.
+    The flags after the cards (:func:`_misc_bits`) and the SIDE scalars
+    (:func:`_side_scalars`) are helpers that numba inlines here (``inline="always"``);
+    the seat records and the card rows stay in this body: as inlined helpers too they
+    measured 15% slower per row of ``encode_batch`` (paired A/B against the one-function
+    kernel; same-code A/B spread 0.87-1.07).
     """
     out[:] = 0.0
     if not done and deciding == seat:
@@ -117,58 +183,8 @@ def encode_into(out, mask, seat, num_players, done, phase, acting, deciding, lea
     _put(out, _PENDING, pending)
     for t in range(7):
         _put(out, _TRICK_OF + _NC * t, tricks[t])
-    # PHASE .. MATCH (encoding._misc_bits)
-    out[_TRICK_NO + trick] = 1.0
-    out[_LEADER + ((leader - ego) & 3)] = 1.0
-    if done:
-        out[_PHASE + 2] = 1.0
-    else:
-        out[_PHASE + phase] = 1.0
-        out[_ACTING + ((acting - ego) & 3)] = 1.0
-        out[_CHOOSER + ((leader + place - ego) & 3)] = 1.0
-        out[_PLACE + place] = 1.0
-        if phase == _HOLD:
-            out[_HOLDER + ((holder - ego) & 3)] = 1.0
-    if to_act:
-        out[_TO_ACT] = 1.0
-    if num_players == 4:
-        out[_ROLE + _ROLE_4P[seat]] = 1.0
-        moon = _MOON_4P  # seats 1, 3 (R2.1)
-    else:
-        out[_ROLE + _ROLE_3P[seat]] = 1.0
-        out[_NEW_MOON_AT + ((_NEW_MOON - ego) & 3)] = 1.0
-        moon = _MOON_3P  # seats 0, 2 (R7.1)
-        if to_act and ego == _NEW_MOON:
-            out[_NEW_MOON_DECISION] = 1.0
-    rot = ((moon | moon << 4) >> ego) & 15
-    for r in range(4):
-        if (rot >> r) & 1:
-            out[_MOON_SEAT + r] = 1.0
-    if match:
-        out[_MATCH] = 1.0
-    # SIDE scalars (R5), own side first, in float64 then stored as float32
-    c0, c1, c2, c3 = caps
-    if ego & 1:
-        a = c1 | c3
-        b = c0 | c2
-    else:
-        a = c0 | c2
-        b = c1 | c3
-    cult = (ego if num_players == 4 else ego + 1) & 1
-    sa = _HSOULS[a & 16383] + _HSOULS[a >> 14]
-    sb = _HSOULS[b & 16383] + _HSOULS[b >> 14]
-    ma = _HMULT[(a >> (14 * cult)) & 16383]
-    mb = _HMULT[(b >> (14 * (1 - cult))) & 16383]
-    da = _HMULT[(a >> (14 * (1 - cult))) & 16383]
-    db = _HMULT[(b >> (14 * cult)) & 16383]
-    out[_SIDE] = sa / 60.0
-    out[_SIDE + 1] = ma / 6.0
-    out[_SIDE + 2] = da / 6.0
-    out[_SIDE + 3] = sa * ma / 360.0
-    out[_SIDE + 4] = sb / 60.0
-    out[_SIDE + 5] = mb / 6.0
-    out[_SIDE + 6] = db / 6.0
-    out[_SIDE + 7] = sb * mb / 360.0
+    _misc_bits(out, seat, num_players, done, phase, acting, ego, to_act, leader, trick, place, holder, match)
+    _side_scalars(out, num_players, ego, caps)
     for i in range(31):
         mask[i] = (legal_bits >> i) & 1
     return 0
