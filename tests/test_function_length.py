@@ -35,9 +35,6 @@ LONG_KERNELS: dict[str, str] = {
     "agents/_ismcts_nb.py::search":
         "compiled IS-MCTS (numba): determinization, selection, expansion, rollout and backup of one "
         "iteration in one loop over the tree arrays",
-    "twilight_env/obs/_encoding_nb.py::encode_into":
-        "compiled observation encoder (numba): writes every flag of the layout in one pass; a call costs "
-        "mostly its argument passing, so its steps stay in one frame",
 }
 """Functions allowed over :data:`MAX_LINES`: ``"path::name"`` -> why it stays long."""
 
