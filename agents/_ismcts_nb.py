@@ -103,6 +103,31 @@ def _roll_out(st, acts, params, epsilon, legal, iscratch, fscratch):  # pragma: 
 
 
 @numba.njit(cache=True)
+def _backpropagate(st, individual, depth, path_node, path_act, path_line, visits, value,
+                   line_value):  # pragma: no cover - compiled
+    """Add the outcome of the finished deal ``st`` to each edge of the path: side 0's
+    score difference / 360 (R5, R7.5), or under ``individual`` the acting seat's line
+    against the mean of the other three / 360 (R8)."""
+    if individual:
+        total = 0.0
+        for s in range(4):
+            line_value[s] = seat_score(st, s)
+            total += line_value[s]
+        for s in range(4):
+            line_value[s] = (line_value[s] - (total - line_value[s]) / 3.0) / 360.0
+        for d in range(depth):
+            visits[path_node[d], path_act[d]] += 1
+            # the solo decides for seats 0 and 2 and owns seat 0's line (R7.3, R8)
+            value[path_node[d], path_act[d]] += line_value[0 if path_line[d] == 2 else path_line[d]]
+    else:
+        s0, s1 = side_scores(st)
+        z = (s0 - s1) / 360.0
+        for d in range(depth):
+            visits[path_node[d], path_act[d]] += 1
+            value[path_node[d], path_act[d]] += z
+
+
+@numba.njit(cache=True)
 def search(base, hidden, counts, pool0, pool1, iterations, c, params, epsilon, prior, prior_weight, max_nodes,
            seed, scoring=TEAM, max_depth=0):  # pragma: no cover - compiled
     """Run ``iterations`` IS-MCTS iterations from the information set given as arrays.
@@ -119,6 +144,12 @@ def search(base, hidden, counts, pool0, pool1, iterations, c, params, epsilon, p
     Returns ``(visits, value, nodes)``: the root's visits (int64, 31) and value sums
     (float64, 31: side 0's under :data:`TEAM`, the root acting line's under
     :data:`INDIVIDUAL`), and the number of tree nodes used.
+
+    Each iteration: a determinization (:func:`sample_into`), selection and expansion
+    (here), the rollout (:func:`_roll_out`) and the backup (:func:`_backpropagate`).
+    Selection and expansion stay in this body: as compiled helpers they measured 1.5-4%
+    slower per search (5.5% inlined), the backup alone 0-2% (paired A/B at 1000
+    iterations, median of ten rounds; the same code against itself 0.99-1.00).
     """
     np.random.seed(seed)
     nn = iterations + 1
@@ -194,23 +225,6 @@ def search(base, hidden, counts, pool0, pool1, iterations, c, params, epsilon, p
             if nxt < 0:  # tried, but no node was stored (pool full): roll out from here
                 break
             node = nxt
-        # rollout and backup
         _roll_out(st, acts, params, epsilon, legal, iscratch, fscratch)
-        if individual:
-            total = 0.0
-            for s in range(4):
-                line_value[s] = seat_score(st, s)
-                total += line_value[s]
-            for s in range(4):
-                line_value[s] = (line_value[s] - (total - line_value[s]) / 3.0) / 360.0
-            for d in range(depth):
-                visits[path_node[d], path_act[d]] += 1
-                # the solo decides for seats 0 and 2 and owns seat 0's line (R7.3, R8)
-                value[path_node[d], path_act[d]] += line_value[0 if path_line[d] == 2 else path_line[d]]
-        else:
-            s0, s1 = side_scores(st)
-            z = (s0 - s1) / 360.0
-            for d in range(depth):
-                visits[path_node[d], path_act[d]] += 1
-                value[path_node[d], path_act[d]] += z
+        _backpropagate(st, individual, depth, path_node, path_act, path_line, visits, value, line_value)
     return visits[0].astype(np.int64), value[0].copy(), n_nodes
