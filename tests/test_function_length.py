@@ -32,9 +32,6 @@ LONG_KERNELS: dict[str, str] = {
     "agents/_rollout_nb.py::decide":
         "compiled heuristic decision (numba) called at every rollout step; it mirrors "
         "twilight_env.agents.heuristic.decide_state branch for branch, in the same order",
-    "agents/_ismcts_nb.py::search":
-        "compiled IS-MCTS (numba): determinization, selection, expansion, rollout and backup of one "
-        "iteration in one loop over the tree arrays",
 }
 """Functions allowed over :data:`MAX_LINES`: ``"path::name"`` -> why it stays long."""
 
