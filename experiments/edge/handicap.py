@@ -171,7 +171,7 @@ MIN_DEALS = 100
 def _fmt(f: dict) -> str:
     if math.isnan(f["handicap"]):
         return "outside ±90"
-    return f"{f['handicap']:+.2f} [{f['ci_low']:+.2f}, {f['ci_high']:+.2f}]".replace("-", "−")
+    return f"{f['handicap']:+.2f} [{f['ci_low']:+.2f}, {f['ci_high']:+.2f}]"
 
 
 def table(rows: list[dict]) -> tuple[list[str], list[list[str]]]:
@@ -180,7 +180,7 @@ def table(rows: list[dict]) -> tuple[list[str], list[list[str]]]:
               "P(solo wins) at it", "fair handicap, goals_333 [95% CI]"]
     out = []
     for r in rows:
-        out.append([r["label"], r["deals"], f"{r['moon_minus_sun']:+.1f}".replace("-", "−"),
+        out.append([r["label"], r["deals"], f"{r['moon_minus_sun']:+.1f}",
                     f"{r['plain']['p_solo_wins_plain']:.3f}", _fmt(r["plain"]),
                     f"{r['plain']['p_solo_wins_at_handicap']:.3f}", _fmt(r["goals_333"])])
     return header, out
