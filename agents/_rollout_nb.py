@@ -66,7 +66,8 @@ for _n in range(1, 15):
 @numba.njit(cache=True)
 def _value(y, bstr, bplace, place, leader, k, ra0, ra1, ck, co, wsk, wso, wmk, wmo, dmk, dmo, kcult, ocult,
            lead_now, p_unsure):  # pragma: no cover - compiled
-    """The heuristic's estimate E(y) for the chooser's side ``k`` of card ``y`` played now."""
+    """The heuristic's estimate E(y) for the chooser's side ``k`` of card ``y`` played now
+    (the arguments after ``y``: the tuple :func:`_context` builds)."""
     st = _STR[y]
     if st > bstr:
         nb = st
@@ -138,47 +139,34 @@ def legal_into(st, out):  # pragma: no cover - compiled
     return n
 
 
-@numba.njit(cache=True)
-def decide(st, legal, n_legal, params, iscratch, fscratch):  # pragma: no cover - compiled
-    """The heuristic's action (:func:`twilight_env.agents.heuristic.decide_state`) in the world ``st``,
-    from what the deciding seat knows there: its own hand, the open new-moon hand in 3
-    players (R7.1, R7.3), the public counts (R2.5) and history. ``legal[:n_legal]``: the
-    sorted legal actions (:func:`legal_into`); ``iscratch`` (int64, 18) and ``fscratch``
-    (float64, 28): work space (see :func:`new_scratch`)."""
-    if n_legal == 1:
-        return legal[0]
+@numba.njit(inline="always", cache=True)
+def _viewer_knowledge(st, known):  # pragma: no cover - compiled
+    """Fill ``known`` (int64, 4) with the hands the deciding seat sees (its own; in 3
+    players the open new-moon hand, R7.1, R7.3) and return the unseen cards' mask."""
     var = st[VAR]
-    leader = st[LEADER]
-    place = st[PLACE]
-    phase = st[PHASE]
-    holder = st[HOLDER]
-    trick = st[TRICK]
-    h0, h1, h2, h3 = st[H0], st[H0 + 1], st[H0 + 2], st[H0 + 3]
-    # the deciding seat and what it knows
-    acting = holder if phase == 1 else (leader + place) & 3
+    acting = st[HOLDER] if st[PHASE] == 1 else (st[LEADER] + st[PLACE]) & 3
     d = 0 if (var == 1 and acting == 2) else acting
-    known = iscratch[:4]
     known[0] = known[1] = known[2] = known[3] = 0
     known[d] = st[H0 + d]
     if var == 1:
-        known[2] = h2
-    rem = h0 | h1 | h2 | h3
-    unseen = rem & ~(known[0] | known[1] | known[2] | known[3])
+        known[2] = st[H0 + 2]
+    rem = st[H0] | st[H0 + 1] | st[H0 + 2] | st[H0 + 3]
+    return rem & ~(known[0] | known[1] | known[2] | known[3])
 
-    lead_c = params[P_LEAD]
-    tip = params[P_TIP]
+
+@numba.njit(inline="always", cache=True)
+def _context(st, known, unseen, params):  # pragma: no cover - compiled
+    """The terms of the heuristic's estimate at this decision, as one tuple for
+    :func:`_value`: the trick so far (best strength and its place), the weights of souls
+    and multipliers for each side from what it took (R5.3), the trick's worth, the reach
+    of the later places (the strongest card each may still play) and the constants."""
+    var = st[VAR]
+    leader = st[LEADER]
+    place = st[PLACE]
+    deny = params[P_DENY]
     later_own = params[P_LATER_OWN]
     later_other = params[P_LATER_OTHER]
-    deny = params[P_DENY]
-    p_unsure = params[P_UNSURE]
-
-    chooser = (leader + place) & 3
-    k = chooser & 1
-    cult = _SEAT_CULT[var, chooser]
-    shift = 14 * cult
-    last_trick = trick == 6
-    keep_scale = 0.0 if last_trick else (1.0 if trick < 5 else 0.5)
-
+    k = ((leader + place) & 3) & 1
     # the trick so far
     bstr = -1
     bplace = 0
@@ -203,7 +191,6 @@ def decide(st, legal, n_legal, params, iscratch, fscratch):  # pragma: no cover 
     wm1 = 10.0 + (_HSOULS[cap1 & _HALF] + _HSOULS[cap1 >> 14])
     base0 = ws0 * tsouls + wm0 * tm0 + deny * wm1 * tm1
     base1 = ws1 * tsouls + wm1 * tm1 + deny * wm0 * tm0
-
     # reach of the later places
     ra0 = -1
     ra1 = -1
@@ -225,7 +212,6 @@ def decide(st, legal, n_legal, params, iscratch, fscratch):  # pragma: no cover 
         else:
             if r > ra0:
                 ra0 = r
-
     if k == 0:
         ck = base0 + later_own * cnt0 + later_other * cnt1
         co = base1 + later_own * cnt1 + later_other * cnt0
@@ -236,51 +222,88 @@ def decide(st, legal, n_legal, params, iscratch, fscratch):  # pragma: no cover 
         co = base0 + later_own * cnt0 + later_other * cnt1
         wsk, wso, wmk, wmo = ws1, ws0, wm1, wm0
         kcult, ocult = cult1, cult0
-    dmk = deny * wmo
-    dmo = deny * wmk
-    lead_now = lead_c if not last_trick else 0.0
+    lead_now = params[P_LEAD] if st[TRICK] != 6 else 0.0
+    return (bstr, bplace, place, leader, k, ra0, ra1, ck, co, wsk, wso, wmk, wmo, deny * wmo, deny * wmk,
+            kcult, ocult, lead_now, params[P_UNSURE])
 
-    # hold phase: the decider gives a card for the chooser
-    if phase == 1:
-        if (holder & 1) == k:  # for the partner (3 players: solo <-> new moon): best for the side
-            best_a = legal[0]
-            best_v = 0.0
-            first = True
-            for i in range(n_legal):
-                y = legal[i]
-                v = _value(y, bstr, bplace, place, leader, k, ra0, ra1, ck, co, wsk, wso, wmk, wmo, dmk, dmo,
-                           kcult, ocult, lead_now, p_unsure) - keep_scale * params[P_KEEP + y]
-                if first or v > best_v:
-                    best_a = y
-                    best_v = v
-                    first = False
-            return best_a
-        # for an opponent: the weakest, least valuable card for the chooser's side
-        ours_sure = False
-        if place > 0 and bstr >= 0 and bstr != 7:
-            bs = (leader + bplace) & 1
-            rab = ra1 if bs else ra0
-            ours_sure = bs == (holder & 1) and rab <= bstr and _HMAXSTR[
-                ((unseen | known[k] | known[k + 2]) >> shift) & _HALF] <= bstr
-        only_non_sanct = False
-        if not ours_sure:
-            for i in range(n_legal):
-                if not _SANCT[legal[i]]:
-                    only_non_sanct = True
-                    break
-        best_a = -1
+
+@numba.njit(inline="always", cache=True)
+def _hold_decision(st, legal, n_legal, params, ctx, known, unseen, keep_scale):  # pragma: no cover - compiled
+    """The hold phase: the card the holder gives the chooser (R3.2, R3.5). For its own
+    side (3 players: solo <-> new moon) the best for the side; for an opponent the
+    weakest, least valuable card, and no sanctuary while another card will do unless the
+    trick is surely the holder's side's already."""
+    holder = st[HOLDER]
+    leader = st[LEADER]
+    place = st[PLACE]
+    bstr = ctx[0]
+    k = ctx[4]
+    if (holder & 1) == k:  # for the partner (3 players: solo <-> new moon): best for the side
+        best_a = legal[0]
         best_v = 0.0
+        first = True
         for i in range(n_legal):
             y = legal[i]
-            if only_non_sanct and _SANCT[y]:
-                continue
-            v = _value(y, bstr, bplace, place, leader, k, ra0, ra1, ck, co, wsk, wso, wmk, wmo, dmk, dmo,
-                       kcult, ocult, lead_now, p_unsure) + 0.01 * _STR[y]
-            if best_a < 0 or v < best_v:
+            v = _value(y, *ctx) - keep_scale * params[P_KEEP + y]
+            if first or v > best_v:
                 best_a = y
                 best_v = v
+                first = False
         return best_a
+    # for an opponent: the weakest, least valuable card for the chooser's side
+    ours_sure = False
+    if place > 0 and bstr >= 0 and bstr != 7:
+        bs = (leader + ctx[1]) & 1
+        rab = ctx[6] if bs else ctx[5]
+        shift = 14 * _SEAT_CULT[st[VAR], (leader + place) & 3]
+        ours_sure = bs == (holder & 1) and rab <= bstr and _HMAXSTR[
+            ((unseen | known[k] | known[k + 2]) >> shift) & _HALF] <= bstr
+    only_non_sanct = False
+    if not ours_sure:
+        for i in range(n_legal):
+            if not _SANCT[legal[i]]:
+                only_non_sanct = True
+                break
+    best_a = -1
+    best_v = 0.0
+    for i in range(n_legal):
+        y = legal[i]
+        if only_non_sanct and _SANCT[y]:
+            continue
+        v = _value(y, *ctx) + 0.01 * _STR[y]
+        if best_a < 0 or v < best_v:
+            best_a = y
+            best_v = v
+    return best_a
 
+
+@numba.njit(cache=True)
+def decide(st, legal, n_legal, params, iscratch, fscratch):  # pragma: no cover - compiled
+    """The heuristic's action (:func:`twilight_env.agents.heuristic.decide_state`) in the world ``st``,
+    from what the deciding seat knows there: its own hand, the open new-moon hand in 3
+    players (R7.1, R7.3), the public counts (R2.5) and history. ``legal[:n_legal]``: the
+    sorted legal actions (:func:`legal_into`); ``iscratch`` (int64, 18) and ``fscratch``
+    (float64, 28): work space (see :func:`new_scratch`).
+
+    Steps (helpers inlined by numba): what the seat sees (:func:`_viewer_knowledge`), the
+    estimate's terms (:func:`_context`), the hold phase's card (:func:`_hold_decision`) or
+    the choose phase's action, here: as an inlined helper too it measured 7% slower per
+    rollout (36% as a plain compiled call; paired A/B of ``play_out``)."""
+    if n_legal == 1:
+        return legal[0]
+    known = iscratch[:4]
+    unseen = _viewer_knowledge(st, known)
+    ctx = _context(st, known, unseen, params)
+    (bstr, bplace, place, leader, k, ra0, ra1, ck, co, wsk, wso, wmk, wmo, dmk, dmo, kcult, ocult, lead_now,
+     p_unsure) = ctx
+    trick = st[TRICK]
+    phase = st[PHASE]
+    tip = params[P_TIP]
+    chooser = (leader + place) & 3
+    shift = 14 * _SEAT_CULT[st[VAR], chooser]
+    keep_scale = 0.0 if trick == 6 else (1.0 if trick < 5 else 0.5)
+    if phase == 1:  # hold phase: the decider gives a card for the chooser
+        return _hold_decision(st, legal, n_legal, params, ctx, known, unseen, keep_scale)
     # choose phase
     opp_request = False
     for i in range(n_legal):
