@@ -345,6 +345,264 @@ _NFIELDS = 34
 _END = 5
 
 
+_N_TT = 1 << TT_BITS
+"""Rows of the table proper (the killer rows and the node counter come after them)."""
+
+# The steps of :func:`search`. Those on scalars only are inlined into it by numba
+# (``inline="always"``). Those that take an array (the table, the frames) are compiled
+# without numba's reference counting (``_nrt=False``: they only index arrays): inlined,
+# or compiled with it, each array argument costs a reference count update per call in the
+# innermost loop, and the search measured 14-50% slower.
+
+
+@numba.njit(inline="always", cache=True)
+def _settle(c0, c1, c2, c3, leader, bstr, bplace, ts, tm0, tm1, ps, pm0, pm1, s0, m0, s1, m1, left, alpha, beta,
+            var):  # pragma: no cover - compiled
+    """Enter a finished trick (place 4): resolve it (R4.1-R4.4) and value the next trick's
+    start at once where it can: the deal's end, the exact bounds outside the window, or
+    the last trick in closed form. Returns ``(have value, value, 1 if a node was counted,
+    leader, ps, pm0, pm1, s0, m0, s1, m1, left)``: the state at the next trick's start."""
+    have_val = False
+    val = 0
+    counted = 0
+    if bstr == 7 and left == 1:  # R4.4: Purgatory in the last trick, neutral
+        val = s0 * m0 - s1 * m1
+        have_val = True
+    else:
+        leader, ps, pm0, pm1, s0, m0, s1, m1 = _resolve(leader, bstr, bplace, ts, tm0, tm1, ps, pm0, pm1, s0, m0,
+                                                        s1, m1)
+        left -= 1
+        if left == 0:
+            val = s0 * m0 - s1 * m1
+            have_val = True
+        else:
+            hi, lo = _bounds(c0 | c1 | c2 | c3, ps, pm0, pm1, s0, m0, s1, m1, var)
+            if hi <= alpha:
+                val = hi
+                have_val = True
+            elif lo >= beta:
+                val = lo
+                have_val = True
+            elif left == 1:
+                counted = 1
+                val = _last_trick(c0, c1, c2, c3, leader, ps, pm0, pm1, s0, m0, s1, m1, var)
+                have_val = True
+    return have_val, val, counted, leader, ps, pm0, pm1, s0, m0, s1, m1, left
+
+
+@numba.njit(_nrt=False, cache=True)
+def _probe(T, gen, c0, c1, c2, c3, leader, place, hold, bstr, bplace, ts, tm0, tm1, ps, pm0, pm1, s0, m0, s1, m1,
+           alpha, beta):  # pragma: no cover - compiled
+    """Look a trick start up in the table ``T`` (rows of generation ``gen`` only): the owner
+    planes (odd seat, seat >= 2) plus the remaining cards identify every hand; the trick
+    so far matters only through ``k3``. An exact value, or a bound outside the window,
+    ends the node; a bound inside narrows the window. Returns ``(row, k1, k2, k3, the
+    stored best move or -1, have value, value, alpha, beta)``."""
+    rem = c0 | c1 | c2 | c3
+    k1 = (c1 | c3) | ((c2 | c3) << 28) | (place << 56) | ((hold + 1) << 58)
+    k2 = (rem | (leader << 28) | (ps << 30) | (pm0 << 36) | (pm1 << 39) | (s0 << 42)
+          | (m0 << 48) | (s1 << 51) | (m1 << 57))
+    k3 = (bstr + 1) | (bplace << 4) | (ts << 6) | (tm0 << 12) | (tm1 << 16)
+    hsh = k1 * 6364136223846793005 + k2 * 1442695040888963407 + k3 * 2862933555777941757
+    tti = (hsh >> 17) & (_N_TT - 1)
+    have_val = False
+    val = 0
+    tmove = -1
+    meta = T[tti, 4]
+    if (meta >> 10) == gen and T[tti, 0] == k1 and T[tti, 1] == k2 and T[tti, 2] == k3:
+        tmove = ((meta >> 2) & 255) - 1
+        v = T[tti, 3]
+        f = meta & 3
+        if f == 0:
+            val = v
+            have_val = True
+        elif f == 1:
+            if v >= beta:
+                val = v
+                have_val = True
+            elif v > alpha:
+                alpha = v
+        else:
+            if v <= alpha:
+                val = v
+                have_val = True
+            elif v < beta:
+                beta = v
+    return tti, k1, k2, k3, tmove, have_val, val, alpha, beta
+
+
+@numba.njit(_nrt=False, cache=True)
+def _push(F, sp, c0, c1, c2, c3, leader, place, hold, bstr, bplace, ts, tm0, tm1, ps, pm0, pm1, s0, m0, s1, m1,
+          left, alpha, beta, tmove, tti, k1, k2, k3):  # pragma: no cover - compiled
+    """Write the node into frame row ``sp`` of ``F``: its fields, the window, the worst
+    value for its picker as the best so far, the first move (``tmove``: the table's or a
+    killer, -1 none; stage -1 tries it first) and, at a trick start, the table row and
+    keys with the window as entered (to tell an exact value from a bound)."""
+    F[sp, 0] = c0
+    F[sp, 1] = c1
+    F[sp, 2] = c2
+    F[sp, 3] = c3
+    F[sp, _LEADER] = leader
+    F[sp, _PLACE] = place
+    F[sp, _HOLD] = hold
+    F[sp, _BSTR] = bstr
+    F[sp, _BPLACE] = bplace
+    F[sp, _TS] = ts
+    F[sp, _TM0] = tm0
+    F[sp, _TM1] = tm1
+    F[sp, _PS] = ps
+    F[sp, _PM0] = pm0
+    F[sp, _PM1] = pm1
+    F[sp, _S0] = s0
+    F[sp, _M0] = m0
+    F[sp, _S1] = s1
+    F[sp, _M1] = m1
+    F[sp, _LEFT] = left
+    F[sp, _ALPHA] = alpha
+    F[sp, _BETA] = beta
+    if hold >= 0:
+        F[sp, _BEST] = -1000000 if (hold & 1) == 0 else 1000000
+        F[sp, _STAGE] = 4 if tmove < 0 else -1
+    else:
+        F[sp, _BEST] = -1000000 if (((leader + place) & 3) & 1) == 0 else 1000000
+        F[sp, _STAGE] = 0 if tmove < 0 else -1
+    F[sp, _FIRST] = tmove
+    F[sp, _BCODE] = -1
+    F[sp, _I] = -1
+    F[sp, _TTI] = tti
+    if tti >= 0:
+        F[sp, _A0] = alpha
+        F[sp, _B0] = beta
+        F[sp, _K1] = k1
+        F[sp, _K2] = k2
+        F[sp, _K3] = k3
+
+
+@numba.njit(inline="always", cache=True)
+def _next_move(stage, first, rm, h0, h1, h2, h3, leader, place, hold, bstr, bplace,
+               var):  # pragma: no cover - compiled
+    """The next move of a frame (its fields as arguments: ``stage``, the ``first`` move,
+    ``rm`` the cards of the stage still to try, -1 before the stage starts, the hands, the
+    node and the trick's best card so far) in the search's order (the module docstring):
+    stage -1 the first move (table or killer), 0 and 1 requests of the opponent at +1, +3
+    (its side picks the card, R3.2, R3.5), 2 the chooser's own cards, 3 the partner's, 4
+    a requested opponent holder's cards. Returns ``(found, card or -1, its seat, requested
+    seat or -1, move code, stage, rm)``."""
+    found = False
+    c = (leader + place) & 3
+    off = 14 * _SEAT_CULT[var, c]
+    cmask = 16383 << off
+    x = -1
+    rh = -1
+    h = 0
+    code = -1
+    while stage < _END and not found:
+        if stage == -1:  # the table's best move for this node, first
+            stage = 4 if hold >= 0 else 0
+            code = first
+            st = code >> 4
+            if st < 2:
+                rh = c ^ 1 if st == 0 else c ^ 3
+            elif st == 4:
+                h = hold
+                x = _HOLD_ORDER[off + (code & 15)]
+            else:
+                h = c if st == 2 else c ^ 2
+                x = _OWN_ORDER[off + (code & 15)]
+            found = True
+        elif stage < 2:  # requests of an opponent (R3.2, R3.5): its side picks the card
+            code = stage << 4
+            h = c ^ 1 if stage == 0 else c ^ 3
+            stage += 1
+            hand = h0 if h == 0 else h1 if h == 1 else h2 if h == 2 else h3
+            if (hand & cmask) and code != first:
+                rh = h
+                found = True
+        else:
+            # 2: the chooser's own cards, 3: the partner's (a request of the partner),
+            # 4: a requested opponent holder's cards
+            if stage == 2:
+                h = c
+                order_own = True
+            elif stage == 3:
+                h = c ^ 2
+                order_own = True
+            else:
+                h = hold
+                order_own = False
+            start = 0
+            if order_own:
+                if bstr >= 0 and ((leader + bplace) & 1) != (c & 1):
+                    start = _OWN_BEAT[off + bstr]  # the other side is winning: cheapest winner first
+            if rm < 0:
+                hand = h0 if h == 0 else h1 if h == 1 else h2 if h == 2 else h3
+                hm = (hand >> off) & 16383
+                if order_own:
+                    rm = _RANK_OWN[(off // 14 << 14) | hm]
+                    if start:
+                        rm = ((rm >> start) | (rm << (14 - start))) & 16383
+                else:
+                    rm = _RANK_HOLD[(off // 14 << 14) | hm]
+            while rm:
+                k = _LOWBIT[rm] + start
+                rm &= rm - 1
+                if k >= 14:
+                    k -= 14
+                code = (stage << 4) | k
+                if code != first:
+                    found = True
+                    x = _OWN_ORDER[off + k] if order_own else _HOLD_ORDER[off + k]
+                    break
+            if not found:
+                rm = -1
+                stage = _END if stage == 3 or stage == 4 else stage + 1
+    return found, x, h, rh, code, stage, rm
+
+
+@numba.njit(inline="always", cache=True)
+def _child(x, h, rh, h0, h1, h2, h3, leader, place, bstr, bplace, ts, tm0, tm1, var):  # pragma: no cover - compiled
+    """The hands and trick after the move of a node at ``place`` (hands ``h0..h3``, trick
+    so far ``bstr``, ``bplace``, ``ts``, ``tm0``, ``tm1``): card ``x`` played from seat
+    ``h`` (R4.1: a later card must be strictly stronger to lead the trick), or a request
+    of seat ``rh`` (R3.2): a hold node, unless that seat holds a single card of the cult,
+    which is then played. Returns ``(h0, h1, h2, h3, place, hold, bstr, bplace, ts, tm0,
+    tm1)`` of the child."""
+    hold = -1
+    if rh >= 0:
+        off = 14 * _SEAT_CULT[var, (leader + place) & 3]
+        m = ((h0 if rh == 0 else h1 if rh == 1 else h2 if rh == 2 else h3) >> off) & 16383
+        if m & (m - 1) == 0:  # a single card of the cult: no choice to make
+            x = off + _LOWBIT[m]
+            h = rh
+        else:
+            hold = rh
+    if x < 0:
+        return h0, h1, h2, h3, place, hold, bstr, bplace, ts, tm0, tm1
+    h0, h1, h2, h3, bstr, bplace = _play(h0, h1, h2, h3, h, x, bstr, bplace, place)
+    return (h0, h1, h2, h3, place + 1, hold, bstr, bplace, ts + _SOUL[x], tm0 + _MULT[var, 0, x],
+            tm1 + _MULT[var, 1, x])
+
+
+@numba.njit(_nrt=False, cache=True)
+def _store(T, F, sp, val, gen):  # pragma: no cover - compiled
+    """Write frame ``sp``'s value ``val`` to its table row, if it is a trick start: exact,
+    or a lower (1) or upper (2) bound against the window it was entered with, with its
+    best move and ``gen`` (always replace)."""
+    t = F[sp, _TTI]
+    if t >= 0:
+        T[t, 0] = F[sp, _K1]
+        T[t, 1] = F[sp, _K2]
+        T[t, 2] = F[sp, _K3]
+        T[t, 3] = val
+        meta = ((F[sp, _BCODE] + 1) << 2) | (gen << 10)
+        if val <= F[sp, _A0]:
+            T[t, 4] = 2 | meta
+        elif val >= F[sp, _B0]:
+            T[t, 4] = 1 | meta
+        else:
+            T[t, 4] = meta
+
+
 @numba.njit(_i8(_i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8,
                 _i8, _i8, _i8, _i8, _i8, _i8[:, ::1]), cache=True)
 def search(h0, h1, h2, h3, leader, place, hold, bstr, bplace, ts, tm0, tm1, ps, pm0, pm1,
@@ -353,106 +611,47 @@ def search(h0, h1, h2, h3, leader, place, hold, bstr, bplace, ts, tm0, tm1, ps, 
     -1), of the opponent holder ``hold`` picking the card there, or of a finished trick
     (``place`` 4), searched with the window (``alpha``, ``beta``); fail-soft.
 
-    ``var``: 0 = 4 players, 1 = 3 players. ``T``: the table (:func:`new_table`); its
-    last row's first column counts nodes. The search is iterative (an explicit stack of
-    frames) so that numba can cache it. It stays one long function on purpose: moving the
-    move generation into a compiled helper measured 14-16% slower per solve, and even the
-    table write alone 2% (``benchmarks/ab_speed.py solver``).
+    The node: the hands ``h0..h3``, the trick so far (best strength ``bstr`` at place
+    ``bplace``, souls ``ts`` and multipliers ``tm0``, ``tm1`` by side), the pending pile
+    (``ps``, ``pm0``, ``pm1``), each side's souls and multipliers (``s0``, ``m0``, ``s1``,
+    ``m1``) and the tricks ``left``. ``var``: 0 = 4 players, 1 = 3 players. ``gen``: the
+    Solver's generation. ``T``: the table (:func:`new_table`); its last row's first column
+    counts nodes. The search is iterative (an explicit stack of frames) so that numba can
+    cache it (steps: :func:`_settle`, :func:`_place2`, :func:`_probe`, :func:`_push`,
+    :func:`_next_move`, :func:`_child`, :func:`_store`).
     """
     vv = var & 1
     F = np.empty((_MAX_DEPTH, _NFIELDS), dtype=np.int64)
-    n_tt = 1 << TT_BITS
-    KL = T[n_tt:n_tt + _KILLER_ROWS].reshape(-1)  # killer moves, a view into the table
+    KL = T[_N_TT:_N_TT + _KILLER_ROWS].reshape(-1)  # killer moves, a view into the table
     nodes = 0
     sp = -1
     val = 0
-    # the child about to be entered starts as the root
-    c0 = h0
-    c1 = h1
-    c2 = h2
-    c3 = h3
+    c0, c1, c2, c3 = h0, h1, h2, h3  # the child about to be entered starts as the root
     while True:
         # ---- enter the child: a value at once, or a new frame -------------------------
         have_val = False
         tti = -1
-        a0 = 0
-        b0 = 0
         tmove = -1
-        k1 = 0
-        k2 = 0
-        k3 = 0
+        k1 = k2 = k3 = 0
         if place == 4:
-            if bstr == 7 and left == 1:  # R4.4: Purgatory in the last trick, neutral
-                val = s0 * m0 - s1 * m1
-                have_val = True
+            have_val, val, counted, leader, ps, pm0, pm1, s0, m0, s1, m1, left = _settle(
+                c0, c1, c2, c3, leader, bstr, bplace, ts, tm0, tm1, ps, pm0, pm1, s0, m0, s1, m1, left, alpha, beta,
+                vv)
+            nodes += counted
+            place, hold, bstr, bplace, ts, tm0, tm1 = 0, -1, -1, 0, 0, 0, 0
+        if not have_val and left == 2 and (place == 2 or place == 3) and hold < 0:
+            nodes += 1
+            if place == 2:
+                val = _place2(c0, c1, c2, c3, leader, bstr, bplace, ts, tm0, tm1, ps, pm0, pm1,
+                              s0, m0, s1, m1, vv, alpha, beta)
             else:
-                leader, ps, pm0, pm1, s0, m0, s1, m1 = _resolve(
-                    leader, bstr, bplace, ts, tm0, tm1, ps, pm0, pm1, s0, m0, s1, m1)
-                left -= 1
-                place = 0
-                hold = -1
-                bstr = -1
-                bplace = 0
-                ts = 0
-                tm0 = 0
-                tm1 = 0
-                if left == 0:
-                    val = s0 * m0 - s1 * m1
-                    have_val = True
-                else:
-                    hi, lo = _bounds(c0 | c1 | c2 | c3, ps, pm0, pm1, s0, m0, s1, m1, vv)
-                    if hi <= alpha:
-                        val = hi
-                        have_val = True
-                    elif lo >= beta:
-                        val = lo
-                        have_val = True
-                    elif left == 1:
-                        nodes += 1
-                        val = _last_trick(c0, c1, c2, c3, leader, ps, pm0, pm1, s0, m0, s1, m1, vv)
-                        have_val = True
-        if not have_val and left == 2 and place == 2 and hold < 0:
-            nodes += 1
-            val = _place2(c0, c1, c2, c3, leader, bstr, bplace, ts, tm0, tm1, ps, pm0, pm1,
-                          s0, m0, s1, m1, vv, alpha, beta)
-            have_val = True
-        if not have_val and left == 2 and place == 3 and hold < 0:
-            nodes += 1
-            val = _place3(c0, c1, c2, c3, leader, bstr, bplace, ts, tm0, tm1, ps, pm0, pm1,
-                          s0, m0, s1, m1, vv, alpha, beta)
+                val = _place3(c0, c1, c2, c3, leader, bstr, bplace, ts, tm0, tm1, ps, pm0, pm1,
+                              s0, m0, s1, m1, vv, alpha, beta)
             have_val = True
         if not have_val and left >= 2 and place == 0:
-            # the table: owner planes (odd seat, seat >= 2) plus the remaining cards
-            # identify every hand; the trick so far matters only through k3
-            rem = c0 | c1 | c2 | c3
-            k1 = (c1 | c3) | ((c2 | c3) << 28) | (place << 56) | ((hold + 1) << 58)
-            k2 = (rem | (leader << 28) | (ps << 30) | (pm0 << 36) | (pm1 << 39) | (s0 << 42)
-                  | (m0 << 48) | (s1 << 51) | (m1 << 57))
-            k3 = (bstr + 1) | (bplace << 4) | (ts << 6) | (tm0 << 12) | (tm1 << 16)
-            hsh = k1 * 6364136223846793005 + k2 * 1442695040888963407 + k3 * 2862933555777941757
-            tti = (hsh >> 17) & (n_tt - 1)
-            meta = T[tti, 4]
-            if (meta >> 10) == gen and T[tti, 0] == k1 and T[tti, 1] == k2 and T[tti, 2] == k3:
-                tmove = ((meta >> 2) & 255) - 1
-                v = T[tti, 3]
-                f = meta & 3
-                if f == 0:
-                    val = v
-                    have_val = True
-                elif f == 1:
-                    if v >= beta:
-                        val = v
-                        have_val = True
-                    elif v > alpha:
-                        alpha = v
-                else:
-                    if v <= alpha:
-                        val = v
-                        have_val = True
-                    elif v < beta:
-                        beta = v
-            a0 = alpha
-            b0 = beta
+            tti, k1, k2, k3, tmove, have_val, val, alpha, beta = _probe(
+                T, gen, c0, c1, c2, c3, leader, place, hold, bstr, bplace, ts, tm0, tm1, ps, pm0, pm1, s0, m0, s1,
+                m1, alpha, beta)
         if not have_val:
             if tmove < 0:
                 kc = KL[_killer_slot(left, place, hold)]
@@ -460,206 +659,41 @@ def search(h0, h1, h2, h3, leader, place, hold, bstr, bplace, ts, tm0, tm1, ps, 
                     tmove = kc
             sp += 1
             nodes += 1
-            F[sp, 0] = c0
-            F[sp, 1] = c1
-            F[sp, 2] = c2
-            F[sp, 3] = c3
-            F[sp, _LEADER] = leader
-            F[sp, _PLACE] = place
-            F[sp, _HOLD] = hold
-            F[sp, _BSTR] = bstr
-            F[sp, _BPLACE] = bplace
-            F[sp, _TS] = ts
-            F[sp, _TM0] = tm0
-            F[sp, _TM1] = tm1
-            F[sp, _PS] = ps
-            F[sp, _PM0] = pm0
-            F[sp, _PM1] = pm1
-            F[sp, _S0] = s0
-            F[sp, _M0] = m0
-            F[sp, _S1] = s1
-            F[sp, _M1] = m1
-            F[sp, _LEFT] = left
-            F[sp, _ALPHA] = alpha
-            F[sp, _BETA] = beta
-            if hold >= 0:
-                F[sp, _BEST] = -1000000 if (hold & 1) == 0 else 1000000
-                F[sp, _STAGE] = 4 if tmove < 0 else -1
-            else:
-                F[sp, _BEST] = -1000000 if (((leader + place) & 3) & 1) == 0 else 1000000
-                F[sp, _STAGE] = 0 if tmove < 0 else -1
-            F[sp, _FIRST] = tmove
-            F[sp, _BCODE] = -1
-            F[sp, _I] = -1
-            F[sp, _TTI] = tti
-            if tti >= 0:
-                F[sp, _A0] = a0
-                F[sp, _B0] = b0
-                F[sp, _K1] = k1
-                F[sp, _K2] = k2
-                F[sp, _K3] = k3
+            _push(F, sp, c0, c1, c2, c3, leader, place, hold, bstr, bplace, ts, tm0, tm1, ps, pm0, pm1, s0, m0, s1,
+                  m1, left, alpha, beta, tmove, tti, k1, k2, k3)
         # ---- back up values and pick the next child ------------------------------------
         while True:
             if have_val:
                 if sp < 0:
                     T[T.shape[0] - 1, 0] += nodes
                     return val
-                c = (F[sp, _LEADER] + F[sp, _PLACE]) & 3
-                side = F[sp, _HOLD] & 1 if F[sp, _HOLD] >= 0 else c & 1
-                if side == 0:
-                    if val > F[sp, _BEST]:
-                        F[sp, _BEST] = val
-                        F[sp, _BCODE] = F[sp, _CUR]
-                        if val > F[sp, _ALPHA]:
-                            F[sp, _ALPHA] = val
-                else:
-                    if val < F[sp, _BEST]:
-                        F[sp, _BEST] = val
-                        F[sp, _BCODE] = F[sp, _CUR]
-                        if val < F[sp, _BETA]:
-                            F[sp, _BETA] = val
-                if F[sp, _ALPHA] >= F[sp, _BETA]:
+                # the child's value (fail-soft; side 0 maximizes); a cut-off ends the frame and
+                # its move becomes the killer of its slot
+                side = F[sp, _HOLD] & 1 if F[sp, _HOLD] >= 0 else (F[sp, _LEADER] + F[sp, _PLACE]) & 1
+                best, a, b = _backup(side == 0, val, F[sp, _BEST], F[sp, _ALPHA], F[sp, _BETA])
+                if best != F[sp, _BEST]:
+                    F[sp, _BEST], F[sp, _BCODE] = best, F[sp, _CUR]
+                F[sp, _ALPHA], F[sp, _BETA] = a, b
+                if a >= b:
                     F[sp, _STAGE] = _END
                     KL[_killer_slot(F[sp, _LEFT], F[sp, _PLACE], F[sp, _HOLD])] = F[sp, _CUR]
                 have_val = False
-            stage = F[sp, _STAGE]
-            found = False
-            cplace = F[sp, _PLACE]
-            c = (F[sp, _LEADER] + cplace) & 3
-            off = 14 * _SEAT_CULT[vv, c]
-            cmask = 16383 << off
-            x = -1
-            rh = -1
-            h = 0
-            first = F[sp, _FIRST]
-            code = -1
-            while stage < _END and not found:
-                if stage == -1:  # the table's best move for this node, first
-                    stage = 4 if F[sp, _HOLD] >= 0 else 0
-                    code = first
-                    st = code >> 4
-                    if st < 2:
-                        rh = c ^ 1 if st == 0 else c ^ 3
-                    elif st == 4:
-                        h = F[sp, _HOLD]
-                        x = _HOLD_ORDER[off + (code & 15)]
-                    else:
-                        h = c if st == 2 else c ^ 2
-                        x = _OWN_ORDER[off + (code & 15)]
-                    found = True
-                elif stage < 2:  # requests of an opponent (R3.2, R3.5): its side picks the card
-                    code = stage << 4
-                    h = c ^ 1 if stage == 0 else c ^ 3
-                    stage += 1
-                    if (F[sp, h] & cmask) and code != first:
-                        rh = h
-                        found = True
-                else:
-                    # 2: the chooser's own cards, 3: the partner's (a request of the partner),
-                    # 4: a requested opponent holder's cards
-                    if stage == 2:
-                        h = c
-                        order_own = True
-                    elif stage == 3:
-                        h = c ^ 2
-                        order_own = True
-                    else:
-                        h = F[sp, _HOLD]
-                        order_own = False
-                    rm = F[sp, _I]  # positions (rotated by start) of the cards still to try
-                    start = 0
-                    if order_own:
-                        b = F[sp, _BSTR]
-                        if b >= 0 and ((F[sp, _LEADER] + F[sp, _BPLACE]) & 1) != (c & 1):
-                            start = _OWN_BEAT[off + b]  # the other side is winning: cheapest winner first
-                    if rm < 0:
-                        hm = (F[sp, h] >> off) & 16383
-                        if order_own:
-                            rm = _RANK_OWN[(off // 14 << 14) | hm]
-                            if start:
-                                rm = ((rm >> start) | (rm << (14 - start))) & 16383
-                        else:
-                            rm = _RANK_HOLD[(off // 14 << 14) | hm]
-                    while rm:
-                        k = _LOWBIT[rm] + start
-                        rm &= rm - 1
-                        if k >= 14:
-                            k -= 14
-                        code = (stage << 4) | k
-                        if code != first:
-                            found = True
-                            x = _OWN_ORDER[off + k] if order_own else _HOLD_ORDER[off + k]
-                            break
-                    if found:
-                        F[sp, _I] = rm
-                    else:
-                        F[sp, _I] = -1
-                        stage = _END if stage == 3 or stage == 4 else stage + 1
-            if rh >= 0:
-                m = (F[sp, rh] >> off) & 16383
-                if m & (m - 1) == 0:  # a single card of the cult: no choice to make
-                    x = off + _LOWBIT[m]
-                    h = rh
-                else:
-                    c0 = F[sp, 0]
-                    c1 = F[sp, 1]
-                    c2 = F[sp, 2]
-                    c3 = F[sp, 3]
-                    place = cplace
-                    hold = rh
-                    bstr = F[sp, _BSTR]
-                    bplace = F[sp, _BPLACE]
-                    ts = F[sp, _TS]
-                    tm0 = F[sp, _TM0]
-                    tm1 = F[sp, _TM1]
+            found, x, h, rh, code, stage, F[sp, _I] = _next_move(
+                F[sp, _STAGE], F[sp, _FIRST], F[sp, _I], F[sp, 0], F[sp, 1], F[sp, 2], F[sp, 3], F[sp, _LEADER],
+                F[sp, _PLACE], F[sp, _HOLD], F[sp, _BSTR], F[sp, _BPLACE], vv)
             F[sp, _CUR] = code
-            if x >= 0:  # play card x from seat h
-                bit = 1 << x
-                c0 = F[sp, 0] ^ bit if h == 0 else F[sp, 0]
-                c1 = F[sp, 1] ^ bit if h == 1 else F[sp, 1]
-                c2 = F[sp, 2] ^ bit if h == 2 else F[sp, 2]
-                c3 = F[sp, 3] ^ bit if h == 3 else F[sp, 3]
-                place = cplace + 1
-                hold = -1
-                st = _STR[x]
-                if st > F[sp, _BSTR]:
-                    bstr = st
-                    bplace = cplace
-                else:
-                    bstr = F[sp, _BSTR]
-                    bplace = F[sp, _BPLACE]
-                ts = F[sp, _TS] + _SOUL[x]
-                tm0 = F[sp, _TM0] + _MULT[vv, 0, x]
-                tm1 = F[sp, _TM1] + _MULT[vv, 1, x]
             F[sp, _STAGE] = stage
             if found:
-                leader = F[sp, _LEADER]
-                ps = F[sp, _PS]
-                pm0 = F[sp, _PM0]
-                pm1 = F[sp, _PM1]
-                s0 = F[sp, _S0]
-                m0 = F[sp, _M0]
-                s1 = F[sp, _S1]
-                m1 = F[sp, _M1]
-                left = F[sp, _LEFT]
-                alpha = F[sp, _ALPHA]
-                beta = F[sp, _BETA]
+                c0, c1, c2, c3, place, hold, bstr, bplace, ts, tm0, tm1 = _child(
+                    x, h, rh, F[sp, 0], F[sp, 1], F[sp, 2], F[sp, 3], F[sp, _LEADER], F[sp, _PLACE], F[sp, _BSTR],
+                    F[sp, _BPLACE], F[sp, _TS], F[sp, _TM0], F[sp, _TM1], vv)
+                leader, left, alpha, beta = F[sp, _LEADER], F[sp, _LEFT], F[sp, _ALPHA], F[sp, _BETA]
+                ps, pm0, pm1 = F[sp, _PS], F[sp, _PM0], F[sp, _PM1]
+                s0, m0, s1, m1 = F[sp, _S0], F[sp, _M0], F[sp, _S1], F[sp, _M1]
                 break
             # every child searched (or a cut-off): the frame's value goes to its parent
             val = F[sp, _BEST]
-            t = F[sp, _TTI]
-            if t >= 0:
-                T[t, 0] = F[sp, _K1]
-                T[t, 1] = F[sp, _K2]
-                T[t, 2] = F[sp, _K3]
-                T[t, 3] = val
-                meta = ((F[sp, _BCODE] + 1) << 2) | (gen << 10)
-                if val <= F[sp, _A0]:
-                    T[t, 4] = 2 | meta
-                elif val >= F[sp, _B0]:
-                    T[t, 4] = 1 | meta
-                else:
-                    T[t, 4] = meta
+            _store(T, F, sp, val, gen)
             sp -= 1
             have_val = True
 
