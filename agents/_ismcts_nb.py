@@ -31,6 +31,8 @@ from __future__ import annotations
 from math import log, sqrt
 
 import numba
+
+from twilight_env.agents._nb_options import NO_REFCOUNT
 import numpy as np
 
 from twilight_env.agents._rollout_nb import (HOLDER, LEADER, MAX_ACTIONS, PHASE, PLACE, ST_SIZE, TRICK, apply, decide,
@@ -108,7 +110,7 @@ def _roll_out(st, acts, params, epsilon, legal, iscratch, fscratch):  # pragma: 
 # 1.5-4% slower (5.5% with the steps inlined, ``inline="always"``).
 
 
-@numba.njit(_nrt=False, cache=True)
+@numba.njit(cache=True, **NO_REFCOUNT)
 def _ucb_child(node, legal, nl, sign, c, visits, avail, value, logs, prior, prior_weight):  # pragma: no cover
     """The legal action of a fully tried ``node`` with the highest UCB score (the
     subset-armed bandit: the log term counts the visits in which the action was legal);
@@ -130,7 +132,7 @@ def _ucb_child(node, legal, nl, sign, c, visits, avail, value, logs, prior, prio
     return best_a
 
 
-@numba.njit(_nrt=False, cache=True)
+@numba.njit(cache=True, **NO_REFCOUNT)
 def _descend(st, child, visits, avail, value, logs, n_nodes, max_depth, c, individual, prior, prior_weight,
              legal, untried, path_node, path_act, path_line):  # pragma: no cover - compiled
     """Selection and expansion of one iteration in the world ``st`` (played in place): from
@@ -179,7 +181,7 @@ def _descend(st, child, visits, avail, value, logs, n_nodes, max_depth, c, indiv
     return depth, n_nodes
 
 
-@numba.njit(_nrt=False, cache=True)
+@numba.njit(cache=True, **NO_REFCOUNT)
 def _backpropagate(st, individual, depth, path_node, path_act, path_line, visits, value,
                    line_value):  # pragma: no cover - compiled
     """Add the outcome of the finished deal ``st`` to each edge of the path: side 0's

@@ -42,6 +42,8 @@ Python backend in ``tests/agents/test_solver.py``):
 from __future__ import annotations
 
 import numba
+
+from twilight_env.agents._nb_options import NO_REFCOUNT
 import numpy as np
 
 from twilight_env.rules.cards import PURGATORY_MASK
@@ -390,7 +392,7 @@ def _settle(c0, c1, c2, c3, leader, bstr, bplace, ts, tm0, tm1, ps, pm0, pm1, s0
     return have_val, val, counted, leader, ps, pm0, pm1, s0, m0, s1, m1, left
 
 
-@numba.njit(_nrt=False, cache=True)
+@numba.njit(cache=True, **NO_REFCOUNT)
 def _probe(T, gen, c0, c1, c2, c3, leader, place, hold, bstr, bplace, ts, tm0, tm1, ps, pm0, pm1, s0, m0, s1, m1,
            alpha, beta):  # pragma: no cover - compiled
     """Look a trick start up in the table ``T`` (rows of generation ``gen`` only): the owner
@@ -431,7 +433,7 @@ def _probe(T, gen, c0, c1, c2, c3, leader, place, hold, bstr, bplace, ts, tm0, t
     return tti, k1, k2, k3, tmove, have_val, val, alpha, beta
 
 
-@numba.njit(_nrt=False, cache=True)
+@numba.njit(cache=True, **NO_REFCOUNT)
 def _push(F, sp, c0, c1, c2, c3, leader, place, hold, bstr, bplace, ts, tm0, tm1, ps, pm0, pm1, s0, m0, s1, m1,
           left, alpha, beta, tmove, tti, k1, k2, k3):  # pragma: no cover - compiled
     """Write the node into frame row ``sp`` of ``F``: its fields, the window, the worst
@@ -583,7 +585,7 @@ def _child(x, h, rh, h0, h1, h2, h3, leader, place, bstr, bplace, ts, tm0, tm1, 
             tm1 + _MULT[var, 1, x])
 
 
-@numba.njit(_nrt=False, cache=True)
+@numba.njit(cache=True, **NO_REFCOUNT)
 def _store(T, F, sp, val, gen):  # pragma: no cover - compiled
     """Write frame ``sp``'s value ``val`` to its table row, if it is a trick start: exact,
     or a lower (1) or upper (2) bound against the window it was entered with, with its
