@@ -70,18 +70,20 @@ def load_old(path: str, rev: str, name: str, package: str | None = None):
 def paired(label: str, sides: dict, rounds: int, calls: int, repeat: int = 3) -> None:
     """Time each side's callable in every round (CPU time of this process, so time spent
     descheduled by other processes does not count; the best of ``repeat`` runs),
-    alternating which side goes first; print µs per call per round, the median
-    within-round ratio new/old and the best rounds."""
+    in the order old, new, new, old within every round, so that neither side is always the
+    one that runs first (a side that runs first can find warmer or colder caches); print µs
+    per call per round, the median within-round ratio new/old and the best rounds."""
     times = {k: [] for k in sides}
     order = list(sides)
     for r in range(rounds):
-        for k in (order if r % 2 == 0 else order[::-1]):
-            best = float("inf")
+        best = dict.fromkeys(order, float("inf"))
+        for k in order + order[::-1]:
             for _ in range(repeat):
                 t0 = time.process_time()
                 sides[k]()
-                best = min(best, time.process_time() - t0)
-            times[k].append(best / calls * 1e6)
+                best[k] = min(best[k], time.process_time() - t0)
+        for k in order:
+            times[k].append(best[k] / calls * 1e6)
         print(f"  {label} round {r}: " + ", ".join(f"{k} {times[k][-1]:.2f} µs" for k in order), flush=True)
     ratios = [n / o for n, o in zip(times["new"], times["old"])]
     print(f"{label}: median new/old = {statistics.median(ratios):.3f} (rounds: "
