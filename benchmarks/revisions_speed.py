@@ -60,7 +60,7 @@ SNIPPETS = {
     "engine": r'''
 def run():
     rng = np.random.default_rng(0); n = 0
-    for d in range(400):
+    for d in range(10000):
         st = engine.State.random(rng, d % 4, 4)
         while not st.done:
             legal = st.legal_actions(); st.apply(legal[int(rng.random() * len(legal))]); n += 1
@@ -98,7 +98,7 @@ base = pick("twilight_env.agents.base", "agents.base")
 def run():
     rng = np.random.default_rng(0); n = 0
     agents = [base.make_agent("heuristic") for _ in range(4)]
-    for d in range(200):
+    for d in range(1000):
         st = engine.State.random(rng, d % 4, 4)
         base.play_deal(st, agents, rng); n += 28
     return n
@@ -124,7 +124,7 @@ print(timed(run))
 vector = pick("twilight_env.envs.vector", "twilight_env.vector")
 def run():
     eng = vector.VectorEngine(256, num_players=4); rng = np.random.default_rng(0); n = 0
-    for _ in range(4):
+    for _ in range(40):
         eng.reset(rng=rng)
         while True:
             live = ~np.asarray(eng.done)
