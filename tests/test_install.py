@@ -108,3 +108,23 @@ def test_installed_package_needs_no_checkout(installed, tmp_path):
             "assert st.done\nprint('ok')\n")
     r = _child(code, installed, tmp_path)
     assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stderr[-3000:]
+
+
+def test_a_checkout_without_an_editable_install_finds_its_own_top_level_folders(tmp_path):
+    """The repository root on the path, no editable install (``python -S``: site-packages
+    without its ``.pth`` hooks): ``twilight_env.agents`` and the others are the checkout's
+    folders, so ``python -m twilight_env.experiments...`` and the notebooks work there
+    beside an installed wheel too."""
+    import sysconfig
+
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), sysconfig.get_paths()["purelib"]]))
+    code = ("import twilight_env.agents.base, twilight_env.training.config, twilight_env.experiments.edge.matches\n"
+            "import twilight_env\n"
+            "for m in (twilight_env.agents.base, twilight_env.training.config, twilight_env.experiments.edge.matches):\n"
+            "    print(m.__file__)\n")
+    r = subprocess.run([sys.executable, "-S", "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    files = r.stdout.split()
+    assert files == [str(ROOT / "agents" / "base.py"), str(ROOT / "training" / "config.py"),
+                     str(ROOT / "experiments" / "edge" / "matches.py")], files

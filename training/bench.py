@@ -19,6 +19,10 @@ weights' values, only on how long the deals are).
 
 from __future__ import annotations
 
+from twilight_env.util.extras import require
+
+require("torch", "train", "twilight_env.training.bench", as_main=__name__ == "__main__")
+
 import argparse
 import os
 import time

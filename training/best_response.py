@@ -52,6 +52,10 @@ Usage::
 
 from __future__ import annotations
 
+from twilight_env.util.extras import require
+
+require("torch", "train", "twilight_env.training.best_response", as_main=__name__ == "__main__")
+
 import argparse
 import json
 import math

@@ -34,6 +34,10 @@ Chunk file (``numpy.savez_compressed``), N decisions:
 
 from __future__ import annotations
 
+from twilight_env.util.extras import require
+
+require("torch", "train", "twilight_env.training.exit", as_main=__name__ == "__main__")
+
 import argparse
 import json
 import math

@@ -31,6 +31,10 @@ logged after its checkpoint (``purge_step``), so no step is logged twice. Tensor
 
 from __future__ import annotations
 
+from twilight_env.util.extras import require
+
+require("torch", "train", "twilight_env.training.train", as_main=__name__ == "__main__")
+
 import json
 import math
 import os

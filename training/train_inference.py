@@ -19,6 +19,10 @@ that ``pimc:inference=model`` loads.
 
 from __future__ import annotations
 
+from twilight_env.util.extras import require
+
+require("torch", "train", "twilight_env.training.train_inference", as_main=__name__ == "__main__")
+
 import argparse
 import json
 import os

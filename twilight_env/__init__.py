@@ -11,11 +11,18 @@ either import order. In the same way it registers ``twilight/SingleAgent-v0`` in
 Gymnasium's registry: ``gymnasium.make("twilight/SingleAgent-v0", num_players=3,
 opponents="heuristic")`` builds :class:`twilight_env.envs.wrappers.SingleAgentEnv` with those
 keywords.
+
+In a checkout of the repository, the top-level folders ``agents/``, ``training/`` and
+``experiments/`` are this package's ``twilight_env.agents``, ``twilight_env.training`` and
+``twilight_env.experiments`` (as ``pyproject.toml``'s ``package-dir`` installs them), also
+when the checkout is imported without an editable install (its root on ``sys.path``, e.g.
+``python -m twilight_env.experiments.edge.handicap`` run there beside an installed wheel).
 """
 
 from __future__ import annotations
 
 import importlib.abc
+import os
 import sys
 
 __version__ = "0.1.0"
@@ -93,6 +100,46 @@ for _name, _fn in _REGISTER.items():
 if _pending and not any(isinstance(f, _RegisterOnImport) for f in sys.meta_path):
     sys.meta_path.insert(0, _RegisterOnImport(_pending))
 del _pending, _name, _fn
+
+
+_PARTS = ("agents", "training", "experiments")
+"""The repository's top-level folders that are subpackages of ``twilight_env``."""
+
+
+def _checkout_root() -> str | None:
+    """The repository root when this package was imported from a checkout, else None."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    try:
+        with open(os.path.join(root, "pyproject.toml"), encoding="utf-8") as f:
+            if 'name = "twilight-env"' not in f.read(4096):
+                return None
+    except OSError:
+        return None
+    if all(os.path.isfile(os.path.join(root, part, "__init__.py")) for part in _PARTS):
+        return root
+    return None
+
+
+class _CheckoutParts(importlib.abc.MetaPathFinder):
+    """Import hook: ``twilight_env.agents`` (and the others of ``_PARTS``) is the
+    checkout's ``agents/`` folder, whatever else is installed."""
+
+    def __init__(self, root: str):
+        self.names = {f"{__name__}.{part}": os.path.join(root, part) for part in _PARTS}
+
+    def find_spec(self, fullname, path=None, target=None):
+        folder = self.names.get(fullname)
+        if folder is None:
+            return None
+        import importlib.util
+        return importlib.util.spec_from_file_location(fullname, os.path.join(folder, "__init__.py"),
+                                                      submodule_search_locations=[folder])
+
+
+_root = _checkout_root()
+if _root is not None and not any(isinstance(f, _CheckoutParts) for f in sys.meta_path):
+    sys.meta_path.insert(0, _CheckoutParts(_root))
+del _root
 
 
 def __getattr__(name: str):

@@ -113,9 +113,10 @@ def main(argv: list[str] | None = None) -> int:
 
 def _missing(command: str, error: ImportError) -> str:
     extra = EXTRAS.get(command, "study")
-    hint = f'pip install -e ".[{extra}]"' if extra != "train" else 'pip install torch==2.13.0 && pip install -e ".[train]"'
-    return (f"'{command}' needs an optional dependency that is missing ({error}); "
-            f"install the '{extra}' extra, from the repository root: {hint}")
+    from twilight_env.util.extras import install_hint
+
+    return (f"'{command}' needs an optional dependency that is missing ({error}); install the '{extra}' extra: "
+            f"{install_hint(extra)}")
 
 
 if __name__ == "__main__":

@@ -78,7 +78,7 @@ _STUDY = ("specs", "solo", "sun", "deals", "seed", "deals_file", "target", "boot
 
 MODES: tuple[Mode, ...] = (
     Mode("compare", ("compare", None), "twilight edge --compare FOLDER_A FOLDER_B",
-         "the paired difference of two finished runs; it plays nothing and takes its two folders only", ()),
+         "the paired difference of two finished runs, from their folders; it plays nothing", ()),
     Mode("resume", ("resume", None), "twilight edge --resume FOLDER",
          "finishes or, with --deals N, grows a run; it keeps the run's settings", ("deals",) + _RUNNER),
     Mode("ladder", ("ladder", None), "twilight edge --ladder FOLDER",

@@ -40,7 +40,7 @@ def figures(folder: str) -> list[dict]:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m twilight_env.experiments.edge.goals_333", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m twilight_env.experiments.edge.goals_333", description=" ".join(__doc__.split("\n\n")[0].split()))
     p.add_argument("folders", nargs="+", metavar="FOLDER", help="output folders of finished twilight edge runs")
     args = p.parse_args(argv)
     for folder in args.folders:

@@ -357,3 +357,12 @@ def test_schema_and_validate_refuse_the_same_faults(edit):
     assert not v.is_valid(bad)
     with pytest.raises(records.RecordError):
         records.validate(bad)
+
+
+def test_the_records_package_names_the_record_functions():
+    """``from twilight_env import records; records.replay(...)``, as the docs write it."""
+    from twilight_env import records as pkg
+    from twilight_env.records import game_records
+
+    assert pkg.replay is game_records.replay and pkg.load_many is game_records.load_many
+    assert all(getattr(pkg, name) is getattr(game_records, name) for name in pkg.__all__)
