@@ -401,11 +401,11 @@ def _pairing_rows(res: dict, num_players: int) -> tuple[list[str], list[list]]:
         header += ["A as solo", "A as Sun"]
     rows = []
     for p in res["pairings"]:
-        row = [p["a"], p["b"], p["deals"], fmt_ci(p["mean"], p["ci_low"], p["ci_high"]), f"{p['win_rate']:.3f}"]
+        row = [p["a"], p["b"], p["deals"], fmt_ci(p["mean"], p["ci_low"], p["ci_high"], signed=True), f"{p['win_rate']:.3f}"]
         if num_players == 3:
             for role in ("solo", "sun"):
                 r = p[f"a_as_{role}"]
-                row.append(fmt_ci(r["mean"], r["ci_low"], r["ci_high"]))
+                row.append(fmt_ci(r["mean"], r["ci_low"], r["ci_high"], signed=True))
         rows.append(row)
     return header, rows
 
