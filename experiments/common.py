@@ -18,6 +18,7 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 
 from twilight_env.agents.base import agent_available, check_specs  # noqa: F401
+from twilight_env.util.checks import check_int  # noqa: F401
 from twilight_env.util.jsonfile import read_json
 from twilight_env.util.report import (fmt_ci, git_hash, markdown_table, mean_ci, text_table,  # noqa: F401
                                       wilson_ci, write_json_atomic)
@@ -362,18 +363,6 @@ def read_progress_file(folder: str, name: str, kind: str, version: int, what: st
 
 MAX_DEAL_SCORE = 360
 """Highest deal score of one side or seat (R5.3: at most 60 souls × multiplier 6)."""
-
-
-def check_int(value, field: str, low: int, high: int | None = None) -> int:
-    """``value`` if it is an int (not a bool) in ``low..high`` (no upper bound when None).
-
-    Raises:
-        ValueError: naming ``field`` and the allowed range.
-    """
-    if isinstance(value, bool) or not isinstance(value, int) or value < low or (high is not None and value > high):
-        allowed = f"an integer in {low}..{high}" if high is not None else f"an integer >= {low}"
-        raise ValueError(f"{field} must be {allowed}, got {value!r}")
-    return value
 
 
 def check_seconds(value, field: str) -> float:

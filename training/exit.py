@@ -51,6 +51,7 @@ from pathlib import Path
 
 import numpy as np
 
+from twilight_env.util.checks import check_int
 from twilight_env.agents.base import make_agent
 from twilight_env.agents.exit import (ExitSearchAgent, PolicyValueNet, PVConfig, legal_mask, load_exit_checkpoint,
                          model_from_exit_checkpoint, most_visited, new_checkpoint, resolve_backend)
@@ -70,9 +71,7 @@ KEYS = ("rows", "roles", "legal", "visits", "side", "outcome", "deal")
 
 def _check_ints(owner, names) -> None:
     for name in names:
-        v = getattr(owner, name)
-        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise ValueError(f"{name} must be an int >= 1, got {v!r}")
+        check_int(getattr(owner, name), name, 1)
 
 
 @dataclass

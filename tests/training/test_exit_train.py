@@ -234,11 +234,11 @@ def test_command_line_generate_train_export(tmp_path, capsys):
 def test_settings_name_the_bad_field():
     with pytest.raises(ValueError, match="num_players must be 3 or 4"):
         ex.GenerateSettings(5).validate()
-    with pytest.raises(ValueError, match="chunk_deals must be an int >= 1"):
+    with pytest.raises(ValueError, match="chunk_deals must be an integer >= 1"):
         ex.GenerateSettings(3, chunk_deals=0).validate()
     with pytest.raises(ValueError, match=r"holdout must be in \[0, 1\)"):
         ex.FitSettings(holdout=1.0).validate()
-    with pytest.raises(ValueError, match="epochs must be an int >= 1"):
+    with pytest.raises(ValueError, match="epochs must be an integer >= 1"):
         ex.FitSettings(epochs=True).validate()
 
 
