@@ -212,11 +212,15 @@ def test_cli_interrupt_writes_a_checkpoint_and_prints_the_resume_command(tmp_pat
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     proc = subprocess.Popen([sys.executable, "-m", "twilight_env.training.best_response", "--agent", "random", "--players", "4",
                              "--minutes", "5", "--init", random_ckpt(4), "--out", str(run), "--no-progress",
-                             "--eval-every", "0"], cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                             "--eval-every", "0", "--checkpoint-every", "0.005"], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert "run directory" in proc.stdout.readline()
-        time.sleep(1.0)
+        # wait for the loop to have saved some play (a periodic checkpoint every 0.3 s), not a fixed time
+        deadline = time.time() + 300
+        while proc.poll() is None and time.time() < deadline and not _saved_decisions(run):
+            time.sleep(0.1)
+        assert proc.poll() is None and _saved_decisions(run), "no periodic checkpoint with play in 300 s"
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=120)
     finally:
@@ -224,7 +228,15 @@ def test_cli_interrupt_writes_a_checkpoint_and_prints_the_resume_command(tmp_pat
             proc.kill()
     assert proc.returncode == 130, err
     assert "python -m twilight_env.training.best_response --resume" in err and str(run) in err
-    assert load_checkpoint(run)["decisions"] >= 0
+    assert load_checkpoint(run)["decisions"] > 0
+
+
+def _saved_decisions(run) -> int:
+    """Decisions in the run's checkpoint, 0 while none is written (or one is being replaced)."""
+    try:
+        return load_checkpoint(run)["decisions"]
+    except (ValueError, OSError, KeyError):
+        return 0
 
 
 def test_cli_needs_agent_players_and_out(capsys):
