@@ -11,7 +11,6 @@ The table below is the one statement of the order; ARCHITECTURE.md shows the sam
 from __future__ import annotations
 
 import ast
-import re
 from pathlib import Path
 
 import pytest
@@ -238,12 +237,10 @@ def test_architecture_lists_the_same_layers():
             assert f"`{place}`" in row, (place, row)
 
 
-@pytest.mark.parametrize("rel", ["agents/pimc.py", "training/train.py", "experiments/edge/solo_edge.py",
-                                 "twilight_env/rules/engine.py", "twilight_env/__init__.py"])
-def test_module_names_are_the_installed_ones(rel):
-    expected = {"agents/pimc.py": "twilight_env.agents.pimc", "training/train.py": "twilight_env.training.train",
-                "experiments/edge/solo_edge.py": "twilight_env.experiments.edge.solo_edge",
-                "twilight_env/rules/engine.py": "twilight_env.rules.engine",
-                "twilight_env/__init__.py": "twilight_env"}[rel]
-    assert module_name(rel) == expected
-    assert re.fullmatch(r"[a-z_.0-9]+", expected)
+@pytest.mark.parametrize("rel,installed", [
+    ("agents/pimc.py", "twilight_env.agents.pimc"), ("training/train.py", "twilight_env.training.train"),
+    ("experiments/edge/solo_edge.py", "twilight_env.experiments.edge.solo_edge"),
+    ("twilight_env/rules/engine.py", "twilight_env.rules.engine"), ("twilight_env/__init__.py", "twilight_env")])
+def test_module_names_are_the_installed_ones(rel, installed):
+    """The names the scan gives are the ones pyproject.toml's package-dir installs."""
+    assert module_name(rel) == installed
