@@ -1011,10 +1011,12 @@ def _train(cfg: TrainConfig, override: set | None, t_start: float, signals: _Sig
         while (target is None or counters["decisions"] < target) and time.perf_counter() - t_start < budget_s:
             # 1. self-play data
             want = cfg.chunk if target is None else max(1, min(cfg.chunk, target - counters["decisions"]))
-            chunks = source.get(learner.model, want)
-            if not chunks:
-                continue
-            with signals.held():  # a step is taken and logged whole, or not at all
+            # a chunk is played, learnt from and logged whole, or not at all: an interrupt
+            # inside self-play would leave deals finished but not replaced in the saved state
+            with signals.held():
+                chunks = source.get(learner.model, want)
+                if not chunks:
+                    continue
                 # 2. learn
                 losses = learner_step(learner, chunks)
                 source.publish(learner.model)

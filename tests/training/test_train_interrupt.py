@@ -133,6 +133,34 @@ def test_interrupt_is_held_until_the_learner_step_is_logged(tmp_path, monkeypatc
 
 
 @needs_tensorboard
+def test_interrupt_inside_self_play_saves_no_finished_deal_and_resumes(tmp_path, monkeypatch):
+    """A signal arriving inside self-play, just after a move finished some deals and before
+    they were replaced, is held until the chunk is learnt from: the saved generator holds
+    no finished deal, and the resumed run goes on (it used to stop with "the deal is over")."""
+    from twilight_env.envs.vector import VectorEngine
+    real_apply, sent = VectorEngine.apply, []
+
+    def apply_then_signal(self, actions, *a, **kw):
+        out = real_apply(self, actions, *a, **kw)
+        if not sent and self.done.any():
+            sent.append(int(self.done.sum()))
+            signal.raise_signal(signal.SIGINT)
+        return out
+
+    monkeypatch.setattr(VectorEngine, "apply", apply_then_signal)
+    with pytest.raises(TrainingInterrupted) as info:
+        train(_cfg(tmp_path, decisions=100_000))
+    monkeypatch.undo()
+    assert sent and sent[0] > 0
+    run = Path(info.value.run_dir)
+    ck = load_checkpoint(run / CHECKPOINT_NAME)
+    trick = ck["selfplay_state"]["engine"]["trick"]
+    assert ck["decisions"] == info.value.decisions > 0 and int((trick == 7).sum()) == 0
+    out = train(_cfg(tmp_path, decisions=ck["decisions"] + 1000, resume=str(run)))
+    assert load_checkpoint(Path(out["run_dir"]) / CHECKPOINT_NAME)["decisions"] >= ck["decisions"] + 1000
+
+
+@needs_tensorboard
 def test_interrupt_before_the_first_checkpoint_is_resumable(tmp_path, monkeypatch):
     """Stopped while self-play produced its first chunk: the run still has a checkpoint."""
     def stop(self, model, want):
