@@ -95,6 +95,7 @@ AGENTS: dict[str, str | Callable[..., Agent]] = {
     "neural": "twilight_env.agents.neural:NeuralAgent",
     "exit": "twilight_env.agents.exit:ExitAgent",
     "exit-search": "twilight_env.agents.exit:ExitSearchAgent",
+    "guided": "twilight_env.agents.guided:GuidedAgent",
     "openspiel": "twilight_env.interop.openspiel_bots:OpenSpielAgent",
 }
 """The one table of agents: name -> its factory, or ``"module:attribute"`` naming it.
@@ -184,7 +185,7 @@ def parse_spec(spec: str) -> tuple[str, dict]:
         for part in rest.split(","):
             key, eq, value = part.partition("=")
             if not eq or not key.strip():
-                if name in ("neural", "exit", "exit-search") and not eq:  # NAME:default / NAME:PATH shorthand
+                if name in ("neural", "exit", "exit-search", "guided") and not eq:  # NAME:default / NAME:PATH shorthand
                     kwargs["path"] = part
                     continue
                 raise ValueError(f"bad option {part!r} in agent spec {spec!r}; write key=value")

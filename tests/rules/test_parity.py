@@ -90,6 +90,10 @@ COPIES = (
     ("training/vec_selfplay.py::vector_rows",
      "the batch engine's compact rows equal features.state_row of the same position",
      "test_vector_rows"),
+    ("agents/_guided_nb.py::compact_row_into",
+     "the guided search's compact rows and history from its own world steps (apply_tracked) equal "
+     "features.state_row and the engine's state, deciding seat and other viewers",
+     "test_guided_search_rows"),
 )
 """Every fast copy of a rule the harness holds to the reference (module path, what is
 compared, the test)."""
@@ -865,6 +869,37 @@ def test_vector_rows():
             for p, st, on in zip(pos, states, active):
                 if on:
                     st.apply(p.actions[k])
+
+
+@needs_numba
+def test_guided_search_rows():
+    pytest.importorskip("torch")
+    from twilight_env.agents import _guided_nb as G
+    from twilight_env.agents.fast_rollout import state_array
+    from twilight_env.agents.nn.features import state_row
+
+    copy = "agents/_guided_nb.py::compact_row_into"
+    rng = random.Random(5)
+    for seed in SEEDS[:96]:
+        pos = position(seed)
+        st = pos.state(State)
+        arr = state_array(st)
+        hist = np.zeros(8, dtype=np.int64)
+        out = np.zeros(25, dtype=np.int64)
+        for k, a in enumerate(pos.actions):
+            if arr.tolist() != state_array(st).tolist():
+                fail(copy, seed, f"after {k} actions", "apply_tracked's state differs from the engine's")
+            for viewer in (st.deciding_seat, rng.choice(_viewers(pos.num_players))):
+                G.compact_row_into(arr, hist, viewer, out)
+                want = state_row(st, viewer)
+                if out.tolist() != want:
+                    j = next(j for j in range(len(want)) if out[j] != want[j])
+                    fail(copy, seed, f"after {k} actions, viewer {viewer}",
+                         f"compact row entry {j}: got {int(out[j])}, features.state_row {want[j]}")
+            if G.deciding_seat(arr) != st.deciding_seat:
+                fail(copy, seed, f"after {k} actions", "deciding seat")
+            G.apply_tracked(arr, hist, a)
+            st.apply(a)
 
 
 # ---------------------------------------------------------------------------------

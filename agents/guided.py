@@ -1,0 +1,249 @@
+"""Network-guided IS-MCTS: the expert-iteration network's priors and values at every node, evaluated in batches.
+
+``guided`` searches the single-observer information-set tree (Cowling, Powley &
+Whitehouse 2012) as AlphaZero searches its tree (Silver et al. 2017, 2018): PUCT
+selection ``sign · Q(a) + c · P(a) · sqrt(N(a)) / (1 + n(a))`` with ``P`` the policy of
+:class:`twilight_env.agents.exit.PolicyValueNet` at the node, and at each new leaf the
+network's value, optionally mixed with a heuristic rollout as in AlphaGo (Silver et al.
+2016): ``(1 - lam) · value + lam · rollout``. Subset-armed: ``N(a)`` counts the descents in
+which ``a`` was legal (the availability of Cowling et al.); ``Q`` of an unvisited action is
+the node's mean from the acting side's view minus ``fpu``.
+
+Batches: each round runs ``batch`` descents (each in its own determinization, with a
+virtual loss on its path) in compiled code (:mod:`twilight_env.agents._guided_nb`), evaluates
+their leaves in one NumPy forward pass (:class:`twilight_env.agents.nn.numpy_net.NumpyPolicyValueNet`,
+no torch at play time once the weights are loaded) and backs them up, so that the
+network costs one matrix product per ``batch`` leaves instead of one call per node.
+
+Priors below the root: a node's prior is the network's policy for the seat deciding
+there, read in the world (determinization) of the first descent that reached it: what
+that seat would know in that world (its hand, R2.5; the new moon's open hand, R7.1). The
+root's prior is read from the true information set. Values are side 0's deal score
+difference / 360 (R5); a holder decides for its own side, the solo for the new moon
+(R7.3). Team scoring only (the individual-lines variant, R8, is not searched).
+
+Spec: ``guided:PATH,iterations=800,batch=16,c=1.0,lam=0.5,fpu=0.0`` (``guided:default``
+uses the shipped ``exit`` weights of the deal's number of players).
+"""
+
+from __future__ import annotations
+
+from math import isfinite
+
+import numpy as np
+
+from twilight_env.agents.base import check_number
+from twilight_env.agents.pimc import _positive_int
+
+DEFAULT_MAX_NODES = 100_000
+"""Tree nodes kept at most (about 0.9 KB each)."""
+
+
+def _nb():
+    from twilight_env.agents import fast_rollout
+
+    fast_rollout.resolve_backend("numba")
+    from twilight_env.agents import _guided_nb
+
+    return _guided_nb
+
+
+def numpy_model(path: str, num_players: int):
+    """The :class:`~twilight_env.agents.nn.numpy_net.NumpyPolicyValueNet` of an exit checkpoint
+    (``"default"``: the shipped weights for ``num_players``).
+
+    Raises:
+        ValueError: as :func:`twilight_env.agents.exit.load_exit_checkpoint`.
+    """
+    from twilight_env.agents.exit import default_weights, load_model
+    from twilight_env.agents.nn.numpy_net import NumpyPolicyValueNet
+
+    model, _ = load_model(default_weights(num_players) if path == "default" else path, num_players)
+    return NumpyPolicyValueNet({k: v.detach().numpy() for k, v in model.state_dict().items()}, model.cfg.to_dict())
+
+
+def history_masks(infoset) -> np.ndarray:
+    """``(8,)`` int64: cards played *for* seats 0..3 (as chooser), then *from* seats 0..3 (as holder), R3.3."""
+    h = np.zeros(8, dtype=np.int64)
+    for chooser, holder, card in infoset.history:
+        h[chooser] |= 1 << card
+        h[4 + holder] |= 1 << card
+    return h
+
+
+def search(infoset, legal_actions, net, iterations: int, rng: np.random.Generator, *, batch: int = 16,
+           c: float = 1.0, lam: float = 0.5, fpu: float = 0.0,
+           max_nodes: int = DEFAULT_MAX_NODES) -> tuple[np.ndarray, np.ndarray]:
+    """Network-guided IS-MCTS from ``infoset`` (module docstring).
+
+    Args:
+        infoset: the searching seat's :class:`~twilight_env.rules.infoset.InfoSet` (to act).
+        legal_actions: its legal action ids.
+        net: a :class:`~twilight_env.agents.nn.numpy_net.NumpyPolicyValueNet` (or any object with
+            its ``forward(rows, roles, legal)``) for the deal's number of players.
+        iterations: descents (>= 1), run in rounds of ``batch``.
+        rng: one integer is drawn from it to seed the compiled draws.
+        batch: descents per forward pass (>= 1).
+        c: PUCT constant (>= 0); lam: rollout weight in [0, 1]; fpu: first-play reduction (>= 0).
+
+    Returns:
+        ``(visits, values)`` ``(31,)``: root visits (int64) and mean outcomes from the root
+        acting side's view (float64, 0 where unvisited).
+
+    Raises:
+        ValueError: on a bad argument (naming it and what is allowed).
+    """
+    from twilight_env.agents.fast_ismcts import _seed, infoset_arrays
+    from twilight_env.agents.nn.features import infoset_row, role_of
+
+    _positive_int("iterations", iterations)
+    _positive_int("batch", batch)
+    for name, v, hi in (("c", c, None), ("lam", lam, 1.0), ("fpu", fpu, None)):
+        check_number(name, v, 0, hi, agent="guided")
+    nb = _nb()
+    base, hidden, counts, pool0, pool1 = infoset_arrays(infoset)
+    nn = min(int(iterations) + 1, int(max_nodes))
+    child = np.full((nn, 31), -1, dtype=np.int32)
+    visits = np.zeros((nn, 31), dtype=np.int32)
+    avail = np.zeros((nn, 31), dtype=np.int32)
+    value = np.zeros((nn, 31), dtype=np.float64)
+    prior = np.zeros((nn, 31), dtype=np.float64)
+    evaluated = np.zeros(nn, dtype=np.bool_)
+    legal = np.zeros((1, 31), dtype=bool)
+    legal[0, list(legal_actions)] = True
+    root_row = np.array([infoset_row(infoset)], dtype=np.int64)
+    root_role = np.array([role_of(infoset.num_players, infoset.acting_seat)], dtype=np.int64)
+    p, _ = net.forward(root_row, root_role, legal)
+    prior[0] = p[0]
+    evaluated[0] = True
+    k = int(batch)
+    paths = np.zeros((k, 64, 3), dtype=np.int64)
+    depths = np.zeros(k, dtype=np.int64)
+    leaf = np.zeros(k, dtype=np.int64)
+    rows = np.zeros((k, 25), dtype=np.int64)
+    roles = np.zeros(k, dtype=np.int64)
+    leg = np.zeros((k, 31), dtype=np.bool_)
+    z = np.zeros(k, dtype=np.float64)
+    need = np.zeros(k, dtype=np.bool_)
+    probs = np.zeros((k, 31), dtype=np.float64)
+    hist = history_masks(infoset)
+    from twilight_env.agents import fast_rollout
+
+    params = fast_rollout.params()
+    w0 = b0 = pre = None
+    if hasattr(net, "first_layer"):  # the sparse first layer in compiled code (a sum of weight rows)
+        w0, b0 = (np.ascontiguousarray(x, dtype=np.float32) for x in net.first_layer)
+        pre = np.zeros((k, w0.shape[1]), dtype=np.float32)
+    nb.seed(_seed(rng))
+    n_nodes = 1
+    done = 0
+    while done < iterations:
+        m = min(k, int(iterations) - done)
+        n_nodes = nb.descend_batch(m, base, hist, hidden, counts, pool0, pool1, child, visits, avail, value, prior,
+                                   evaluated, n_nodes, float(c), float(fpu), float(lam), params, paths, depths,
+                                   leaf, rows, roles, leg, z, need)
+        sel = np.nonzero(need[:m])[0]
+        leaf_value = z[:m].copy()
+        if sel.size:
+            if w0 is None:
+                pr, v = net.forward(rows[sel], roles[sel], leg[sel])
+            else:
+                sub = rows[sel]
+                nb.first_layer(sub, sub.shape[0], w0, b0, pre)
+                pr, v = net.forward_first(pre[:sub.shape[0]], roles[sel], leg[sel])
+            probs[sel] = pr
+            # the value is the deciding side's; side 0's view is its sign-flip for side 1 (R7.3: the
+            # solo, seat 0, decides for the new moon)
+            s0 = np.where(_deciding_seats(rows[sel]) & 1 == 0, v, -v).astype(np.float64)
+            leaf_value[sel] = (1.0 - lam) * s0 + lam * z[sel]
+        nb.backup_batch(m, paths, depths, leaf, need, probs, leaf_value, visits, value, prior, evaluated)
+        done += m
+    root_visits = visits[0].astype(np.int64)
+    acting = int(base[8]) if base[7] == 1 else (int(base[4]) + int(base[6])) & 3
+    sign = 1.0 if acting % 2 == 0 else -1.0
+    values = np.zeros(31, dtype=np.float64)
+    seen = root_visits > 0
+    values[seen] = sign * value[0][seen] / root_visits[seen]
+    return root_visits, values
+
+
+def _deciding_seats(rows: np.ndarray) -> np.ndarray:
+    """The deciding seat of each compact row (entry 24, bits 0..3: the viewer's seat one-hot)."""
+    onehot = rows[:, 24] & 15
+    return np.argmax((onehot[:, None] >> np.arange(4)) & 1, axis=1)
+
+
+class GuidedAgent:
+    """Network-guided IS-MCTS (module docstring); plays the most visited legal action.
+
+    Args:
+        path: ``"default"`` (the shipped ``exit`` weights per number of players) or an
+            expert-iteration checkpoint file / run directory.
+        iterations: descents per decision (>= 1); batch: descents per forward pass (>= 1).
+        c: PUCT constant (>= 0); lam: weight of the heuristic rollout in the leaf value
+            ([0, 1]; 0: the network's value alone); fpu: first-play reduction (>= 0).
+
+    Raises:
+        ValueError: on a bad option or checkpoint (naming it and what is allowed).
+    """
+
+    stateless = True
+    """Decisions depend only on (information set, legal actions, rng)."""
+
+    def __init__(self, path: str = "default", iterations: int = 800, batch: int = 16, c: float = 1.0,
+                 lam: float = 0.5, fpu: float = 0.0):
+        _positive_int("iterations", iterations)
+        _positive_int("batch", batch)
+        self.c = check_number("c", c, 0, agent="guided")
+        self.lam = check_number("lam", lam, 0, 1, agent="guided")
+        self.fpu = check_number("fpu", fpu, 0, agent="guided")
+        if not isinstance(path, str) or not path:
+            raise ValueError(f"guided: path must be 'default' or an exit checkpoint path, got {path!r}")
+        self.path = path
+        self.iterations = int(iterations)
+        self.batch = int(batch)
+        self._nets: dict = {}
+        if path != "default":  # load and check the file now, when the agent is built
+            from twilight_env.agents.exit import load_model
+
+            try:
+                _, npl = load_model(path)
+            except ValueError as e:
+                raise ValueError(f"guided option path={path!r}: {e}") from None
+            self._nets[npl] = numpy_model(path, npl)
+        self.name = (f"guided:{path},iterations={iterations},batch={batch},c={self.c:g},lam={self.lam:g}"
+                     f"{'' if fpu == 0 else f',fpu={self.fpu:g}'}")
+
+    def reset(self) -> None:
+        """Nothing to reset: each decision builds a fresh tree."""
+
+    def net_for(self, num_players: int):
+        """The NumPy network for a variant, loaded on first use.
+
+        Raises:
+            ValueError: a checkpoint of the other variant, or missing or corrupt weights.
+        """
+        net = self._nets.get(num_players)
+        if net is None:
+            if self.path != "default":
+                raise ValueError(f"guided checkpoint {self.path!r} was trained for another number of players; "
+                                 f"it cannot play a {num_players}-player deal")
+            net = self._nets[num_players] = numpy_model("default", num_players)
+        return net
+
+    def search(self, infoset, legal_actions, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        """Root visits and values of one search (:func:`search`)."""
+        return search(infoset, legal_actions, self.net_for(infoset.num_players), self.iterations, rng,
+                      batch=self.batch, c=self.c, lam=self.lam, fpu=self.fpu)
+
+    def act(self, infoset, legal_actions, rng: np.random.Generator) -> int:
+        """The most visited legal action (lowest id on ties); a forced action without search."""
+        if not legal_actions:
+            raise ValueError("guided.act needs at least one legal action (the deal may be over)")
+        if len(legal_actions) == 1:
+            return int(legal_actions[0])
+        visits, _ = self.search(infoset, legal_actions, rng)
+        return max(sorted(int(a) for a in legal_actions), key=lambda a: (visits[a], -a))
+
+
+__all__ = ["GuidedAgent", "search", "numpy_model", "history_masks", "DEFAULT_MAX_NODES"]
