@@ -1,0 +1,155 @@
+"""The network-guided IS-MCTS (``guided``): its NumPy network equals torch's, its compiled
+first layer equals the product, the search is a pure function of the information set
+and the seed (no leak), it finds a dominant move, and bad options are refused."""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pytest
+
+pytest.importorskip("numba")
+torch = pytest.importorskip("torch")
+
+from twilight_env.agents import _guided_nb as G  # noqa: E402
+from twilight_env.agents import guided  # noqa: E402
+from twilight_env.agents.base import make_agent  # noqa: E402
+from twilight_env.agents.exit import PolicyValueNet, PVConfig, default_weights, load_model  # noqa: E402
+from twilight_env.agents.nn.numpy_net import NumpyPolicyValueNet  # noqa: E402
+from twilight_env.rules.engine import NUM_ACTIONS, State  # noqa: E402
+from twilight_env.rules.infoset import InfoSet  # noqa: E402
+
+from tests.agents.test_fast_ismcts import _decision  # noqa: E402
+from tests.agents.test_fast_ismcts import _dominant_positions as _dominant  # noqa: E402
+
+_dominant_positions = functools.cache(_dominant)
+
+
+def _rows(rng, n):
+    """Compact rows with about one bit in ten set (as real rows), and random roles and legal masks."""
+    bits = rng.random((n, 25, 28)) < 0.1
+    return (bits * (1 << np.arange(28))).sum(axis=2).astype(np.int64)
+
+
+@pytest.mark.parametrize("players,head", [(3, (16,)), (4, (16,)), (3, (16, 8)), (4, ())])
+def test_numpy_network_equals_torch(players, head):
+    torch.manual_seed(players)
+    cfg = PVConfig(num_roles=4 if players == 3 else 1, trunk=(32, 24), head=head)
+    model = PolicyValueNet(cfg).eval()
+    net = NumpyPolicyValueNet({k: v.numpy() for k, v in model.state_dict().items()}, cfg.to_dict())
+    rng = np.random.default_rng(0)
+    rows = _rows(rng, 40)
+    roles = rng.integers(0, cfg.num_roles, 40)
+    legal = rng.random((40, NUM_ACTIONS)) < 0.3
+    legal[:, 5] = True
+    with torch.no_grad():
+        logits, value = model(torch.from_numpy(rows), torch.from_numpy(roles), torch.from_numpy(legal))
+    p, v = net.forward(rows, roles, legal)
+    assert p.dtype == v.dtype == np.float32 and p.shape == (40, NUM_ACTIONS) and v.shape == (40,)
+    np.testing.assert_allclose(p, torch.softmax(logits, 1).numpy(), atol=1e-5)
+    np.testing.assert_allclose(v, value.numpy(), atol=1e-5)
+    assert np.all(p[~legal] == 0) and np.allclose(p.sum(1), 1)
+    # the compiled first layer (a sum of weight rows at the set bits) equals the dense product
+    w, b = net.first_layer
+    pre = np.zeros((40, w.shape[1]), np.float32)
+    G.first_layer(rows, 40, w, b, pre)
+    dense = ((rows[:, :, None] >> np.arange(28)) & 1).reshape(40, 700).astype(np.float32) @ w + b
+    np.testing.assert_allclose(pre, dense, atol=1e-4)
+    p2, v2 = net.forward_first(pre, roles, legal)
+    np.testing.assert_allclose(p2, p, atol=1e-5)
+    np.testing.assert_allclose(v2, v, atol=1e-5)
+
+
+def test_numpy_network_refuses_weights_that_do_not_fit():
+    cfg = PVConfig(num_roles=1, trunk=(8,), head=(4,))
+    params = {k: v.numpy() for k, v in PolicyValueNet(cfg).state_dict().items()}
+    with pytest.raises(ValueError, match="missing"):
+        NumpyPolicyValueNet({k: v for k, v in params.items() if "value_heads" not in k}, cfg.to_dict())
+    params["trunk.0.weight"] = params["trunk.0.weight"][:, :10]
+    with pytest.raises(ValueError, match="trunk.0.weight"):
+        NumpyPolicyValueNet(params, cfg.to_dict())
+    net = NumpyPolicyValueNet({k: v.numpy() for k, v in PolicyValueNet(cfg).state_dict().items()}, cfg.to_dict())
+    with pytest.raises(ValueError, match="roles"):
+        net.forward(np.zeros((1, 25), np.int64), np.array([2]), np.ones((1, NUM_ACTIONS), bool))
+    with pytest.raises(ValueError, match="legal"):
+        net.forward(np.zeros((1, 25), np.int64), np.array([0]), np.zeros((1, NUM_ACTIONS), bool))
+
+
+@pytest.mark.parametrize("players", [3, 4])
+def test_search_is_a_function_of_the_information_set_and_the_seed(players):
+    net = guided.numpy_model("default", players)
+    for seed in range(2):
+        info = _decision(seed + 20, players)
+        legal = info.legal_actions
+        v1, q1 = guided.search(info, legal, net, 300, np.random.default_rng(seed), batch=8)
+        v2, q2 = guided.search(info, legal, net, 300, np.random.default_rng(seed), batch=8)
+        assert np.array_equal(v1, v2) and np.array_equal(q1, q2)
+        assert v1.dtype == np.int64 and v1.sum() == 300 and set(np.flatnonzero(v1)) <= set(legal)
+        assert np.all(np.abs(q1) <= 1) and np.all(q1[v1 == 0] == 0)
+        # no leak: another deal of the hidden cards, the same information set, the same search
+        rng = np.random.default_rng(5)
+        for _ in range(2):
+            other = InfoSet(info.world_state(info.sample_hands(rng)), info.seat)
+            assert other.known_masks == info.known_masks
+            v3, q3 = guided.search(other, legal, net, 300, np.random.default_rng(seed), batch=8)
+            assert np.array_equal(v1, v3) and np.array_equal(q1, q3)
+
+
+@pytest.mark.parametrize("batch,lam", [(1, 0.0), (16, 0.5), (64, 1.0)])
+def test_the_search_finds_the_dominant_move(batch, lam):
+    """With 2 tricks left and one action at least 10 points better in every world (exact
+    solver), the search plays it, whatever the batch and the rollout weight."""
+    agent = make_agent(f"guided:default,iterations=400,batch={batch},lam={lam}")
+    positions = _dominant_positions()[:6]
+    assert positions
+    for info, best, _ in positions:
+        assert agent.act(info, info.legal_actions, np.random.default_rng(3)) == best
+
+
+@pytest.mark.parametrize("players", [3, 4])
+def test_agent_plays_whole_deals_legally(players):
+    agent = make_agent("guided:default,iterations=40,batch=8")
+    rng = np.random.default_rng(players)
+    st = State.random(rng, 0, players)
+    while not st.done:
+        legal = st.legal_actions()
+        a = agent.act(InfoSet(st, st.deciding_seat), legal, rng)
+        assert a in legal
+        st.apply(a)
+
+
+def test_the_checkpoint_path_loads_now_and_plays_its_own_number_of_players(tmp_path):
+    path = default_weights(3)
+    agent = make_agent(f"guided:{path},iterations=20")
+    assert agent.name.startswith(f"guided:{path},iterations=20")
+    info = _decision(30, 4)
+    with pytest.raises(ValueError, match="4-player"):
+        agent.act(info, info.legal_actions, np.random.default_rng(0))
+    bad = tmp_path / "bad.pt"
+    bad.write_bytes(b"not a checkpoint")
+    with pytest.raises(ValueError, match="guided option path"):
+        make_agent(f"guided:{bad}")
+
+
+@pytest.mark.parametrize("spec,match", [("guided:iterations=0", "iterations"), ("guided:batch=0", "batch"),
+                                        ("guided:c=-1", "c"), ("guided:lam=1.5", "lam"), ("guided:fpu=nan", "fpu"),
+                                        ("guided:wrong=1", "wrong")])
+def test_bad_options_are_refused(spec, match):
+    with pytest.raises(ValueError, match=match):
+        make_agent(spec)
+
+
+def test_a_forced_action_is_played_without_search():
+    agent = make_agent("guided:default")
+    st = State.random(np.random.default_rng(0), 0, 4)
+    info = InfoSet(st, st.deciding_seat)
+    assert agent.act(info, (info.legal_actions[0],), np.random.default_rng(0)) == info.legal_actions[0]
+    with pytest.raises(ValueError, match="legal action"):
+        agent.act(info, (), np.random.default_rng(0))
+
+
+def test_default_weights_exist_for_both_variants():
+    for n in (3, 4):
+        model, npl = load_model(default_weights(n), n)
+        assert npl == n
