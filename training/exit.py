@@ -1,11 +1,12 @@
 """Expert iteration (Anthony, Tian & Barber 2017): search data, policy/value training, iterations.
 
 ``python -m twilight_env.training.exit generate --players 3 --deals 200 --out D`` plays self-play deals
-in which every decision is made by a search agent (``--agent``: ``ismcts:...`` or
-``exit-search:PATH,...``) and records, per decision with more than one legal action, what
-the deciding seat knows and what the search concluded. ``train --data D [D ...] --run R``
-fits a :class:`twilight_env.agents.exit.PolicyValueNet` to them (AlphaZero targets: cross-entropy to the
-normalised root visits + MSE to the outcome). ``iterate`` chains both: iteration 1 generates
+in which every decision is made by a search agent (``--agent``: ``ismcts:...``,
+``exit-search:PATH,...`` or the network-guided ``guided:PATH,...``) and records, per
+decision with more than one legal action, what the deciding seat knows and what the
+search concluded. ``train --data D [D ...] --run R`` fits a
+:class:`twilight_env.agents.exit.PolicyValueNet` to them (AlphaZero targets: cross-entropy
+to the normalised root visits + MSE to the outcome). ``iterate`` chains both: iteration 1 generates
 with the plain search, iteration ``k`` with ``exit-search:<net k-1>`` and trains net ``k``
 (warm-started from net ``k-1``). ``export`` writes an inference-only copy (the shipped
 ``agents/weights/exit_{3,4}p.pt``). Commands: ``training/README.md``.
@@ -55,6 +56,7 @@ from twilight_env.util.checks import check_int
 from twilight_env.agents.base import make_agent
 from twilight_env.agents.exit import (ExitSearchAgent, PolicyValueNet, PVConfig, legal_mask, load_exit_checkpoint,
                          model_from_exit_checkpoint, most_visited, new_checkpoint, resolve_backend)
+from twilight_env.agents.guided import GuidedAgent
 from twilight_env.agents.ismcts import ISMCTSAgent
 from twilight_env.agents.nn.checkpoint import CHECKPOINT_NAME, save_checkpoint
 from twilight_env.agents.nn.features import infoset_row, num_roles, role_of
@@ -83,7 +85,7 @@ class GenerateSettings:
     deals: int = 200
     """Deals in all; running again with more deals adds chunks (deals, >= 1)."""
     agent: str = DEFAULT_AGENT
-    """Search agent deciding for every seat: ``ismcts:...`` or ``exit-search:PATH,...`` (agent spec)."""
+    """Search agent deciding for every seat: ``ismcts:...``, ``exit-search:PATH,...`` or ``guided:PATH,...`` (agent spec)."""
     seed: int = 1
     """Deal seed, not a held-out deal set's (integer >= 0)."""
     workers: int = 1
@@ -185,17 +187,17 @@ def search_visits(agent, infoset, legal, rng: np.random.Generator) -> np.ndarray
     """Root visit counts ``(31,)`` int64 of a search agent's decision.
 
     Args:
-        agent: ``exit-search`` or ``ismcts``, each with its own ``backend`` option
+        agent: ``exit-search``, ``guided`` or ``ismcts``, each with its own ``backend`` option
             (``ismcts:backend=numba``: ``twilight_env.agents.fast_ismcts.search`` with the agent's
             iterations, ``c``, rollout policy, epsilon, scoring, ``max_depth`` and
             ``trees``, as its ``act`` does, so the recorded visits are those its move
             was chosen by).
 
     Raises:
-        ValueError: if ``agent`` is not a search agent with root visits (``ismcts``, ``exit-search``).
+        ValueError: if ``agent`` is not a search agent with root visits (``ismcts``, ``exit-search``, ``guided``).
     """
-    if isinstance(agent, ExitSearchAgent):
-        return agent.search(infoset, legal, rng)[0]
+    if isinstance(agent, (ExitSearchAgent, GuidedAgent)):
+        return np.asarray(agent.search(infoset, legal, rng)[0], dtype=np.int64)
     if isinstance(agent, ISMCTSAgent):
         if agent.backend == "numba":
             from twilight_env.agents.fast_ismcts import search
@@ -208,7 +210,7 @@ def search_visits(agent, infoset, legal, rng: np.random.Generator) -> np.ndarray
             visits[a] = n
         return visits
     raise ValueError(f"generate needs a search agent whose root visits it can record (ismcts:..., "
-                     f"exit-search:PATH,...), got {getattr(agent, 'name', agent)!r}")
+                     f"exit-search:PATH,..., guided:PATH,...), got {getattr(agent, 'name', agent)!r}")
 
 
 def deal_state(seed: int, deal: int, num_players: int) -> State:
@@ -344,8 +346,9 @@ def generate(out, settings: GenerateSettings, progress: bool = True) -> dict:
     """
     s = settings.validate()
     probe = make_agent(s.agent)  # a bad spec or a non-search agent fails here, before any process starts
-    if not isinstance(probe, (ISMCTSAgent, ExitSearchAgent)):
-        raise ValueError(f"generate needs a search agent (ismcts:..., exit-search:PATH,...), got {s.agent!r}")
+    if not isinstance(probe, (ISMCTSAgent, ExitSearchAgent, GuidedAgent)):
+        raise ValueError(f"generate needs a search agent (ismcts:..., exit-search:PATH,..., guided:PATH,...), "
+                         f"got {s.agent!r}")
     out = Path(out)
     from twilight_env.util.report import git_hash
     _check_meta(out, {"format": DATA_FORMAT, "version": DATA_VERSION, "num_players": s.num_players,

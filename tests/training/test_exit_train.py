@@ -168,6 +168,23 @@ def test_generate_with_the_compiled_search(tmp_path):
 
 
 @pytest.mark.skipif(resolve_backend("auto") != "numba", reason="numba / twilight_env.agents.fast_ismcts not available")
+def test_generate_with_the_network_guided_search(tmp_path):
+    """``guided`` labels the data: the recorded visits are its own search's, the ones its move is chosen by."""
+    r = gen(tmp_path / "g", 4, 1, agent="guided:default,iterations=24,batch=8")
+    d = load_chunks(tmp_path / "g")
+    assert r["decisions"] == len(d["rows"]) > 10
+    assert np.all(d["visits"][~d["legal"]] == 0) and np.allclose(d["visits"].sum(1), 1.0, atol=1e-5)
+    st = ex.deal_state(3, 0, 4)
+    while len(st.legal_actions()) == 1:
+        st.apply(st.legal_actions()[0])
+    info = InfoSet(st, st.deciding_seat)
+    agent = make_agent("guided:default,iterations=24,batch=8")
+    rec = ex.search_visits(agent, info, info.legal_actions, np.random.default_rng(4))
+    assert rec.dtype == np.int64 and rec.sum() == 24
+    assert agent.act(info, info.legal_actions, np.random.default_rng(4)) == ex.most_visited(rec, info.legal_actions)
+
+
+@pytest.mark.skipif(resolve_backend("auto") != "numba", reason="numba / twilight_env.agents.fast_ismcts not available")
 def test_recorded_visits_are_those_of_the_agents_own_search_with_its_trees():
     """``trees=K`` (and the other search options) reach the recorded search: the visits are
     the K-tree ensemble's, the ones ``act`` picks its move by, not a single tree's."""
