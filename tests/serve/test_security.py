@@ -56,6 +56,7 @@ FILE_SPECS = [
     ("neural:{}", ["/etc/passwd", "/no/such/file"]),
     ("exit:path={}", ["/etc/hostname", "/no/such/file"]),
     ("exit-search:path={},iterations=10", ["/etc/passwd", "/no/such/file"]),
+    ("guided:path={},iterations=10", ["/etc/passwd", "/no/such/file"]),
     ("pimc:inference={}", ["agents/weights/inference_4p.pt", "no_such.pt"]),  # relative paths too
     ("neural:path={}", ["..", "run"]),
 ]
@@ -90,6 +91,9 @@ DEAL = [["SP", "SC2", "S5", "SA", "MC1", "M4", "MO"],
 @pytest.mark.parametrize("spec, words", [
     ("ismcts:iterations=1000000000", f"1..{specs.MAX_ITERATIONS}"),
     ("exit-search:iterations=1000000000", f"1..{specs.MAX_ITERATIONS}"),
+    ("guided:iterations=1000000000", f"1..{specs.MAX_ITERATIONS}"),
+    ("guided:batch=100000", "1..256"),
+    ("guided:lam=2", "option 'lam'"),
     ("pimc:worlds=100000", f"1..{specs.MAX_WORLDS}"),
     ("pimc:solver_tricks=7", "0..3"),
     ("ismcts:c=nan", "option 'c'"),

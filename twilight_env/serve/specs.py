@@ -83,7 +83,7 @@ class Choice:
 
 
 MAX_ITERATIONS = 20000
-"""Most search iterations per decision (``ismcts``, ``exit-search``): about 1 s of one core."""
+"""Most search iterations per decision (``ismcts``, ``exit-search``, ``guided``): about 1 s of one core."""
 MAX_WORLDS = 256
 """Most PIMC worlds per decision."""
 
@@ -104,6 +104,9 @@ ALLOWED: dict[str, dict[str, Any]] = {
                     "c": FloatOption(0.0, 10.0), "w": FloatOption(0.0, 100.0),
                     "backend": Choice(("auto", "numba", "python")),
                     "rollout_backend": Choice(("auto", "numba", "python"))},
+    "guided": {"path": Choice(("default",)), "iterations": IntOption(1, MAX_ITERATIONS),
+               "batch": IntOption(1, 256), "c": FloatOption(0.0, 10.0), "lam": FloatOption(0.0, 1.0),
+               "fpu": FloatOption(0.0, 1.0)},
 }
 """Agent names a request may use, and for each its options with their bounds. Options not
 listed (``threads``; ``openspiel``'s bots) are the server's own business and refused."""
