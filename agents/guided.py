@@ -22,13 +22,14 @@ root's prior is read from the true information set. Values are side 0's deal sco
 difference / 360 (R5); a holder decides for its own side, the solo for the new moon
 (R7.3). Team scoring only (the individual-lines variant, R8, is not searched).
 
-Spec: ``guided:PATH,iterations=800,batch=16,c=1.0,lam=0.5,fpu=0.0`` (``guided:default``
-uses the shipped ``exit`` weights of the deal's number of players).
+Spec: ``guided:PATH,iterations=1000,batch=32,c=1.0,lam=0.5,fpu=0.0``. ``guided:default``
+reads the shipped ``agents/weights/guided_{3,4}p.npz`` (NumPy only: playing it needs no
+torch), chosen by the deal's number of players.
 """
 
 from __future__ import annotations
 
-from math import isfinite
+from pathlib import Path
 
 import numpy as np
 
@@ -48,18 +49,43 @@ def _nb():
     return _guided_nb
 
 
-def numpy_model(path: str, num_players: int):
-    """The :class:`~twilight_env.agents.nn.numpy_net.NumpyPolicyValueNet` of an exit checkpoint
-    (``"default"``: the shipped weights for ``num_players``).
+WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
+"""Folder of the shipped weights ``guided_3p.npz`` and ``guided_4p.npz``."""
+
+
+def default_weights(num_players: int) -> Path:
+    """Path of the shipped policy/value weights of ``guided:default`` for 3 or 4 players (torch-free ``.npz``)."""
+    return WEIGHTS_DIR / f"guided_{num_players}p.npz"
+
+
+def numpy_model(path: str, num_players: int | None = None):
+    """The :class:`~twilight_env.agents.nn.numpy_pv.NumpyPolicyValueNet` of ``path`` and its number of players.
+
+    Args:
+        path: ``"default"`` (the shipped ``guided_{3,4}p.npz``, needs ``num_players``), a
+            ``.npz`` file of :func:`~twilight_env.agents.nn.numpy_pv.save_pv_npz` (no torch
+            needed), or an expert-iteration checkpoint / run directory (read with torch).
+        num_players: the variant the caller needs (None: any, unless ``path`` is ``"default"``).
+
+    Returns:
+        ``(network, num_players)``.
 
     Raises:
-        ValueError: as :func:`twilight_env.agents.exit.load_exit_checkpoint`.
+        ValueError: a missing, damaged or mismatched file (naming it).
     """
-    from twilight_env.agents.exit import default_weights, load_model
-    from twilight_env.agents.nn.numpy_net import NumpyPolicyValueNet
+    from twilight_env.agents.nn.numpy_pv import NumpyPolicyValueNet, load_pv_npz
 
-    model, _ = load_model(default_weights(num_players) if path == "default" else path, num_players)
-    return NumpyPolicyValueNet({k: v.detach().numpy() for k, v in model.state_dict().items()}, model.cfg.to_dict())
+    if path == "default":
+        if num_players not in (3, 4):
+            raise ValueError(f"guided:default needs the number of players (3 or 4), got {num_players!r}")
+        return load_pv_npz(default_weights(num_players), num_players)
+    if str(path).endswith(".npz"):
+        return load_pv_npz(path, num_players)
+    from twilight_env.agents.exit import load_model
+
+    model, npl = load_model(path, num_players)
+    return NumpyPolicyValueNet({k: v.detach().numpy() for k, v in model.state_dict().items()},
+                               model.cfg.to_dict()), npl
 
 
 def history_masks(infoset) -> np.ndarray:
@@ -177,8 +203,9 @@ class GuidedAgent:
     """Network-guided IS-MCTS (module docstring); plays the most visited legal action.
 
     Args:
-        path: ``"default"`` (the shipped ``exit`` weights per number of players) or an
-            expert-iteration checkpoint file / run directory.
+        path: ``"default"`` (the shipped ``agents/weights/guided_{3,4}p.npz``, chosen by the
+            deal's number of players), a ``.npz`` of :mod:`twilight_env.agents.nn.numpy_pv`, or an
+            expert-iteration checkpoint file / run directory (read with torch).
         iterations: descents per decision (>= 1); batch: descents per forward pass (>= 1).
         c: PUCT constant (>= 0); lam: weight of the heuristic rollout in the leaf value
             ([0, 1]; 0: the network's value alone); fpu: first-play reduction (>= 0).
@@ -190,7 +217,7 @@ class GuidedAgent:
     stateless = True
     """Decisions depend only on (information set, legal actions, rng)."""
 
-    def __init__(self, path: str = "default", iterations: int = 800, batch: int = 16, c: float = 1.0,
+    def __init__(self, path: str = "default", iterations: int = 1000, batch: int = 32, c: float = 1.0,
                  lam: float = 0.5, fpu: float = 0.0):
         _positive_int("iterations", iterations)
         _positive_int("batch", batch)
@@ -204,13 +231,11 @@ class GuidedAgent:
         self.batch = int(batch)
         self._nets: dict = {}
         if path != "default":  # load and check the file now, when the agent is built
-            from twilight_env.agents.exit import load_model
-
             try:
-                _, npl = load_model(path)
+                net, npl = numpy_model(path)
             except ValueError as e:
                 raise ValueError(f"guided option path={path!r}: {e}") from None
-            self._nets[npl] = numpy_model(path, npl)
+            self._nets[npl] = net
         self.name = (f"guided:{path},iterations={iterations},batch={batch},c={self.c:g},lam={self.lam:g}"
                      f"{'' if fpu == 0 else f',fpu={self.fpu:g}'}")
 
@@ -228,7 +253,7 @@ class GuidedAgent:
             if self.path != "default":
                 raise ValueError(f"guided checkpoint {self.path!r} was trained for another number of players; "
                                  f"it cannot play a {num_players}-player deal")
-            net = self._nets[num_players] = numpy_model("default", num_players)
+            net = self._nets[num_players] = numpy_model("default", num_players)[0]
         return net
 
     def search(self, infoset, legal_actions, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
@@ -246,4 +271,4 @@ class GuidedAgent:
         return max(sorted(int(a) for a in legal_actions), key=lambda a: (visits[a], -a))
 
 
-__all__ = ["GuidedAgent", "search", "numpy_model", "history_masks", "DEFAULT_MAX_NODES"]
+__all__ = ["GuidedAgent", "search", "numpy_model", "default_weights", "history_masks", "DEFAULT_MAX_NODES"]

@@ -16,7 +16,7 @@ from twilight_env.agents import _guided_nb as G  # noqa: E402
 from twilight_env.agents import guided  # noqa: E402
 from twilight_env.agents.base import make_agent  # noqa: E402
 from twilight_env.agents.exit import PolicyValueNet, PVConfig, default_weights, load_model  # noqa: E402
-from twilight_env.agents.nn.numpy_net import NumpyPolicyValueNet  # noqa: E402
+from twilight_env.agents.nn.numpy_pv import NumpyPolicyValueNet, load_pv_npz, save_pv_npz  # noqa: E402
 from twilight_env.rules.engine import NUM_ACTIONS, State  # noqa: E402
 from twilight_env.rules.infoset import InfoSet  # noqa: E402
 
@@ -78,7 +78,7 @@ def test_numpy_network_refuses_weights_that_do_not_fit():
 
 @pytest.mark.parametrize("players", [3, 4])
 def test_search_is_a_function_of_the_information_set_and_the_seed(players):
-    net = guided.numpy_model("default", players)
+    net, _ = guided.numpy_model("default", players)
     for seed in range(2):
         info = _decision(seed + 20, players)
         legal = info.legal_actions
@@ -117,6 +117,45 @@ def test_agent_plays_whole_deals_legally(players):
         a = agent.act(InfoSet(st, st.deciding_seat), legal, rng)
         assert a in legal
         st.apply(a)
+
+
+def test_the_shipped_weights_equal_the_checkpoints_they_were_exported_from():
+    """``guided:default`` reads ``agents/weights/guided_{3,4}p.npz``, exported from the
+    committed expert-iteration checkpoints ``results/exit_scale/{3,4}p``; NumPy gives torch's outputs."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    rng = np.random.default_rng(1)
+    for n in (3, 4):
+        npz, npl = guided.numpy_model("default", n)
+        model, _ = load_model(root / "results" / "exit_scale" / f"{n}p" / "checkpoint.pt", n)
+        rows, roles = _rows(rng, 16), rng.integers(0, 4 if n == 3 else 1, 16)
+        legal = rng.random((16, NUM_ACTIONS)) < 0.4
+        legal[:, 0] = True
+        with torch.no_grad():
+            logits, value = model(torch.from_numpy(rows), torch.from_numpy(roles), torch.from_numpy(legal))
+        p, v = npz.forward(rows, roles, legal)
+        assert npl == n
+        np.testing.assert_allclose(p, torch.softmax(logits, 1).numpy(), atol=1e-5)
+        np.testing.assert_allclose(v, value.numpy(), atol=1e-5)
+
+
+def test_npz_weights_round_trip_and_bad_files_are_named(tmp_path):
+    cfg = PVConfig(num_roles=4, trunk=(16,), head=(8,))
+    params = {k: v.numpy() for k, v in PolicyValueNet(cfg).state_dict().items()}
+    save_pv_npz(tmp_path / "w.npz", params, cfg.to_dict(), 3)
+    net, npl = load_pv_npz(tmp_path / "w.npz")
+    assert npl == 3 and net.num_roles == 4
+    with pytest.raises(ValueError, match="4-player"):
+        load_pv_npz(tmp_path / "w.npz", 4)
+    (tmp_path / "bad.npz").write_bytes(b"garbage")
+    with pytest.raises(ValueError, match="bad.npz"):
+        load_pv_npz(tmp_path / "bad.npz")
+    with pytest.raises(ValueError, match="does not exist"):
+        load_pv_npz(tmp_path / "none.npz")
+    agent = make_agent(f"guided:{tmp_path / 'w.npz'},iterations=10")
+    info = _decision(3, 3)
+    assert agent.act(info, info.legal_actions, np.random.default_rng(0)) in info.legal_actions
 
 
 def test_the_checkpoint_path_loads_now_and_plays_its_own_number_of_players(tmp_path):

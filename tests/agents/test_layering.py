@@ -40,3 +40,24 @@ def test_features_import_without_torch():
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-2000:]
+
+
+def test_guided_default_plays_without_torch():
+    """``guided:default`` reads its NumPy weights (``agents/weights/guided_{3,4}p.npz``) and plays a
+    deal of each variant while ``import torch`` is made to fail."""
+    pytest.importorskip("numba")
+    code = (
+        "import sys\n"
+        "sys.modules['torch'] = None\n"
+        "import numpy as np\n"
+        "from twilight_env.agents.base import make_agent, play_deal\n"
+        "from twilight_env.rules.engine import State\n"
+        "for n in (4, 3):\n"
+        "    st = State.random(np.random.default_rng(n), 0, n)\n"
+        "    play_deal(st, [make_agent('guided:default,iterations=30,batch=8')] * 4, np.random.default_rng(0))\n"
+        "    assert st.done\n"
+        "print('ok')\n")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-2000:]

@@ -1,0 +1,231 @@
+"""The expert-iteration network's forward pass in NumPy, and its weights in a torch-free file.
+
+:class:`NumpyPolicyValueNet` computes the function of
+:class:`twilight_env.agents.exit.PolicyValueNet` (same compact rows, roles and legal masks; policy
+over the 31 action ids and value in [-1, 1]) from its parameters, so the network plays,
+and guides the ``guided`` search, without torch. Agreement with torch within float32
+tolerance is tested (``tests/agents/test_guided.py``).
+
+File format (``numpy.savez``, read with ``allow_pickle=False``), written by
+:func:`save_pv_npz` / :func:`export_pv_npz` and read by :func:`load_pv_npz`: one float32 array
+per parameter of the torch ``state_dict`` under the same name (``trunk.0.weight``,
+``policy_heads.R.K.weight``, ``value_heads.R.K.weight``, ...), plus ``__meta__``, a 0-d
+unicode array holding JSON ``{"format": "twilight-exit-npz", "version": 1, "num_players":
+3 | 4, "net": {"num_roles", "trunk", "head"}}``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import zipfile
+
+import numpy as np
+
+from twilight_env.agents.nn.features import BITS_PER_MASK, STATE_SIZE
+from twilight_env.agents.nn.numpy_net import _linear_names
+
+PV_FORMAT = "twilight-exit-npz"
+PV_VERSION = 1
+
+
+class NumpyPolicyValueNet:
+    """The expert-iteration network's forward pass in NumPy, equal to
+    :class:`twilight_env.agents.exit.PolicyValueNet` within float32 tolerance
+    (``tests/agents/test_guided.py``).
+
+    Args:
+        params: parameter name -> array, as in the torch ``state_dict`` (``trunk.0.weight``,
+            ``policy_heads.R.K.weight``, ``value_heads.R.K.weight``, ...).
+        net: the config dict (``num_roles``, ``trunk``, ``head``).
+
+    Raises:
+        ValueError: a parameter missing, extra, or of the wrong shape.
+    """
+
+    def __init__(self, params: dict, net: dict):
+        trunk = [int(x) for x in net["trunk"]]
+        head = [int(x) for x in net["head"]]
+        roles = int(net["num_roles"])
+        shapes: dict[str, tuple] = {}
+        sizes = [STATE_SIZE, *trunk]
+        for name, (a, b) in zip(_linear_names("trunk", len(trunk)), zip(sizes[:-1], sizes[1:])):
+            shapes[f"{name}.weight"], shapes[f"{name}.bias"] = (b, a), (b,)
+        for kind, out in (("policy_heads", 31), ("value_heads", 1)):
+            hs = [trunk[-1], *head, out]
+            for r in range(roles):
+                for name, (a, b) in zip(_linear_names(f"{kind}.{r}", len(hs) - 1), zip(hs[:-1], hs[1:])):
+                    shapes[f"{name}.weight"], shapes[f"{name}.bias"] = (b, a), (b,)
+        params = {k: np.asarray(v) for k, v in params.items()}
+        missing = sorted(set(shapes) - set(params))
+        extra = sorted(set(params) - set(shapes))
+        if missing or extra:
+            raise ValueError(f"policy/value weights do not match the config {net}: missing {missing[:4]}, "
+                             f"unexpected {extra[:4]}")
+        for k, shape in shapes.items():
+            if tuple(params[k].shape) != shape:
+                raise ValueError(f"policy/value weight {k!r} has shape {tuple(params[k].shape)}, expected {shape}")
+
+        def layers(prefix, n):
+            return [(np.ascontiguousarray(params[f"{m}.weight"].T, dtype=np.float32),
+                     np.asarray(params[f"{m}.bias"], dtype=np.float32)) for m in _linear_names(prefix, n)]
+
+        self.num_roles = roles
+        self._trunk = layers("trunk", len(trunk))
+        self._policy = [layers(f"policy_heads.{r}", len(head) + 1) for r in range(roles)]
+        self._value = [layers(f"value_heads.{r}", len(head) + 1) for r in range(roles)]
+        self._shifts = np.arange(BITS_PER_MASK, dtype=np.int64)
+        self._fused = None
+        if len(head) == 1:  # one hidden head layer (the shipped shapes): a role's two first layers in one product
+            self._fused = [(np.concatenate([self._policy[r][0][0], self._value[r][0][0]], axis=1),
+                            np.concatenate([self._policy[r][0][1], self._value[r][0][1]]),
+                            self._policy[r][1], self._value[r][1]) for r in range(roles)]
+
+    @staticmethod
+    def _mlp(x, layers):
+        for i, (w, b) in enumerate(layers):
+            x = x @ w + b
+            if i < len(layers) - 1:
+                np.maximum(x, 0.0, out=x)
+        return x
+
+    def forward(self, rows: np.ndarray, roles: np.ndarray, legal: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Policy and value of a batch of decisions.
+
+        Args:
+            rows: ``(B, 25)`` int64 compact rows; roles: ``(B,)`` int head per decision;
+            legal: ``(B, 31)`` bool, at least one True per row.
+
+        Returns:
+            ``probs`` ``(B, 31)`` float32 (0 on illegal actions, rows sum to 1) and ``value``
+            ``(B,)`` float32 in [-1, 1], the deciding side's (deal points difference) / 360.
+
+        Raises:
+            ValueError: a role outside ``0..num_roles-1`` or a row without legal actions.
+        """
+        rows = np.asarray(rows, dtype=np.int64)
+        roles = np.asarray(roles, dtype=np.int64)
+        legal = np.asarray(legal, dtype=bool)
+        if roles.size and (roles.min() < 0 or roles.max() >= self.num_roles):
+            raise ValueError(f"roles must be in 0..{self.num_roles - 1}, got {sorted(set(roles.tolist()))}")
+        if legal.shape[0] and not legal.any(axis=1).all():
+            raise ValueError("every decision needs at least one legal action")
+        x = ((rows[:, :, None] >> self._shifts) & 1).reshape(rows.shape[0], STATE_SIZE).astype(np.float32)
+        w0, b0 = self._trunk[0]
+        return self.forward_first(x @ w0 + b0, roles, legal)
+
+    @property
+    def first_layer(self) -> tuple[np.ndarray, np.ndarray]:
+        """The trunk's first layer as ``(W (700, trunk[0]), b (trunk[0],))`` float32, so that
+        a caller with a faster product of 0/1 inputs (a sum of the rows of ``W`` at the set
+        bits) can hand :meth:`forward_first` its result."""
+        return self._trunk[0]
+
+    def forward_first(self, pre: np.ndarray, roles: np.ndarray, legal: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`forward` from the first layer's pre-activations ``pre`` ``(B, trunk[0])``
+        (``expanded rows @ W + b``); ``roles`` and ``legal`` as in :meth:`forward`."""
+        roles = np.asarray(roles, dtype=np.int64)
+        h = np.maximum(np.asarray(pre, dtype=np.float32), 0.0)
+        for w, b in self._trunk[1:]:
+            h = np.maximum(h @ w + b, 0.0)  # the trunk ends in a ReLU
+        logits, value = self._heads_by_role(h, roles)
+        logits = np.where(legal, logits, -np.inf)
+        logits -= logits.max(axis=1, keepdims=True)
+        p = np.exp(logits)
+        p /= p.sum(axis=1, keepdims=True)
+        return p.astype(np.float32), np.tanh(value).astype(np.float32)
+
+    def _heads_by_role(self, h, roles):
+        """Logits and pre-tanh values, one role's rows at a time (any head depth)."""
+        logits = np.empty((h.shape[0], 31), dtype=np.float32)
+        value = np.empty(h.shape[0], dtype=np.float32)
+        for r in range(self.num_roles):
+            idx = np.nonzero(roles == r)[0] if self.num_roles > 1 else slice(None)
+            hr = h[idx]
+            if hr.shape[0] == 0:
+                continue
+            if self._fused is not None:
+                w1, b1, (wp, bp), (wv, bv) = self._fused[r]
+                a = np.maximum(hr @ w1 + b1, 0.0)
+                n = wp.shape[0]
+                logits[idx] = a[:, :n] @ wp + bp
+                value[idx] = (a[:, n:] @ wv + bv)[:, 0]
+            else:
+                logits[idx] = self._mlp(hr, self._policy[r])
+                value[idx] = self._mlp(hr, self._value[r])[:, 0]
+        return logits, value
+
+
+def save_pv_npz(path: str | os.PathLike, params: dict, net: dict, num_players: int) -> None:
+    """Write policy/value weights in the module's ``.npz`` format, atomically (temporary file, ``os.replace``).
+
+    Raises:
+        ValueError: weights that do not fit ``net`` (as :class:`NumpyPolicyValueNet`).
+    """
+    NumpyPolicyValueNet(params, net)  # refuses weights that do not fit the config
+    meta = json.dumps({"format": PV_FORMAT, "version": PV_VERSION, "num_players": int(num_players),
+                       "net": {"num_roles": int(net["num_roles"]), "trunk": [int(x) for x in net["trunk"]],
+                               "head": [int(x) for x in net["head"]]}})
+    path = os.fspath(path)
+    tmp = f"{path}.tmp{os.getpid()}.npz"
+    try:
+        np.savez(tmp, __meta__=np.array(meta), **{k: np.asarray(v, dtype=np.float32) for k, v in params.items()})
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+
+
+def load_pv_npz(path: str | os.PathLike, num_players: int | None = None) -> tuple[NumpyPolicyValueNet, int]:
+    """Load weights written by :func:`save_pv_npz`; needs only NumPy.
+
+    Returns:
+        ``(network, num_players)``.
+
+    Raises:
+        ValueError: missing, not a weights file of this format, damaged, or for the other
+            number of players; the message names the file.
+    """
+    path = os.fspath(path)
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            if not isinstance(z, np.lib.npyio.NpzFile):
+                raise ValueError("a single array, not an archive")
+            files = list(z.files)
+            meta = json.loads(str(z["__meta__"])) if "__meta__" in files else None
+            params = {k: z[k] for k in files if k != "__meta__"}
+    except FileNotFoundError:
+        raise ValueError(f"policy/value weights file {path!r} does not exist") from None
+    except IsADirectoryError:
+        raise ValueError(f"policy/value weights file {path!r} is a folder, not a file") from None
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError, KeyError) as e:
+        raise ValueError(f"policy/value weights file {path!r} is damaged or not an .npz file ({e})") from None
+    if not isinstance(meta, dict) or meta.get("format") != PV_FORMAT or meta.get("version") != PV_VERSION:
+        raise ValueError(f"{path!r} is not a {PV_FORMAT} v{PV_VERSION} weights file")
+    npl = meta.get("num_players")
+    if npl not in (3, 4):
+        raise ValueError(f"{path!r}: num_players must be 3 or 4, got {npl!r}")
+    if num_players is not None and npl != num_players:
+        raise ValueError(f"policy/value weights {path!r} are for {npl} players, but a {num_players}-player "
+                         "network is needed")
+    try:
+        return NumpyPolicyValueNet(params, meta["net"]), npl
+    except (KeyError, TypeError) as e:
+        raise ValueError(f"{path!r}: malformed network config ({e})") from None
+
+
+def export_pv_npz(checkpoint: str | os.PathLike, out: str | os.PathLike) -> None:
+    """Export an expert-iteration checkpoint (``.pt``, needs torch) to the torch-free ``.npz`` format.
+
+    Raises:
+        ValueError: as :func:`twilight_env.agents.exit.load_exit_checkpoint`.
+    """
+    from twilight_env.agents.exit import load_exit_checkpoint, model_from_exit_checkpoint
+
+    ckpt = load_exit_checkpoint(checkpoint)
+    model = model_from_exit_checkpoint(ckpt, str(checkpoint))
+    params = {k: v.detach().cpu().numpy().astype(np.float32) for k, v in model.state_dict().items()}
+    save_pv_npz(out, params, model.cfg.to_dict(), ckpt["num_players"])
+
+
+__all__ = ["PV_FORMAT", "PV_VERSION", "NumpyPolicyValueNet", "save_pv_npz", "load_pv_npz", "export_pv_npz"]
