@@ -66,6 +66,7 @@ def test_the_wheel_adds_one_top_level_name_and_holds_every_package_license_and_d
     assert folders == _package_folders(), sorted(folders ^ _package_folders())
     assert any(n.endswith("/licenses/LICENSE") for n in names)
     for data in ("twilight_env/agents/weights/neural_3p.npz", "twilight_env/agents/weights/exit_4p.pt",
+                 "twilight_env/agents/weights/guided_3p.npz", "twilight_env/agents/weights/guided_4p.npz",
                  "twilight_env/records/deals/3p_seed0_500.json", "twilight_env/records/record.schema.json",
                  "twilight_env/serve/static/index.html"):
         assert data in names, data
@@ -105,6 +106,9 @@ def test_installed_package_needs_no_checkout(installed, tmp_path):
             "env = twilight_env.env(num_players=3); env.reset(seed=1)\n"
             "st = State.random(np.random.default_rng(0), 0, 3)\n"
             "play_deal(st, [make_agent('neural:default,backend=numpy')] * 4, np.random.default_rng(0))\n"
+            "assert st.done\n"
+            "st = State.random(np.random.default_rng(1), 0, 3)\n"
+            "play_deal(st, [make_agent('guided:default,iterations=20,batch=4')] * 4, np.random.default_rng(0))\n"
             "assert st.done\nprint('ok')\n")
     r = _child(code, installed, tmp_path)
     assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stderr[-3000:]
