@@ -22,9 +22,12 @@ root's prior is read from the true information set. Values are side 0's deal sco
 difference / 360 (R5); a holder decides for its own side, the solo for the new moon
 (R7.3). Team scoring only (the individual-lines variant, R8, is not searched).
 
-Spec: ``guided:PATH,iterations=1000,batch=32,c=1.0,lam=0.5,fpu=0.0``. ``guided:default``
-reads the shipped ``agents/weights/guided_{3,4}p.npz`` (NumPy only: playing it needs no
-torch), chosen by the deal's number of players.
+Spec: ``guided:PATH,iterations=I,batch=32,c=1.0,lam=L,fpu=0.0``, where ``iterations`` and
+``lam`` default to the values measured for each variant (:data:`VARIANT_DEFAULTS`: 1000 and
+0.5 in 3 players, 1500 and 0.8 in 4, each below the top rung's time per decision,
+``docs/RESULTS.md``). ``guided:default`` reads the shipped
+``agents/weights/guided_{3,4}p.npz`` (NumPy only: playing it needs no torch), chosen by
+the deal's number of players.
 """
 
 from __future__ import annotations
@@ -38,6 +41,9 @@ from twilight_env.agents.pimc import _positive_int
 
 DEFAULT_MAX_NODES = 100_000
 """Tree nodes kept at most (about 0.9 KB each)."""
+VARIANT_DEFAULTS = {3: {"iterations": 1000, "lam": 0.5}, 4: {"iterations": 1500, "lam": 0.8}}
+"""``iterations`` and ``lam`` of ``guided`` when the spec leaves them out, by number of players:
+the settings measured against each variant's top rung (``docs/RESULTS.md``)."""
 
 
 def _nb():
@@ -206,9 +212,11 @@ class GuidedAgent:
         path: ``"default"`` (the shipped ``agents/weights/guided_{3,4}p.npz``, chosen by the
             deal's number of players), a ``.npz`` of :mod:`twilight_env.agents.nn.numpy_pv`, or an
             expert-iteration checkpoint file / run directory (read with torch).
-        iterations: descents per decision (>= 1); batch: descents per forward pass (>= 1).
+        iterations: descents per decision (>= 1; None: :data:`VARIANT_DEFAULTS` of the deal's
+            variant); batch: descents per forward pass (>= 1).
         c: PUCT constant (>= 0); lam: weight of the heuristic rollout in the leaf value
-            ([0, 1]; 0: the network's value alone); fpu: first-play reduction (>= 0).
+            ([0, 1]; 0: the network's value alone; None: :data:`VARIANT_DEFAULTS`);
+            fpu: first-play reduction (>= 0).
 
     Raises:
         ValueError: on a bad option or checkpoint (naming it and what is allowed).
@@ -217,17 +225,18 @@ class GuidedAgent:
     stateless = True
     """Decisions depend only on (information set, legal actions, rng)."""
 
-    def __init__(self, path: str = "default", iterations: int = 1000, batch: int = 32, c: float = 1.0,
-                 lam: float = 0.5, fpu: float = 0.0):
-        _positive_int("iterations", iterations)
+    def __init__(self, path: str = "default", iterations: int | None = None, batch: int = 32, c: float = 1.0,
+                 lam: float | None = None, fpu: float = 0.0):
+        if iterations is not None:
+            _positive_int("iterations", iterations)
         _positive_int("batch", batch)
         self.c = check_number("c", c, 0, agent="guided")
-        self.lam = check_number("lam", lam, 0, 1, agent="guided")
+        self.lam = None if lam is None else check_number("lam", lam, 0, 1, agent="guided")
         self.fpu = check_number("fpu", fpu, 0, agent="guided")
         if not isinstance(path, str) or not path:
             raise ValueError(f"guided: path must be 'default' or an exit checkpoint path, got {path!r}")
         self.path = path
-        self.iterations = int(iterations)
+        self.iterations = None if iterations is None else int(iterations)
         self.batch = int(batch)
         self._nets: dict = {}
         if path != "default":  # load and check the file now, when the agent is built
@@ -236,8 +245,10 @@ class GuidedAgent:
             except ValueError as e:
                 raise ValueError(f"guided option path={path!r}: {e}") from None
             self._nets[npl] = net
-        self.name = (f"guided:{path},iterations={iterations},batch={batch},c={self.c:g},lam={self.lam:g}"
-                     f"{'' if fpu == 0 else f',fpu={self.fpu:g}'}")
+        given = [f"iterations={self.iterations}" if iterations is not None else "",
+                 f"batch={self.batch}" if batch != 32 else "", f"c={self.c:g}" if c != 1.0 else "",
+                 f"lam={self.lam:g}" if lam is not None else "", f"fpu={self.fpu:g}" if fpu != 0 else ""]
+        self.name = ",".join([f"guided:{path}"] + [g for g in given if g])
 
     def reset(self) -> None:
         """Nothing to reset: each decision builds a fresh tree."""
@@ -258,8 +269,11 @@ class GuidedAgent:
 
     def search(self, infoset, legal_actions, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         """Root visits and values of one search (:func:`search`)."""
-        return search(infoset, legal_actions, self.net_for(infoset.num_players), self.iterations, rng,
-                      batch=self.batch, c=self.c, lam=self.lam, fpu=self.fpu)
+        n = infoset.num_players
+        iterations = self.iterations if self.iterations is not None else VARIANT_DEFAULTS[n]["iterations"]
+        lam = self.lam if self.lam is not None else VARIANT_DEFAULTS[n]["lam"]
+        return search(infoset, legal_actions, self.net_for(n), iterations, rng, batch=self.batch, c=self.c,
+                      lam=lam, fpu=self.fpu)
 
     def act(self, infoset, legal_actions, rng: np.random.Generator) -> int:
         """The most visited legal action (lowest id on ties); a forced action without search."""
@@ -271,4 +285,5 @@ class GuidedAgent:
         return max(sorted(int(a) for a in legal_actions), key=lambda a: (visits[a], -a))
 
 
-__all__ = ["GuidedAgent", "search", "numpy_model", "default_weights", "history_masks", "DEFAULT_MAX_NODES"]
+__all__ = ["GuidedAgent", "search", "numpy_model", "default_weights", "history_masks", "DEFAULT_MAX_NODES",
+           "VARIANT_DEFAULTS"]

@@ -161,7 +161,7 @@ def test_npz_weights_round_trip_and_bad_files_are_named(tmp_path):
 def test_the_checkpoint_path_loads_now_and_plays_its_own_number_of_players(tmp_path):
     path = default_weights(3)
     agent = make_agent(f"guided:{path},iterations=20")
-    assert agent.name.startswith(f"guided:{path},iterations=20")
+    assert agent.name == f"guided:{path},iterations=20"
     info = _decision(30, 4)
     with pytest.raises(ValueError, match="4-player"):
         agent.act(info, info.legal_actions, np.random.default_rng(0))
@@ -192,3 +192,22 @@ def test_default_weights_exist_for_both_variants():
     for n in (3, 4):
         model, npl = load_model(default_weights(n), n)
         assert npl == n
+
+
+def test_the_variant_defaults_reach_the_search(monkeypatch):
+    """Without ``iterations`` and ``lam`` the search runs each variant's measured settings."""
+    seen = []
+
+    def spy(infoset, legal, net, iterations, rng, **kw):
+        seen.append((infoset.num_players, iterations, kw["lam"]))
+        return np.ones(NUM_ACTIONS, np.int64), np.zeros(NUM_ACTIONS)
+
+    monkeypatch.setattr(guided, "search", spy)
+    agent = make_agent("guided:default")
+    assert agent.name == "guided:default"
+    for n in (3, 4):
+        info = _decision(40, n)
+        agent.act(info, info.legal_actions, np.random.default_rng(0))
+    assert seen == [(n, guided.VARIANT_DEFAULTS[n]["iterations"], guided.VARIANT_DEFAULTS[n]["lam"]) for n in (3, 4)]
+    make_agent("guided:iterations=7,lam=0.25").act(info, info.legal_actions, np.random.default_rng(0))
+    assert seen[-1] == (4, 7, 0.25)
