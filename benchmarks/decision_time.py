@@ -4,7 +4,8 @@ Plays ``--deals`` deals with ``heuristic`` on every seat and, at every ``--every
 decision with more than one legal action, times each spec's ``act`` on that information
 set (each with its own fresh generator). Prints mean and median CPU seconds per decision
 (``time.process_time``: this process only, so other jobs on a shared machine count less
-than in wall time) for each spec and their ratio to the first spec, all from the same
+than in wall time; BLAS and torch on one thread, each agent's first decision, which
+loads and compiles, untimed) for each spec and their ratio to the first spec, all from the same
 run, e.g. to choose the iterations of ``openspiel:ismcts`` that match ``ismcts`` or
 ``pimc`` in time::
 
@@ -14,10 +15,14 @@ run, e.g. to choose the iterations of ``openspiel:ismcts`` that match ``ismcts``
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import time
 
-import numpy as np
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):  # one core: BLAS without helper threads
+    os.environ.setdefault(_var, "1")
+
+import numpy as np  # noqa: E402
 
 
 def main(argv=None) -> None:
@@ -34,6 +39,16 @@ def main(argv=None) -> None:
     from twilight_env.rules.infoset import InfoSet
 
     agents = [make_agent(s) for s in args.specs]
+    try:
+        import torch
+        torch.set_num_threads(1)
+    except ImportError:
+        pass
+    warm = State.random(np.random.default_rng(12345), 0, args.players)  # loads, caches and compiles, untimed
+    while len(warm.legal_actions()) < 2:
+        warm.apply(warm.legal_actions()[0])
+    for agent in agents:
+        agent.act(InfoSet(warm, warm.deciding_seat), warm.legal_actions(), np.random.default_rng(0))
     guide = make_agent("heuristic")
     rng = np.random.default_rng(args.seed)
     times = {s: [] for s in args.specs}
