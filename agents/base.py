@@ -96,6 +96,7 @@ AGENTS: dict[str, str | Callable[..., Agent]] = {
     "exit": "twilight_env.agents.exit:ExitAgent",
     "exit-search": "twilight_env.agents.exit:ExitSearchAgent",
     "guided": "twilight_env.agents.guided:GuidedAgent",
+    "respond": "twilight_env.training.search_response:SearchResponder",
     "openspiel": "twilight_env.interop.openspiel_bots:OpenSpielAgent",
 }
 """The one table of agents: name -> its factory, or ``"module:attribute"`` naming it.

@@ -1,0 +1,107 @@
+"""The search responder (training/search_response.py): it replays the public actions, its
+simulated target is the target agent itself, the worlds it keeps are those the target's
+play allows (no leak: a function of the information set), and it plays legal moves."""
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("numba")
+
+from twilight_env.agents.base import make_agent  # noqa: E402
+from twilight_env.envs.vector import VectorEngine  # noqa: E402
+from twilight_env.rules.engine import State  # noqa: E402
+from twilight_env.rules.infoset import InfoSet  # noqa: E402
+from twilight_env.training.search_response import (SearchResponder, TargetPolicy, initial_hands,  # noqa: E402
+                                                   public_actions)
+
+
+def _played(seed, n, steps):
+    """A deal played ``steps`` random legal actions, or None if it ended."""
+    rng = np.random.default_rng(seed)
+    st = State.random(rng, int(rng.integers(4)) if n == 4 else 0, n)
+    for _ in range(steps):
+        la = st.legal_actions()
+        st.apply(la[int(rng.integers(len(la)))])
+        if st.done:
+            return None
+    return st
+
+
+@pytest.mark.parametrize("n", [3, 4])
+def test_public_actions_and_initial_hands_rebuild_the_deal(n):
+    for seed in range(30):
+        st = _played(seed, n, seed % 40)
+        if st is None:
+            continue
+        info = InfoSet(st, st.deciding_seat)
+        init = initial_hands(info, np.array([st.hands], dtype=np.int64))
+        eng = VectorEngine(1, n)
+        eng.reset(deals=init, leaders=[st.first_leader])
+        for a in public_actions(info):
+            eng.apply(np.array([a]))
+        back = eng.to_state(0)
+        assert back.hands == st.hands and back.history == st.history and back.cards == st.cards
+        assert back.phase == st.phase and back.holder == st.holder
+
+
+@pytest.mark.parametrize("spec", ["exit:default", "neural:default"])
+def test_the_simulated_target_is_the_agent(spec):
+    """On real positions, the policy the responder simulates picks the agent's own action."""
+    target, agent = TargetPolicy(spec), make_agent(spec)
+    for n in (3, 4):
+        states = [s for s in (_played(k, n, 3 + k % 30) for k in range(24)) if s is not None]
+        infos = [InfoSet(s, s.deciding_seat) for s in states]
+        mine = []
+        for s, info in zip(states, infos):
+            one = VectorEngine(1, n)
+            one.reset(deals=[s.initial_hands], leaders=[s.first_leader])
+            for a in public_actions(info):
+                one.apply(np.array([a]))
+            mine.append(int(target.actions(one, np.array([0]))[0]))
+        want = [agent.act(info, info.legal_actions, np.random.default_rng(0)) for info in infos]
+        assert mine == want
+
+
+def test_kept_worlds_agree_with_the_targets_play_and_depend_only_on_the_information_set():
+    target = make_agent("exit:default")
+    me = SearchResponder("exit:default", worlds=16, candidates=4)
+    # a 4-player deal where seats 1 and 3 (side 1) are the target and side 0 plays randomly
+    rng = np.random.default_rng(11)
+    st = State.random(rng, 0, 4)
+    for _ in range(14):
+        la = st.legal_actions()
+        a = target.act(InfoSet(st, st.deciding_seat), la, rng) if st.deciding_seat & 1 else la[0]
+        st.apply(a)
+    info = InfoSet(st, 0 if st.deciding_seat & 1 else st.deciding_seat)
+    kept = me.consistent_worlds(info, np.random.default_rng(5))
+    assert 0 < me.last_consistent <= 64 and len(kept) == min(16, me.last_consistent)
+    tp = TargetPolicy("exit:default")
+    for w in kept:  # replaying each kept world, the target makes every one of its recorded decisions
+        eng = VectorEngine(1, 4)
+        eng.reset(deals=[w], leaders=[st.first_leader])
+        for a in public_actions(info):
+            if eng.deciding_seat[0] & 1:
+                assert tp.actions(eng, np.array([0]))[0] == a
+            eng.apply(np.array([a]))
+        assert w[info.seat] == st.initial_hands[info.seat]  # its own hand is the real one
+    # no leak: another deal of the hidden cards, the same information set, the same worlds
+    redeal = InfoSet(info.world_state(info.sample_hands(np.random.default_rng(2))), info.seat)
+    again = me.consistent_worlds(redeal, np.random.default_rng(5))
+    assert np.array_equal(kept, again)
+
+
+def test_plays_legal_moves_and_refuses_bad_targets():
+    me = make_agent("respond:target=exit:default,worlds=4,candidates=2")
+    for n in (3, 4):
+        st = State.random(np.random.default_rng(n), 0, n)
+        rng = np.random.default_rng(0)
+        while not st.done:
+            info = InfoSet(st, st.deciding_seat)
+            a = me.act(info, info.legal_actions, rng)
+            assert a in info.legal_actions
+            st.apply(a)
+    with pytest.raises(ValueError, match="greedy network agent"):
+        make_agent("respond:target=heuristic")
+    with pytest.raises(ValueError, match="worlds"):
+        make_agent("respond:worlds=0")

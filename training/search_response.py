@@ -1,0 +1,188 @@
+"""A search responder: determinized search in which a fixed network agent's own policy plays its seats.
+
+For a fixed, deterministic network agent (``exit:...`` or ``neural:...``: the greedy
+action of a network over the deciding seat's compact row), a responder on the other side
+can simulate the agent *exactly* inside its search, because the agent's policy is one
+forward pass. The ``respond`` agent (``respond:target=exit:default,worlds=32``) does so:
+
+1. **Worlds consistent with the agent's play.** It draws ``worlds × candidates`` deals
+   of the unseen cards uniformly from its information set (R2.5;
+   :func:`twilight_env.agents.fast_ismcts.sample_hands`), replays the deal's public
+   actions in each with the batch engine and keeps the worlds in which the fixed agent
+   would have made every one of its past decisions as it did (Bayes' rule for a
+   deterministic policy: the other worlds have probability 0). The first ``worlds``
+   consistent ones are used; if none is, all candidates are (uniform worlds).
+2. **Every legal action, played out.** In each kept world, each legal action is
+   applied and the deal played to its end with the fixed agent's policy on every seat
+   (the responder's own later decisions included), all worlds and actions in lockstep,
+   one forward pass per step.
+3. It plays the action with the best mean outcome for its side (R5; ties to the lowest id).
+
+Its margin against the fixed agent (duplicate deals, both sides) is a lower bound on the
+agent's exploitability; it is the *search* responder of the exploitability table, beside
+the DMC best responder of :mod:`twilight_env.training.best_response`. It looks one
+decision ahead (its own later moves are the fixed agent's), so it is a lower bound and
+not a best response.
+
+Spec: ``respond:target=SPEC,worlds=32,candidates=8`` where SPEC is ``exit:default``,
+``exit:PATH``, ``neural:default`` or ``neural:PATH`` (the ``threads`` and ``backend``
+options of those agents are not taken here).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from twilight_env.agents.base import make_agent
+from twilight_env.agents.pimc import _positive_int
+from twilight_env.envs.vector import VectorEngine
+from twilight_env.rules.engine import NUM_ACTIONS
+from twilight_env.training.vec_selfplay import greedy_actions, vector_rows
+
+TARGETS = ("exit", "neural")
+"""Agents whose policy the responder simulates exactly (greedy network agents)."""
+
+
+def public_actions(info) -> list[int]:
+    """The deal's actions so far, as action ids (cards 0..27, requests 28..30, R3.2),
+    rebuilt from an information set's public history (``(chooser, holder, card)`` per
+    card; a card held by another seat was requested first), plus a request in progress."""
+    out = []
+    for chooser, holder, card in info.history:
+        if holder != chooser:
+            out.append(27 + ((holder - chooser) & 3))
+        out.append(card)
+    if info.phase == "hold":
+        out.append(27 + ((info.holder - info.chooser) & 3))
+    return out
+
+
+def initial_hands(info, hands: np.ndarray) -> np.ndarray:
+    """``(n, 4)`` int64: the dealt hands of worlds given by their current hands ``(n, 4)``:
+    each seat's hand plus the cards played from it (R3.3)."""
+    init = np.array(hands, dtype=np.int64, copy=True)
+    for _, holder, card in info.history:
+        init[:, holder] |= 1 << card
+    return init
+
+
+class TargetPolicy:
+    """The exact greedy policy of a fixed network agent, over batch-engine rows.
+
+    Args:
+        spec: ``exit:...`` or ``neural:...`` (:data:`TARGETS`).
+
+    Raises:
+        ValueError: another agent, or a bad spec or checkpoint.
+    """
+
+    def __init__(self, spec: str):
+        agent = make_agent(spec)
+        kind = spec.split(":", 1)[0]
+        if kind not in TARGETS or not hasattr(agent, "model_for"):
+            raise ValueError(f"respond: target must be a greedy network agent ({', '.join(TARGETS)}), got {spec!r}")
+        self.spec, self.kind, self.agent = spec, kind, agent
+
+    def actions(self, eng: VectorEngine, idx: np.ndarray) -> np.ndarray:
+        """The agent's action in each row ``idx`` of ``eng`` (deals in progress), as it would
+        choose from its deciding seat's information there. Returns ``(len(idx),)`` int64."""
+        model = self.agent.model_for(eng.num_players)
+        rows = vector_rows(eng, eng.deciding_seat)[idx]
+        roles = eng.acting_seat[idx] if eng.num_players == 3 else np.zeros(idx.size, dtype=np.int64)
+        bits = eng.legal_bits()[idx]
+        if self.kind == "neural":
+            return greedy_actions(model, rows, roles, bits, "cpu")
+        legal = ((bits[:, None] >> np.arange(NUM_ACTIONS)) & 1).astype(bool)
+        with torch.no_grad():
+            logits, _ = model(torch.from_numpy(rows), torch.from_numpy(roles), torch.from_numpy(legal))
+        return logits.argmax(1).numpy()  # the first maximum: ties to the lowest id, as the agent
+
+
+def _replay(num_players: int, init: np.ndarray, leader: int, actions: list[int]) -> VectorEngine:
+    eng = VectorEngine(len(init), num_players)
+    eng.reset(deals=init, leaders=np.full(len(init), leader))
+    for a in actions:
+        eng.apply(np.full(len(init), a, dtype=np.int64))
+    return eng
+
+
+class SearchResponder:
+    """The ``respond`` agent (module docstring).
+
+    Args:
+        target: the fixed agent's spec (:data:`TARGETS`).
+        worlds: worlds kept per decision (>= 1); candidates: worlds drawn per kept world (>= 1).
+
+    Raises:
+        ValueError: a bad option or target.
+    """
+
+    stateless = True
+    """Decisions depend only on (information set, legal actions, rng)."""
+
+    def __init__(self, target: str = "exit:default", worlds: int = 32, candidates: int = 8):
+        _positive_int("worlds", worlds)
+        _positive_int("candidates", candidates)
+        self.target = TargetPolicy(str(target))
+        self.worlds, self.candidates = int(worlds), int(candidates)
+        self.name = f"respond:target={target},worlds={worlds},candidates={candidates}"
+        self.last_consistent = None
+        """Consistent worlds found at the last decision (of ``worlds × candidates`` drawn)."""
+
+    def reset(self) -> None:
+        """Nothing to reset: each decision draws fresh worlds."""
+
+    def consistent_worlds(self, info, rng: np.random.Generator) -> np.ndarray:
+        """``(k, 4)`` dealt hands of worlds in which the fixed agent's past decisions are
+        its own (step 1 of the module docstring); all candidates when none is."""
+        from twilight_env.agents.fast_ismcts import sample_hands
+
+        hands = sample_hands(info, self.worlds * self.candidates, rng)
+        init = initial_hands(info, hands)
+        actions = public_actions(info)
+        eng = VectorEngine(len(init), info.num_players)
+        eng.reset(deals=init, leaders=np.full(len(init), info.first_leader))
+        ok = np.ones(len(init), dtype=bool)
+        mine = info.seat & 1
+        for a in actions:
+            dec = int(eng.deciding_seat[0])  # public: the same in every world
+            if (dec & 1) != mine and ok.any():
+                idx = np.flatnonzero(ok)
+                ok[idx[self.target.actions(eng, idx) != a]] = False
+            eng.apply(np.full(len(init), a, dtype=np.int64))
+        self.last_consistent = int(ok.sum())
+        keep = init[ok][:self.worlds] if ok.any() else init[:self.worlds]
+        return keep
+
+    def action_values(self, info, legal, rng: np.random.Generator) -> dict[int, float]:
+        """Mean outcome for the responder's side (deal points, R5) of each legal action."""
+        worlds = self.consistent_worlds(info, rng)
+        legal = sorted(int(a) for a in legal)
+        k, n = len(worlds), len(legal)
+        init = np.repeat(worlds, n, axis=0)
+        eng = _replay(info.num_players, init, info.first_leader, public_actions(info))
+        eng.apply(np.tile(np.array(legal, dtype=np.int64), k))
+        while True:
+            live = np.flatnonzero(~eng.done)
+            if not live.size:
+                break
+            acts = np.zeros(len(init), dtype=np.int64)
+            acts[live] = self.target.actions(eng, live)
+            eng.apply(acts, active=~eng.done)
+        s = eng.side_scores()
+        diff = (s[:, 0] - s[:, 1]).astype(np.float64) * (1 if info.seat & 1 == 0 else -1)
+        means = diff.reshape(k, n).mean(axis=0)
+        return {a: float(m) for a, m in zip(legal, means)}
+
+    def act(self, info, legal_actions, rng: np.random.Generator) -> int:
+        """The legal action of best mean outcome (lowest id on ties); a forced action without search."""
+        if not legal_actions:
+            raise ValueError("respond.act needs at least one legal action (the deal may be over)")
+        if len(legal_actions) == 1:
+            return int(legal_actions[0])
+        values = self.action_values(info, legal_actions, rng)
+        return max(sorted(values), key=lambda a: (values[a], -a))
+
+
+__all__ = ["SearchResponder", "TargetPolicy", "TARGETS", "public_actions", "initial_hands"]
