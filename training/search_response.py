@@ -1,7 +1,7 @@
 """A search responder: determinized search in which a fixed network agent's own policy plays its seats.
 
-For a fixed, deterministic network agent (``exit:...`` or ``neural:...``: the greedy
-action of a network over the deciding seat's compact row), a responder on the other side
+For a fixed, deterministic agent (``exit:...`` or ``neural:...``: the greedy action of a
+network over the deciding seat's compact row; or ``heuristic``), a responder on the other side
 can simulate the agent *exactly* inside its search, because the agent's policy is one
 forward pass. The ``respond`` agent (``respond:target=exit:default,worlds=32``) does so:
 
@@ -25,8 +25,10 @@ decision ahead (its own later moves are the fixed agent's), so it is a lower bou
 not a best response.
 
 Spec: ``respond:target=SPEC,worlds=32,candidates=8`` where SPEC is ``exit:default``,
-``exit:PATH``, ``neural:default`` or ``neural:PATH`` (the ``threads`` and ``backend``
-options of those agents are not taken here).
+``exit:PATH``, ``neural:default``, ``neural:PATH`` (the ``threads`` and ``backend``
+options of those agents are not taken here) or ``heuristic`` (deterministic too: its
+compiled copy, :func:`twilight_env.agents.fast_rollout.decide_state`, which
+``tests/agents/test_fast_rollout.py`` holds equal to it, is what is simulated).
 """
 
 from __future__ import annotations
@@ -40,8 +42,9 @@ from twilight_env.envs.vector import VectorEngine
 from twilight_env.rules.engine import NUM_ACTIONS
 from twilight_env.training.vec_selfplay import greedy_actions, vector_rows
 
-TARGETS = ("exit", "neural")
-"""Agents whose policy the responder simulates exactly (greedy network agents)."""
+TARGETS = ("exit", "neural", "heuristic")
+"""Agents whose policy the responder simulates exactly (deterministic: the greedy network
+agents and the heuristic, simulated by its compiled copy)."""
 
 
 def public_actions(info) -> list[int]:
@@ -80,13 +83,17 @@ class TargetPolicy:
     def __init__(self, spec: str):
         agent = make_agent(spec)
         kind = spec.split(":", 1)[0]
-        if kind not in TARGETS or not hasattr(agent, "model_for"):
-            raise ValueError(f"respond: target must be a greedy network agent ({', '.join(TARGETS)}), got {spec!r}")
+        if kind not in TARGETS or (kind != "heuristic" and not hasattr(agent, "model_for")):
+            raise ValueError(f"respond: target must be a deterministic agent ({', '.join(TARGETS)}), got {spec!r}")
         self.spec, self.kind, self.agent = spec, kind, agent
 
     def actions(self, eng: VectorEngine, idx: np.ndarray) -> np.ndarray:
         """The agent's action in each row ``idx`` of ``eng`` (deals in progress), as it would
         choose from its deciding seat's information there. Returns ``(len(idx),)`` int64."""
+        if self.kind == "heuristic":
+            from twilight_env.agents.fast_rollout import decide_state
+
+            return np.array([decide_state(eng.to_state(int(i))) for i in idx], dtype=np.int64)
         model = self.agent.model_for(eng.num_players)
         rows = vector_rows(eng, eng.deciding_seat)[idx]
         roles = eng.acting_seat[idx] if eng.num_players == 3 else np.zeros(idx.size, dtype=np.int64)

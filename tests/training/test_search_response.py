@@ -45,7 +45,7 @@ def test_public_actions_and_initial_hands_rebuild_the_deal(n):
         assert back.phase == st.phase and back.holder == st.holder
 
 
-@pytest.mark.parametrize("spec", ["exit:default", "neural:default"])
+@pytest.mark.parametrize("spec", ["exit:default", "neural:default", "heuristic"])
 def test_the_simulated_target_is_the_agent(spec):
     """On real positions, the policy the responder simulates picks the agent's own action."""
     target, agent = TargetPolicy(spec), make_agent(spec)
@@ -101,7 +101,7 @@ def test_plays_legal_moves_and_refuses_bad_targets():
             a = me.act(info, info.legal_actions, rng)
             assert a in info.legal_actions
             st.apply(a)
-    with pytest.raises(ValueError, match="greedy network agent"):
-        make_agent("respond:target=heuristic")
+    with pytest.raises(ValueError, match="deterministic agent"):
+        make_agent("respond:target=pimc")
     with pytest.raises(ValueError, match="worlds"):
         make_agent("respond:worlds=0")
