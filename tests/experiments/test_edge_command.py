@@ -220,7 +220,8 @@ def test_ladder_settings_are_frozen_and_checked_once_when_built():
 # the order of the study's modules
 # ---------------------------------------------------------------------------------
 
-EDGE_ORDER = [("matches",), ("core",), ("solo_edge", "individual_edge"), ("edge_strength", "goals_333", "handicap"),
+EDGE_ORDER = [("matches",), ("core",), ("solo_edge", "individual_edge"),
+              ("edge_strength", "goals_333", "handicap", "control_variate"),
               ("command",)]
 """experiments/edge/, low to high: a module imports only modules of rows before its own."""
 
