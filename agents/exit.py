@@ -51,6 +51,7 @@ from torch import nn
 from twilight_env.rules.engine import NUM_ACTIONS
 
 from twilight_env.agents.base import check_number
+from twilight_env.agents.fast_ismcts import most_visited
 from twilight_env.agents.ismcts import ISMCTSAgent
 from twilight_env.agents.nn.checkpoint import load_checkpoint
 from twilight_env.agents.nn.features import BITS_PER_MASK, NUM_MASKS, STATE_SIZE, infoset_row, num_roles, role_of
@@ -380,11 +381,6 @@ def root_search(infoset, iterations: int, c: float, rng: np.random.Generator, ro
         if n:
             values[a] = sign * root.value[a] / n
     return visits, values
-
-
-def most_visited(visits: np.ndarray, legal_actions) -> int:
-    """The legal action with the most root visits (lowest id on ties)."""
-    return max(sorted(int(a) for a in legal_actions), key=lambda a: (visits[a], -a))
 
 
 class ExitSearchAgent:

@@ -111,6 +111,12 @@ def sample_hands(infoset, n: int, rng: np.random.Generator) -> np.ndarray:
     return _nb().sample_many(base, hidden, counts, pool0, pool1, int(n), _seed(rng))
 
 
+def most_visited(visits: np.ndarray, legal_actions) -> int:
+    """The legal action with the most root visits (lowest id on ties): how the searches
+    (``ismcts``, ``exit-search``, ``guided``) turn root visits into a move."""
+    return max(sorted(int(a) for a in legal_actions), key=lambda a: (visits[a], -a))
+
+
 def check_tree_options(max_depth, trees, iterations=None) -> None:
     """Check ``max_depth`` (int >= 0) and ``trees`` (int >= 1, at most ``iterations``).
 
@@ -254,5 +260,5 @@ def check_prior(root_prior, prior_weight) -> tuple[np.ndarray | None, float]:
     return prior, float(prior_weight)
 
 
-__all__ = ["DEFAULT_MAX_NODES", "SCORINGS", "check_prior", "check_tree_options", "infoset_arrays", "sample_hands",
+__all__ = ["DEFAULT_MAX_NODES", "SCORINGS", "check_prior", "check_tree_options", "infoset_arrays", "most_visited", "sample_hands",
            "search"]

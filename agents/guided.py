@@ -281,8 +281,9 @@ class GuidedAgent:
             raise ValueError("guided.act needs at least one legal action (the deal may be over)")
         if len(legal_actions) == 1:
             return int(legal_actions[0])
-        visits, _ = self.search(infoset, legal_actions, rng)
-        return max(sorted(int(a) for a in legal_actions), key=lambda a: (visits[a], -a))
+        from twilight_env.agents.fast_ismcts import most_visited
+
+        return most_visited(self.search(infoset, legal_actions, rng)[0], legal_actions)
 
 
 __all__ = ["GuidedAgent", "search", "numpy_model", "default_weights", "history_masks", "DEFAULT_MAX_NODES",

@@ -152,20 +152,50 @@ class NumpyQNetwork:
         return out
 
 
-def save_npz(path: str | os.PathLike, params: dict, net: dict, num_players: int) -> None:
-    """Write weights in the ``.npz`` format above, atomically (temporary file, ``os.replace``)."""
-    meta = json.dumps({"format": FORMAT, "version": VERSION, "num_players": int(num_players),
-                       "net": {"num_roles": int(net["num_roles"]), "trunk": [int(x) for x in net["trunk"]],
-                               "head": [int(x) for x in net["head"]]}})
-    NumpyQNetwork(params, net, num_players)  # refuses weights that do not fit the config
+def write_weights_npz(path: str | os.PathLike, meta: dict, params: dict) -> None:
+    """Write ``params`` (float32) and ``meta`` (as the JSON ``__meta__`` entry) to an ``.npz``
+    file atomically (temporary file, ``os.replace``); shared by the weight formats here and
+    in :mod:`twilight_env.agents.nn.numpy_pv`."""
     path = os.fspath(path)
     tmp = f"{path}.tmp{os.getpid()}.npz"
     try:
-        np.savez(tmp, __meta__=np.array(meta), **{k: np.asarray(v, dtype=np.float32) for k, v in params.items()})
+        np.savez(tmp, __meta__=np.array(json.dumps(meta)),
+                 **{k: np.asarray(v, dtype=np.float32) for k, v in params.items()})
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):
             os.remove(tmp)
+
+
+def read_weights_npz(path: str | os.PathLike, what: str = "network weights") -> tuple[dict | None, dict]:
+    """``(meta or None, params)`` of an ``.npz`` written by :func:`write_weights_npz`, without pickles.
+
+    Raises:
+        ValueError: missing, a folder, or damaged; the message names ``what`` and the file.
+    """
+    path = os.fspath(path)
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            if not isinstance(z, np.lib.npyio.NpzFile):
+                raise ValueError("a single array, not an archive")
+            files = list(z.files)
+            meta = json.loads(str(z["__meta__"])) if "__meta__" in files else None
+            params = {k: z[k] for k in files if k != "__meta__"}
+    except FileNotFoundError:
+        raise ValueError(f"{what} file {path!r} does not exist") from None
+    except IsADirectoryError:
+        raise ValueError(f"{what} file {path!r} is a folder, not a file") from None
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError, KeyError) as e:
+        raise ValueError(f"{what} file {path!r} is damaged or not an .npz file ({e})") from None
+    return meta, params
+
+
+def save_npz(path: str | os.PathLike, params: dict, net: dict, num_players: int) -> None:
+    """Write weights in the ``.npz`` format above, atomically (temporary file, ``os.replace``)."""
+    NumpyQNetwork(params, net, num_players)  # refuses weights that do not fit the config
+    write_weights_npz(path, {"format": FORMAT, "version": VERSION, "num_players": int(num_players),
+                             "net": {"num_roles": int(net["num_roles"]), "trunk": [int(x) for x in net["trunk"]],
+                                     "head": [int(x) for x in net["head"]]}}, params)
 
 
 def load_npz(path: str | os.PathLike, num_players: int | None = None) -> NumpyQNetwork:
@@ -180,19 +210,7 @@ def load_npz(path: str | os.PathLike, num_players: int | None = None) -> NumpyQN
             number of players; the message names the file.
     """
     path = os.fspath(path)
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            if not isinstance(z, np.lib.npyio.NpzFile):
-                raise ValueError("a single array, not an archive")
-            files = list(z.files)
-            meta = json.loads(str(z["__meta__"])) if "__meta__" in files else None
-            params = {k: z[k] for k in files if k != "__meta__"}
-    except FileNotFoundError:
-        raise ValueError(f"network weights file {path!r} does not exist") from None
-    except IsADirectoryError:
-        raise ValueError(f"network weights file {path!r} is a folder, not a file") from None
-    except (zipfile.BadZipFile, OSError, EOFError, ValueError, KeyError) as e:
-        raise ValueError(f"network weights file {path!r} is damaged or not an .npz file ({e})") from None
+    meta, params = read_weights_npz(path)
     if meta is None:
         raise ValueError(f"{path!r} is not a twilight network weights file (no __meta__ entry)")
     if not isinstance(meta, dict) or meta.get("format") != FORMAT or meta.get("version") != VERSION:
@@ -223,7 +241,8 @@ def export_npz(checkpoint: str | os.PathLike, out: str | os.PathLike) -> None:
     save_npz(out, params, model.cfg.to_dict(), ckpt["num_players"])
 
 
-__all__ = ["FORMAT", "VERSION", "NumpyQNetwork", "save_npz", "load_npz", "export_npz"]
+__all__ = ["FORMAT", "VERSION", "NumpyQNetwork", "save_npz", "load_npz", "export_npz", "write_weights_npz",
+           "read_weights_npz"]
 
 
 def main(argv=None) -> int:

@@ -16,14 +16,12 @@ unicode array holding JSON ``{"format": "twilight-exit-npz", "version": 1, "num_
 
 from __future__ import annotations
 
-import json
 import os
-import zipfile
 
 import numpy as np
 
 from twilight_env.agents.nn.features import BITS_PER_MASK, STATE_SIZE
-from twilight_env.agents.nn.numpy_net import _linear_names
+from twilight_env.agents.nn.numpy_net import _linear_names, read_weights_npz, write_weights_npz
 
 PV_FORMAT = "twilight-exit-npz"
 PV_VERSION = 1
@@ -163,17 +161,9 @@ def save_pv_npz(path: str | os.PathLike, params: dict, net: dict, num_players: i
         ValueError: weights that do not fit ``net`` (as :class:`NumpyPolicyValueNet`).
     """
     NumpyPolicyValueNet(params, net)  # refuses weights that do not fit the config
-    meta = json.dumps({"format": PV_FORMAT, "version": PV_VERSION, "num_players": int(num_players),
-                       "net": {"num_roles": int(net["num_roles"]), "trunk": [int(x) for x in net["trunk"]],
-                               "head": [int(x) for x in net["head"]]}})
-    path = os.fspath(path)
-    tmp = f"{path}.tmp{os.getpid()}.npz"
-    try:
-        np.savez(tmp, __meta__=np.array(meta), **{k: np.asarray(v, dtype=np.float32) for k, v in params.items()})
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+    write_weights_npz(path, {"format": PV_FORMAT, "version": PV_VERSION, "num_players": int(num_players),
+                             "net": {"num_roles": int(net["num_roles"]), "trunk": [int(x) for x in net["trunk"]],
+                                     "head": [int(x) for x in net["head"]]}}, params)
 
 
 def load_pv_npz(path: str | os.PathLike, num_players: int | None = None) -> tuple[NumpyPolicyValueNet, int]:
@@ -187,19 +177,7 @@ def load_pv_npz(path: str | os.PathLike, num_players: int | None = None) -> tupl
             number of players; the message names the file.
     """
     path = os.fspath(path)
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            if not isinstance(z, np.lib.npyio.NpzFile):
-                raise ValueError("a single array, not an archive")
-            files = list(z.files)
-            meta = json.loads(str(z["__meta__"])) if "__meta__" in files else None
-            params = {k: z[k] for k in files if k != "__meta__"}
-    except FileNotFoundError:
-        raise ValueError(f"policy/value weights file {path!r} does not exist") from None
-    except IsADirectoryError:
-        raise ValueError(f"policy/value weights file {path!r} is a folder, not a file") from None
-    except (zipfile.BadZipFile, OSError, EOFError, ValueError, KeyError) as e:
-        raise ValueError(f"policy/value weights file {path!r} is damaged or not an .npz file ({e})") from None
+    meta, params = read_weights_npz(path, "policy/value weights")
     if not isinstance(meta, dict) or meta.get("format") != PV_FORMAT or meta.get("version") != PV_VERSION:
         raise ValueError(f"{path!r} is not a {PV_FORMAT} v{PV_VERSION} weights file")
     npl = meta.get("num_players")
