@@ -184,13 +184,13 @@ def _puct_action(node, legal, nl, sign, c_puct, visits, avail, value, prior, fpu
 
 @numba.njit(cache=True)
 def descend_batch(k, base, base_hist, hidden, counts, pool0, pool1, child, visits, avail, value, prior, evaluated,
-                  n_nodes, c_puct, fpu, lam, params, paths, depths, leaf_node, rows, roles, legal_out, z_out,
+                  n_nodes, c_puct, fpu, lam, params, paths, depths, leaf_node, rows, roles, sides, legal_out, z_out,
                   need):  # pragma: no cover - compiled
     """``k`` descents with virtual loss (module docstring). Per descent ``i``: ``paths[i, d]``
     = (node, action, acting seat) of its ``depths[i]`` edges; ``leaf_node[i]`` the leaf's
     row (-1 when no node was stored); ``need[i]``: the leaf wants a network evaluation
     (the deal is not over), then ``rows[i]``, ``roles[i]`` and ``legal_out[i]`` describe
-    the deciding seat's decision there; ``z_out[i]``: side 0's outcome of the finished deal,
+    the deciding seat's decision there and ``sides[i]`` is that seat's side (0 or 1); ``z_out[i]``: side 0's outcome of the finished deal,
     or of the heuristic rollout when ``lam > 0`` (else 0). Returns the nodes in use."""
     st = np.empty(ST_SIZE, dtype=np.int64)
     ro = np.empty(ST_SIZE, dtype=np.int64)
@@ -245,6 +245,7 @@ def descend_batch(k, base, base_hist, hidden, counts, pool0, pool1, child, visit
             continue
         need[i] = True
         dec = deciding_seat(st)
+        sides[i] = dec & 1
         compact_row_into(st, hist, dec, rows[i])
         roles[i] = 0 if st[VAR] == 0 else acting_seat(st)
         nl = legal_into(st, legal)

@@ -154,6 +154,7 @@ def search(infoset, legal_actions, net, iterations: int, rng: np.random.Generato
     leaf = np.zeros(k, dtype=np.int64)
     rows = np.zeros((k, 25), dtype=np.int64)
     roles = np.zeros(k, dtype=np.int64)
+    sides = np.zeros(k, dtype=np.int64)
     leg = np.zeros((k, 31), dtype=np.bool_)
     z = np.zeros(k, dtype=np.float64)
     need = np.zeros(k, dtype=np.bool_)
@@ -173,7 +174,7 @@ def search(infoset, legal_actions, net, iterations: int, rng: np.random.Generato
         m = min(k, int(iterations) - done)
         n_nodes = nb.descend_batch(m, base, hist, hidden, counts, pool0, pool1, child, visits, avail, value, prior,
                                    evaluated, n_nodes, float(c), float(fpu), float(lam), params, paths, depths,
-                                   leaf, rows, roles, leg, z, need)
+                                   leaf, rows, roles, sides, leg, z, need)
         sel = np.nonzero(need[:m])[0]
         leaf_value = z[:m].copy()
         if sel.size:
@@ -186,7 +187,7 @@ def search(infoset, legal_actions, net, iterations: int, rng: np.random.Generato
             probs[sel] = pr
             # the value is the deciding side's; side 0's view is its sign-flip for side 1 (R7.3: the
             # solo, seat 0, decides for the new moon)
-            s0 = np.where(_deciding_seats(rows[sel]) & 1 == 0, v, -v).astype(np.float64)
+            s0 = np.where(sides[sel] == 0, v, -v).astype(np.float64)
             leaf_value[sel] = (1.0 - lam) * s0 + lam * z[sel]
         nb.backup_batch(m, paths, depths, leaf, need, probs, leaf_value, visits, value, prior, evaluated)
         done += m
@@ -197,12 +198,6 @@ def search(infoset, legal_actions, net, iterations: int, rng: np.random.Generato
     seen = root_visits > 0
     values[seen] = sign * value[0][seen] / root_visits[seen]
     return root_visits, values
-
-
-def _deciding_seats(rows: np.ndarray) -> np.ndarray:
-    """The deciding seat of each compact row (entry 24, bits 0..3: the viewer's seat one-hot)."""
-    onehot = rows[:, 24] & 15
-    return np.argmax((onehot[:, None] >> np.arange(4)) & 1, axis=1)
 
 
 class GuidedAgent:
