@@ -96,6 +96,7 @@ AGENTS: dict[str, str | Callable[..., Agent]] = {
     "exit": "twilight_env.agents.exit:ExitAgent",
     "exit-search": "twilight_env.agents.exit:ExitSearchAgent",
     "guided": "twilight_env.agents.guided:GuidedAgent",
+    "policy": "twilight_env.agents.policy:PolicyAgent",
     "respond": "twilight_env.training.search_response:SearchResponder",
     "openspiel": "twilight_env.interop.openspiel_bots:OpenSpielAgent",
 }
@@ -186,7 +187,7 @@ def parse_spec(spec: str) -> tuple[str, dict]:
         for part in rest.split(","):
             key, eq, value = part.partition("=")
             if not eq or not key.strip():
-                if name in ("neural", "exit", "exit-search", "guided") and not eq:  # NAME:default / NAME:PATH shorthand
+                if name in ("neural", "exit", "exit-search", "guided", "policy") and not eq:  # NAME:default / NAME:PATH shorthand
                     kwargs["path"] = part
                     continue
                 raise ValueError(f"bad option {part!r} in agent spec {spec!r}; write key=value")

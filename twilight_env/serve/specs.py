@@ -100,6 +100,7 @@ ALLOWED: dict[str, dict[str, Any]] = {
                "scoring": Choice(("team", "individual")), "max_depth": IntOption(0, 28), "trees": IntOption(1, 16)},
     "neural": {"path": Choice(("default",))},
     "exit": {"path": Choice(("default",))},
+    "policy": {"path": Choice(("default",))},
     "exit-search": {"path": Choice(("default",)), "iterations": IntOption(1, MAX_ITERATIONS),
                     "c": FloatOption(0.0, 10.0), "w": FloatOption(0.0, 100.0),
                     "backend": Choice(("auto", "numba", "python")),

@@ -1,0 +1,161 @@
+"""``policy``: the expert-iteration network alone, played with NumPy (no search, no torch).
+
+The agent plays the legal action of highest probability under the policy head of
+:class:`twilight_env.agents.exit.PolicyValueNet` (Anthony, Tian & Barber 2017; trained on
+search decisions by ``python -m twilight_env.training.exit``), computed by
+:class:`twilight_env.agents.nn.numpy_pv.NumpyPolicyValueNet`, which equals torch's forward
+pass within float32 tolerance. It is the ``exit`` agent's decision rule on a NumPy
+forward pass: no torch at play time and about 0.2 ms per decision on one core, where
+``exit`` with torch takes 1-2 ms (``python benchmarks/decision_time.py``).
+
+Input: the compact row of the deciding seat's information set
+(:func:`twilight_env.agents.nn.features.infoset_row`: only what that seat may know, R2.5,
+R7.1), its role (:func:`~twilight_env.agents.nn.features.role_of`) and the legal actions
+(R3.2, R3.5); an action outside ``legal_actions`` is never played. Ties go to the lowest
+action id, as in ``exit``.
+
+Spec: ``policy`` or ``policy:default`` reads the shipped weights, chosen by the deal's
+number of players (:data:`DEFAULT_WEIGHTS`); ``policy:PATH`` reads a ``.npz`` of
+:func:`~twilight_env.agents.nn.numpy_pv.save_pv_npz` (no torch) or an expert-iteration
+checkpoint / run directory (read with torch, then played with NumPy).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from twilight_env.rules.engine import NUM_ACTIONS
+
+from twilight_env.agents.nn.features import infoset_row, role_of
+
+WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
+"""Folder of the shipped weights."""
+DEFAULT_WEIGHTS = {3: "policy_3p.npz", 4: "guided_4p.npz"}
+"""The shipped network of ``policy:default`` per number of players (files in :data:`WEIGHTS_DIR`):
+3 players, the iteration-2 network ``results/exit_scale/3p_it2``; 4 players, the network
+inside ``guided:default`` (``results/exit_scale/4p``), shared with it."""
+DEFAULT_SOURCES = {3: "results/exit_scale/3p_it2/checkpoint.pt", 4: "results/exit_scale/4p/checkpoint.pt"}
+"""The training checkpoint each default file was exported from (``export_pv_npz``), relative to
+the repository root (tested equal)."""
+
+
+def default_weights(num_players: int) -> Path:
+    """Path of the shipped ``.npz`` of ``policy:default`` for 3 or 4 players.
+
+    Raises:
+        ValueError: a number of players other than 3 or 4.
+    """
+    if num_players not in DEFAULT_WEIGHTS:
+        raise ValueError(f"policy:default has weights for 3 and 4 players, not {num_players!r}")
+    return WEIGHTS_DIR / DEFAULT_WEIGHTS[num_players]
+
+
+def load_network(path: str, num_players: int | None = None):
+    """The NumPy network of a ``policy`` path and its number of players.
+
+    Args:
+        path: ``"default"`` (needs ``num_players``), a ``.npz`` weights file, or an
+            expert-iteration checkpoint file / run directory (needs torch).
+        num_players: the variant the caller needs (None: any, unless ``path`` is ``"default"``).
+
+    Returns:
+        ``(NumpyPolicyValueNet, num_players)``.
+
+    Raises:
+        ValueError: a missing, damaged or mismatched file, naming it.
+    """
+    from twilight_env.agents.nn.numpy_pv import load_pv_npz
+
+    if path == "default":
+        return load_pv_npz(default_weights(num_players), num_players)
+    from twilight_env.agents.guided import numpy_model
+
+    return numpy_model(path, num_players)
+
+
+class PolicyAgent:
+    """The policy network's most probable legal action (module docstring).
+
+    Args:
+        path: ``"default"``, a ``.npz`` weights file, or an expert-iteration checkpoint
+            file / run directory (read with torch when it is built).
+
+    Raises:
+        ValueError: a missing, corrupt or mismatched weights file (naming it), or a path
+            that is not a non-empty string.
+    """
+
+    stateless = True
+    """Decisions depend only on (information set, legal actions): one instance may play
+    many deals at once (``twilight_env.experiments.common.play_lockstep``)."""
+
+    def __init__(self, path: str = "default"):
+        if not isinstance(path, str) or not path:
+            raise ValueError(f"policy: path must be 'default', a .npz weights file or an exit checkpoint, "
+                             f"got {path!r}")
+        self.path = path
+        self._nets: dict = {}
+        if path != "default":  # the file is loaded and checked now, when the agent is built
+            try:
+                net, npl = load_network(path)
+            except ValueError as e:
+                raise ValueError(f"policy option path={path!r}: {e}") from None
+            self._nets[npl] = net
+        self.name = "policy" if path == "default" else f"policy:{path}"
+
+    def net_for(self, num_players: int):
+        """The NumPy network for a variant, loaded on first use.
+
+        Raises:
+            ValueError: weights of the other variant, or missing or corrupt shipped weights.
+        """
+        net = self._nets.get(num_players)
+        if net is None:
+            if self.path != "default":
+                raise ValueError(f"policy weights {self.path!r} are for {next(iter(self._nets))} players; "
+                                 f"they cannot play a {num_players}-player deal")
+            net, _ = load_network("default", num_players)
+            self._nets[num_players] = net
+        return net
+
+    def reset(self) -> None:
+        """Nothing to reset: the policy keeps no state between decisions."""
+
+    def act(self, infoset, legal_actions, rng: np.random.Generator | None = None) -> int:
+        """The legal action of highest policy probability (lowest id on ties).
+
+        Raises:
+            ValueError: no legal action, or an information set whose viewer is not to act.
+        """
+        return self.act_batch([infoset], [legal_actions])[0]
+
+    def act_batch(self, infosets, legal_actions_list) -> list[int]:
+        """Greedy actions for many decisions, one forward pass per number of players.
+
+        Raises:
+            ValueError: a decision without legal actions.
+        """
+        if len(infosets) != len(legal_actions_list):
+            raise ValueError(f"{len(infosets)} information sets but {len(legal_actions_list)} legal-action lists")
+        out: list = [None] * len(infosets)
+        by_npl: dict[int, list[int]] = {}
+        for i, info in enumerate(infosets):
+            if len(legal_actions_list[i]) == 0:
+                raise ValueError("policy: a decision has no legal action (the deal is over?)")
+            by_npl.setdefault(info.num_players, []).append(i)
+        for npl, idx in by_npl.items():
+            rows = np.array([infoset_row(infosets[i]) for i in idx], dtype=np.int64)
+            roles = np.array([role_of(npl, infosets[i].acting_seat) for i in idx], dtype=np.int64)
+            legal = np.zeros((len(idx), NUM_ACTIONS), dtype=bool)
+            for k, i in enumerate(idx):
+                legal[k, list(legal_actions_list[i])] = True
+            probs, _ = self.net_for(npl).forward(rows, roles, legal)
+            probs = np.where(legal, probs, -1.0)
+            for k, i in enumerate(idx):
+                out[i] = int(np.argmax(probs[k]))  # the first maximum: lowest id on ties
+        return out
+
+
+__all__ = ["DEFAULT_SOURCES", "DEFAULT_WEIGHTS", "PolicyAgent", "default_weights", "load_network"]
