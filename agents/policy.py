@@ -129,7 +129,13 @@ class PolicyAgent:
         Raises:
             ValueError: no legal action, or an information set whose viewer is not to act.
         """
-        return self.act_batch([infoset], [legal_actions])[0]
+        if len(legal_actions) == 0:
+            raise ValueError("policy: a decision has no legal action (the deal is over?)")
+        npl = infoset.num_players
+        legal = np.zeros(NUM_ACTIONS, dtype=bool)
+        legal[list(legal_actions)] = True
+        probs, _ = self.net_for(npl).forward_one(infoset_row(infoset), role_of(npl, infoset.acting_seat), legal)
+        return int(np.argmax(np.where(legal, probs, -1.0)))  # the first maximum: lowest id on ties
 
     def act_batch(self, infosets, legal_actions_list) -> list[int]:
         """Greedy actions for many decisions, one forward pass per number of players.

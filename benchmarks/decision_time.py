@@ -5,7 +5,8 @@ decision with more than one legal action, times each spec's ``act`` on that info
 set (each with its own fresh generator). Prints mean and median CPU seconds per decision
 (``time.process_time``: this process only, so other jobs on a shared machine count less
 than in wall time; BLAS and torch on one thread, each agent's first decision, which
-loads and compiles, untimed) for each spec and their ratio to the first spec, all from the same
+loads and compiles, untimed; each spec gets its own fresh information set, so what it
+computes on first use counts for every spec alike) for each spec and their ratio to the first spec, all from the same
 run, e.g. to choose the iterations of ``openspiel:ismcts`` that match ``ismcts`` or
 ``pimc`` in time::
 
@@ -63,8 +64,9 @@ def main(argv=None) -> None:
                 if k % args.every == 0:
                     for spec, agent in zip(args.specs, agents):
                         r = np.random.default_rng((args.seed, d, k))
-                        t = time.process_time()
-                        agent.act(info, legal, r)
+                        own = InfoSet(state, state.deciding_seat)  # each spec its own, as in play:
+                        t = time.process_time()  # what an InfoSet computes on first use counts for every spec
+                        agent.act(own, legal, r)
                         times[spec].append(time.process_time() - t)
             state.apply(guide.act(info, legal, rng))
     base = statistics.mean(times[args.specs[0]])

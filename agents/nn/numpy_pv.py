@@ -133,6 +133,33 @@ class NumpyPolicyValueNet:
         p /= p.sum(axis=1, keepdims=True)
         return p.astype(np.float32), np.tanh(value).astype(np.float32)
 
+    def forward_one(self, row, role: int, legal: np.ndarray) -> tuple[np.ndarray, float]:
+        """:meth:`forward` of one decision, with the first layer as a sum of the weight rows at
+        the row's set bits (about a tenth of the 700 inputs), so that a single decision reads
+        a tenth of the first layer's weights.
+
+        Args:
+            row: the 25 compact masks (a sequence of int); role: its head (``0..num_roles-1``);
+            legal: ``(31,)`` bool, at least one True.
+
+        Returns:
+            ``probs`` ``(31,)`` float32 (0 on illegal actions) and the value, a float in [-1, 1].
+
+        Raises:
+            ValueError: a role outside ``0..num_roles-1`` or no legal action.
+        """
+        if not 0 <= int(role) < self.num_roles:
+            raise ValueError(f"roles must be in 0..{self.num_roles - 1}, got [{role}]")
+        legal = np.asarray(legal, dtype=bool)
+        if not legal.any():
+            raise ValueError("every decision needs at least one legal action")
+        r = np.fromiter(row, dtype=np.int64, count=len(row))
+        bits = np.flatnonzero((r[:, None] >> self._shifts) & 1)
+        w0, b0 = self._trunk[0]
+        pre = np.add.reduce(w0[bits], axis=0) + b0
+        p, v = self.forward_first(pre[None], np.array([int(role)]), legal[None])
+        return p[0], float(v[0])
+
     def _heads_by_role(self, h, roles):
         """Logits and pre-tanh values, one role's rows at a time (any head depth)."""
         logits = np.empty((h.shape[0], 31), dtype=np.float32)

@@ -163,3 +163,23 @@ def test_bad_options_and_decisions_are_refused():
     (_, info), = _decisions(3, 2, 1)
     with pytest.raises(ValueError, match="no legal action"):
         make_agent("policy").act(info, ())
+
+
+@pytest.mark.parametrize("players", [3, 4])
+def test_the_single_decision_pass_equals_the_batch_pass(players):
+    """``forward_one`` (first layer as a sum of the weight rows at the set bits) equals ``forward``."""
+    net, _ = policy.load_network("default", players)
+    rng = np.random.default_rng(4)
+    rows = ((rng.random((32, 25, 28)) < 0.1) * (1 << np.arange(28))).sum(axis=2).astype(np.int64)
+    roles = rng.integers(0, net.num_roles, 32)
+    legal = rng.random((32, 31)) < 0.4
+    legal[:, 3] = True
+    p, v = net.forward(rows, roles, legal)
+    for k in range(32):
+        p1, v1 = net.forward_one(rows[k].tolist(), int(roles[k]), legal[k])
+        np.testing.assert_allclose(p1, p[k], atol=1e-6)
+        assert abs(v1 - v[k]) < 1e-6
+    with pytest.raises(ValueError, match="roles must be"):
+        net.forward_one(rows[0].tolist(), net.num_roles, legal[0])
+    with pytest.raises(ValueError, match="legal action"):
+        net.forward_one(rows[0].tolist(), 0, np.zeros(31, dtype=bool))
