@@ -1,0 +1,346 @@
+"""Approximate best responders against the exact best response, on endgames small enough to enumerate.
+
+A best responder's margin is a lower bound on a fixed agent's exploitability (Timbers et al.
+2022); how far below the exact best response it stays can be measured where the exact
+one can be computed. This module does so on endgames of a few tricks:
+
+1. **Positions.** Deals are played with the fixed agent (the *target*) on every seat, the
+   responder's decisions now and then replaced by a random legal action (so that the
+   positions are not only the target's own lines), until ``tricks_left`` tricks remain and
+   the responder is to decide with at least two legal actions.
+2. **Every world.** Every deal of the unseen cards consistent with the responder's
+   information set (R2.5: each hidden hand keeps its public Sun and Moon counts; R7.1: the
+   new moon's hand is open) is enumerated, and the ones in which the target would have made
+   each of its past decisions as it did are kept (Bayes' rule for a deterministic policy;
+   all deals of the unseen cards are equally likely a priori, R2.3).
+3. **The exact best response** over the rest of the deal: the responder chooses at each of
+   its information sets (all plays are public, so the worlds it cannot tell apart are those
+   with the same public actions), the target plays its policy in each world, and the value
+   is the mean over the kept worlds of the responder side's deal score minus the other's
+   (deal points, R5), maximised by backward induction (``max`` at the responder's
+   information sets, one action for all worlds in them).
+4. **Each approximate responder** plays every responder decision of the same endgame (its
+   action chosen from its information set), and its value is computed over the same worlds
+   exactly. Its *gap* is the exact best response's value minus its own (>= 0).
+
+Responder seats: ``solo`` (3 players: the solo, deciding for both Moon hands, R7.3) or a
+single seat (``seat=S``: the other seats, the partner included, play the target).
+
+Usage::
+
+    python -m twilight_env.training.br_validation --target exit:default --players 3 --mode solo \\
+        --positions 100 --tricks-left 2 --responder respond:target=exit:default --seed 5
+
+It prints one row per responder (mean gap with a 95% interval, positions with no gap,
+positions whose first action is a best one) and writes the per-position figures as JSON
+with ``--out``.
+"""
+
+from __future__ import annotations
+
+from twilight_env.util.extras import require
+
+require("torch", "train", "twilight_env.training.br_validation", as_main=__name__ == "__main__")
+
+import argparse  # noqa: E402
+import itertools  # noqa: E402
+import json  # noqa: E402
+import time  # noqa: E402
+from dataclasses import dataclass  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+from twilight_env.agents.base import make_agent  # noqa: E402
+from twilight_env.rules.cards import MOON_MASK, SUN_MASK  # noqa: E402
+from twilight_env.rules.engine import State  # noqa: E402
+from twilight_env.rules.infoset import InfoSet  # noqa: E402
+from twilight_env.util.report import fmt_ci, mean_ci, write_json_atomic  # noqa: E402
+from twilight_env.util.seeding import check_seed  # noqa: E402
+
+NEW_MOON = 2
+"""The new moon's seat in 3 players (R7.1)."""
+
+
+def responder_seats(mode: str, num_players: int) -> frozenset[int]:
+    """The deciding seats the responder plays: ``solo`` (3 players: seat 0, which decides for
+    both Moon hands, R7.3) or ``seat=S`` (one seat; in 3 players 0, 1 or 3).
+
+    Raises:
+        ValueError: another mode, or a seat that does not decide in this variant.
+    """
+    if mode == "solo":
+        if num_players != 3:
+            raise ValueError("mode 'solo' is the 3-player solo; use seat=S in 4 players")
+        return frozenset({0})
+    if mode.startswith("seat="):
+        try:
+            seat = int(mode[5:])
+        except ValueError:
+            seat = -1
+        allowed = (0, 1, 3) if num_players == 3 else (0, 1, 2, 3)
+        if seat not in allowed:
+            raise ValueError(f"mode {mode!r}: the seat must be one of {allowed} in {num_players} players")
+        return frozenset({seat})
+    raise ValueError(f"mode must be 'solo' or 'seat=S', got {mode!r}")
+
+
+def enumerate_hands(info: InfoSet) -> list[list[int]]:
+    """Every world of an information set: 4 hand masks per world, each hidden hand holding
+    exactly its public Sun and Moon counts (R2.5), the seen hands as they are.
+
+    Returns:
+        the worlds, in a fixed order (the same for the same information set).
+    """
+    hidden = [s for s in range(4) if s != info.seat and not (info.num_players == 3 and s == NEW_MOON)]
+    unseen = info.unseen_mask
+    per_cult = []
+    for cult, cmask in ((0, SUN_MASK), (1, MOON_MASK)):
+        pool = [c for c in range(28) if unseen >> c & 1 and cmask >> c & 1]
+        per_cult.append(list(_splits(pool, [info.hand_counts[s][cult] for s in hidden])))
+    worlds = []
+    for sun, moon in itertools.product(*per_cult):
+        hands = list(info.known_masks)
+        for k, s in enumerate(hidden):
+            hands[s] |= sun[k] | moon[k]
+        worlds.append(hands)
+    return worlds
+
+
+def _splits(pool: list[int], counts: list[int]):
+    """Every way to deal the cards ``pool`` into hands of ``counts`` cards, as masks."""
+    if not counts:
+        if pool:
+            raise AssertionError("card counts and unseen cards disagree")
+        yield []
+        return
+    for chosen in itertools.combinations(pool, counts[0]):
+        mask = sum(1 << c for c in chosen)
+        rest = [c for c in pool if not mask >> c & 1]
+        for tail in _splits(rest, counts[1:]):
+            yield [mask, *tail]
+
+
+class Target:
+    """The fixed agent, asked one batch of decisions at a time (``act_batch`` when it has one).
+
+    Args:
+        spec: a deterministic agent (its action a function of the information set): the
+            greedy networks (``exit``, ``neural``, ``policy``) or ``heuristic``.
+    """
+
+    def __init__(self, spec: str):
+        self.spec = spec
+        self.agent = make_agent(spec)
+        self.calls = 0
+
+    def actions(self, states: list[State]) -> list[int]:
+        """The target's action in each state, from its deciding seat's information set."""
+        infos = [InfoSet(s, s.deciding_seat) for s in states]
+        self.calls += len(states)
+        if hasattr(self.agent, "act_batch"):
+            return [int(a) for a in self.agent.act_batch(infos, [i.legal_actions for i in infos])]
+        return [int(self.agent.act(i, i.legal_actions, np.random.default_rng(0))) for i in infos]
+
+
+def consistent_worlds(info: InfoSet, target: Target, resp: frozenset[int]) -> list[State]:
+    """The states of the worlds in which the target made each of its past decisions as it did.
+
+    Every world (:func:`enumerate_hands`) is replayed from its dealt hands through the deal's
+    public actions; at each decision of a seat the responder does not play, the worlds where
+    the target would have chosen another action are dropped.
+    """
+    from twilight_env.training.search_response import public_actions
+
+    states = []
+    for hands in enumerate_hands(info):
+        init = list(hands)
+        for _, holder, card in info.history:
+            init[holder] |= 1 << card
+        st = State(init, info.first_leader, info.num_players)
+        states.append(st)
+    for a in public_actions(info):
+        dec = states[0].deciding_seat  # public: the same in every world
+        if dec not in resp:
+            states = [s for s, t in zip(states, target.actions(states)) if t == a]
+        for s in states:
+            s.apply(a)
+    return states
+
+
+def _outcome(s: State, side: int) -> int:
+    a, b = s.side_scores()
+    return (a - b) if side == 0 else (b - a)
+
+
+def _split(states: list[State], acts: list[int]) -> dict[int, list[State]]:
+    groups: dict[int, list[State]] = {}
+    for s, a in zip(states, acts):
+        c = s.clone()
+        c.apply(a)
+        groups.setdefault(a, []).append(c)
+    return groups
+
+
+def exact_value(states: list[State], target: Target, resp: frozenset[int], side: int) -> tuple[float, dict]:
+    """The exact best response's total outcome over ``states`` (worlds the responder cannot
+    tell apart), and at the root each legal action's total.
+
+    Returns:
+        ``(total, {action: total})`` in deal points summed over the worlds (divide by their
+        number for the mean); the dict is empty unless the responder decides at the root.
+    """
+    if states[0].done:
+        return float(sum(_outcome(s, side) for s in states)), {}
+    dec = states[0].deciding_seat
+    if dec in resp:
+        per = {}
+        for a in states[0].legal_actions():
+            per[a] = exact_value(_split(states, [a] * len(states))[a], target, resp, side)[0]
+        return max(per.values()), per
+    groups = _split(states, target.actions(states))
+    return float(sum(exact_value(g, target, resp, side)[0] for g in groups.values())), {}
+
+
+def policy_value(states: list[State], target: Target, resp: frozenset[int], side: int, responder,
+                 rng: np.random.Generator) -> tuple[float, int | None]:
+    """The total outcome over ``states`` when ``responder`` (an agent) plays every responder
+    decision from its information set; also its action at the root (None unless it decides)."""
+    if states[0].done:
+        return float(sum(_outcome(s, side) for s in states)), None
+    dec = states[0].deciding_seat
+    if dec in resp:
+        info = InfoSet(states[0], dec)
+        legal = info.legal_actions
+        a = int(legal[0]) if len(legal) == 1 else int(responder.act(info, legal, rng))
+        return policy_value(_split(states, [a] * len(states))[a], target, resp, side, responder, rng)[0], a
+    groups = _split(states, target.actions(states))
+    return float(sum(policy_value(g, target, resp, side, responder, rng)[0] for g in groups.values())), None
+
+
+def endgame_positions(target: Target, num_players: int, resp: frozenset[int], n: int, tricks_left: int,
+                      seed: int, explore: float = 0.3) -> list[State]:
+    """``n`` positions with ``tricks_left`` tricks to play and the responder to decide among
+    two or more actions, from deals played by the target (the responder's decisions
+    replaced by a random legal action with probability ``explore``)."""
+    rng = np.random.default_rng(seed)
+    out = []
+    while len(out) < n:
+        st = State.random(rng, 0 if num_players == 3 else int(rng.integers(4)), num_players)  # R7.2
+        while not st.done:
+            if st.trick >= 7 - tricks_left and st.deciding_seat in resp and len(st.legal_actions()) >= 2:
+                out.append(st)
+                break
+            if st.trick > 7 - tricks_left:
+                break
+            la = st.legal_actions()
+            if st.deciding_seat in resp and rng.random() < explore:
+                a = int(la[int(rng.integers(len(la)))])
+            else:
+                a = target.actions([st])[0]
+            st.apply(a)
+    return out
+
+
+@dataclass
+class PositionResult:
+    """One endgame's figures (deal points per world, the responder side's view)."""
+
+    worlds: int
+    exact: float
+    exact_best_actions: list[int]
+    target_value: float
+    responders: dict[str, dict]
+
+
+def validate(target_spec: str, responder_specs: list[str], num_players: int, mode: str, positions: int,
+             tricks_left: int, seed: int, progress: bool = True) -> dict:
+    """Run the comparison of the module docstring.
+
+    Returns:
+        a JSON-ready dict: settings, per-position results and per-responder summaries
+        (mean gap with a 95% t interval, share with no gap, share whose first action is a
+        best one).
+
+    Raises:
+        ValueError: a bad mode, seat, count, seed or agent spec.
+    """
+    check_seed(seed)
+    if not 1 <= tricks_left <= 3:
+        raise ValueError(f"tricks_left must be 1, 2 or 3 (larger endgames do not enumerate quickly), got {tricks_left}")
+    if positions < 1:
+        raise ValueError(f"positions must be >= 1, got {positions}")
+    resp = responder_seats(mode, num_players)
+    target = Target(target_spec)
+    responders = {s: make_agent(s) for s in responder_specs}
+    t0 = time.perf_counter()
+    rows = []
+    for k, st in enumerate(endgame_positions(target, num_players, resp, positions, tricks_left, seed)):
+        info = InfoSet(st, st.deciding_seat)
+        side = st.deciding_seat & 1
+        worlds = consistent_worlds(info, target, resp)
+        if not worlds:  # cannot happen for a deterministic target on its own play; kept as a check
+            raise AssertionError(f"position {k}: no world is consistent with the target's play")
+        n = len(worlds)
+        best, per = exact_value(worlds, target, resp, side)
+        best_actions = sorted(a for a, v in per.items() if v >= best - 1e-9)
+        tv, _ = policy_value(worlds, target, resp, side, target.agent, np.random.default_rng(0))
+        res = {}
+        for spec, agent in responders.items():
+            v, first = policy_value(worlds, target, resp, side, agent, np.random.default_rng((seed, k)))
+            res[spec] = {"value": v / n, "gap": (best - v) / n, "first_action": first,
+                         "first_is_best": first in best_actions}
+        rows.append(PositionResult(n, best / n, best_actions, tv / n, res))
+        if progress:
+            print(f"position {k + 1}/{positions}: {n} worlds, exact {best / n:+.1f}, target {tv / n:+.1f}, "
+                  + ", ".join(f"{s.split(':')[0]} gap {r['gap']:.1f}" for s, r in res.items()), flush=True)
+    summary = {}
+    for spec in responder_specs:
+        gaps = np.array([r.responders[spec]["gap"] for r in rows])
+        summary[spec] = {"mean_gap": list(mean_ci(gaps)), "no_gap": float(np.mean(gaps < 1e-9)),
+                         "first_is_best": float(np.mean([r.responders[spec]["first_is_best"] for r in rows]))}
+    room = np.array([r.exact - r.target_value for r in rows])
+    return {"target": target_spec, "players": num_players, "mode": mode, "positions": positions,
+            "tricks_left": tricks_left, "seed": seed, "seconds": time.perf_counter() - t0,
+            "mean_worlds": float(np.mean([r.worlds for r in rows])), "exact_minus_target": list(mean_ci(room)),
+            "summary": summary, "rows": [r.__dict__ for r in rows]}
+
+
+def report(result: dict) -> str:
+    """The summary table of :func:`validate`'s result (deal points per position)."""
+    lines = [f"target {result['target']}, {result['players']} players, mode {result['mode']}, "
+             f"{result['positions']} positions with {result['tricks_left']} tricks left "
+             f"(mean {result['mean_worlds']:.1f} consistent worlds), {result['seconds']:.0f} s",
+             "exact best response minus the target on the responder seats: "
+             + fmt_ci(*result["exact_minus_target"], digits=2, signed=True),
+             f"{'responder':44s} {'mean gap [95% CI]':>24s} {'no gap':>7s} {'first best':>11s}"]
+    for spec, s in result["summary"].items():
+        lines.append(f"{spec[:44]:44s} {fmt_ci(*s['mean_gap'], digits=2):>24s} "
+                     f"{s['no_gap']:7.2f} {s['first_is_best']:11.2f}")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--target", default="exit:default", help="the fixed agent (deterministic; default exit:default)")
+    ap.add_argument("--responder", action="append", required=True,
+                    help="an approximate responder's agent spec (repeat for several)")
+    ap.add_argument("--players", type=int, choices=(3, 4), default=3)
+    ap.add_argument("--mode", default="solo", help="solo (3 players) or seat=S (default solo)")
+    ap.add_argument("--positions", type=int, default=100)
+    ap.add_argument("--tricks-left", type=int, default=2)
+    ap.add_argument("--seed", type=int, default=5)
+    ap.add_argument("--out", help="write the per-position figures to this JSON file")
+    ap.add_argument("--quiet", action="store_true")
+    args = ap.parse_args(argv)
+    try:
+        result = validate(args.target, args.responder, args.players, args.mode, args.positions, args.tricks_left,
+                          args.seed, progress=not args.quiet)
+    except ValueError as e:
+        raise SystemExit(f"error: {e}") from None
+    print(report(result))
+    if args.out:
+        write_json_atomic(args.out, result)
+
+
+if __name__ == "__main__":
+    main()
