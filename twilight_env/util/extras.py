@@ -40,6 +40,11 @@ def require(module: str, extra: str, what: str, as_main: bool = False) -> None:
     """
     if available(module):
         return
+    try:  # the import decides: find_spec twice missed an installed torch here, on a loaded machine
+        importlib.import_module(module)
+        return
+    except ImportError:
+        pass
     message = f"{what} needs {module}, which is not installed; install the '{extra}' extra: {install_hint(extra)}"
     if as_main:
         raise SystemExit(f"error: {message}")
