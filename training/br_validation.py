@@ -159,6 +159,8 @@ def consistent_worlds(info: InfoSet, target: Target, resp: frozenset[int]) -> li
         st = State(init, info.first_leader, info.num_players)
         states.append(st)
     for a in public_actions(info):
+        if not states:  # no world explains the target's play (it did not play these seats)
+            break
         dec = states[0].deciding_seat  # public: the same in every world
         if dec not in resp:
             states = [s for s, t in zip(states, target.actions(states)) if t == a]

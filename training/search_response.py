@@ -24,7 +24,18 @@ the DMC best responder of :mod:`twilight_env.training.best_response`. It looks o
 decision ahead (its own later moves are the fixed agent's), so it is a lower bound and
 not a best response.
 
-Spec: ``respond:target=SPEC,worlds=32,candidates=8`` where SPEC is ``exit:default``,
+In the last ``exact_tricks`` tricks (option, 0..3; 0, the default, is off) the responder
+plays the exact best response instead: every deal of the unseen cards is enumerated
+(when there are at most ``max_worlds``), the ones consistent with the target's play are
+kept (the partner's past play, like the responder's own, rules out no world), and the
+deciding seat's remaining decisions are chosen by backward induction with the target's
+policy on every other seat, the partner's included
+(:func:`twilight_env.training.br_validation.exact_value`). For the 3-player solo, who
+decides for both Moon hands (R7.3), this is the exact best response to the target in those
+tricks; for a seat with a partner it is exact when the partner plays the target's policy
+and its past play is not used.
+
+Spec: ``respond:target=SPEC,worlds=32,candidates=8,exact_tricks=0,max_worlds=2000`` where SPEC is ``exit:default``,
 ``exit:PATH``, ``neural:default``, ``neural:PATH`` (the ``threads`` and ``backend``
 options of those agents are not taken here) or ``heuristic`` (deterministic too: its
 compiled copy, :func:`twilight_env.agents.fast_rollout.decide_state`, which
@@ -128,12 +139,19 @@ class SearchResponder:
     stateless = True
     """Decisions depend only on (information set, legal actions, rng)."""
 
-    def __init__(self, target: str = "exit:default", worlds: int = 32, candidates: int = 8):
+    def __init__(self, target: str = "exit:default", worlds: int = 32, candidates: int = 8, exact_tricks: int = 0,
+                 max_worlds: int = 2000):
         _positive_int("worlds", worlds)
         _positive_int("candidates", candidates)
+        _positive_int("max_worlds", max_worlds)
+        if isinstance(exact_tricks, bool) or not isinstance(exact_tricks, int) or not 0 <= exact_tricks <= 3:
+            raise ValueError(f"respond option exact_tricks must be an integer 0..3 (0: off), got {exact_tricks!r}")
         self.target = TargetPolicy(str(target))
         self.worlds, self.candidates = int(worlds), int(candidates)
-        self.name = f"respond:target={target},worlds={worlds},candidates={candidates}"
+        self.exact_tricks, self.max_worlds = int(exact_tricks), int(max_worlds)
+        self._exact_target = None
+        self.name = f"respond:target={target},worlds={worlds},candidates={candidates}" + (
+            f",exact_tricks={exact_tricks},max_worlds={max_worlds}" if exact_tricks else "")
         self.last_consistent = None
         """Consistent worlds found at the last decision (of ``worlds × candidates`` drawn)."""
 
@@ -188,8 +206,35 @@ class SearchResponder:
             raise ValueError("respond.act needs at least one legal action (the deal may be over)")
         if len(legal_actions) == 1:
             return int(legal_actions[0])
-        values = self.action_values(info, legal_actions, rng)
+        values = None
+        if self.exact_tricks and 7 - info.trick <= self.exact_tricks:
+            values = self.exact_action_values(info)
+        if values is None:
+            values = self.action_values(info, legal_actions, rng)
         return max(sorted(values), key=lambda a: (values[a], -a))
+
+    def exact_action_values(self, info) -> dict[int, float] | None:
+        """Each legal action's mean outcome for the responder's side under the exact best
+        response over the rest of the deal (:mod:`twilight_env.training.br_validation`): every
+        deal of the unseen cards in which the other side's target made its past decisions as
+        it did, the target's policy on every other seat, and the deciding seat's later
+        decisions chosen at each set of worlds the public actions leave indistinguishable
+        (module docstring). None when more
+        than ``max_worlds`` deals of the unseen cards exist or none is consistent (the
+        sampled search then decides)."""
+        from twilight_env.training import br_validation as V
+
+        if len(V.enumerate_hands(info)) > self.max_worlds:
+            return None
+        if self._exact_target is None:
+            self._exact_target = V.Target(self.target.spec)
+        side = frozenset(s for s in range(4) if (s & 1) == (info.seat & 1))
+        worlds = V.consistent_worlds(info, self._exact_target, side)  # the partner's past play filters nothing
+        self.last_consistent = len(worlds)
+        if not worlds:
+            return None
+        _, per = V.exact_value(worlds, self._exact_target, frozenset({info.seat}), info.seat & 1)
+        return {a: v / len(worlds) for a, v in per.items()}
 
 
 __all__ = ["SearchResponder", "TargetPolicy", "TARGETS", "public_actions", "initial_hands"]

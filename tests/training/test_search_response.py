@@ -105,3 +105,34 @@ def test_plays_legal_moves_and_refuses_bad_targets():
         make_agent("respond:target=pimc")
     with pytest.raises(ValueError, match="worlds"):
         make_agent("respond:worlds=0")
+
+
+def test_exact_endgames_play_the_exact_best_response_of_the_solo():
+    """With ``exact_tricks=K`` the 3-player solo's play in the last K tricks is the exact best
+    response of ``br_validation`` (no gap on any position)."""
+    from twilight_env.training import br_validation as V
+
+    exact = "respond:target=exit:default,worlds=4,candidates=2,exact_tricks=2"
+    r = V.validate("exit:default", [exact], 3, "solo", 8, 2, 21, progress=False)
+    assert r["summary"][exact]["mean_gap"][0] == 0 and r["summary"][exact]["first_is_best"] == 1
+    assert make_agent(exact).name == exact + ",max_worlds=2000"
+
+
+def test_exact_endgames_with_a_partner_play_legal_moves():
+    """A seat with a partner (4 players) plays legal moves in exact mode, the whole deal."""
+    me = make_agent("respond:target=exit:default,worlds=4,candidates=2,exact_tricks=2")
+    st = State.random(np.random.default_rng(9), 1, 4)
+    rng = np.random.default_rng(0)
+    while not st.done:
+        info = InfoSet(st, st.deciding_seat)
+        a = me.act(info, info.legal_actions, rng) if st.deciding_seat % 2 == 0 else info.legal_actions[0]
+        assert a in info.legal_actions
+        st.apply(a)
+
+
+@pytest.mark.parametrize("spec,match", [("respond:exact_tricks=4", "exact_tricks"),
+                                        ("respond:exact_tricks=1.5", "exact_tricks"),
+                                        ("respond:max_worlds=0", "max_worlds")])
+def test_bad_exact_options_are_refused(spec, match):
+    with pytest.raises(ValueError, match=match):
+        make_agent(spec)
