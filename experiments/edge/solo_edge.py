@@ -85,8 +85,8 @@ from twilight_env.records.game_records import check_records_folder
 from twilight_env.records.dealsets import deal_set
 from twilight_env.util.distributed import ray_runner, runner_label
 
-from twilight_env.experiments.common import (check_score_pair, fmt_ci, git_hash, markdown_table, mean_ci,
-                                             play_seeded, run_tasks, text_table, wilson_ci)
+from twilight_env.experiments.common import (check_score_pair, fmt_ci, git_hash, lockstep_ok, markdown_table,
+                                             mean_ci, play_lockstep, play_seeded, run_tasks, text_table, wilson_ci)
 from twilight_env.experiments.edge.core import (CHECKPOINT, DEFAULT_DEALS, DEFAULT_SPEC,  # noqa: F401 (public names)
                                                 MIN_BOOTSTRAP_DEALS, RESULT, ROTATIONS, PreparedRun,
                                                 StudyCheckpoint, StudySettings, check_grow, config_key,
@@ -132,6 +132,37 @@ def _play_edge_deal(task) -> tuple:
     return (deal_index, moon_pts, sun_pts) + ((recs,) if keep and keep[0] else ())
 
 
+LOCKSTEP_BLOCK = 32
+"""Deals per task when the agents decide in batches (:func:`_play_edge_block`)."""
+
+
+def _play_edge_block(task) -> list[tuple]:
+    """Worker: :func:`_play_edge_deal` for a block of deals, all their plays side by side
+    (:func:`~twilight_env.experiments.common.play_lockstep`: a batched agent such as ``policy``
+    or ``neural`` decides for every play at once). The same results as one deal at a time:
+    every seat of every play keeps its own random stream."""
+    block, solo, sun, seed, config, *keep = task
+    games = []
+    for deal_index, deal in block:
+        for r in range(3):
+            games.append((State.from_deal(rotated_deal(deal, r), 0, 3), [solo, sun, solo, sun], seed, deal_index,
+                          3 * config + r))
+    states = play_lockstep(games)
+    out = []
+    for k, (deal_index, _) in enumerate(block):
+        plays = states[3 * k:3 * k + 3]
+        scores = [st.side_scores() for st in plays]  # side 0 = seats 0, 2 = Moon in 3 players
+        item = (deal_index, [m for m, _ in scores], [u for _, u in scores])
+        if keep and keep[0]:
+            from twilight_env.records.game_records import deal_record
+
+            item += ([deal_record(st, None, agents=[solo, sun, solo, sun], seed=seed,
+                                  meta={"study": "edge", "solo_spec": solo, "sun_spec": sun, "config_key": config,
+                                        "deal": deal_index, "play": r}) for r, st in enumerate(plays)],)
+        out.append(item)
+    return out
+
+
 def play_config(deals, solo: str, sun: str, seed: int, config: int, workers: int,
                 progress: bool = True, done: dict | None = None,
                 on_result=None, records=None) -> tuple[np.ndarray, np.ndarray]:
@@ -150,18 +181,28 @@ def play_config(deals, solo: str, sun: str, seed: int, config: int, workers: int
         ``(moon, sun)``: int arrays of shape ``(N, 3)``, deal points ``[deal, play r]``.
     """
     done = dict(done or {})
-    tasks = [(d, deals[d], solo, sun, seed, config) + ((True,) if records is not None else ())
-             for d in range(len(deals)) if d not in done]
+    keep = (True,) if records is not None else ()
+    todo = [d for d in range(len(deals)) if d not in done]
     label = solo if solo == sun else f"{solo} vs {sun}"
-    hook = on_result
-    if records is not None:
-        def hook(r):
+
+    def one(r):
+        if records is not None:
             for rec in r[3]:
                 records(rec)
-            if on_result is not None:
-                on_result(r[:3])
-    res = run_tasks(_play_edge_deal, tasks, workers, desc=f"edge {label}", progress=progress,
-                    on_result=hook, done=len(deals) - len(tasks))
+        if on_result is not None:
+            on_result(r[:3])
+
+    if lockstep_ok([solo, sun]):  # batched agents: blocks of deals, all plays side by side
+        tasks = [([(d, deals[d]) for d in todo[i:i + LOCKSTEP_BLOCK]], solo, sun, seed, config) + keep
+                 for i in range(0, len(todo), LOCKSTEP_BLOCK)]
+        blocks = run_tasks(_play_edge_block, tasks, workers, desc=f"edge {label} (blocks of {LOCKSTEP_BLOCK} deals)",
+                           progress=progress, on_result=lambda rs: [one(r) for r in rs],
+                           done=(len(deals) - len(todo)) // LOCKSTEP_BLOCK)
+        res = [r for rs in blocks for r in rs]
+    else:
+        tasks = [(d, deals[d], solo, sun, seed, config) + keep for d in todo]
+        res = run_tasks(_play_edge_deal, tasks, workers, desc=f"edge {label}", progress=progress,
+                        on_result=one, done=len(deals) - len(tasks))
     for d, m, u, *_ in res:
         done[d] = (m, u)
     order = range(len(deals))

@@ -228,3 +228,24 @@ def test_the_ladder_notebook_puts_a_new_agent_on_the_ladder(monkeypatch):
     """notebooks/my_agent_on_ladder.ipynb: a registered agent plays a ladder between random and heuristic."""
     shown = _execute("my_agent_on_ladder.ipynb", {"TWILIGHT_LADDER_DEALS": "8"}, monkeypatch)
     assert "| 1 | mine |" in shown and "| 2 | heuristic |" in shown and "8 deals (heldout-1)" in shown
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_batched_agents_play_in_blocks_with_the_same_results_and_records(monkeypatch, workers):
+    """A batched agent (``policy``) plays blocks of deals side by side; points and records equal
+    one deal at a time, and deals already done are not played again."""
+    deals = generate_deals(edge.LOCKSTEP_BLOCK + 5, 11)  # one full block and a partial one
+    seen = []
+    recs_block, recs_one = [], []
+    done = {0: ([1, 2, 3], [4, 5, 6])}
+    blocks = edge.play_config(deals, "policy", "heuristic", 4, 2, workers, progress=False, done=done,
+                              on_result=lambda r: seen.append(r[0]), records=recs_block.append)
+    monkeypatch.setattr(edge, "lockstep_ok", lambda specs: False)
+    one = edge.play_config(deals, "policy", "heuristic", 4, 2, 1, progress=False, done=done,
+                           records=recs_one.append)
+    assert np.array_equal(blocks[0], one[0]) and np.array_equal(blocks[1], one[1])
+    assert blocks[0][0].tolist() == [1, 2, 3]  # the finished deal was kept, not replayed
+    assert sorted(seen) == list(range(1, len(deals)))
+    key = lambda r: (r["meta"]["deal"], r["meta"]["play"])  # noqa: E731
+    strip = lambda rs: [{k: v for k, v in r.items() if k != "created"} for r in sorted(rs, key=key)]  # noqa: E731
+    assert len(recs_block) == 3 * (len(deals) - 1) and strip(recs_block) == strip(recs_one)
