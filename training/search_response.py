@@ -36,7 +36,7 @@ tricks; for a seat with a partner it is exact when the partner plays the target'
 and its past play is not used.
 
 Spec: ``respond:target=SPEC,worlds=32,candidates=8,exact_tricks=0,max_worlds=2000`` where SPEC is ``exit:default``,
-``exit:PATH``, ``neural:default``, ``neural:PATH`` (the ``threads`` and ``backend``
+``exit:PATH``, ``neural:default``, ``neural:PATH``, ``policy:default``, ``policy:PATH`` (the ``threads`` and ``backend``
 options of those agents are not taken here) or ``heuristic`` (deterministic too: its
 compiled copy, :func:`twilight_env.agents.fast_rollout.decide_state`, which
 ``tests/agents/test_fast_rollout.py`` holds equal to it, is what is simulated).
@@ -53,7 +53,7 @@ from twilight_env.envs.vector import VectorEngine
 from twilight_env.rules.engine import NUM_ACTIONS
 from twilight_env.training.vec_selfplay import greedy_actions, vector_rows
 
-TARGETS = ("exit", "neural", "heuristic")
+TARGETS = ("exit", "neural", "policy", "heuristic")
 """Agents whose policy the responder simulates exactly (deterministic: the greedy network
 agents and the heuristic, simulated by its compiled copy)."""
 
@@ -94,7 +94,7 @@ class TargetPolicy:
     def __init__(self, spec: str):
         agent = make_agent(spec)
         kind = spec.split(":", 1)[0]
-        if kind not in TARGETS or (kind != "heuristic" and not hasattr(agent, "model_for")):
+        if kind not in TARGETS or (kind not in ("heuristic", "policy") and not hasattr(agent, "model_for")):
             raise ValueError(f"respond: target must be a deterministic agent ({', '.join(TARGETS)}), got {spec!r}")
         self.spec, self.kind, self.agent = spec, kind, agent
 
@@ -105,10 +105,14 @@ class TargetPolicy:
             from twilight_env.agents.fast_rollout import decide_state
 
             return np.array([decide_state(eng.to_state(int(i))) for i in idx], dtype=np.int64)
-        model = self.agent.model_for(eng.num_players)
         rows = vector_rows(eng, eng.deciding_seat)[idx]
         roles = eng.acting_seat[idx] if eng.num_players == 3 else np.zeros(idx.size, dtype=np.int64)
         bits = eng.legal_bits()[idx]
+        if self.kind == "policy":  # the NumPy network: the greedy action, lowest id on ties, as the agent
+            legal = ((bits[:, None] >> np.arange(NUM_ACTIONS)) & 1).astype(bool)
+            probs, _ = self.agent.net_for(eng.num_players).forward(rows, roles, legal)
+            return np.where(legal, probs, -1.0).argmax(1)
+        model = self.agent.model_for(eng.num_players)
         if self.kind == "neural":
             return greedy_actions(model, rows, roles, bits, "cpu")
         legal = ((bits[:, None] >> np.arange(NUM_ACTIONS)) & 1).astype(bool)

@@ -45,7 +45,7 @@ def test_public_actions_and_initial_hands_rebuild_the_deal(n):
         assert back.phase == st.phase and back.holder == st.holder
 
 
-@pytest.mark.parametrize("spec", ["exit:default", "neural:default", "heuristic"])
+@pytest.mark.parametrize("spec", ["exit:default", "neural:default", "policy:default", "heuristic"])
 def test_the_simulated_target_is_the_agent(spec):
     """On real positions, the policy the responder simulates picks the agent's own action."""
     target, agent = TargetPolicy(spec), make_agent(spec)
