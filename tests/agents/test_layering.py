@@ -42,10 +42,12 @@ def test_features_import_without_torch():
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-2000:]
 
 
-def test_guided_default_plays_without_torch():
-    """``guided:default`` reads its NumPy weights (``agents/weights/guided_{3,4}p.npz``) and plays a
-    deal of each variant while ``import torch`` is made to fail."""
-    pytest.importorskip("numba")
+@pytest.mark.parametrize("spec", ["guided:default,iterations=30,batch=8", "policy:default"])
+def test_network_agents_with_numpy_weights_play_without_torch(spec):
+    """``guided:default`` and ``policy:default`` read their NumPy weights (``agents/weights/*.npz``)
+    and play a deal of each variant while ``import torch`` is made to fail."""
+    if spec.startswith("guided"):
+        pytest.importorskip("numba")
     code = (
         "import sys\n"
         "sys.modules['torch'] = None\n"
@@ -54,7 +56,7 @@ def test_guided_default_plays_without_torch():
         "from twilight_env.rules.engine import State\n"
         "for n in (4, 3):\n"
         "    st = State.random(np.random.default_rng(n), 0, n)\n"
-        "    play_deal(st, [make_agent('guided:default,iterations=30,batch=8')] * 4, np.random.default_rng(0))\n"
+        f"    play_deal(st, [make_agent({spec!r})] * 4, np.random.default_rng(0))\n"
         "    assert st.done\n"
         "print('ok')\n")
     env = dict(os.environ, PYTHONPATH=str(ROOT))

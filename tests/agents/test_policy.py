@@ -1,13 +1,11 @@
 """``policy``: the expert-iteration network alone on a NumPy forward pass. It plays what
 ``exit`` plays on the same checkpoint, reads only the deciding seat's information set
 (R2.5, R7.1), plays only legal actions (R3.2, R3.5), its shipped weights equal the
-checkpoints they were exported from, it plays without torch, and bad paths are refused."""
+checkpoints they were exported from, and bad paths are refused. That it plays without torch
+is tested in ``test_layering.py``."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -115,24 +113,6 @@ def test_the_shipped_weights_equal_the_checkpoints_they_were_exported_from():
         assert npl == n
         np.testing.assert_allclose(p, torch.softmax(logits, 1).numpy(), atol=1e-5)
         np.testing.assert_allclose(v, value.numpy(), atol=1e-5)
-
-
-def test_policy_default_plays_without_torch():
-    """``policy:default`` plays a deal of each variant while ``import torch`` is made to fail."""
-    code = (
-        "import sys\n"
-        "sys.modules['torch'] = None\n"
-        "import numpy as np\n"
-        "from twilight_env.agents.base import make_agent, play_deal\n"
-        "from twilight_env.rules.engine import State\n"
-        "for n in (4, 3):\n"
-        "    st = State.random(np.random.default_rng(n), 0, n)\n"
-        "    play_deal(st, [make_agent('policy:default')] * 4, np.random.default_rng(0))\n"
-        "    assert st.done\n"
-        "print('ok')\n")
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-2000:]
 
 
 def test_a_weights_file_plays_only_its_own_number_of_players():
