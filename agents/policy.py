@@ -5,8 +5,9 @@ The agent plays the legal action of highest probability under the policy head of
 search decisions by ``python -m twilight_env.training.exit``), computed by
 :class:`twilight_env.agents.nn.numpy_pv.NumpyPolicyValueNet`, which equals torch's forward
 pass within float32 tolerance. It is the ``exit`` agent's decision rule on a NumPy
-forward pass: no torch at play time and about 0.2 ms per decision on one core, where
-``exit`` with torch takes 1-2 ms (``python benchmarks/decision_time.py``).
+forward pass: no torch at play time, and 0.6 ms of one core per decision where ``exit``
+with torch takes 1.9 ms (``python benchmarks/decision_time.py policy exit:PATH ismcts
+--players 3 --deals 10``, beside two other jobs).
 
 Input: the compact row of the deciding seat's information set
 (:func:`twilight_env.agents.nn.features.infoset_row`: only what that seat may know, R2.5,
