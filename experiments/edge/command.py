@@ -31,7 +31,7 @@ from twilight_env.util.distributed import add_ray_argument
 from twilight_env.experiments.common import default_workers
 from twilight_env.experiments.edge import edge_strength, individual_edge, solo_edge
 from twilight_env.experiments.edge.core import (CHECKPOINT, DEFAULT_DEALS, DEFAULT_SPEC, INDIVIDUAL_CHECKPOINT,
-                                                RESULT, StudySettings, is_individual_run)
+                                                RESULT, StudySettings, is_individual_run, wrap)
 
 FLAGS: dict[str, str] = {
     "specs": "SPEC", "solo": "--solo", "sun": "--sun", "deals": "--deals", "seed": "--seed",
@@ -177,8 +177,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "(docs/RECORDS.md; twilight replay reads it)")
     p.add_argument("--ladder", default=None, metavar="FOLDER",
                    help="the edge at every rung of a finished 3-player `twilight ladder` run, on the held-out deal "
-                        "set heldout-2, with --deals N per rung; writes edge_vs_strength.md/.json/.png (run the same "
-                        "command again to resume)")
+                        "set heldout-2, with --deals N per rung; writes edge_vs_strength.md/.json/.png (to resume, "
+                        "run the same command with --out FOLDER, the folder it printed; an interruption prints "
+                        "that command)")
     p.add_argument("--rung-deals", action="append", default=None, metavar="SPEC=N",
                    help="with --ladder: N deals for the rung SPEC instead of --deals (repeat for several rungs; "
                         "0 leaves the rung out)")
@@ -260,13 +261,13 @@ def _run_ladder(args, mode: Mode) -> int:
         boot=args.boot, matches=args.matches, out=args.out, **_runner(args))
     try:
         edge_strength.run_edge_ladder(settings)
-    except KeyboardInterrupt:
-        return 130
+    except KeyboardInterrupt as e:
+        return interrupt_status(e)
     return 0
 
 
 def _run_compare(args, mode: Mode) -> int:
-    print(edge_strength.compare_line(edge_strength.compare_runs(*args.compare)))
+    print("\n".join(wrap(edge_strength.compare_line(edge_strength.compare_runs(*args.compare)))))
     return 0
 
 

@@ -1,5 +1,7 @@
 """What every mode of ``twilight edge`` shares: the study's settings, the seating of a
-deal's three plays, the checkpoint format and the finished-run readers.
+deal's three plays, the checkpoint format, the finished-run readers and the layout of what
+the modes print (lines of at most :data:`TERMINAL_WIDTH` characters: :func:`wrap`,
+:func:`terminal_blocks`).
 
 Module order inside :mod:`twilight_env.experiments.edge` (each imports only those before it):
 :mod:`~twilight_env.experiments.edge.matches` (the vectorised match rules) < ``core`` (this
@@ -62,6 +64,33 @@ INDIVIDUAL_CHECKPOINT = "individual.checkpoint.json"
 """File name of an individual-scoring run's checkpoint."""
 INDIVIDUAL_RESULT = "individual.json"
 """File name of a finished individual-scoring run's figures."""
+
+TERMINAL_WIDTH = 100
+"""Widest line ``twilight edge`` prints (characters); the files keep the wide table."""
+
+
+def wrap(text: str, indent: str = "  ") -> list[str]:
+    """``text`` wrapped at :data:`TERMINAL_WIDTH`, later lines indented by ``indent``;
+    words (file paths, agent specs) are never broken, so a line is wider only where one
+    word is."""
+    import textwrap
+
+    return textwrap.wrap(text, TERMINAL_WIDTH, subsequent_indent=indent, break_on_hyphens=False,
+                         break_long_words=False) or [""]
+
+
+def terminal_blocks(header: list[str], rows: list[list]) -> list[str]:
+    """A table too wide for the terminal, printed as one block per row: the row's first
+    cell on a line of its own, then one ``column: value`` line per other column, the values
+    aligned, each line wrapped at :data:`TERMINAL_WIDTH` (the files keep the wide table)."""
+    names = [str(h) for h in header[1:]]
+    pad = max((len(n) for n in names if len(n) <= 30), default=0) + 1  # a longer name goes unaligned
+    out = []
+    for k, row in enumerate(rows):
+        out += ([""] if k else []) + wrap(str(row[0]))
+        for name, value in zip(names, row[1:]):
+            out += wrap(f"  {(name + ':').ljust(pad)} {value}", "      ")
+    return out
 
 
 # ---------------------------------------------------------------------------------

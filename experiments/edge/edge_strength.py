@@ -6,7 +6,9 @@ the rung's agent on all three chairs on the held-out deal set ``heldout-2`` (by 
 the ladder itself plays ``heldout-1``), each rung in its own folder
 ``FOLDER_OUT/edge_{k}_{agent}/``. A rung already finished there is read back, and a rung
 interrupted midway resumes from its checkpoint, so long studies are spread over several
-sittings by running the same command again; asking a finished rung for more deals
+sittings by running the same command with ``--out FOLDER_OUT`` (the folder it printed:
+without ``--out`` each run starts a new folder); Ctrl-C or SIGTERM prints that command
+(:func:`continue_command`). Asking a finished rung for more deals
 (``--rung-deals SPEC=N``) grows its run, playing only the new deals
 (:func:`twilight_env.experiments.edge.solo_edge.grow_run`).
 
@@ -47,10 +49,11 @@ import numpy as np
 from twilight_env.util.distributed import check_address
 from twilight_env.util.jsonfile import JsonFileError, read_json
 
-from twilight_env.experiments.common import check_workers, fmt_ci, markdown_table, mean_ci, out_dir, text_table
+from twilight_env.experiments.common import check_workers, fmt_ci, markdown_table, mean_ci, out_dir
 from twilight_env.records.dealsets import heldout_seed
 from twilight_env.experiments.edge import solo_edge
-from twilight_env.experiments.edge.core import CHECKPOINT, DEFAULT_BOOT, DEFAULT_MATCHES, finished_run
+from twilight_env.experiments.edge.core import (CHECKPOINT, DEFAULT_BOOT, DEFAULT_MATCHES, finished_run,
+                                                terminal_blocks, wrap)
 from twilight_env.experiments.edge.matches import check_match_settings
 
 TARGET_HALF_WIDTH = 2.0
@@ -120,8 +123,9 @@ class LadderSettings:
       itself plays ``heldout-1``).
     - ``boot``, ``matches``: bootstrap resamples and simulated matches per resample of a
       new rung's run (None: 200 and 1000; ranges as :class:`~twilight_env.experiments.edge.core.StudySettings`).
-    - ``out``: output folder (None: ``out/edge_ladder__{seed}__{unixtime}``; entered again on
-      purpose: each rung has its own folder in it).
+    - ``out``: output folder (None: ``out/edge_ladder__{seed}__{unixtime}``, a new one each
+      time; given, it is entered again on purpose: each rung has its own folder in it, so
+      the same command with ``--out`` of an earlier run resumes that run).
     - ``workers``: local worker processes (int >= 1); ``ray``: a Ray address instead.
     - ``progress``: show progress bars; ``verbose``: print each rung and the tables.
 
@@ -169,6 +173,39 @@ class LadderSettings:
         return heldout_seed(self.deal_set)
 
 
+def continue_command(s: LadderSettings, folder: str) -> str:
+    """The ``twilight edge --ladder`` command that continues the study of ``s`` in ``folder``
+    (printed after an interruption): the ladder, ``--deals`` and the other options that
+    decide what is played, and ``--out FOLDER``. The runner's ``--workers`` and ``--quiet``
+    are left to choose again, as with ``--resume``; ``--ray`` is kept."""
+    import shlex
+
+    parts = ["twilight", "edge", "--ladder", s.ladder, "--deals", str(s.deals)]
+    for spec, n in s.rung_deals.items():
+        parts += ["--rung-deals", f"{spec}={n}"]
+    for f in s.off_ladder:
+        parts += ["--off-ladder", f]
+    for flag, value in (("--boot", s.boot), ("--matches", s.matches), ("--ray", s.ray)):
+        if value is not None:
+            parts += [flag, str(value)]
+    return shlex.join(parts + ["--out", folder])
+
+
+def _interrupted_line(error: KeyboardInterrupt, rung: tuple[int, str, str] | None, command: str) -> str:
+    """The one line printed when the ladder study is interrupted, while rung ``(k, spec,
+    folder)`` plays (None: after the rungs): what is saved, and ``command``."""
+    how = "interrupted" if getattr(error, "signum", None) is None else f"stopped by {error}"
+    if rung is None:
+        return f"{how} before the outputs were written; every rung is saved; continue with: {command}"
+    k, spec, sub = rung
+    try:  # the rung's run wrote its checkpoint when interrupted
+        saved = (f"rung {k} ({spec}) has {solo_edge.Checkpoint.load(sub).count()} finished deal(s) saved in "
+                 f"{os.path.join(sub, CHECKPOINT)}")
+    except (OSError, ValueError):  # no checkpoint: interrupted before or after the rung's play
+        saved = f"at rung {k} ({spec})"
+    return f"{how}: {saved}; continue with: {command}"
+
+
 def run_edge_ladder(settings: LadderSettings | str, deals: int | None = None, **options) -> str:
     """Play (or resume, or read back) the edge at every rung; write the outputs; return the folder.
 
@@ -182,6 +219,9 @@ def run_edge_ladder(settings: LadderSettings | str, deals: int | None = None, **
             ``rung_deals`` spec that is not a rung of the ladder, or an ``off_ladder``
             folder that holds no finished one-agent run on that deal set.
         TypeError: a keyword that is no setting.
+        KeyboardInterrupt: Ctrl-C or SIGTERM (as ``twilight`` raises it), after the
+            interrupted rung's checkpoint is written and one line printed to stderr with
+            the command that continues (:func:`continue_command`).
     """
     s = _ladder_settings(settings, deals, options)
     lad = load_ladder(s.ladder)
@@ -198,29 +238,47 @@ def run_edge_ladder(settings: LadderSettings | str, deals: int | None = None, **
         seen[spec] = f
     folder = out_dir(s.out, "edge_ladder", seed, force=True)  # re-entered on purpose: each rung has its own folder
     rows = []
-    for k, (spec, rating) in enumerate(zip(lad["rungs"], lad["ratings"])):
-        n_rung = s.rung_deals.get(spec, s.deals)
-        if spec.split(":")[0] == "random" or n_rung == 0:
-            continue
-        sub = os.path.join(folder, f"edge_{k}_{_slug(spec)}")
-        doc = _play_rung(s, k, spec, n_rung, sub)
-        rows.append({"rung": k, "rating": rating, **_edge_row(doc, sub)})
-    if not rows:
-        raise ValueError(f"--ladder {s.ladder!r} has no rung other than random")
-    result = {"ladder": os.path.abspath(s.ladder), "deal_set": s.deal_set, "seed": seed, "deals": s.deals,
-              "target_half_width": TARGET_HALF_WIDTH, "rungs": rows, "top_two": top_two(rows),
-              "written": time.strftime("%Y-%m-%d %H:%M:%S")}
-    if s.off_ladder:
-        result["off_ladder"] = [_off_ladder_row(f, seed, s.deal_set, rows[-1], tabulated) for f in s.off_ladder]
-    write_outputs(folder, result)
+    rung = None  # (k, spec, folder) of the rung playing, for the line printed if interrupted
+    try:
+        for k, (spec, rating) in enumerate(zip(lad["rungs"], lad["ratings"])):
+            n_rung = s.rung_deals.get(spec, s.deals)
+            if spec.split(":")[0] == "random" or n_rung == 0:
+                continue
+            sub = os.path.join(folder, f"edge_{k}_{_slug(spec)}")
+            rung = (k, spec, sub)
+            doc = _play_rung(s, k, spec, n_rung, sub)
+            rows.append({"rung": k, "rating": rating, **_edge_row(doc, sub)})
+        rung = None
+        if not rows:
+            raise ValueError(f"--ladder {s.ladder!r} has no rung other than random")
+        result = {"ladder": os.path.abspath(s.ladder), "deal_set": s.deal_set, "seed": seed, "deals": s.deals,
+                  "target_half_width": TARGET_HALF_WIDTH, "rungs": rows, "top_two": top_two(rows),
+                  "written": time.strftime("%Y-%m-%d %H:%M:%S")}
+        if s.off_ladder:
+            result["off_ladder"] = [_off_ladder_row(f, seed, s.deal_set, rows[-1], tabulated)
+                                    for f in s.off_ladder]
+        write_outputs(folder, result)
+    except KeyboardInterrupt as e:
+        print(_interrupted_line(e, rung, continue_command(s, folder)), file=sys.stderr)
+        raise
     if s.verbose:
-        header, trows = table_rows(result)
-        print(text_table(header, trows))
-        if result.get("off_ladder"):
-            header, trows = off_ladder_rows(result)
-            print("\nOff the ladder:\n" + text_table(header, trows))
-        print(f"\n{top_two_line(result)}\nFiles: {folder}/edge_vs_strength.md, .json, .png")
+        print("\n".join(terminal_lines(result, folder)))
     return folder
+
+
+def terminal_lines(result: dict, folder: str) -> list[str]:
+    """What ``twilight edge --ladder`` prints at the end, within
+    :data:`~twilight_env.experiments.edge.core.TERMINAL_WIDTH` characters a line: the
+    table of ``edge_vs_strength.md`` as one block per rung (and per agent off the ladder),
+    the top-two difference and the files."""
+    header, trows = table_rows(result)
+    out = terminal_blocks(["", *header[2:]], [[f"rung {r[0]}: {r[1]}", *r[2:]] for r in trows])
+    if result.get("off_ladder"):
+        header, trows = off_ladder_rows(result)
+        out += ["", "Off the ladder:", ""] + terminal_blocks(header, trows)
+    out += [""] + wrap(top_two_line(result))
+    out += [""] + wrap(f"Files: {folder}/edge_vs_strength.md, .json, .png")
+    return out
 
 
 def _ladder_settings(settings, deals, options) -> LadderSettings:
@@ -244,7 +302,8 @@ def _play_rung(s: LadderSettings, k: int, spec: str, n_rung: int, sub: str) -> d
     Raises:
         ValueError: ``sub`` holds a run of more deals or of another deal set.
     """
-    resume = dict(workers=s.workers, progress=s.progress, verbose=False, ray=s.ray)
+    # the ladder says how to continue when interrupted (run_edge_ladder), not the rung's run
+    resume = dict(workers=s.workers, progress=s.progress, verbose=False, ray=s.ray, report_interrupt=False)
     if os.path.isfile(os.path.join(sub, CHECKPOINT)):
         held = len(solo_edge.Checkpoint.load(sub).deals)
         if held < n_rung:
@@ -253,7 +312,7 @@ def _play_rung(s: LadderSettings, k: int, spec: str, n_rung: int, sub: str) -> d
             raise ValueError(f"{sub!r} holds an unfinished edge run of {held} deals; this command asks for "
                              f"{n_rung}: give {spec}={held} or more, or use another --out")
         if s.verbose:
-            print(f"rung {k} ({spec}): resuming {sub} ({n_rung} deals)", file=sys.stderr)
+            _say(f"rung {k} ({spec}): resuming {sub} ({n_rung} deals)")
         solo_edge.run_study(resume=sub, **resume)
     elif os.path.isfile(os.path.join(sub, "edge.json")):
         doc = solo_edge.load_result(sub)
@@ -263,14 +322,19 @@ def _play_rung(s: LadderSettings, k: int, spec: str, n_rung: int, sub: str) -> d
         if doc["deals"] == n_rung:
             return doc
         if s.verbose:
-            print(f"rung {k} ({spec}): growing {sub} from {doc['deals']} to {n_rung} deals", file=sys.stderr)
+            _say(f"rung {k} ({spec}): growing {sub} from {doc['deals']} to {n_rung} deals")
         solo_edge.grow_run(sub, n_rung)
         solo_edge.run_study(resume=sub, **resume)
     else:
         if s.verbose:
-            print(f"rung {k} ({spec}): {n_rung} deals into {sub}", file=sys.stderr)
+            _say(f"rung {k} ({spec}): {n_rung} deals into {sub}")
         solo_edge.run_study([spec], deals=n_rung, seed=s.seed, out=sub, boot=s.boot, matches=s.matches, **resume)
     return solo_edge.load_result(sub)
+
+
+def _say(text: str) -> None:
+    """A progress line on stderr, wrapped at the terminal width."""
+    print("\n".join(wrap(text)), file=sys.stderr)
 
 
 def _edge_row(doc: dict, folder: str) -> dict:

@@ -58,13 +58,12 @@ from twilight_env.rules.engine import State
 from twilight_env.util.jsonfile import JsonFileError, read_json
 
 from twilight_env.experiments.common import (MAX_DEAL_SCORE, check_score_pair, fmt_ci, git_hash, markdown_table,
-                                             mean_ci, play_seeded, possible_deal_score, run_tasks, text_table,
-                                             wilson_ci)
+                                             mean_ci, play_seeded, possible_deal_score, run_tasks, wilson_ci)
 from twilight_env.records.dealsets import deal_set
 from twilight_env.util.distributed import ray_runner, runner_label
 from twilight_env.experiments.edge.core import (INDIVIDUAL_CHECKPOINT, INDIVIDUAL_RESULT, MIN_BOOTSTRAP_DEALS,
                                                 PreparedRun, StudyCheckpoint, StudySettings, check_grow, config_key,
-                                                is_individual_run, prepare_run, rotated_deal)
+                                                is_individual_run, prepare_run, rotated_deal, terminal_blocks, wrap)
 from twilight_env.experiments.edge.matches import BOOT_STREAM, percentile_ci, simulate_highest_total
 
 LINES = ("solo", "sun_left", "new_moon", "sun_right")
@@ -272,15 +271,24 @@ def run_study(settings: StudySettings | Sequence[str] | None = None, **options) 
     write_markdown(run.folder, doc)
     run.checkpoint.remove()
     if s.verbose:
-        header, rows = table_rows(results)
-        print(text_table(header, rows))
-        print()
-        for r in results:
-            print(r["answer"])
+        print("\n".join(terminal_lines(results)))
         where = f"with {s.workers} worker(s)" if s.ray is None else f"on Ray ({s.ray})"
-        print(f"\nRun time {doc['run_seconds']:.1f} s, {where}. Files: {os.path.join(run.folder, 'individual.md')}, "
-              f"{os.path.join(run.folder, RESULT)}")
+        print(f"\nRun time {doc['run_seconds']:.1f} s, {where}. Files:")
+        for name in ("individual.md", RESULT):
+            print(f"  {os.path.join(run.folder, name)}")
     return run.folder
+
+
+def terminal_lines(results: list[dict]) -> list[str]:
+    """What ``twilight edge --scoring individual`` prints at the end, within
+    :data:`~twilight_env.experiments.edge.core.TERMINAL_WIDTH` characters a line: the
+    table of ``individual.md`` as one block per configuration, then the answers, wrapped
+    (the file keeps the wide table)."""
+    header, rows = table_rows(results)
+    out = terminal_blocks(header, rows)
+    for r in results:
+        out += [""] + wrap(r["answer"])
+    return out
 
 
 def _play_config(s: StudySettings, run: PreparedRun, solo: str, sun: str) -> dict:

@@ -90,7 +90,8 @@ from twilight_env.experiments.common import (check_score_pair, fmt_ci, git_hash,
 from twilight_env.experiments.edge.core import (CHECKPOINT, DEFAULT_DEALS, DEFAULT_SPEC,  # noqa: F401 (public names)
                                                 MIN_BOOTSTRAP_DEALS, RESULT, ROTATIONS, PreparedRun,
                                                 StudyCheckpoint, StudySettings, check_grow, config_key,
-                                                configurations, load_result, prepare_run, rotated_deal)
+                                                configurations, load_result, prepare_run, rotated_deal,
+                                                TERMINAL_WIDTH)
 from twilight_env.experiments.edge import matches as _matches
 from twilight_env.experiments.edge.matches import (BOOT_STREAM, GOALS_333, MAX_BOOT,  # noqa: F401 (public names)
                                                    MAX_MATCHES, MAX_SIMULATED, MAX_TARGET, SOLO_ORDER,
@@ -324,9 +325,6 @@ def _ci(d: dict) -> dict:
     return {"mean": d["mean"], "low": d["ci_low"], "high": d["ci_high"]}
 
 
-TERMINAL_WIDTH = 100
-"""Widest line ``twilight edge`` prints (characters); the files keep the wide table."""
-
 STRENGTH_NOTE = ("The verdict depends on how well the agents play: at heuristic strength the solo has a small "
                  "edge, at strong play (pimc and above) the Sun side leads, by about 10 deal points per deal at "
                  "the strongest agents measured (3,600 held-out deals). Figures and commands: docs/RESULTS.md.")
@@ -507,7 +505,8 @@ def write_outputs(folder: str, doc: dict) -> dict[str, str]:
     return paths
 
 
-def run_study(settings: StudySettings | Sequence[str] | None = None, **options) -> str:
+def run_study(settings: StudySettings | Sequence[str] | None = None, *, report_interrupt: bool = True,
+              **options) -> str:
     """Run the whole study (what ``twilight edge`` does) and return the output folder.
 
     Args:
@@ -519,8 +518,10 @@ def run_study(settings: StudySettings | Sequence[str] | None = None, **options) 
     The output folder is made first and holds a checkpoint (:class:`Checkpoint`) while
     deals are played; ``resume`` (a folder) finishes such a run with the settings saved in
     it. Ctrl-C (or SIGTERM, as the ``twilight`` command raises it) writes the checkpoint,
-    prints one line saying how to resume, and re-raises. ``records`` (a folder): write
-    every play's deal record to ``records/edge.records.jsonl.gz``. ``ray`` plays the deals
+    prints one line saying how to resume (not with ``report_interrupt=False``, for a caller
+    that says how to continue itself, as ``twilight edge --ladder`` does), and re-raises.
+    ``records`` (a folder): write every play's deal record to
+    ``records/edge.records.jsonl.gz``. ``ray`` plays the deals
     on a Ray cluster (:mod:`twilight_env.util.distributed`) instead of ``workers`` local
     processes, with the same per-deal points; a run may be resumed on either runner.
 
@@ -545,7 +546,9 @@ def run_study(settings: StudySettings | Sequence[str] | None = None, **options) 
             results = study(run.configs, run.deals, run.seed, s.workers, run.target, run.boot, run.matches,
                             progress=s.progress, checkpoint=run.checkpoint, records=s.records)
     except KeyboardInterrupt as e:
-        print(run.checkpoint.interrupted(e), file=sys.stderr)
+        line = run.checkpoint.interrupted(e)  # writes the checkpoint
+        if report_interrupt:
+            print(line, file=sys.stderr)
         raise
     doc = _result_doc(s, run, results, t0)
     paths = write_outputs(run.folder, doc)

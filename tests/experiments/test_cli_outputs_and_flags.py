@@ -190,6 +190,28 @@ def test_edge_output_fits_100_columns_and_says_the_verdict_depends_on_strength(t
         assert spec in lines[0]
 
 
+def test_individual_edge_output_fits_100_columns(tmp_path, capsys):
+    """``twilight edge --scoring individual`` keeps to 100 characters a line too: its wide
+    table (in individual.md) printed as one block per configuration, its answers wrapped
+    (the ladder and compare modes: test_edge_strength)."""
+    import json
+    from twilight_env.experiments.edge import individual_edge
+    from twilight_env.experiments.edge.solo_edge import TERMINAL_WIDTH
+    out = tmp_path / "i"
+    assert main(["edge", "heuristic", "random", "--scoring", "individual", "--deals", "3", "--workers", "1",
+                 "--boot", "5", "--matches", "5", "--quiet", "--out", str(out)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert max(len(line) for line in lines) <= TERMINAL_WIDTH, max(lines, key=len)
+    results = json.loads((out / individual_edge.RESULT).read_text())["results"]
+    header, rows = individual_edge.table_rows(results)
+    for row in rows:  # every figure of the file's table is printed, beside its column's name
+        assert row[0] in lines
+        for name, value in zip(header[1:], row[1:]):
+            assert any(line.startswith(f"  {name}: ") and line.endswith(f" {value}") for line in lines), name
+    flat = " ".join(line.strip() for line in lines)
+    assert all(r["answer"] in flat for r in results)
+
+
 @pytest.mark.parametrize("argv,flag", [
     (["edge", "heuristic", "--boot", "1000000000000"], "--boot must be an integer in 1..10000"),
     (["edge", "heuristic", "--matches", "1000000000000"], "--matches must be an integer in 1..100000"),

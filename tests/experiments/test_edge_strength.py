@@ -4,6 +4,8 @@ projection to a ±2 half-width."""
 
 import json
 import math
+import shlex
+import signal
 
 import numpy as np
 import pytest
@@ -14,6 +16,14 @@ import twilight_env.experiments.ladder as ladder
 import twilight_env.experiments.edge.solo_edge as edge
 from twilight_env.cli import main
 from twilight_env.rules.heldout import HELDOUT_SEEDS
+from twilight_env.util.argtypes import Interrupted
+
+
+def _fits_the_terminal(printed: str) -> None:
+    """What ``twilight edge`` prints stays within 100 characters a line, as in the default
+    mode (test_cli_outputs_and_flags)."""
+    lines = printed.splitlines()
+    assert lines and max(len(line) for line in lines) <= edge.TERMINAL_WIDTH == 100, max(lines, key=len)
 
 
 @pytest.fixture(scope="module")
@@ -70,27 +80,57 @@ def test_more_deals_grow_the_finished_rungs(lad, tmp_path, monkeypatch):
         assert (out / r["folder"].split("/")[-1] / "edge.previous.json").is_file()
 
 
-def test_an_interrupted_rung_resumes(lad, tmp_path, monkeypatch):
+def test_an_interrupted_rung_resumes(lad, tmp_path, monkeypatch, capsys):
+    """SIGTERM or Ctrl-C while a rung plays: exit 128 + signal, the rung's deals saved, and
+    one line with the ladder command that continues (``--out`` the folder, the options that
+    decide the play); the rung alone resumes with ``--resume`` too, and the printed command
+    then finishes the study with the figures of an uninterrupted run, playing nothing again."""
     out = tmp_path / "el"
     ref = tmp_path / "ref"
     es.run_edge_ladder(str(lad), 4, out=str(ref), workers=1, progress=False, verbose=False, boot=10, matches=20)
     real = edge._play_edge_deal
     n = []
+    stops = {6: Interrupted(signal.SIGTERM), 7: KeyboardInterrupt()}  # rung 1 done (4 deals), rung 2 part done
 
     def stop(task):
         n.append(1)
-        if len(n) == 6:  # rung 1 done (4 deals), rung 2 part done
-            raise KeyboardInterrupt
+        if len(n) in stops:
+            raise stops[len(n)]
         return real(task)
 
     monkeypatch.setattr(edge, "_play_edge_deal", stop)
-    with pytest.raises(KeyboardInterrupt):
-        es.run_edge_ladder(str(lad), 4, out=str(out), workers=1, progress=False, verbose=False, boot=10, matches=20)
-    monkeypatch.setattr(edge, "_play_edge_deal", real)
-    es.run_edge_ladder(str(lad), 4, out=str(out), workers=1, progress=False, verbose=False, boot=10, matches=20)
+    args = ["edge", "--ladder", str(lad), "--deals", "4", "--rung-deals", "heuristic:=4", "--boot", "10",
+            "--matches", "20", "--out", str(out)]
+    printed = ["twilight", *args]
+    sub = out / "edge_2_heuristic_"
+    for status, how in ((143, "stopped by SIGTERM: "), (130, "interrupted: ")):
+        capsys.readouterr()
+        assert main(args + ["--workers", "1", "--quiet"]) == status
+        out_text, err = capsys.readouterr()
+        assert out_text == "" and "Traceback" not in err
+        last = err.strip().splitlines()[-1]  # the rungs' progress lines come first
+        assert last.startswith(how + f"rung 2 (heuristic:) has 1 finished deal(s) saved in {sub}"), last
+        assert "--resume" not in err  # the rung's own line gives way to the ladder's
+        cont = shlex.split(last.split("continue with: ", 1)[1])
+        assert cont == printed and "--ladder" in cont and "--out" in cont
+    assert not (out / "edge_vs_strength.json").exists()
+    assert len(edge.Checkpoint.load(str(sub)).finished(edge.config_key("heuristic:", "heuristic:"))) == 1
+    monkeypatch.setattr(edge, "_play_edge_deal", lambda task: (n.append(1), real(task))[1])
+    assert main(["edge", "--resume", str(sub), "--workers", "1", "--quiet"]) == 0  # the rung alone
+    assert len(n) == 7 + 3
+    assert main(cont[1:] + ["--workers", "1", "--quiet"]) == 0  # the printed command: plays nothing again
+    assert len(n) == 10
     got = json.loads((out / "edge_vs_strength.json").read_text())
     want = json.loads((ref / "edge_vs_strength.json").read_text())
     assert [r["diff_per_deal"] for r in got["rungs"]] == [r["diff_per_deal"] for r in want["rungs"]]
+
+
+def test_continue_command_names_the_folder_and_what_decides_the_play():
+    s = es.LadderSettings("lad dir", 600, rung_deals={"ismcts:iterations=4800": 200}, off_ladder=("o1", "o2"),
+                          boot=50, ray="auto", workers=3, progress=False)
+    assert shlex.split(es.continue_command(s, "out/x y")) == [
+        "twilight", "edge", "--ladder", "lad dir", "--deals", "600", "--rung-deals", "ismcts:iterations=4800=200",
+        "--off-ladder", "o1", "--off-ladder", "o2", "--boot", "50", "--ray", "auto", "--out", "out/x y"]
 
 
 def test_projection_scales_as_one_over_root_n():
@@ -149,7 +189,13 @@ def test_off_ladder_agents_are_tabulated_apart_against_the_top_rung(lad, tmp_pat
     assert m["ci_low"] <= m["difference"] <= m["ci_high"]
     md = (out / "edge_vs_strength.md").read_text()
     assert "## Off the ladder" in md and "| random | 4 |" in md
-    assert "Off the ladder:" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "Off the ladder:" in printed
+    _fits_the_terminal(printed)  # the wide tables are in edge_vs_strength.md
+    assert "\nrung 1: heuristic\n" in printed and "\nrandom\n" in printed
+    shown = es.table_rows(doc)[1][0][4]  # rung 1's Moon − Sun, as in the file's table
+    assert any(line.startswith("  Moon − Sun [95% CI]: ") and line.endswith(" " + shown)
+               for line in printed.splitlines())
     # the rungs' figures are those of a run without --off-ladder
     ref = tmp_path / "ref"
     es.run_edge_ladder(str(lad), 4, out=str(ref), workers=1, progress=False, verbose=False, boot=10, matches=20)
@@ -233,7 +279,10 @@ def test_compare_two_runs_paired_by_deal(tmp_path, capsys):
     assert main(["edge", "random", "--deals", "4", "--seed", "4", "--out", str(c), *opts]) == 0
     capsys.readouterr()
     assert main(["edge", "--compare", str(a), str(b)]) == 0
-    line = capsys.readouterr().out
+    printed = capsys.readouterr().out
+    _fits_the_terminal(printed)
+    line = " ".join(part.strip() for part in printed.splitlines())  # the sentence, unwrapped
+    assert line == es.compare_line(es.compare_runs(str(a), str(b)))
     ra, rb = (json.loads((f / "edge.json").read_text())["results"][0] for f in (a, b))
     per = [np.mean(np.subtract(r["moon_points"], r["sun_points"]), axis=1) for r in (ra, rb)]
     d = per[0][:4] - per[1]
