@@ -142,7 +142,8 @@ def agent_factory(name: str) -> Callable[..., Agent]:
     Raises:
         ValueError: an unknown name (listing the valid ones).
         ImportError: the agent's module cannot be imported here (a missing optional
-            dependency).
+            dependency); for a package of an extra (torch for ``exit``, ``exit-search``
+            and ``respond``) the message names the package and the extra's install command.
     """
     try:
         entry = AGENTS[name]
@@ -150,7 +151,16 @@ def agent_factory(name: str) -> Callable[..., Agent]:
         raise ValueError(f"unknown agent {name!r}; valid agents: {', '.join(available_agents())}") from None
     if isinstance(entry, str):
         module, _, attr = entry.partition(":")
-        return getattr(importlib.import_module(module), attr)
+        try:
+            loaded = importlib.import_module(module)
+        except ModuleNotFoundError as e:
+            from twilight_env.util.extras import EXTRA_OF, missing_message
+
+            package = (e.name or "").partition(".")[0]
+            if package not in EXTRA_OF:
+                raise
+            raise ImportError(f"agent {name!r} {missing_message(package)}", name=package) from e
+        return getattr(loaded, attr)
     return entry
 
 

@@ -51,20 +51,27 @@ def _nb():
     return _NB
 
 
-def resolve_backend(backend: str) -> str:
+def resolve_backend(backend: str, option: str = "rollout_backend") -> str:
     """``"numba"`` or ``"python"`` for a rollout backend name.
 
     Args:
         backend: ``"auto"`` (numba when installed, else Python), ``"numba"`` or ``"python"``.
+        option: the agent option that gave ``backend``, named in the messages (e.g.
+            ``"backend"`` for ``ismcts:backend=numba``); None where no option chose it
+            (code that runs compiled only, such as the ``guided`` search).
 
     Raises:
-        ValueError: on another name, or ``"numba"`` without numba installed.
+        ValueError: on another name, or ``"numba"`` without numba installed (naming
+            ``option`` and suggesting ``option='python'``).
     """
     if backend not in BACKENDS:
-        raise ValueError(f"rollout_backend must be 'auto', 'numba' or 'python', got {backend!r}")
+        raise ValueError(f"{option or 'backend'} must be 'auto', 'numba' or 'python', got {backend!r}")
     if backend == "numba" and not HAVE_NUMBA:
-        raise ValueError("rollout_backend 'numba' needs the numba package (pip install 'twilight-env[fast]'); "
-                         "install it or use rollout_backend='python'")
+        if option is None:
+            raise ValueError("the compiled search needs the numba package (pip install 'twilight-env[fast]'); "
+                             "install it")
+        raise ValueError(f"{option}='numba' needs the numba package (pip install 'twilight-env[fast]'); "
+                         f"install it or use {option}='python'")
     if backend == "auto":
         return "numba" if HAVE_NUMBA else "python"
     return backend

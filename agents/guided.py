@@ -49,7 +49,7 @@ the settings measured against each variant's top rung (``docs/RESULTS.md``)."""
 def _nb():
     from twilight_env.agents import fast_rollout
 
-    fast_rollout.resolve_backend("numba")
+    fast_rollout.resolve_backend("numba", option=None)  # guided has no Python search to fall back to
     from twilight_env.agents import _guided_nb
 
     return _guided_nb

@@ -138,7 +138,7 @@ class ISMCTSAgent:
                              "use trees=1 or backend=numba")
         if backend == "numba":
             from twilight_env.agents.fast_rollout import resolve_backend
-            resolve_backend("numba")
+            resolve_backend("numba", option="backend")
             if inference != "uniform":
                 raise ValueError(f"backend 'numba' draws uniform determinizations only; inference must be "
                                  f"'uniform' with it, got {inference!r}")

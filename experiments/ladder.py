@@ -343,7 +343,13 @@ def play_ladder(settings: LadderSettings) -> str:
     Raises:
         ValueError: fewer than two rungs, a bad spec (listing the valid agents), a bad
             number, deal file or progress file, or settings given with ``resume``.
+        ImportError: a package the ladder needs (ratings, intervals, plot, progress bar;
+            the ``study`` extra) is missing; raised before any folder is made.
     """
+    from twilight_env.util.extras import COMMAND_NEEDS, require
+
+    for module in COMMAND_NEEDS["ladder"]:
+        require(module, "study", "the ladder")
     t0 = time.time()
     s = settings
     workers = check_workers(s.workers)

@@ -26,6 +26,37 @@ def test_missing_optional_dependency_is_a_clean_error(monkeypatch, capsys, tmp_p
     assert "'study' extra" in err and 'pip install -e ".[study]"' in err
 
 
+CORE_ONLY = ("openskill", "scipy", "matplotlib", "tqdm")
+"""The study extra's packages a core-only install lacks (numba is optional everywhere)."""
+
+
+@pytest.mark.parametrize("command,blocked", [
+    (["arena", "random", "heuristic"], ("openskill",)),
+    (["ladder", "random", "heuristic"], ("openskill",)),
+    (["edge", "random"], ("tqdm",)),
+    (["arena", "random", "heuristic"], CORE_ONLY),
+    (["edge", "random"], CORE_ONLY),
+    (["edge", "random", "--scoring", "individual"], CORE_ONLY),
+    (["ladder", "random", "heuristic"], CORE_ONLY),
+])
+@pytest.mark.parametrize("out", [None, "parent/run"])
+def test_a_missing_dependency_fails_before_any_folder_is_made(monkeypatch, capsys, tmp_path, command, blocked, out):
+    """Without a package of the study extra, arena, edge and ladder stop with one line naming
+    the package and the extra, exit status 2, before making an output folder: neither the
+    default out/ (the working directory is tmp_path) nor the parent of --out appears."""
+    for name in blocked:
+        monkeypatch.setitem(sys.modules, name, None)
+    monkeypatch.chdir(tmp_path)
+    args = [*command, "--deals", "2", "--workers", "1", "--quiet"] + (["--out", str(tmp_path / out)] if out else [])
+    rc = main(args)
+    captured = capsys.readouterr()
+    assert rc == 2, captured.err
+    assert captured.out == "" and captured.err.count("\n") == 1, captured.err
+    assert any(f"No module named {m!r}" in captured.err for m in blocked) and "'study' extra" in captured.err
+    assert "step 1" not in captured.err
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.mark.parametrize("error", [EOFError("Compressed file ended before the end-of-stream marker was reached"),
                                    RecursionError("maximum recursion depth exceeded")])
 def test_damaged_input_a_reader_missed_is_still_one_line(monkeypatch, capsys, tmp_path, error):

@@ -82,6 +82,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 0
+    absent = _absent_packages(args.command)
+    if absent:  # before the command makes any output folder or plays a deal
+        print(f"twilight {args.command}: error: {absent}", file=sys.stderr)
+        return 2
     # SIGTERM as an interruption (work saved as on Ctrl-C); handlers live in the main thread only
     main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _raise_interrupted) if main_thread else None
@@ -93,6 +97,9 @@ def main(argv: list[str] | None = None) -> int:
         return interrupt_status(e)
     except ModuleNotFoundError as e:  # an optional dependency imported on first use
         print(f"twilight {args.command}: error: {_missing(args.command, e)}", file=sys.stderr)
+        return 2
+    except ImportError as e:  # a missing dependency already named with its extra (twilight_env.util.extras)
+        print(f"twilight {args.command}: error: {e}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # the reader went away (`twilight replay FILE | head`): stop quietly
         try:
@@ -111,12 +118,27 @@ def main(argv: list[str] | None = None) -> int:
             signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
 
 
-def _missing(command: str, error: ImportError) -> str:
-    extra = EXTRAS.get(command, "study")
-    from twilight_env.util.extras import install_hint
+def _missing(command: str, error: ImportError | str) -> str:
+    """The one-line message of a missing optional dependency: the extra that installs the
+    missing module when it is a known one (torch: ``train``), else the command's extra."""
+    from twilight_env.util.extras import EXTRA_OF, install_hint
 
+    name = (getattr(error, "name", None) or "").partition(".")[0]
+    extra = EXTRA_OF.get(name) or EXTRAS.get(command, "study")
     return (f"'{command}' needs an optional dependency that is missing ({error}); install the '{extra}' extra: "
             f"{install_hint(extra)}")
+
+
+def _absent_packages(command: str) -> str | None:
+    """The message for the first optional package ``command`` needs that is missing
+    (:data:`twilight_env.util.extras.COMMAND_NEEDS`), or None when all are there."""
+    from twilight_env.util.extras import COMMAND_NEEDS, missing
+
+    absent = missing(COMMAND_NEEDS.get(command, ()))
+    if not absent:
+        return None
+    return _missing(command, f"No module named {absent[0]!r}" + (f"; also missing: {', '.join(absent[1:])}"
+                                                                 if absent[1:] else ""))
 
 
 if __name__ == "__main__":

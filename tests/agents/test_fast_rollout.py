@@ -194,6 +194,42 @@ def test_backend_options_are_checked(monkeypatch):
         make_agent("pimc:rollout_backend=numba")
 
 
+def test_without_numba_the_message_names_the_option_given():
+    """With numba blocked, ``ismcts:backend=numba`` names ``backend`` (not ``rollout_backend``,
+    which the user did not give) and suggests ``backend='python'``; ``rollout_backend=numba``
+    names ``rollout_backend``; ``guided`` (compiled only) suggests no option it lacks."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = (
+        "import sys\n"
+        "sys.modules['numba'] = None\n"
+        "from twilight_env.agents.base import make_agent\n"
+        "from twilight_env.agents import guided\n"
+        "for spec in ('ismcts:backend=numba', 'ismcts:rollout_backend=numba', 'pimc:rollout_backend=numba'):\n"
+        "    try:\n"
+        "        make_agent(spec)\n"
+        "    except ValueError as e:\n"
+        "        print(e)\n"
+        "try:\n"
+        "    guided._nb()\n"
+        "except ValueError as e:\n"
+        "    print(e)\n")
+    root = Path(__file__).resolve().parents[2]
+    env = dict(os.environ, PYTHONPATH=str(root))
+    r = subprocess.run([sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    search, rollout, pimc, compiled = r.stdout.strip().splitlines()
+    assert search.startswith("backend='numba' needs the numba package") and search.endswith("use backend='python'")
+    assert "rollout_backend" not in search
+    for line in (rollout, pimc):
+        assert line.startswith("rollout_backend='numba' needs the numba package")
+        assert line.endswith("use rollout_backend='python'")
+    assert "needs the numba package" in compiled and "backend" not in compiled
+
+
 @needs_numba
 def test_bad_inputs_are_refused():
     st = _states(8, 1)[0]

@@ -63,3 +63,34 @@ def test_network_agents_with_numpy_weights_play_without_torch(spec):
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
                        timeout=300)
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-2000:]
+
+
+def test_torch_agents_without_torch_name_torch_and_the_train_extra(tmp_path):
+    """``exit``, ``exit-search`` and ``respond`` import torch: without it, building one raises
+    an ImportError naming torch and the train extra's install command (not a bare
+    ModuleNotFoundError from deep in the module), and ``twilight arena`` says the same in
+    one line, exit status 2, before making its folder."""
+    code = (
+        "import sys\n"
+        "sys.modules['torch'] = None\n"
+        "from twilight_env.agents.base import make_agent\n"
+        "from twilight_env.util.extras import install_hint\n"
+        "for spec in ('exit', 'exit-search', 'respond'):\n"
+        "    try:\n"
+        "        make_agent(spec)\n"
+        "    except ModuleNotFoundError as e:\n"
+        "        raise AssertionError(f'a bare ModuleNotFoundError for {spec}: {e}')\n"
+        "    except ImportError as e:\n"
+        "        assert f\"agent '{spec}' needs torch\" in str(e) and install_hint('train') in str(e), str(e)\n"
+        "    else:\n"
+        "        raise AssertionError(f'{spec} was built without torch')\n"
+        "from twilight_env.cli import main\n"
+        "sys.exit(main(['arena', 'exit', 'random', '--deals', '2', '--workers', '1', '--quiet']))\n")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    r = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 2, r.stderr[-2000:]
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("twilight arena: error: agent 'exit'"), r.stderr[-2000:]
+    assert "needs torch" in lines[0] and 'pip install torch==2.13.0 && pip install -e ".[train]"' in lines[0]
+    assert list(tmp_path.iterdir()) == []  # no out/ folder

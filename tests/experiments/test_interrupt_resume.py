@@ -99,14 +99,22 @@ def _wait_for(path, proc, timeout=60.0):
         time.sleep(0.05)
 
 
+def _default_sigint():
+    """In the child before it runs: SIGINT back to its default, as in a terminal. A child
+    inherits an ignored SIGINT (``nohup pytest &``, some batch runners), and Python then
+    leaves Ctrl-C ignored, so the SIGINT these tests send would do nothing."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _signal_a_run(args, folder, checkpoint_name, sig, wait_s, tmp_path, whole_group):
-    """Start ``python -m twilight_env.cli ARGS --out FOLDER`` in its own session, wait for its
-    checkpoint and ``wait_s`` more seconds, send ``sig`` (to the process group, as a
-    terminal's Ctrl-C, or to the main process only) and return ``(returncode, out, err)``."""
+    """Start ``python -m twilight_env.cli ARGS --out FOLDER`` in its own session (SIGINT at
+    its default, :func:`_default_sigint`), wait for its checkpoint and ``wait_s`` more
+    seconds, send ``sig`` (to the process group, as a terminal's Ctrl-C, or to the main
+    process only) and return ``(returncode, out, err)``."""
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
     proc = subprocess.Popen([sys.executable, "-m", "twilight_env.cli", *args, "--out", str(folder)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-                            cwd=str(tmp_path), env=env)
+                            cwd=str(tmp_path), env=env, preexec_fn=_default_sigint)
     try:
         _wait_for(folder / checkpoint_name, proc)
         time.sleep(wait_s)

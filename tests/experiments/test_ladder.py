@@ -3,6 +3,7 @@ with bootstrap intervals, resumable; the held-out seeds are refused by training.
 
 import json
 import math
+import sys
 
 import numpy as np
 import pytest
@@ -101,6 +102,15 @@ def test_interrupted_ladder_resumes_to_the_same_figures(tmp_path, monkeypatch):
     strip = [{k: v for k, v in s.items() if k != "seconds"} for s in _doc(cut)["steps"]]
     assert strip == [{k: v for k, v in s.items() if k != "seconds"} for s in _doc(ref)["steps"]]
     assert _doc(cut)["ratings"] == _doc(ref)["ratings"]
+
+
+def test_ladder_without_openskill_raises_before_making_its_folder(tmp_path, monkeypatch):
+    """The Python entry point checks the study extra's packages before it makes any folder
+    or plays a step (the command line checks them before it runs)."""
+    monkeypatch.setitem(sys.modules, "openskill", None)
+    with pytest.raises(ImportError, match=r"the ladder needs openskill, which is not installed; install the 'study'"):
+        ladder.run_ladder(["random", "heuristic"], out=str(tmp_path / "parent" / "lad"), **SMALL)
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_ladder_errors_are_clear(tmp_path, capsys):

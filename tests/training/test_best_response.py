@@ -213,7 +213,8 @@ def test_cli_interrupt_writes_a_checkpoint_and_prints_the_resume_command(tmp_pat
     proc = subprocess.Popen([sys.executable, "-m", "twilight_env.training.best_response", "--agent", "random", "--players", "4",
                              "--minutes", "5", "--init", random_ckpt(4), "--out", str(run), "--no-progress",
                              "--eval-every", "0", "--checkpoint-every", "0.005"], cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # not nohup's SIG_IGN
     try:
         assert "run directory" in proc.stdout.readline()
         # wait for the loop to have saved some play (a periodic checkpoint every 0.3 s), not a fixed time

@@ -28,10 +28,16 @@ TINY = ["--actors", "0", "--eval-every", "0", "--eval-deals", "0", "--no-progres
         "--batch-size", "256", "--checkpoint-every", CKPT_EVERY]
 
 
+def _default_sigint():
+    """In the child before it runs: SIGINT back to its default, as in a terminal (a child of
+    ``nohup pytest &`` inherits it ignored)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _popen(*args):
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     return subprocess.Popen([sys.executable, "-m", "twilight_env.cli", "train", *args], cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_default_sigint)
 
 
 def _first_learner_step_saved(run: Path) -> bool:

@@ -8,6 +8,7 @@ traceback from deep inside an import.
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 
 
@@ -25,6 +26,47 @@ def available(module: str) -> bool:
         return False
 
 
+EXTRA_OF: dict[str, str] = {"torch": "train", "tensorboard": "train", "openskill": "study", "scipy": "study",
+                            "matplotlib": "study", "tqdm": "study", "numba": "fast", "ray": "dist",
+                            "starlette": "serve", "uvicorn": "serve"}
+"""Optional package (its import name) -> the extra that installs it, for messages."""
+
+COMMAND_NEEDS: dict[str, tuple[str, ...]] = {
+    "arena": ("openskill", "scipy", "tqdm"),
+    "edge": ("scipy", "matplotlib", "tqdm"),
+    "ladder": ("openskill", "scipy", "matplotlib", "tqdm"),
+}
+"""``twilight`` subcommand -> the optional packages it imports while it runs (ratings,
+intervals, plots, the progress bar). The command checks them before it makes any output
+folder (:func:`missing`), so a core-only install fails at once and leaves nothing behind."""
+
+
+def importable(module: str) -> bool:
+    """Whether ``module`` can be imported here: :func:`available`, and when that says no,
+    the import itself decides (``find_spec`` has missed an installed package on a loaded
+    machine). A module set to None in ``sys.modules`` is not importable."""
+    if available(module):
+        return True
+    try:
+        importlib.import_module(module)
+    except ImportError:
+        return False
+    return True
+
+
+def missing(modules) -> list[str]:
+    """The names in ``modules`` that cannot be imported here (:func:`importable`), in order."""
+    return [m for m in modules if not importable(m)]
+
+
+def missing_message(module: str, extra: str | None = None, what: str | None = None) -> str:
+    """One line: ``what`` needs ``module``, which is not installed, and the install
+    command of its extra (``extra``, else :data:`EXTRA_OF`, else ``study``)."""
+    extra = extra or EXTRA_OF.get(module.partition(".")[0], "study")
+    return (f"{what + ' needs' if what else 'needs'} {module}, which is not installed; install the '{extra}' extra: "
+            f"{install_hint(extra)}")
+
+
 def require(module: str, extra: str, what: str, as_main: bool = False) -> None:
     """Stop unless ``module`` is installed.
 
@@ -38,14 +80,9 @@ def require(module: str, extra: str, what: str, as_main: bool = False) -> None:
     Raises:
         ImportError: naming the module and the extra (``SystemExit`` with ``as_main``).
     """
-    if available(module):
+    if importable(module):  # the import decides: find_spec twice missed an installed torch here, on a loaded machine
         return
-    try:  # the import decides: find_spec twice missed an installed torch here, on a loaded machine
-        importlib.import_module(module)
-        return
-    except ImportError:
-        pass
-    message = f"{what} needs {module}, which is not installed; install the '{extra}' extra: {install_hint(extra)}"
+    message = missing_message(module, extra, what)
     if as_main:
         raise SystemExit(f"error: {message}")
     raise ImportError(message)
