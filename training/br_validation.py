@@ -43,23 +43,18 @@ from twilight_env.util.extras import require
 require("torch", "train", "twilight_env.training.br_validation", as_main=__name__ == "__main__")
 
 import argparse  # noqa: E402
-import itertools  # noqa: E402
-import json  # noqa: E402
 import time  # noqa: E402
 from dataclasses import dataclass  # noqa: E402
 
 import numpy as np  # noqa: E402
 
 from twilight_env.agents.base import make_agent  # noqa: E402
-from twilight_env.rules.cards import MOON_MASK, SUN_MASK  # noqa: E402
 from twilight_env.rules.engine import State  # noqa: E402
 from twilight_env.rules.infoset import InfoSet  # noqa: E402
 from twilight_env.util.report import fmt_ci, mean_ci, write_json_atomic  # noqa: E402
 from twilight_env.util.seeding import check_seed  # noqa: E402
-
-NEW_MOON = 2
-"""The new moon's seat in 3 players (R7.1)."""
-
+from twilight_env.training.search_response import (NEW_MOON, Target, _outcome, _split,  # noqa: E402,F401
+                                                    consistent_worlds, enumerate_hands, exact_value)
 
 def responder_seats(mode: str, num_players: int) -> frozenset[int]:
     """The deciding seats the responder plays: ``solo`` (3 players: seat 0, which decides for
@@ -82,125 +77,6 @@ def responder_seats(mode: str, num_players: int) -> frozenset[int]:
             raise ValueError(f"mode {mode!r}: the seat must be one of {allowed} in {num_players} players")
         return frozenset({seat})
     raise ValueError(f"mode must be 'solo' or 'seat=S', got {mode!r}")
-
-
-def enumerate_hands(info: InfoSet) -> list[list[int]]:
-    """Every world of an information set: 4 hand masks per world, each hidden hand holding
-    exactly its public Sun and Moon counts (R2.5), the seen hands as they are.
-
-    Returns:
-        the worlds, in a fixed order (the same for the same information set).
-    """
-    hidden = [s for s in range(4) if s != info.seat and not (info.num_players == 3 and s == NEW_MOON)]
-    unseen = info.unseen_mask
-    per_cult = []
-    for cult, cmask in ((0, SUN_MASK), (1, MOON_MASK)):
-        pool = [c for c in range(28) if unseen >> c & 1 and cmask >> c & 1]
-        per_cult.append(list(_splits(pool, [info.hand_counts[s][cult] for s in hidden])))
-    worlds = []
-    for sun, moon in itertools.product(*per_cult):
-        hands = list(info.known_masks)
-        for k, s in enumerate(hidden):
-            hands[s] |= sun[k] | moon[k]
-        worlds.append(hands)
-    return worlds
-
-
-def _splits(pool: list[int], counts: list[int]):
-    """Every way to deal the cards ``pool`` into hands of ``counts`` cards, as masks."""
-    if not counts:
-        if pool:
-            raise AssertionError("card counts and unseen cards disagree")
-        yield []
-        return
-    for chosen in itertools.combinations(pool, counts[0]):
-        mask = sum(1 << c for c in chosen)
-        rest = [c for c in pool if not mask >> c & 1]
-        for tail in _splits(rest, counts[1:]):
-            yield [mask, *tail]
-
-
-class Target:
-    """The fixed agent, asked one batch of decisions at a time (``act_batch`` when it has one).
-
-    Args:
-        spec: a deterministic agent (its action a function of the information set): the
-            greedy networks (``exit``, ``neural``, ``policy``) or ``heuristic``.
-    """
-
-    def __init__(self, spec: str):
-        self.spec = spec
-        self.agent = make_agent(spec)
-        self.calls = 0
-
-    def actions(self, states: list[State]) -> list[int]:
-        """The target's action in each state, from its deciding seat's information set."""
-        infos = [InfoSet(s, s.deciding_seat) for s in states]
-        self.calls += len(states)
-        if hasattr(self.agent, "act_batch"):
-            return [int(a) for a in self.agent.act_batch(infos, [i.legal_actions for i in infos])]
-        return [int(self.agent.act(i, i.legal_actions, np.random.default_rng(0))) for i in infos]
-
-
-def consistent_worlds(info: InfoSet, target: Target, resp: frozenset[int]) -> list[State]:
-    """The states of the worlds in which the target made each of its past decisions as it did.
-
-    Every world (:func:`enumerate_hands`) is replayed from its dealt hands through the deal's
-    public actions; at each decision of a seat the responder does not play, the worlds where
-    the target would have chosen another action are dropped.
-    """
-    from twilight_env.training.search_response import public_actions
-
-    states = []
-    for hands in enumerate_hands(info):
-        init = list(hands)
-        for _, holder, card in info.history:
-            init[holder] |= 1 << card
-        st = State(init, info.first_leader, info.num_players)
-        states.append(st)
-    for a in public_actions(info):
-        if not states:  # no world explains the target's play (it did not play these seats)
-            break
-        dec = states[0].deciding_seat  # public: the same in every world
-        if dec not in resp:
-            states = [s for s, t in zip(states, target.actions(states)) if t == a]
-        for s in states:
-            s.apply(a)
-    return states
-
-
-def _outcome(s: State, side: int) -> int:
-    a, b = s.side_scores()
-    return (a - b) if side == 0 else (b - a)
-
-
-def _split(states: list[State], acts: list[int]) -> dict[int, list[State]]:
-    groups: dict[int, list[State]] = {}
-    for s, a in zip(states, acts):
-        c = s.clone()
-        c.apply(a)
-        groups.setdefault(a, []).append(c)
-    return groups
-
-
-def exact_value(states: list[State], target: Target, resp: frozenset[int], side: int) -> tuple[float, dict]:
-    """The exact best response's total outcome over ``states`` (worlds the responder cannot
-    tell apart), and at the root each legal action's total.
-
-    Returns:
-        ``(total, {action: total})`` in deal points summed over the worlds (divide by their
-        number for the mean); the dict is empty unless the responder decides at the root.
-    """
-    if states[0].done:
-        return float(sum(_outcome(s, side) for s in states)), {}
-    dec = states[0].deciding_seat
-    if dec in resp:
-        per = {}
-        for a in states[0].legal_actions():
-            per[a] = exact_value(_split(states, [a] * len(states))[a], target, resp, side)[0]
-        return max(per.values()), per
-    groups = _split(states, target.actions(states))
-    return float(sum(exact_value(g, target, resp, side)[0] for g in groups.values())), {}
 
 
 def policy_value(states: list[State], target: Target, resp: frozenset[int], side: int, responder,

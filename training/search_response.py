@@ -30,7 +30,7 @@ plays the exact best response instead: every deal of the unseen cards is enumera
 kept (the partner's past play, like the responder's own, rules out no world), and the
 deciding seat's remaining decisions are chosen by backward induction with the target's
 policy on every other seat, the partner's included
-(:func:`twilight_env.training.br_validation.exact_value`). For the 3-player solo, who
+(:func:`exact_value`, validated by :mod:`twilight_env.training.br_validation`). For the 3-player solo, who
 decides for both Moon hands (R7.3), this is the exact best response to the target in those
 tricks; for a seat with a partner it is exact when the partner plays the target's policy
 and its past play is not used.
@@ -44,13 +44,17 @@ compiled copy, :func:`twilight_env.agents.fast_rollout.decide_state`, which
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import torch
 
 from twilight_env.agents.base import make_agent
 from twilight_env.agents.pimc import _positive_int
 from twilight_env.envs.vector import VectorEngine
-from twilight_env.rules.engine import NUM_ACTIONS
+from twilight_env.rules.cards import MOON_MASK, SUN_MASK
+from twilight_env.rules.engine import NUM_ACTIONS, State
+from twilight_env.rules.infoset import InfoSet
 from twilight_env.training.vec_selfplay import greedy_actions, vector_rows
 
 TARGETS = ("exit", "neural", "policy", "heuristic")
@@ -127,6 +131,131 @@ def _replay(num_players: int, init: np.ndarray, leader: int, actions: list[int])
     for a in actions:
         eng.apply(np.full(len(init), a, dtype=np.int64))
     return eng
+
+
+# ---------------------------------------------------------------------------------
+# the exact best response on enumerable endgames (exact_tricks; training/br_validation.py)
+# ---------------------------------------------------------------------------------
+
+NEW_MOON = 2
+"""The new moon's seat in 3 players (R7.1)."""
+
+
+def enumerate_hands(info: InfoSet) -> list[list[int]]:
+    """Every world of an information set: 4 hand masks per world, each hidden hand holding
+    exactly its public Sun and Moon counts (R2.5), the seen hands as they are.
+
+    Returns:
+        the worlds, in a fixed order (the same for the same information set).
+    """
+    hidden = [s for s in range(4) if s != info.seat and not (info.num_players == 3 and s == NEW_MOON)]
+    unseen = info.unseen_mask
+    per_cult = []
+    for cult, cmask in ((0, SUN_MASK), (1, MOON_MASK)):
+        pool = [c for c in range(28) if unseen >> c & 1 and cmask >> c & 1]
+        per_cult.append(list(_splits(pool, [info.hand_counts[s][cult] for s in hidden])))
+    worlds = []
+    for sun, moon in itertools.product(*per_cult):
+        hands = list(info.known_masks)
+        for k, s in enumerate(hidden):
+            hands[s] |= sun[k] | moon[k]
+        worlds.append(hands)
+    return worlds
+
+
+def _splits(pool: list[int], counts: list[int]):
+    """Every way to deal the cards ``pool`` into hands of ``counts`` cards, as masks."""
+    if not counts:
+        if pool:
+            raise AssertionError("card counts and unseen cards disagree")
+        yield []
+        return
+    for chosen in itertools.combinations(pool, counts[0]):
+        mask = sum(1 << c for c in chosen)
+        rest = [c for c in pool if not mask >> c & 1]
+        for tail in _splits(rest, counts[1:]):
+            yield [mask, *tail]
+
+
+class Target:
+    """The fixed agent, asked one batch of decisions at a time (``act_batch`` when it has one).
+
+    Args:
+        spec: a deterministic agent (its action a function of the information set): the
+            greedy networks (``exit``, ``neural``, ``policy``) or ``heuristic``.
+    """
+
+    def __init__(self, spec: str):
+        self.spec = spec
+        self.agent = make_agent(spec)
+        self.calls = 0
+
+    def actions(self, states: list[State]) -> list[int]:
+        """The target's action in each state, from its deciding seat's information set."""
+        infos = [InfoSet(s, s.deciding_seat) for s in states]
+        self.calls += len(states)
+        if hasattr(self.agent, "act_batch"):
+            return [int(a) for a in self.agent.act_batch(infos, [i.legal_actions for i in infos])]
+        return [int(self.agent.act(i, i.legal_actions, np.random.default_rng(0))) for i in infos]
+
+
+def consistent_worlds(info: InfoSet, target: Target, resp: frozenset[int]) -> list[State]:
+    """The states of the worlds in which the target made each of its past decisions as it did.
+
+    Every world (:func:`enumerate_hands`) is replayed from its dealt hands through the deal's
+    public actions; at each decision of a seat the responder does not play, the worlds where
+    the target would have chosen another action are dropped.
+    """
+    states = []
+    for hands in enumerate_hands(info):
+        init = list(hands)
+        for _, holder, card in info.history:
+            init[holder] |= 1 << card
+        st = State(init, info.first_leader, info.num_players)
+        states.append(st)
+    for a in public_actions(info):
+        if not states:  # no world explains the target's play (it did not play these seats)
+            break
+        dec = states[0].deciding_seat  # public: the same in every world
+        if dec not in resp:
+            states = [s for s, t in zip(states, target.actions(states)) if t == a]
+        for s in states:
+            s.apply(a)
+    return states
+
+
+def _outcome(s: State, side: int) -> int:
+    a, b = s.side_scores()
+    return (a - b) if side == 0 else (b - a)
+
+
+def _split(states: list[State], acts: list[int]) -> dict[int, list[State]]:
+    groups: dict[int, list[State]] = {}
+    for s, a in zip(states, acts):
+        c = s.clone()
+        c.apply(a)
+        groups.setdefault(a, []).append(c)
+    return groups
+
+
+def exact_value(states: list[State], target: Target, resp: frozenset[int], side: int) -> tuple[float, dict]:
+    """The exact best response's total outcome over ``states`` (worlds the responder cannot
+    tell apart), and at the root each legal action's total.
+
+    Returns:
+        ``(total, {action: total})`` in deal points summed over the worlds (divide by their
+        number for the mean); the dict is empty unless the responder decides at the root.
+    """
+    if states[0].done:
+        return float(sum(_outcome(s, side) for s in states)), {}
+    dec = states[0].deciding_seat
+    if dec in resp:
+        per = {}
+        for a in states[0].legal_actions():
+            per[a] = exact_value(_split(states, [a] * len(states))[a], target, resp, side)[0]
+        return max(per.values()), per
+    groups = _split(states, target.actions(states))
+    return float(sum(exact_value(g, target, resp, side)[0] for g in groups.values())), {}
 
 
 class SearchResponder:
@@ -219,26 +348,25 @@ class SearchResponder:
 
     def exact_action_values(self, info) -> dict[int, float] | None:
         """Each legal action's mean outcome for the responder's side under the exact best
-        response over the rest of the deal (:mod:`twilight_env.training.br_validation`): every
+        response over the rest of the deal (:func:`exact_value`): every
         deal of the unseen cards in which the other side's target made its past decisions as
         it did, the target's policy on every other seat, and the deciding seat's later
         decisions chosen at each set of worlds the public actions leave indistinguishable
         (module docstring). None when more
         than ``max_worlds`` deals of the unseen cards exist or none is consistent (the
         sampled search then decides)."""
-        from twilight_env.training import br_validation as V
-
-        if len(V.enumerate_hands(info)) > self.max_worlds:
+        if len(enumerate_hands(info)) > self.max_worlds:
             return None
         if self._exact_target is None:
-            self._exact_target = V.Target(self.target.spec)
+            self._exact_target = Target(self.target.spec)
         side = frozenset(s for s in range(4) if (s & 1) == (info.seat & 1))
-        worlds = V.consistent_worlds(info, self._exact_target, side)  # the partner's past play filters nothing
+        worlds = consistent_worlds(info, self._exact_target, side)  # the partner's past play filters nothing
         self.last_consistent = len(worlds)
         if not worlds:
             return None
-        _, per = V.exact_value(worlds, self._exact_target, frozenset({info.seat}), info.seat & 1)
+        _, per = exact_value(worlds, self._exact_target, frozenset({info.seat}), info.seat & 1)
         return {a: v / len(worlds) for a, v in per.items()}
 
 
-__all__ = ["SearchResponder", "TargetPolicy", "TARGETS", "public_actions", "initial_hands"]
+__all__ = ["SearchResponder", "TargetPolicy", "TARGETS", "public_actions", "initial_hands", "Target",
+           "enumerate_hands", "consistent_worlds", "exact_value"]
