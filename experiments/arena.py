@@ -296,30 +296,51 @@ def pairing_figures(points: list, side_scores: list, num_players: int) -> dict:
     return entry
 
 
+RATING_ORDERS = 16
+"""Orders of the duplicate pairs over which :func:`rate` averages the ratings."""
+
+
 def rate(specs: list[str], pairs: list, pairings: list[dict], num_deals: int) -> list[dict]:
     """OpenSkill Plackett-Luce ratings, one update per duplicate pair (the sign of its
-    score ranks A and B, 0 a tie), the pairings interleaved deal by deal; rows
-    ``{"agent", "spec", "mu", "sigma", "ordinal"}``, highest ordinal first."""
+    score ranks A and B, 0 a tie); rows ``{"agent", "spec", "mu", "sigma", "ordinal"}``,
+    highest ordinal first.
+
+    The model updates online, so its result depends on the order of the games, and the
+    last ones weigh most (50 wins then 30 losses rate an agent far below the same games in
+    the other order). The games are therefore rated in :data:`RATING_ORDERS` seeded random
+    orders (deal by deal, the pairings interleaved within a deal; the deals first sorted by
+    their results) and ``mu`` and ``sigma`` averaged over them: the same figures for the
+    same results, whatever the order of the deals."""
     from openskill.models import PlackettLuce
 
     labels = labels_of(specs)
     model = PlackettLuce()
-    ratings = {lab: model.rating(name=lab) for lab in labels}
-    for d in range(num_deals):
-        for k, (i, j) in enumerate(pairs):
-            score = pairings[k]["pair_scores"][d]
-            a, b = labels[i], labels[j]
-            ranks = [0, 1] if score > 0 else [1, 0] if score < 0 else [0, 0]
-            (ra,), (rb,) = model.rate([[ratings[a]], [ratings[b]]], ranks=ranks)
-            ratings[a], ratings[b] = ra, rb
-    return sorted(({"agent": lab, "spec": specs[n], "mu": ratings[lab].mu, "sigma": ratings[lab].sigma,
-                    "ordinal": ratings[lab].ordinal()} for n, lab in enumerate(labels)),
+    rng = np.random.default_rng(0)
+    # a canonical order of the deals (by their results) before the seeded shuffles: deals
+    # given in another order are rated alike
+    canon = sorted(range(num_deals), key=lambda d: tuple(p["pair_scores"][d] for p in pairings))
+    mu = {lab: 0.0 for lab in labels}
+    sigma = {lab: 0.0 for lab in labels}
+    for _ in range(RATING_ORDERS):
+        ratings = {lab: model.rating(name=lab) for lab in labels}
+        for d in (canon[int(x)] for x in rng.permutation(num_deals)):
+            for k, (i, j) in enumerate(pairs):
+                score = pairings[k]["pair_scores"][int(d)]
+                a, b = labels[i], labels[j]
+                ranks = [0, 1] if score > 0 else [1, 0] if score < 0 else [0, 0]
+                (ra,), (rb,) = model.rate([[ratings[a]], [ratings[b]]], ranks=ranks)
+                ratings[a], ratings[b] = ra, rb
+        for lab in labels:
+            mu[lab] += ratings[lab].mu / RATING_ORDERS
+            sigma[lab] += ratings[lab].sigma / RATING_ORDERS
+    return sorted(({"agent": lab, "spec": specs[n], "mu": mu[lab], "sigma": sigma[lab],
+                    "ordinal": mu[lab] - 3 * sigma[lab]} for n, lab in enumerate(labels)),
                   key=lambda r: -r["ordinal"])
 
 
 RATINGS_NOTE = ("Ratings: OpenSkill's Plackett-Luce model over every duplicate pair's result (win, loss or "
-                "draw);\nmu is the skill estimate, sigma its uncertainty, ordinal = mu - 3 sigma (the table's "
-                "order, a cautious rank).")
+                "draw),\naveraged over 16 orders of the deals; mu is the skill estimate, sigma its "
+                "uncertainty,\nordinal = mu - 3 sigma (the table's order, a cautious rank).")
 """The line ``twilight arena`` prints under its ratings table."""
 
 
