@@ -199,20 +199,19 @@ class Target:
         return [int(self.agent.act(i, i.legal_actions, np.random.default_rng(0))) for i in infos]
 
 
-def consistent_worlds(info: InfoSet, target: Target, resp: frozenset[int]) -> list[State]:
+def consistent_worlds(info: InfoSet, target: Target, resp: frozenset[int], worlds=None) -> list[State]:
     """The states of the worlds in which the target made each of its past decisions as it did.
 
-    Every world (:func:`enumerate_hands`) is replayed from its dealt hands through the deal's
-    public actions; at each decision of a seat the responder does not play, the worlds where
-    the target would have chosen another action are dropped.
+    Every world (``worlds``, 4 hand masks each; None: :func:`enumerate_hands`) is replayed
+    from its dealt hands through the deal's public actions; at each decision of a seat the
+    responder does not play, the worlds where the target would have chosen another action
+    are dropped.
     """
-    states = []
-    for hands in enumerate_hands(info):
-        init = list(hands)
-        for _, holder, card in info.history:
-            init[holder] |= 1 << card
-        st = State(init, info.first_leader, info.num_players)
-        states.append(st)
+    worlds = enumerate_hands(info) if worlds is None else worlds
+    if not worlds:
+        return []
+    states = [State([int(h) for h in init], info.first_leader, info.num_players)
+              for init in initial_hands(info, np.array(worlds, dtype=np.int64))]
     for a in public_actions(info):
         if not states:  # no world explains the target's play (it did not play these seats)
             break
@@ -355,12 +354,13 @@ class SearchResponder:
         (module docstring). None when more
         than ``max_worlds`` deals of the unseen cards exist or none is consistent (the
         sampled search then decides)."""
-        if len(enumerate_hands(info)) > self.max_worlds:
+        every = enumerate_hands(info)
+        if len(every) > self.max_worlds:
             return None
         if self._exact_target is None:
             self._exact_target = Target(self.target.spec)
         side = frozenset(s for s in range(4) if (s & 1) == (info.seat & 1))
-        worlds = consistent_worlds(info, self._exact_target, side)  # the partner's past play filters nothing
+        worlds = consistent_worlds(info, self._exact_target, side, every)  # the partner's past play filters nothing
         self.last_consistent = len(worlds)
         if not worlds:
             return None
