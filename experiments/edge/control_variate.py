@@ -21,6 +21,12 @@ Controls (per deal, each averaged over the deal's three plays, as ``Y`` is):
 - ``value``: 360 × the expert-iteration network's value (``guided``'s shipped 3-player
   weights, NumPy) at the deal's first decision, the solo's, which sees its hand and the
   new moon's (R7.1): the network's forecast of Moon − Sun before any card is played.
+- ``policy``: Moon − Sun when the shipped network alone (``policy:default``, greedy, so
+  deterministic: a function of the deal alone) plays every seat, its plays side by side
+  (:func:`twilight_env.experiments.common.play_lockstep`). The network plays close to the
+  searches, so its outcome on a deal may follow theirs more closely than the heuristic's
+  does; at 0.6 ms a decision (``benchmarks/decision_time.py``) it plays the baseline's
+  deals in minutes, where a search would take days.
 
 Unbiasedness: ``beta`` is *cross-fitted* (the deals split in two halves by index parity;
 each half's corrections use the ``beta`` fitted on the other half), so each deal's
@@ -51,7 +57,7 @@ from twilight_env.rules.engine import State
 from twilight_env.rules.heldout import check_not_heldout
 from twilight_env.util.report import mean_ci, text_table
 
-CONTROLS = ("heuristic", "value")
+CONTROLS = ("heuristic", "value", "policy")
 """The controls this module computes (module docstring)."""
 BASELINE_SEED = 20_261_202
 """Seed of the deals on which ``mu`` (each control's mean) is estimated; not a held-out set's."""
@@ -89,9 +95,29 @@ def controls(deals, which=CONTROLS) -> np.ndarray:
                     m, s = end.side_scores()
                     diffs.append(m - s)
                 out[i, j] = float(np.mean(diffs))
-        else:
+        elif w == "value":
             out[:, j] = _first_values(states)
+        else:
+            out[:, j] = _policy_outcomes(states)
     return out
+
+
+POLICY_BLOCK = 512
+"""Plays per lockstep batch of the ``policy`` control."""
+
+
+def _policy_outcomes(states) -> np.ndarray:
+    """Moon − Sun of ``policy:default`` on every seat, by deal (the three plays averaged)."""
+    from twilight_env.experiments.common import play_lockstep
+
+    flat = [st.clone() for plays in states for st in plays]
+    diffs = np.empty(len(flat))
+    for k in range(0, len(flat), POLICY_BLOCK):
+        games = [(st, ["policy"] * 4, 0, k + i, 0) for i, st in enumerate(flat[k:k + POLICY_BLOCK])]
+        for i, st in enumerate(play_lockstep(games)):
+            m, s = st.side_scores()
+            diffs[k + i] = m - s
+    return diffs.reshape(-1, 3).mean(axis=1)
 
 
 def _first_values(states) -> np.ndarray:
@@ -225,7 +251,8 @@ def main(argv=None) -> int:
     ap.add_argument("--baseline-deals", type=int, default=BASELINE_DEALS,
                     help=f"deals on which each control's mean is estimated (default {BASELINE_DEALS:,})")
     ap.add_argument("--controls", nargs="+", default=list(CONTROLS), choices=CONTROLS,
-                    help="controls to use (default: both)")
+                    help="controls to use (default: all three; `heuristic value` skips the network's "
+                         "plays, about 4 minutes of one core for the baseline)")
     ap.add_argument("--json", help="also write the figures to this JSON file")
     args = ap.parse_args(argv)
     try:

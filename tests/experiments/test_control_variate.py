@@ -86,6 +86,26 @@ def test_the_heuristic_control_is_the_heuristic_playing_the_deal():
     assert np.all(np.abs(x[:, 1]) <= 360) and len(set(x[:, 1])) == 4
 
 
+def test_the_policy_control_is_the_network_playing_the_deal():
+    """The ``policy`` control of a deal is Moon − Sun of ``policy:default`` on every seat, its
+    three plays averaged, as one deal at a time with ``play_deal`` gives it (the lockstep
+    batches change nothing), and it differs from deal to deal."""
+    from twilight_env.agents.base import make_agent, play_deal
+
+    deals = generate_deals(5, 11)
+    x = controls(deals, ("policy",))[:, 0]
+    agents = [make_agent("policy")] * 4
+    for i, d in enumerate(deals):
+        diffs = []
+        for r in range(3):
+            st = State.from_deal(rotated_deal(d, r), 0, 3)
+            play_deal(st, agents, np.random.default_rng(0))
+            m, s = st.side_scores()
+            diffs.append(m - s)
+        assert x[i] == pytest.approx(np.mean(diffs))
+    assert len(set(x)) > 1
+
+
 def test_command_line_on_a_finished_edge_run(tmp_path, capsys):
     """On a heuristic run the heuristic control is the outcome itself: nearly all variance goes."""
     from twilight_env.cli import main as cli
