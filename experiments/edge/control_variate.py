@@ -35,6 +35,13 @@ seed the run did not use. The 95% interval is Student-t over the corrected per-d
 values, widened by the uncertainty of ``mu`` (``beta' Cov(mu) beta``). Reported beside the
 plain estimate, never instead of it.
 
+How much any deal-level control can remove: write ``Y = g(deal) + e`` with ``e`` the part
+that comes from the play itself (a search's own random worlds and iterations). No function
+of the deal explains ``e``, so no deal-level control removes more than the *deal share*
+``Var g / Var Y``. :func:`deal_share` estimates it by replaying the run's agents on its
+first deals with other agent seeds: the covariance of the two plays' ``Y`` over deals is
+``Var g`` (``--ceiling N``). For a deterministic agent (the greedy networks) the share is 1.
+
 Command: ``python -m twilight_env.experiments.edge.control_variate EDGE_FOLDER`` reads a
 finished run's ``edge.json``, rebuilds its deals (its seed or deal file) and prints, per
 configuration, the plain and the control-variate estimate, the share of variance
@@ -220,15 +227,9 @@ def analyse_run(folder: str, baseline_deals: int = BASELINE_DEALS, which=CONTROL
         ValueError: no ``edge.json`` in ``folder``, a 4-player or individual-lines run, or
             its deals cannot be rebuilt.
     """
-    path = Path(folder) / "edge.json"
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-        src = doc["deals_source"]
-        results = doc["results"]
-    except FileNotFoundError:
-        raise ValueError(f"{str(path)!r} does not exist: give the folder of a finished `twilight edge` run") from None
-    except (json.JSONDecodeError, KeyError, TypeError) as e:
-        raise ValueError(f"{str(path)!r} is not the result of a `twilight edge` run ({e})") from None
+    doc = _read_run(folder)
+    src = doc["deals_source"]
+    results = doc["results"]
     n = int(doc["deals"])
     deals, _ = deal_set(n, src.get("seed"), 3, src.get("path"))
     x = controls(deals, which)
@@ -243,6 +244,63 @@ def analyse_run(folder: str, baseline_deals: int = BASELINE_DEALS, which=CONTROL
     return out
 
 
+REPLAY_SEED = 20_261_203
+"""Agent seed of :func:`deal_share`'s replays (deal ``i`` keeps its cards; only the agents'
+random streams change)."""
+
+
+def deal_share(folder: str, n: int, workers: int = 1, progress: bool = False) -> list[dict]:
+    """The share of each configuration's per-deal variance that is the deal's (module docstring).
+
+    Replays the run's agents on its first ``n`` deals with agent seed :data:`REPLAY_SEED`
+    and compares each deal's ``Y`` with the run's own.
+
+    Returns:
+        per configuration ``{"label", "deals", "share", "share_ci", "correlation"}``:
+        ``share`` = cov(Y_run, Y_replay) / sqrt(var Y_run · var Y_replay) over the deals
+        (the correlation of two independent plays), with a 95% bootstrap interval (1,000
+        resamples of the deals); the most variance a deal-level control can remove.
+
+    Raises:
+        ValueError: as :func:`analyse_run`, or ``n`` < 10 or more than the run's deals.
+    """
+    from twilight_env.experiments.edge.solo_edge import play_config
+
+    doc = _read_run(folder)
+    total = int(doc["deals"])
+    if not 10 <= n <= total:
+        raise ValueError(f"--ceiling needs 10 to {total} deals (the run's), got {n}")
+    src = doc["deals_source"]
+    deals, _ = deal_set(total, src.get("seed"), 3, src.get("path"))
+    rng = np.random.default_rng(0)
+    out = []
+    for k, r in enumerate(doc["results"]):
+        y = (np.asarray(r["moon_points"], float) - np.asarray(r["sun_points"], float)).mean(axis=1)[:n]
+        moon, sun = play_config(deals[:n], r["solo_spec"], r["sun_spec"], REPLAY_SEED, k, workers, progress=progress)
+        y2 = (moon - sun).mean(axis=1)
+        corr = float(np.corrcoef(y, y2)[0, 1])
+        boots = []
+        for _ in range(1000):
+            i = rng.integers(0, n, n)
+            boots.append(np.corrcoef(y[i], y2[i])[0, 1])
+        lo, hi = np.nanpercentile(boots, [2.5, 97.5])
+        out.append({"label": r["label"], "deals": n, "share": corr, "share_ci": [float(lo), float(hi)],
+                    "mean_run": float(y.mean()), "mean_replay": float(y2.mean())})
+    return out
+
+
+def _read_run(folder: str) -> dict:
+    path = Path(folder) / "edge.json"
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        doc["deals_source"], doc["results"], doc["deals"]
+    except FileNotFoundError:
+        raise ValueError(f"{str(path)!r} does not exist: give the folder of a finished `twilight edge` run") from None
+    except (json.JSONDecodeError, KeyError, TypeError) as e:
+        raise ValueError(f"{str(path)!r} is not the result of a `twilight edge` run ({e})") from None
+    return doc
+
+
 def main(argv=None) -> int:
     """``python -m twilight_env.experiments.edge.control_variate FOLDER``: print the table; 2 on a bad input."""
     ap = argparse.ArgumentParser(prog="python -m twilight_env.experiments.edge.control_variate",
@@ -254,7 +312,26 @@ def main(argv=None) -> int:
                     help="controls to use (default: all three; `heuristic value` skips the network's "
                          "plays, about 4 minutes of one core for the baseline)")
     ap.add_argument("--json", help="also write the figures to this JSON file")
+    ap.add_argument("--ceiling", type=int, default=None, metavar="N",
+                    help="instead: replay the run's agents on its first N deals with other agent seeds and print "
+                         "the deal share, the most variance any deal-level control can remove (plays N deals)")
+    ap.add_argument("--workers", type=int, default=1, help="processes for --ceiling's replays (default 1)")
     args = ap.parse_args(argv)
+    if args.ceiling is not None:
+        try:
+            rows = deal_share(args.folder, args.ceiling, args.workers, progress=True)
+        except ValueError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
+        print(text_table(["agent", "deals", "deal share [95% CI]", "mean Y, run / replay"],
+                         [[r["label"], str(r["deals"]),
+                           f"{r['share']:.2f} [{r['share_ci'][0]:.2f}, {r['share_ci'][1]:.2f}]",
+                           f"{r['mean_run']:+.1f} / {r['mean_replay']:+.1f}"] for r in rows]))
+        print(f"deal share: correlation over deals of the run's Y and a replay's (agent seed {REPLAY_SEED}); "
+              "95% bootstrap interval; no deal-level control removes more of the variance")
+        if args.json:
+            Path(args.json).write_text(json.dumps(rows, indent=1), encoding="utf-8")
+        return 0
     try:
         rows = analyse_run(args.folder, args.baseline_deals, tuple(args.controls))
     except ValueError as e:
@@ -279,4 +356,5 @@ if __name__ == "__main__":
     raise SystemExit(main())
 
 
-__all__ = ["CONTROLS", "BASELINE_SEED", "BASELINE_DEALS", "controls", "baseline", "cv_estimate", "analyse_run", "main"]
+__all__ = ["CONTROLS", "BASELINE_SEED", "BASELINE_DEALS", "REPLAY_SEED", "controls", "baseline", "cv_estimate",
+           "analyse_run", "deal_share", "main"]

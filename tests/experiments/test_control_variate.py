@@ -121,3 +121,25 @@ def test_command_line_on_a_finished_edge_run(tmp_path, capsys):
     assert rows[0]["variance_removed"] > 0.5
     assert main([str(tmp_path / "nothing")]) == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_the_deal_share_is_one_for_a_deterministic_agent_and_less_for_random_play(tmp_path, capsys):
+    """``--ceiling N`` replays the run with other agent seeds: the heuristic (deterministic)
+    plays every deal as before (share 1, same mean); random play does not (share well below 1)."""
+    from twilight_env.cli import main as cli
+
+    for spec in ("heuristic", "random"):
+        run = tmp_path / spec
+        assert cli(["edge", spec, "--deals", "40", "--workers", "1", "--boot", "20", "--matches", "50",
+                    "--out", str(run), "--quiet"]) == 0
+        out = tmp_path / f"{spec}.json"
+        assert main([str(run), "--ceiling", "40", "--json", str(out)]) == 0
+        (row,) = json.loads(out.read_text())
+        assert row["deals"] == 40
+        if spec == "heuristic":
+            assert row["share"] == pytest.approx(1.0) and row["mean_run"] == pytest.approx(row["mean_replay"])
+        else:
+            assert row["share"] < 0.9 and row["mean_run"] != row["mean_replay"]
+    assert "deal share" in capsys.readouterr().out
+    assert main([str(tmp_path / "heuristic"), "--ceiling", "41"]) == 2
+    assert "10 to 40" in capsys.readouterr().err
