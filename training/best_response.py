@@ -137,6 +137,13 @@ class BRConfig:
     """Minutes between checkpoints (minutes); one is always written at the end."""
     progress: bool = True
     """Show a tqdm progress bar (flag)."""
+    actors: int = 0
+    """Ray actors playing deals against the frozen agent (0: in the learner process); each
+    holds its own frozen agent and ``games`` deals (processes)."""
+    ray: str | None = None
+    """Ray cluster of the ``actors`` (``auto``, ``local``, ``HOST:PORT``; the ``dist`` extra)
+    (address). With Ray, the CPU budget counts the learner's CPU time plus the time the
+    actors spent playing (seconds of one core each)."""
 
     def validate(self) -> "BRConfig":
         """Check values; return self.
@@ -172,6 +179,16 @@ class BRConfig:
             raise ValueError("lr, reuse and checkpoint_every must be > 0")
         if self.buffer_size < self.batch_size:
             raise ValueError(f"buffer_size ({self.buffer_size}) must be >= batch_size ({self.batch_size})")
+        if isinstance(self.actors, bool) or not isinstance(self.actors, int) or self.actors < 0:
+            raise ValueError(f"actors must be an integer >= 0 (0 = in the learner process), got {self.actors!r}")
+        if (self.ray is None) != (self.actors == 0):
+            raise ValueError("--ray and --actors go together: --actors N (N >= 1) runs N Ray actors on the "
+                             f"cluster --ray names (auto, local or HOST:PORT); got actors={self.actors}, "
+                             f"ray={self.ray!r}")
+        if self.ray is not None:
+            from twilight_env.util.distributed import check_address
+
+            check_address(self.ray)
         return self
 
     def to_dict(self) -> dict:
@@ -183,12 +200,14 @@ class BRConfig:
         return cls(**{k: v for k, v in d.items() if k in names})
 
     def train_config(self) -> TrainConfig:
-        """The learner's :class:`TrainConfig` (in-process data, no opponent pool)."""
+        """The learner's :class:`TrainConfig` (no opponent pool; its ``actors`` and ``ray``
+        are this run's, which :class:`~twilight_env.training.train.RayActorPool` reads)."""
         # TrainConfig asks for a wall-clock or decisions budget; with only cpu_minutes the
         # stored decisions=1 is a placeholder (this module's loop reads the BRConfig budgets)
         return TrainConfig(exp="br", players=self.players, minutes=self.minutes,
                            decisions=self.decisions if self.decisions or self.minutes else 1,
-                           actors=0, seed=self.seed, lr=self.lr, batch_size=self.batch_size, reuse=self.reuse,
+                           actors=self.actors, ray=self.ray, seed=self.seed, lr=self.lr,
+                           batch_size=self.batch_size, reuse=self.reuse,
                            buffer_size=self.buffer_size, epsilon=self.epsilon, games_per_actor=self.games,
                            chunk=self.chunk, pool_prob=0.0, eval_deals=0, progress=self.progress).validate()
 
@@ -383,6 +402,39 @@ class BestResponseSource:
         return [(0, *self.collect(want))]
 
 
+class _RayBRActor:
+    """Body of a Ray actor of a best-response run: its own frozen agent and ``games`` deals
+    against it (a :class:`BestResponseSource`), fed the learner's latest weights with every
+    request. The frozen agent's decisions, the costly part against a search, are spread
+    over the actors."""
+
+    def __init__(self, cfg_dict: dict, net_dict: dict, seed_seq: list):
+        from twilight_env.agents.nn.network import NetConfig, QNetwork
+
+        torch.set_num_threads(1)
+        cfg = BRConfig.from_dict(cfg_dict)
+        self.model = QNetwork(NetConfig.from_dict(net_dict)).eval()
+        frozen = FrozenAgent(cfg.agent, np.random.default_rng(list(seed_seq) + [1]))
+        self.source = BestResponseSource(cfg.players, self.model, frozen, np.random.default_rng(seed_seq),
+                                         cfg.games, cfg.epsilon)
+
+    def collect(self, weights: dict, want: int):
+        self.model.load_state_dict(weights)
+        sides = list(self.source.sides_played)
+        batch, stats = self.source.collect(want)
+        stats.sides_started = [a - b for a, b in zip(self.source.sides_played, sides)]
+        return batch, stats
+
+
+def _ray_pool(learner, cfg: BRConfig, resumes: int):
+    """The trainer's Ray actor pool (:class:`twilight_env.training.train.RayActorPool`) with
+    :class:`_RayBRActor` bodies; actor ``i`` draws its deals from ``[seed, 5_000 + i, resumes]``."""
+    from twilight_env.training.train import RayActorPool
+
+    return RayActorPool(learner, body=_RayBRActor,
+                        body_args=lambda i: (cfg.to_dict(), learner.net_cfg.to_dict(), [cfg.seed, 5_000 + i, resumes]))
+
+
 def duplicate_points(model, num_players: int, agent, deals: list, seed: int = 0) -> dict:
     """The greedy learner against ``agent`` on duplicate deals.
 
@@ -489,6 +541,8 @@ def resume_command(run_dir: Path, cfg: BRConfig, elapsed_s: float) -> str:
                        ("checkpoint_every", "--checkpoint-every")):
         if getattr(cfg, name) != getattr(d, name):
             cmd += [flag, f"{getattr(cfg, name):g}"]
+    if cfg.ray is not None:
+        cmd += ["--actors", str(cfg.actors), "--ray", cfg.ray]
     if not cfg.progress:
         cmd.append("--no-progress")
     return " ".join(shlex.quote(c) for c in cmd)
@@ -504,8 +558,9 @@ def train_best_response(cfg: BRConfig, out: str | os.PathLike | None = None,
 
     Args:
         cfg: the run's config (for ``resume``, only the budget, ``progress``,
-            ``final_deals``, ``eval_every``, ``eval_deals`` and ``checkpoint_every`` are taken;
-            the rest comes from the checkpoint).
+            ``final_deals``, ``eval_every``, ``eval_deals``, ``checkpoint_every``, ``actors``
+            and ``ray`` are taken; the rest comes from the checkpoint: a run may go on with
+            or without Ray).
         out: run directory of a new run (must not hold a checkpoint yet).
         resume: run directory to continue.
 
@@ -533,7 +588,7 @@ def train_best_response(cfg: BRConfig, out: str | os.PathLike | None = None,
 
 
 _RESUME_TAKES = ("minutes", "decisions", "cpu_minutes", "progress", "final_deals", "eval_every", "eval_deals",
-                "checkpoint_every")
+                "checkpoint_every", "actors", "ray")
 """The :class:`BRConfig` fields a resumed run takes from the caller; the rest come from its checkpoint."""
 
 
@@ -591,6 +646,9 @@ class _BRRun:
             self.evals = dict(st.get("evals", {}))
             self.cpu_prev = float(st.get("cpu_seconds", 0.0))
         self.counters = self.learner.counters
+        self.pool = None
+        self.actor_cpu = 0.0
+        """Seconds the Ray actors spent playing in this invocation (counted in the CPU budget)."""
         self.ghash = git_hash()
         self.eval_set = (eval_deals(cfg.players, cfg.eval_deals, seed=cfg.seed + EVAL_SEED_OFFSET)
                          if cfg.eval_deals else [])
@@ -618,8 +676,9 @@ class _BRRun:
         return learner
 
     def cpu_used(self) -> float:
-        """CPU seconds of training, resumed runs included (seconds)."""
-        return self.cpu_prev + time.process_time() - self.cpu0
+        """CPU seconds of training, resumed runs included, the Ray actors' playing time
+        included (seconds)."""
+        return self.cpu_prev + time.process_time() - self.cpu0 + self.actor_cpu
 
     def checkpoint(self) -> None:
         save_br_checkpoint(self.learner, self.source, self.cfg, self.run_dir, self.ghash, self.evals,
@@ -634,7 +693,13 @@ class _BRRun:
         with _Signals() as signals:
             try:
                 self._open_logs()
-                self._loop(signals, t_start)
+                if self.cfg.ray is not None:
+                    self.pool = _ray_pool(self.learner, self.cfg, self.counters["resumes"])
+                try:
+                    self._loop(signals, t_start)
+                finally:
+                    if self.pool is not None:
+                        self.pool.close()
                 self.bar.close()
                 self.checkpoint()
                 return time.perf_counter() - t_start
@@ -674,15 +739,26 @@ class _BRRun:
         while ((cfg.decisions is None or counters["decisions"] < cfg.decisions)
                and time.perf_counter() - t_start < budget_s and self.cpu_used() < cpu_budget):
             want = cfg.chunk if cfg.decisions is None else max(1, min(cfg.chunk, cfg.decisions - counters["decisions"]))
-            chunks = self.source.get(learner.model, want)
+            if self.pool is None:
+                chunks = self.source.get(learner.model, want)
+            else:
+                chunks = self.pool.get(learner.model, want)
+                if not chunks:
+                    continue
             with signals.held():
                 losses = learner_step(learner, chunks)
-                new = chunks[0][2].decisions
+                if self.pool is not None:
+                    self.pool.publish(learner.model)
+                    for _, _, st in chunks:
+                        self.actor_cpu += st.seconds
+                        for k, n in enumerate(getattr(st, "sides_started", ())):
+                            self.source.sides_played[k] += n
+                new = sum(c[2].decisions for c in chunks)
                 gen += new
                 step = counters["decisions"]
                 dps = gen / max(1e-9, time.perf_counter() - t_loop)
                 log_step(self.writer, step, losses, dps, chunks[0][2].decisions / max(1e-9, chunks[0][2].seconds),
-                         chunks[0][2].side0_points, counters)
+                         [p for c in chunks for p in c[2].side0_points], counters)
                 self.bar.update(new)
                 self.bar.set_postfix(dps=f"{dps:.0f}", loss=f"{np.mean(losses):.4f}" if losses else "-",
                                      refresh=False)
@@ -703,7 +779,7 @@ class _BRRun:
                 "checkpoint": str(self.run_dir / CHECKPOINT_NAME), "decisions": counters["decisions"],
                 "updates": counters["updates"], "episodes": counters["episodes"],
                 "sides_played": list(self.source.sides_played), "train_seconds_this_run": round(train_s, 1),
-                "train_cpu_seconds": round(self.cpu_used(), 1),
+                "train_cpu_seconds": round(self.cpu_used(), 1), "actor_cpu_seconds": round(self.actor_cpu, 1),
                 "init": cfg.init, "seed": cfg.seed, "git": self.ghash, "result": None}
 
 
@@ -820,6 +896,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--deal-set", default=d.deal_set, choices=sorted(DEAL_SETS), help="held-out deal set")
     p.add_argument("--checkpoint-every", type=float, default=d.checkpoint_every, help="minutes between checkpoints")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--actors", type=int, default=0,
+                   help="Ray actors that play the deals against the frozen agent (with --ray; default 0: in "
+                        "this process)")
+    p.add_argument("--ray", nargs="?", const="auto", default=None, metavar="ADDRESS",
+                   help="run the --actors on a Ray cluster ('auto' for a bare --ray: join this machine's cluster "
+                        "or start one; 'local'; HOST:PORT); needs the 'dist' extra; a run may resume with or "
+                        "without it")
     return p
 
 
@@ -845,7 +928,8 @@ def main(argv: list[str] | None = None) -> int:
                        decisions=args.decisions, cpu_minutes=args.cpu_minutes, seed=args.seed, init=args.init, epsilon=args.epsilon, lr=args.lr,
                        batch_size=args.batch_size, games=args.games, eval_every=args.eval_every,
                        eval_deals=args.eval_deals, final_deals=args.deals, deal_set=args.deal_set,
-                       checkpoint_every=args.checkpoint_every, progress=not args.no_progress)
+                       checkpoint_every=args.checkpoint_every, progress=not args.no_progress,
+                       actors=args.actors, ray=args.ray)
         summary = train_best_response(cfg, out=args.out, resume=args.resume)
     except TrainingInterrupted as e:
         print(f"\n{e}".replace("twilight train", "python -m twilight_env.training.best_response"), file=sys.stderr)

@@ -851,17 +851,21 @@ class RayActorPool:
     GIVE_UP_S = 60.0
     """Seconds of failing in a row, on top of ``MAX_RESTARTS`` failures, before giving up."""
 
-    def __init__(self, learner: Learner):
+    def __init__(self, learner: Learner, body=None, body_args=None):
+        """``body``: the actor class (default the self-play actor) with ``collect(weights,
+        want) -> (Batch, CollectStats)``; ``body_args(i)``: its constructor's arguments for
+        actor ``i``. Both default to this trainer's self-play actors."""
         from twilight_env.util.distributed import check_address, connect
 
         cfg = learner.cfg
         self.ray = connect(check_address(cfg.ray))
         actor_cls = self.ray.remote(num_cpus=1, max_restarts=self.MAX_RESTARTS,
-                                    max_task_retries=0)(_RaySelfPlayActor)
+                                    max_task_retries=0)(body or _RaySelfPlayActor)
         self.weights = self.ray.put({k: v.detach().cpu() for k, v in learner.model.state_dict().items()})
-        self.actors = [actor_cls.remote(cfg.to_dict(), learner.net_cfg.to_dict(),
-                                        [cfg.seed, 3_000 + i, learner.counters["resumes"]])
-                       for i in range(cfg.actors)]
+        if body_args is None:
+            def body_args(i):
+                return cfg.to_dict(), learner.net_cfg.to_dict(), [cfg.seed, 3_000 + i, learner.counters["resumes"]]
+        self.actors = [actor_cls.remote(*body_args(i)) for i in range(cfg.actors)]
         self.chunk = cfg.chunk
         self.failures = [0] * len(self.actors)
         self.failing_since = [None] * len(self.actors)  # time of the first failure of the current streak
