@@ -631,6 +631,8 @@ class _BRRun:
         torch.set_num_threads(1)
         self.cfg, self.run_dir, self.ckpt = cfg, run_dir, ckpt
         self.learner = self._build_learner()
+        # Ray first: a cluster that does not answer is refused before the run directory exists
+        self.pool = _ray_pool(self.learner, cfg, self.learner.counters["resumes"]) if cfg.ray is not None else None
         run_dir.mkdir(parents=True, exist_ok=True)
         for stale in run_dir.glob(CHECKPOINT_NAME + ".tmp*"):
             stale.unlink(missing_ok=True)
@@ -646,7 +648,6 @@ class _BRRun:
             self.evals = dict(st.get("evals", {}))
             self.cpu_prev = float(st.get("cpu_seconds", 0.0))
         self.counters = self.learner.counters
-        self.pool = None
         self.actor_cpu = 0.0
         """Seconds the Ray actors spent playing in this invocation (counted in the CPU budget)."""
         self.ghash = git_hash()
@@ -693,8 +694,6 @@ class _BRRun:
         with _Signals() as signals:
             try:
                 self._open_logs()
-                if self.cfg.ray is not None:
-                    self.pool = _ray_pool(self.learner, self.cfg, self.counters["resumes"])
                 try:
                     self._loop(signals, t_start)
                 finally:
@@ -779,7 +778,7 @@ class _BRRun:
                 "checkpoint": str(self.run_dir / CHECKPOINT_NAME), "decisions": counters["decisions"],
                 "updates": counters["updates"], "episodes": counters["episodes"],
                 "sides_played": list(self.source.sides_played), "train_seconds_this_run": round(train_s, 1),
-                "train_cpu_seconds": round(self.cpu_used(), 1), "actor_cpu_seconds": round(self.actor_cpu, 1),
+                "train_cpu_seconds": round(self.cpu_used(), 1), "actor_cpu_seconds_this_run": round(self.actor_cpu, 1),
                 "init": cfg.init, "seed": cfg.seed, "git": self.ghash, "result": None}
 
 

@@ -99,7 +99,7 @@ class TargetPolicy:
         agent = make_agent(spec)
         kind = spec.split(":", 1)[0]
         if kind not in TARGETS or (kind not in ("heuristic", "policy") and not hasattr(agent, "model_for")):
-            raise ValueError(f"respond: target must be a deterministic agent ({', '.join(TARGETS)}), got {spec!r}")
+            raise ValueError(f"the target must be a deterministic agent ({', '.join(TARGETS)}), got {spec!r}")
         self.spec, self.kind, self.agent = spec, kind, agent
 
     def actions(self, eng: VectorEngine, idx: np.ndarray) -> np.ndarray:
@@ -183,11 +183,16 @@ class Target:
     Args:
         spec: a deterministic agent (its action a function of the information set): the
             greedy networks (``exit``, ``neural``, ``policy``) or ``heuristic``.
+
+    Raises:
+        ValueError: an agent that is not deterministic (e.g. ``pimc``, ``ismcts``): the
+            worlds consistent with its play, and so the exact best response, assume that
+            its action is a function of the information set.
     """
 
     def __init__(self, spec: str):
-        self.spec = spec
-        self.agent = make_agent(spec)
+        # the same check as the search responder's (its ValueError names the allowed agents)
+        self.spec, self.agent = spec, TargetPolicy(spec).agent
         self.calls = 0
 
     def actions(self, states: list[State]) -> list[int]:

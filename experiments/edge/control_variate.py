@@ -268,8 +268,10 @@ def deal_share(folder: str, n: int, workers: int = 1, progress: bool = False) ->
 
     doc = _read_run(folder)
     total = int(doc["deals"])
+    if total < 10:
+        raise ValueError(f"the run in {folder!r} has {total} deals; --ceiling needs a run of at least 10")
     if not 10 <= n <= total:
-        raise ValueError(f"--ceiling needs 10 to {total} deals (the run's), got {n}")
+        raise ValueError(f"--ceiling N takes 10 to {total} deals (the run's), got {n}")
     src = doc["deals_source"]
     deals, _ = deal_set(total, src.get("seed"), 3, src.get("path"))
     rng = np.random.default_rng(0)
@@ -309,12 +311,14 @@ def main(argv=None) -> int:
     ap.add_argument("--baseline-deals", type=int, default=BASELINE_DEALS,
                     help=f"deals on which each control's mean is estimated (default {BASELINE_DEALS:,})")
     ap.add_argument("--controls", nargs="+", default=list(CONTROLS), choices=CONTROLS,
-                    help="controls to use (default: all three; `heuristic value` skips the network's "
-                         "plays, about 4 minutes of one core for the baseline)")
+                    help="controls to use (default: all three; the policy control plays the network on every "
+                         "deal of the run and the baseline, about 1.5 minutes of one core per 10,000 deals, so "
+                         "`--controls heuristic value` takes seconds)")
     ap.add_argument("--json", help="also write the figures to this JSON file")
     ap.add_argument("--ceiling", type=int, default=None, metavar="N",
-                    help="instead: replay the run's agents on its first N deals with other agent seeds and print "
-                         "the deal share, the most variance any deal-level control can remove (plays N deals)")
+                    help="instead: replay the run's agents on its first N deals (N >= 10) with other agent seeds "
+                         "and print the deal share, the most variance any deal-level control can remove (plays N "
+                         "deals; --controls and --baseline-deals are not used)")
     ap.add_argument("--workers", type=int, default=1, help="processes for --ceiling's replays (default 1)")
     args = ap.parse_args(argv)
     if args.ceiling is not None:
@@ -332,6 +336,8 @@ def main(argv=None) -> int:
         if args.json:
             Path(args.json).write_text(json.dumps(rows, indent=1), encoding="utf-8")
         return 0
+    print(f"controls {', '.join(args.controls)} on the run's deals and {args.baseline_deals:,} baseline deals ...",
+          file=sys.stderr, flush=True)
     try:
         rows = analyse_run(args.folder, args.baseline_deals, tuple(args.controls))
     except ValueError as e:

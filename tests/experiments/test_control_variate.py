@@ -143,3 +143,8 @@ def test_the_deal_share_is_one_for_a_deterministic_agent_and_less_for_random_pla
     assert "deal share" in capsys.readouterr().out
     assert main([str(tmp_path / "heuristic"), "--ceiling", "41"]) == 2
     assert "10 to 40" in capsys.readouterr().err
+    small = tmp_path / "small"
+    assert cli(["edge", "heuristic", "--deals", "4", "--workers", "1", "--boot", "20", "--matches", "50",
+                "--out", str(small), "--quiet"]) == 0
+    assert main([str(small), "--ceiling", "3"]) == 2
+    assert "has 4 deals; --ceiling needs a run of at least 10" in capsys.readouterr().err

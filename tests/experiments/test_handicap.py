@@ -75,3 +75,23 @@ def test_command_line_on_a_finished_edge_run(tmp_path, capsys):
     assert "fair handicap" in out.read_text()
     assert main([str(tmp_path / "nothing")]) == 2
     assert "no finished edge run" in capsys.readouterr().err
+
+
+def test_a_handicap_beyond_the_bracket_and_resamples_beyond_it_are_reported():
+    """A pool whose handicap lies outside ±90 prints 'outside ±90' and no P at it; a pool near
+    the edge whose resamples partly fall outside gets a warning that its interval is too narrow."""
+    from twilight_env.experiments.edge.handicap import table, unbracketed_lines
+
+    far_m, far_s = _pools(0, n=40)
+    far_s = np.minimum(far_s + 200, 360)
+    near_m, near_s = _pools(85, n=40, seed=4)
+    rows = []
+    for label, (m, s) in (("far", (far_m, far_s)), ("near", (near_m, near_s))):
+        f = fair_handicap(m, s, seed=1, boot=60, matches=100)
+        rows.append({"label": label, "deals": 40, "moon_minus_sun": float((m - s).mean()), "plain": f,
+                     "goals_333": f})
+    _, body = table(rows)
+    assert body[0][4] == "outside ±90" and body[0][5] == "–"
+    assert rows[1]["plain"]["unbracketed_resamples"] > 0 and body[1][5] != "–"
+    lines = unbracketed_lines(rows)
+    assert lines and all(line.startswith("near:") and "too narrow" in line for line in lines)

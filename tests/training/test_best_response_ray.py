@@ -12,6 +12,25 @@ from twilight_env.training.best_response import (BRConfig, load_br_checkpoint, m
                                                  resume_command, train_best_response)
 
 
+def test_an_address_where_nothing_answers_is_refused_at_once_and_leaves_no_folder(tmp_path, capsys):
+    """``--ray HOST:PORT`` with nothing listening: a clear error within seconds (Ray alone
+    retries for minutes), exit 2, and no run directory."""
+    import time
+
+    from twilight_env.util.distributed import _probe
+
+    with pytest.raises(ValueError, match="nothing answers there"):
+        _probe("127.0.0.1:1")
+    if ray.is_initialized():  # another module's cluster in this worker: connect() would reuse it
+        ray.shutdown()
+    t0 = time.monotonic()
+    out = tmp_path / "br"
+    assert main(["--agent", "heuristic", "--players", "3", "--decisions", "100", "--out", str(out),
+                 "--actors", "1", "--ray", "127.0.0.1:1", "--no-progress"]) == 2
+    assert "nothing answers there" in capsys.readouterr().err
+    assert time.monotonic() - t0 < 60 and not out.exists()
+
+
 @pytest.fixture(scope="module")
 def cluster():
     if not ray.is_initialized():
@@ -36,7 +55,7 @@ def test_ray_actors_play_against_the_frozen_agent_and_the_run_resumes_without_ra
     st = ck["br_state"]
     # the actors' deals are counted: sides started there, and their playing time in the CPU used
     assert sum(st["sides_played"]) > 16
-    assert out["actor_cpu_seconds"] > 0 and st["cpu_seconds"] >= out["actor_cpu_seconds"]
+    assert out["actor_cpu_seconds_this_run"] > 0 and st["cpu_seconds"] >= out["actor_cpu_seconds_this_run"]
     first = ck["decisions"]
     train_best_response(_cfg(decisions=first + 400, actors=0, ray=None), resume=run)
     ck2 = load_br_checkpoint(run / CHECKPOINT_NAME)

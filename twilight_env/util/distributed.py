@@ -137,11 +137,30 @@ def connect(address: str):
                 # joins RAY_ADDRESS or a cluster started on this machine, else starts one
                 ray.init(**kwargs)
             else:
+                if not address.startswith("ray://"):
+                    _probe(address)
                 ray.init(address=address, **kwargs)
         except ConnectionError as e:
             raise ValueError(f"--ray {address}: no Ray cluster answers there ({e})") from None
     _check_versions(ray)
     return ray
+
+
+PROBE_TIMEOUT_S = 5.0
+"""Seconds :func:`_probe` waits for a ``HOST:PORT`` cluster to accept a connection."""
+
+
+def _probe(address: str) -> None:
+    """Raise ValueError unless something accepts a TCP connection at ``HOST:PORT`` (Ray
+    itself would retry an unreachable address for minutes)."""
+    import socket
+
+    host, _, port = address.rpartition(":")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=PROBE_TIMEOUT_S).close()
+    except (OSError, ValueError) as e:
+        raise ValueError(f"--ray {address}: nothing answers there ({e}); start a cluster with "
+                         f"`ray start --head --port {port}` on that machine, or use --ray auto") from None
 
 
 def _worker_version() -> str:
