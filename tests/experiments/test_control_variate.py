@@ -67,42 +67,40 @@ def test_bad_input_is_refused():
     assert BASELINE_SEED not in HELDOUT_SEEDS.values()
 
 
-def test_the_heuristic_control_is_the_heuristic_playing_the_deal():
-    """The ``heuristic`` control of a deal is Moon − Sun of the heuristic agent on every seat,
-    averaged over the deal's three plays (R7.4), as ``twilight edge heuristic`` plays them."""
+def _played(deals, spec: str) -> np.ndarray:
+    """Moon − Sun of ``spec`` on every seat, one deal at a time, each deal's three plays
+    (R7.4) averaged, as ``twilight edge SPEC`` plays them."""
     from twilight_env.agents.base import make_agent, play_deal
 
-    deals = generate_deals(4, 9)
-    x = controls(deals, ("heuristic", "value"))
-    agents = [make_agent("heuristic")] * 4
-    for i, d in enumerate(deals):
+    agents = [make_agent(spec)] * 4
+    out = []
+    for d in deals:
         diffs = []
         for r in range(3):
             st = State.from_deal(rotated_deal(d, r), 0, 3)
             play_deal(st, agents, np.random.default_rng(0))
             m, s = st.side_scores()
             diffs.append(m - s)
-        assert x[i, 0] == pytest.approx(np.mean(diffs))
+        out.append(np.mean(diffs))
+    return np.array(out)
+
+
+def test_the_heuristic_control_is_the_heuristic_playing_the_deal():
+    """The ``heuristic`` control of a deal is Moon − Sun of the heuristic agent on every seat,
+    averaged over the deal's three plays; the value control is a forecast within ±360."""
+    deals = generate_deals(4, 9)
+    x = controls(deals, ("heuristic", "value"))
+    assert x[:, 0] == pytest.approx(_played(deals, "heuristic"))
     assert np.all(np.abs(x[:, 1]) <= 360) and len(set(x[:, 1])) == 4
 
 
 def test_the_policy_control_is_the_network_playing_the_deal():
-    """The ``policy`` control of a deal is Moon − Sun of ``policy:default`` on every seat, its
-    three plays averaged, as one deal at a time with ``play_deal`` gives it (the lockstep
-    batches change nothing), and it differs from deal to deal."""
-    from twilight_env.agents.base import make_agent, play_deal
-
+    """The ``policy`` control of a deal is Moon − Sun of ``policy:default`` on every seat, as
+    one deal at a time gives it (the lockstep batches change nothing), and it differs from
+    deal to deal."""
     deals = generate_deals(5, 11)
     x = controls(deals, ("policy",))[:, 0]
-    agents = [make_agent("policy")] * 4
-    for i, d in enumerate(deals):
-        diffs = []
-        for r in range(3):
-            st = State.from_deal(rotated_deal(d, r), 0, 3)
-            play_deal(st, agents, np.random.default_rng(0))
-            m, s = st.side_scores()
-            diffs.append(m - s)
-        assert x[i] == pytest.approx(np.mean(diffs))
+    assert x == pytest.approx(_played(deals, "policy"))
     assert len(set(x)) > 1
 
 

@@ -31,15 +31,6 @@ def test_an_address_where_nothing_answers_is_refused_at_once_and_leaves_no_folde
     assert time.monotonic() - t0 < 60 and not out.exists()
 
 
-@pytest.fixture(scope="module")
-def cluster():
-    if not ray.is_initialized():
-        ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR", log_to_driver=False,
-                 object_store_memory=80 * 1024 * 1024)
-    yield
-    ray.shutdown()
-
-
 def _cfg(**kw):
     base = dict(agent="heuristic", players=3, decisions=1200, seed=5, games=16, chunk=400, batch_size=128,
                 buffer_size=2000, eval_every=0, eval_deals=0, final_deals=0, progress=False, actors=1, ray="auto")

@@ -15,15 +15,6 @@ from twilight_env.training.config import TrainConfig  # noqa: E402
 from twilight_env.training.train import resume_command, train  # noqa: E402
 
 
-@pytest.fixture(scope="module")
-def cluster():
-    if not ray.is_initialized():
-        ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR", log_to_driver=False,
-                 object_store_memory=80 * 1024 * 1024)
-    yield
-    ray.shutdown()
-
-
 def _cfg(tmp_path, **kw):
     base = dict(exp="ray", players=3, decisions=1600, actors=1, ray="auto", seed=3, logdir=str(tmp_path),
                 eval_every=0, eval_deals=0, games_per_actor=32, batch_size=256, chunk=800, trunk=(32,), head=(16,),
