@@ -417,12 +417,14 @@ class _RayBRActor:
         frozen = FrozenAgent(cfg.agent, np.random.default_rng(list(seed_seq) + [1]))
         self.source = BestResponseSource(cfg.players, self.model, frozen, np.random.default_rng(seed_seq),
                                          cfg.games, cfg.epsilon)
+        self.reported = [0, 0]
 
     def collect(self, weights: dict, want: int):
         self.model.load_state_dict(weights)
-        sides = list(self.source.sides_played)
         batch, stats = self.source.collect(want)
-        stats.sides_started = [a - b for a, b in zip(self.source.sides_played, sides)]
+        # deals started since the last report (the first one includes the deals set up here)
+        stats.sides_started = [a - b for a, b in zip(self.source.sides_played, self.reported)]
+        self.reported = list(self.source.sides_played)
         return batch, stats
 
 
@@ -636,8 +638,9 @@ class _BRRun:
         run_dir.mkdir(parents=True, exist_ok=True)
         for stale in run_dir.glob(CHECKPOINT_NAME + ".tmp*"):
             stale.unlink(missing_ok=True)
+        # with Ray the actors play every deal: this source only keeps the counts and the agent's RNG
         self.source = BestResponseSource(cfg.players, self.learner.model, self.frozen, self.learner.selfplay_rng,
-                                         cfg.games, cfg.epsilon)
+                                         cfg.games if self.pool is None else 0, cfg.epsilon)
         self.evals: dict = {}
         self.cpu_prev = 0.0
         if ckpt is not None:
