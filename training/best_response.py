@@ -882,15 +882,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--decisions", type=int, default=None, help="budget: total decisions played, resumed ones included")
     p.add_argument("--cpu-minutes", type=float, default=None,
                    help="budget: total CPU minutes of training (one core), resumed ones included")
-    p.add_argument("--seed", type=int, default=d.seed, help="random seed (not 2026120101..2026120103)")
+    p.add_argument("--seed", type=int, default=None,
+                   help=f"random seed (not 2026120101..2026120103; default {d.seed}; fixed for a run)")
     p.add_argument("--out", default=None, metavar="RUN_DIR", help="run directory of a new run")
     p.add_argument("--resume", default=None, metavar="RUN_DIR", help="continue a run from its checkpoint")
     p.add_argument("--evaluate", default=None, metavar="RUN_DIR", help="only measure a run's best responder")
-    p.add_argument("--init", default=d.init, help="starting weights: default (shipped network), scratch, or a checkpoint")
-    p.add_argument("--epsilon", type=float, default=d.epsilon, help="exploration probability")
-    p.add_argument("--lr", type=float, default=d.lr, help="Adam learning rate")
-    p.add_argument("--batch-size", type=int, default=d.batch_size, help="samples per update")
-    p.add_argument("--games", type=int, default=d.games, help="deals played side by side")
+    p.add_argument("--init", default=None,
+                   help=f"starting weights: default (shipped network), scratch, or a checkpoint (default {d.init}; "
+                        "fixed for a run)")
+    p.add_argument("--epsilon", type=float, default=None,
+                   help=f"exploration probability (default {d.epsilon}; fixed for a run)")
+    p.add_argument("--lr", type=float, default=None, help=f"Adam learning rate (default {d.lr}; fixed for a run)")
+    p.add_argument("--batch-size", type=int, default=None,
+                   help=f"samples per update (default {d.batch_size}; fixed for a run)")
+    p.add_argument("--games", type=int, default=None,
+                   help=f"deals played side by side (default {d.games}; fixed for a run)")
     p.add_argument("--eval-every", type=int, default=d.eval_every, help="decisions between evaluations (0 = none)")
     p.add_argument("--eval-deals", type=int, default=d.eval_deals, help="deals per evaluation during training")
     p.add_argument("--deals", type=int, default=d.final_deals,
@@ -920,15 +926,23 @@ def main(argv: list[str] | None = None) -> int:
             parser.error("give either --out (a new run) or --resume (continue one), not both")
         if args.resume:
             saved = load_br_checkpoint(args.resume)["best_response"]
-            for flag, key in (("agent", "agent"), ("players", "players")):
+            for flag, key in (("agent", "agent"), ("players", "players"), ("seed", "seed"), ("init", "init"),
+                              ("epsilon", "epsilon"), ("lr", "lr"), ("batch_size", "batch_size"),
+                              ("games", "games")):
                 if getattr(args, flag) is not None and getattr(args, flag) != saved[key]:
-                    raise ValueError(f"--{flag} {getattr(args, flag)!r} but the run {args.resume!r} has "
-                                     f"{key}={saved[key]!r}")
+                    raise ValueError(f"--{flag.replace('_', '-')} {getattr(args, flag)!r} but the run "
+                                     f"{args.resume!r} has {key}={saved[key]!r}; a resumed run keeps its "
+                                     "settings (leave the flag out, or start a new run with --out)")
         elif args.agent is None or args.players is None or args.out is None:
             parser.error("a new run needs --agent SPEC, --players 3|4 and --out RUN_DIR (or --resume RUN_DIR)")
+        d = BRConfig()
         cfg = BRConfig(agent=args.agent or "", players=args.players or 4, minutes=args.minutes,
-                       decisions=args.decisions, cpu_minutes=args.cpu_minutes, seed=args.seed, init=args.init, epsilon=args.epsilon, lr=args.lr,
-                       batch_size=args.batch_size, games=args.games, eval_every=args.eval_every,
+                       decisions=args.decisions, cpu_minutes=args.cpu_minutes,
+                       seed=d.seed if args.seed is None else args.seed, init=args.init or d.init,
+                       epsilon=d.epsilon if args.epsilon is None else args.epsilon,
+                       lr=d.lr if args.lr is None else args.lr,
+                       batch_size=d.batch_size if args.batch_size is None else args.batch_size,
+                       games=d.games if args.games is None else args.games, eval_every=args.eval_every,
                        eval_deals=args.eval_deals, final_deals=args.deals, deal_set=args.deal_set,
                        checkpoint_every=args.checkpoint_every, progress=not args.no_progress,
                        actors=args.actors, ray=args.ray)

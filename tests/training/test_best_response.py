@@ -80,6 +80,27 @@ def test_tiny_run_checkpoints_resumes_and_plays_as_an_agent(tmp_path, random_ckp
     assert st.done
 
 
+def test_resume_refuses_flags_that_would_change_the_run_and_takes_the_same_values(tmp_path, random_ckpt, capsys):
+    """``--resume`` keeps a run's settings: a different --lr, --seed, --init, ... is refused
+    with the saved value named (it used to be ignored without a word); the saved value
+    itself, or no flag, is accepted."""
+    from twilight_env.training.best_response import main
+
+    run = tmp_path / "run"
+    train_best_response(_cfg(random_ckpt(4), decisions=500, final_deals=0), out=run)
+    first = load_checkpoint(run)
+    saved = first["best_response"]
+    for flag, value in (("--lr", "0.5"), ("--seed", "9"), ("--init", "scratch"), ("--games", "3"),
+                        ("--epsilon", "0.5"), ("--batch-size", "7")):
+        assert main(["--resume", str(run), "--decisions", "600", "--deals", "0", flag, value]) == 2
+        err = capsys.readouterr().err
+        assert f"{flag} " in err and "a resumed run keeps its settings" in err, err
+    assert load_checkpoint(run)["decisions"] == first["decisions"]  # nothing was trained
+    assert main(["--resume", str(run), "--decisions", "900", "--deals", "0", "--no-progress",
+                 "--lr", str(saved["lr"]), "--seed", str(saved["seed"])]) == 0
+    assert load_checkpoint(run)["decisions"] >= 900
+
+
 def test_new_run_refuses_an_existing_run_dir(tmp_path, random_ckpt):
     run = tmp_path / "run"
     train_best_response(_cfg(random_ckpt(4), decisions=500, final_deals=0), out=run)
