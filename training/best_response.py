@@ -583,6 +583,12 @@ def train_best_response(cfg: BRConfig, out: str | os.PathLike | None = None,
     summary = run.summary(train_s)
     if cfg.final_deals:
         summary["result"] = evaluate_run(run_dir, cfg.final_deals, cfg.deal_set, write=False)
+    elif (run_dir / RESULT_NAME).is_file():
+        # no figure this time (--deals 0): the last one stays, with the decisions it was measured at
+        try:
+            summary["result"] = json.loads((run_dir / RESULT_NAME).read_text()).get("result")
+        except (OSError, ValueError, AttributeError):
+            summary["result"] = None
     write_result(run_dir, summary)
     if run.writer is not None:
         run.writer.close()

@@ -73,7 +73,8 @@ def test_tiny_run_checkpoints_resumes_and_plays_as_an_agent(tmp_path, random_ckp
     second = train_best_response(_cfg(random_ckpt(4), decisions=6000, final_deals=0), resume=run)
     assert second["decisions"] >= 6000 and second["decisions"] > first["decisions"]
     assert load_checkpoint(run)["updates"] > ckpt["updates"]
-    assert second["result"] is None
+    # no figure this time (--deals 0): the first one stays, with the decisions it was measured at
+    assert second["result"] == res and res["at_decisions"] == first["decisions"] < second["decisions"]
 
     agent = make_agent(f"neural:path={run / CHECKPOINT_NAME}")
     st = play_deal(State(random_hands(np.random.default_rng(3)), 1, 4), [agent] * 4, np.random.default_rng(0))
