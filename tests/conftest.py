@@ -107,3 +107,15 @@ def _checkout_stays_clean():
     if new:
         pytest.fail(f"new in the checkout while this test ran (this test or one running beside it): {new}; "
                     "tests write under tmp_path (or chdir there before running a command)", pytrace=False)
+
+
+@pytest.fixture(scope="module")
+def ray_cluster():
+    """A local Ray cluster of 2 CPUs for one test module; yields the ray module (skips
+    without the ``dist`` extra)."""
+    ray = pytest.importorskip("ray")
+    if not ray.is_initialized():
+        ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR", log_to_driver=False,
+                 object_store_memory=80 * 1024 * 1024)
+    yield ray
+    ray.shutdown()

@@ -36,16 +36,6 @@ def test_bad_ray_address_is_a_clear_cli_error(capsys):
     assert "--ray takes 'auto'" in capsys.readouterr().err
 
 
-@pytest.fixture(scope="module")
-def ray_cluster():
-    ray = pytest.importorskip("ray")
-    if not ray.is_initialized():
-        ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR", log_to_driver=False,
-                 object_store_memory=80 * 1024 * 1024)
-    yield ray
-    ray.shutdown()
-
-
 def _edge_points(folder):
     doc = json.loads((folder / "edge.json").read_text())
     return [(r["label"], r["moon_points"], r["sun_points"], r["figures"]) for r in doc["results"]], doc

@@ -1,5 +1,4 @@
-"""Shared helpers for the training tests: a small random-weight checkpoint per variant, and
-a local Ray cluster (2 CPUs) for the tests of Ray actors."""
+"""Shared helpers for the training tests: a small random-weight checkpoint per variant."""
 
 import pytest
 import torch
@@ -26,13 +25,3 @@ def random_ckpt(tmp_path):
         return write_random_checkpoint(tmp_path / f"rand_{num_players}p_{seed}.pt", num_players, seed)
     return make
 
-
-@pytest.fixture(scope="module")
-def cluster():
-    """A local Ray cluster of 2 CPUs for one test module (skips without the ``dist`` extra)."""
-    ray = pytest.importorskip("ray")
-    if not ray.is_initialized():
-        ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR", log_to_driver=False,
-                 object_store_memory=80 * 1024 * 1024)
-    yield
-    ray.shutdown()

@@ -38,7 +38,7 @@ def _cfg(**kw):
     return BRConfig(**base)
 
 
-def test_ray_actors_play_against_the_frozen_agent_and_the_run_resumes_without_ray(cluster, tmp_path):
+def test_ray_actors_play_against_the_frozen_agent_and_the_run_resumes_without_ray(ray_cluster, tmp_path):
     run = tmp_path / "br"
     out = train_best_response(_cfg(actors=2), out=run)
     ck = load_br_checkpoint(run)

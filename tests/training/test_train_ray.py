@@ -23,7 +23,7 @@ def _cfg(tmp_path, **kw):
     return TrainConfig(**base)
 
 
-def test_ray_actors_train_checkpoint_and_resume_without_ray(cluster, tmp_path):
+def test_ray_actors_train_checkpoint_and_resume_without_ray(ray_cluster, tmp_path):
     out = train(_cfg(tmp_path))
     run = Path(out["run_dir"])
     ck = load_checkpoint(run / CHECKPOINT_NAME)
@@ -52,7 +52,7 @@ def test_bad_ray_address_is_refused(tmp_path):
         train(_cfg(tmp_path, ray="nowhere"))
 
 
-def test_a_killed_ray_actor_is_restarted_and_training_goes_on(cluster, tmp_path, process_killer):
+def test_a_killed_ray_actor_is_restarted_and_training_goes_on(ray_cluster, tmp_path, process_killer):
     with process_killer("ray::_RaySelfPlayActor.collect") as killer:
         out = train(_cfg(tmp_path, decisions=4000, exp="kill"))
     assert killer.killed, "no Ray self-play actor was caught collecting"
