@@ -94,3 +94,26 @@ def test_torch_agents_without_torch_name_torch_and_the_train_extra(tmp_path):
     assert len(lines) == 1 and lines[0].startswith("twilight arena: error: agent 'exit'"), r.stderr[-2000:]
     assert "needs torch" in lines[0] and 'pip install torch==2.13.0 && pip install -e ".[train]"' in lines[0]
     assert list(tmp_path.iterdir()) == []  # no out/ folder
+
+
+def test_the_main_command_plays_the_shipped_network_without_torch(tmp_path):
+    """``twilight edge`` with no spec (the README's main job) plays ``policy`` (the shipped network,
+    ``experiments.edge.core.DEFAULT_SPEC``) on all three chairs while ``import torch`` fails:
+    the ``study`` install, which has no torch, runs it."""
+    code = (
+        "import sys, json\n"
+        "class NoTorch:\n"  # an import hook (scipy trips over sys.modules['torch'] = None)
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] == 'torch':\n"
+        "            raise ImportError('torch is not installed')\n"
+        "sys.meta_path.insert(0, NoTorch())\n"
+        "from twilight_env.cli import main\n"
+        f"assert main(['edge', '--deals', '4', '--workers', '1', '--quiet', '--out', {str(tmp_path / 'e')!r}]) == 0\n"
+        f"doc = json.load(open({str(tmp_path / 'e' / 'edge.json')!r}))\n"
+        "assert 'torch' not in sys.modules\n"
+        "print(json.dumps(doc['configs']))\n")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.strip().splitlines()[-1] == '[{"solo": "policy", "sun": "policy"}]', r.stdout[-500:]

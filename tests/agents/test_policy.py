@@ -94,7 +94,7 @@ def test_r2_5_hidden_cards_never_change_the_decision(players):
 
 
 def test_the_shipped_weights_equal_the_checkpoints_they_were_exported_from():
-    """``policy:default`` reads ``agents/weights/policy_3p.npz`` and ``guided_4p.npz``, exported from
+    """``policy:default`` reads ``agents/weights/policy_3p.npz`` and ``policy_4p.npz``, exported from
     :data:`~twilight_env.agents.policy.DEFAULT_SOURCES`; the NumPy outputs equal torch's."""
     torch = pytest.importorskip("torch")
     from twilight_env.agents.exit import load_model
