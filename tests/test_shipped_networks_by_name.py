@@ -67,17 +67,8 @@ def test_serve(spec, players):
 
     from twilight_env.serve.app import create_app
 
-    rng = np.random.default_rng(0)
+    from tests.serve.test_api import new_game, play_to_end
+
     with TestClient(create_app(), base_url="http://127.0.0.1") as client:
-        r = client.post("/api/games", json={"players": players, "seat": 0, "opponents": spec, "partner": spec,
-                                            "seed": 3})
-        assert r.status_code == 201, r.text
-        view = r.json()
-        while not view["over"]:
-            if view["to_act"]:
-                move = view["legal"][int(rng.integers(len(view["legal"])))]
-                r = client.post(f"/api/games/{view['id']}/move", json={"action": move["action"], "step": view["step"]})
-            else:
-                r = client.post(f"/api/games/{view['id']}/advance", json={"steps": 1})
-            assert r.status_code == 200, r.text
-            view = r.json()
+        view = new_game(client, players=players, seat=0, opponents=spec, partner=spec, seed=3)
+        assert play_to_end(client, view, np.random.default_rng(0))["over"]

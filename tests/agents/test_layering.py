@@ -11,6 +11,13 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def _python(code: str, cwd=ROOT, timeout: int = 300) -> subprocess.CompletedProcess:
+    """``python -c code`` in a fresh interpreter with the repository on the path."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    return subprocess.run([sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=timeout)
+
+
 def test_neural_agent_plays_with_training_blocked():
     """The ``neural`` agent loads the shipped weights and plays a deal of each variant while
     ``import training`` is made to fail."""
@@ -27,9 +34,7 @@ def test_neural_agent_plays_with_training_blocked():
         "    assert st.done\n"
         "assert not any(m == 'twilight_env.training' or m.startswith('twilight_env.training.') for m in sys.modules if sys.modules[m])\n"
         "print('ok')\n")
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
-                       timeout=300)
+    r = _python(code)
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-2000:]
 
 
@@ -37,8 +42,7 @@ def test_features_import_without_torch():
     """``twilight_env.agents.nn`` and its feature encoding import without torch (only the network needs it)."""
     code = ("import sys\nimport twilight_env.agents.nn, twilight_env.agents.nn.features\n"
             "assert 'torch' not in sys.modules\nprint('ok')\n")
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    r = _python(code, timeout=120)
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-2000:]
 
 
@@ -59,9 +63,7 @@ def test_network_agents_with_numpy_weights_play_without_torch(spec):
         f"    play_deal(st, [make_agent({spec!r})] * 4, np.random.default_rng(0))\n"
         "    assert st.done\n"
         "print('ok')\n")
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
-                       timeout=300)
+    r = _python(code)
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-2000:]
 
 
@@ -86,9 +88,7 @@ def test_torch_agents_without_torch_name_torch_and_the_train_extra(tmp_path):
         "        raise AssertionError(f'{spec} was built without torch')\n"
         "from twilight_env.cli import main\n"
         "sys.exit(main(['arena', 'exit', 'random', '--deals', '2', '--workers', '1', '--quiet']))\n")
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    r = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
-                       timeout=300)
+    r = _python(code, cwd=tmp_path)
     assert r.returncode == 2, r.stderr[-2000:]
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("twilight arena: error: agent 'exit'"), r.stderr[-2000:]
@@ -112,8 +112,6 @@ def test_the_main_command_plays_the_shipped_network_without_torch(tmp_path):
         f"doc = json.load(open({str(tmp_path / 'e' / 'edge.json')!r}))\n"
         "assert 'torch' not in sys.modules\n"
         "print(json.dumps(doc['configs']))\n")
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
-                       timeout=300)
+    r = _python(code)
     assert r.returncode == 0, r.stderr[-2000:]
     assert r.stdout.strip().splitlines()[-1] == '[{"solo": "policy", "sun": "policy"}]', r.stdout[-500:]
