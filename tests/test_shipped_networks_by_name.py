@@ -71,4 +71,8 @@ def test_serve(spec, players):
 
     with TestClient(create_app(), base_url="http://127.0.0.1") as client:
         view = new_game(client, players=players, seat=0, opponents=spec, partner=spec, seed=3)
-        assert play_to_end(client, view, np.random.default_rng(0))["over"]
+        agents = [w for w in view["who"] if w != "you" and not w.startswith("new moon")]
+        assert agents == [spec] * (players - 1), view["who"]
+        end = play_to_end(client, view, np.random.default_rng(0))
+        assert len(end["tricks"]) == 7  # 28 cards, 4 per trick: played to the last trick
+        assert sum(side["souls"] for side in end["sides"]) <= 60  # R5.1: 60 souls in a deal (R4.4: a neutral last pile counts for neither side)
