@@ -25,9 +25,11 @@ difference / 360 (R5); a holder decides for its own side, the solo for the new m
 Spec: ``guided:PATH,iterations=I,batch=32,c=1.0,lam=L,fpu=0.0``, where ``iterations`` and
 ``lam`` default to the values measured for each variant (:data:`VARIANT_DEFAULTS`: 1000 and
 0.5 in 3 players, 1500 and 0.8 in 4, each below the top rung's time per decision,
-``docs/RESULTS.md``). ``guided:default`` reads the shipped
-``agents/weights/guided_{3,4}p.npz`` (NumPy only: playing it needs no torch), chosen by
-the deal's number of players.
+``docs/RESULTS.md``). ``guided:default`` reads the shipped network of ``policy:default``,
+``agents/weights/policy_{3,4}p.npz`` (NumPy only: playing it needs no torch), chosen by
+the deal's number of players: the expert-iteration networks of iteration 5 (3 players)
+and 3 (4 players), :data:`twilight_env.agents.policy.DEFAULT_SOURCES`. The iteration-1
+networks it searched with before are ``guided:results/exit_scale/{3,4}p/checkpoint.pt``.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ import numpy as np
 
 from twilight_env.agents.base import check_number
 from twilight_env.agents.pimc import _positive_int
+from twilight_env.agents.policy import default_weights as _policy_weights
 
 DEFAULT_MAX_NODES = 100_000
 """Tree nodes kept at most (about 0.9 KB each)."""
@@ -55,20 +58,23 @@ def _nb():
     return _guided_nb
 
 
-WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
-"""Folder of the shipped weights ``guided_3p.npz`` and ``guided_4p.npz``."""
-
-
 def default_weights(num_players: int) -> Path:
-    """Path of the shipped policy/value weights of ``guided:default`` for 3 or 4 players (torch-free ``.npz``)."""
-    return WEIGHTS_DIR / f"guided_{num_players}p.npz"
+    """Path of the shipped policy/value weights of ``guided:default`` for 3 or 4 players (torch-free ``.npz``).
+
+    The same file as ``policy:default``'s (:func:`twilight_env.agents.policy.default_weights`):
+    one shipped network per variant, searched by ``guided`` and played alone by ``policy``.
+
+    Raises:
+        ValueError: a number of players other than 3 or 4.
+    """
+    return _policy_weights(num_players)
 
 
 def numpy_model(path: str, num_players: int | None = None):
     """The :class:`~twilight_env.agents.nn.numpy_pv.NumpyPolicyValueNet` of ``path`` and its number of players.
 
     Args:
-        path: ``"default"`` (the shipped ``guided_{3,4}p.npz``, needs ``num_players``), a
+        path: ``"default"`` (the shipped ``policy_{3,4}p.npz``, needs ``num_players``), a
             ``.npz`` file of :func:`~twilight_env.agents.nn.numpy_pv.save_pv_npz` (no torch
             needed), or an expert-iteration checkpoint / run directory (read with torch).
         num_players: the variant the caller needs (None: any, unless ``path`` is ``"default"``).
@@ -204,7 +210,7 @@ class GuidedAgent:
     """Network-guided IS-MCTS (module docstring); plays the most visited legal action.
 
     Args:
-        path: ``"default"`` (the shipped ``agents/weights/guided_{3,4}p.npz``, chosen by the
+        path: ``"default"`` (the shipped ``agents/weights/policy_{3,4}p.npz``, chosen by the
             deal's number of players), a ``.npz`` of :mod:`twilight_env.agents.nn.numpy_pv`, or an
             expert-iteration checkpoint file / run directory (read with torch).
         iterations: descents per decision (>= 1; None: :data:`VARIANT_DEFAULTS` of the deal's
