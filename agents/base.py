@@ -205,6 +205,29 @@ def parse_spec(spec: str) -> tuple[str, dict]:
     return name, kwargs
 
 
+SHIPPED_WEIGHT_AGENTS = ("policy", "guided", "neural", "exit", "exit-search")
+"""Agents whose ``path`` option defaults to shipped weights (``agents/weights``)."""
+
+
+def reads_shipped_weights(spec: str) -> bool:
+    """Whether an agent spec may read the shipped weights (``twilight_env/agents/weights``).
+
+    True for the network agents without an explicit ``path`` (or with ``path=default``),
+    for any option set to ``default`` or ``model`` (e.g. ``inference=model``) and for the
+    responder ``respond`` (its target may be a shipped network); False for the rest, e.g.
+    ``heuristic``, ``ismcts:backend=numba`` or ``policy:runs/net.npz``. Runs that resume
+    (:class:`twilight_env.experiments.common.RunCheckpoint`) use it to refuse mixing
+    networks when the shipped weights change between sittings.
+
+    Raises:
+        ValueError: a malformed spec or an unknown agent (as :func:`parse_spec`).
+    """
+    name, kwargs = parse_spec(spec)
+    if name in SHIPPED_WEIGHT_AGENTS and kwargs.get("path", "default") == "default":
+        return True
+    return name == "respond" or any(isinstance(v, str) and v in ("default", "model") for v in kwargs.values())
+
+
 def check_number(name: str, value, low: float | None = None, high: float | None = None,
                  agent: str | None = None) -> float:
     """``float(value)`` if it is a finite int or float (not a bool) in ``[low, high]``.

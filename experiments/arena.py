@@ -358,6 +358,11 @@ class ArenaCheckpoint(RunCheckpoint):
     SETTINGS = ("specs", "num_players", "seed", "lockstep", "deals_source", "arguments")
 
     @classmethod
+    def specs_of(cls, settings: dict) -> list[str]:
+        """The run's agent specs (``settings["specs"]``)."""
+        return list(settings["specs"])
+
+    @classmethod
     def parse(cls, doc: dict) -> tuple[dict, list, dict]:
         """Check every setting (``specs`` at least two strings, ``num_players`` 3 or 4 and
         the same in the deals' source and the saved arguments, ``seed`` >= 0, ``lockstep``

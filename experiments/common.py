@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
-from twilight_env.agents.base import agent_available, check_specs  # noqa: F401
+from twilight_env.agents.base import agent_available, check_specs, reads_shipped_weights  # noqa: F401
 from twilight_env.util.checks import check_int  # noqa: F401
 from twilight_env.util.jsonfile import read_json
 from twilight_env.util.report import (fmt_ci, git_hash, markdown_table, mean_ci, text_table,  # noqa: F401
@@ -489,6 +489,54 @@ def check_deal_source(meta, field: str, num_players: int, deals: list) -> dict:
     return meta
 
 
+def shipped_weights_digest(specs: Iterable[str]) -> dict[str, str]:
+    """``{file name: sha256 hex digest}`` of every shipped weights file
+    (``twilight_env/agents/weights/*.npz``, ``*.pt``) if any of ``specs`` may read one
+    (:func:`twilight_env.agents.base.reads_shipped_weights`), else ``{}``.
+
+    A resumed run compares it with the digest saved when it started, so that a run
+    begun with one release's networks (e.g. ``policy:default``) is never finished with
+    another's.
+    """
+    import hashlib
+
+    from twilight_env.agents import policy
+
+    if not any(reads_shipped_weights(s) for s in specs):
+        return {}
+    out = {}
+    for path in sorted(policy.WEIGHTS_DIR.iterdir()):
+        if path.suffix in (".npz", ".pt"):
+            out[path.name] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return out
+
+
+def check_shipped_weights(saved, specs: Iterable[str], what: str) -> dict[str, str]:
+    """The saved digest of a run's shipped weights, after checking that every file it
+    names is unchanged (:func:`shipped_weights_digest`).
+
+    Args:
+        saved: the digest the run saved when it started (``{}`` for a run whose agents
+            read no shipped weights).
+        specs: the run's agent specs.
+        what: the file, for the message.
+
+    Raises:
+        ValueError: a malformed digest, or shipped weights that changed (or went) since
+            the run started, naming the files: its finished deals were played with other
+            networks than a resumed sitting would play.
+    """
+    if not isinstance(saved, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in saved.items()):
+        raise ValueError(f"{what} is malformed: 'weights' must map file names to sha256 digests")
+    now = shipped_weights_digest(specs) if saved else {}
+    changed = sorted(k for k, v in saved.items() if now.get(k) != v)
+    if changed:
+        raise ValueError(f"{what}: the shipped weights {', '.join(changed)} changed since the run started, so "
+                         "its finished deals were played with other networks than a resumed sitting would use; "
+                         "finish it with the release that started it, or start a new run")
+    return dict(saved)
+
+
 class RunCheckpoint:
     """The finished deals of a long run (``edge``, ``arena``), kept in its output folder.
 
@@ -504,7 +552,9 @@ class RunCheckpoint:
     naming the file for a truncated, deeply nested or malformed file), its keys (unknown
     ones refused), the durations, and, through the subclass's :meth:`parse`, every
     setting's type and range, the deals and every stored result against what a deal
-    can produce (R5). Subclasses set ``NAME``, ``KIND``, ``COMMAND`` and ``RESULT_FILE``.
+    can produce (R5), and that the shipped weights its agents may read are those it
+    started with (``weights``, :func:`check_shipped_weights`). Subclasses set ``NAME``,
+    ``KIND``, ``COMMAND`` and ``RESULT_FILE``, and :meth:`specs_of`.
     """
 
     NAME = "checkpoint.json"
@@ -517,11 +567,11 @@ class RunCheckpoint:
     VERSION = 1
     EVERY_S = 20.0
     KEYS = ("kind", "version", "settings", "deals", "elapsed_seconds", "done")
-    OPTIONAL_KEYS = ("num_deals", "play_seconds")
+    OPTIONAL_KEYS = ("num_deals", "play_seconds", "weights")
     """Keys of the file; the optional ones are absent from files written before they were added."""
 
     def __init__(self, folder: str, settings: dict, deals, done: dict | None = None, elapsed: float = 0.0,
-                 play_seconds: dict | None = None):
+                 play_seconds: dict | None = None, weights: dict | None = None):
         self.folder = folder
         self.path = os.path.join(folder, self.NAME)
         self.settings = settings
@@ -530,9 +580,18 @@ class RunCheckpoint:
         self.elapsed = elapsed
         self.seconds: dict[str, float] = dict(play_seconds or {})
         """Play time per key in the sittings before the current one (seconds)."""
+        self.weights = shipped_weights_digest(self.specs_of(settings)) if weights is None else dict(weights)
+        """Digest of the shipped weights the run's agents may read, taken when it started
+        (:func:`shipped_weights_digest`; ``{}``: none, or a file written before it was kept)."""
         self._since = clock()
         self._last_write = 0.0
         self._playing: tuple[str, float] | None = None
+
+    @classmethod
+    def specs_of(cls, settings: dict) -> list[str]:
+        """The run's agent specs, read from its settings (subclasses: arena's ``specs``,
+        edge's ``configs``); used for :attr:`weights`."""
+        return []
 
     def interval(self) -> float:
         """Seconds between writes while deals finish."""
@@ -577,7 +636,8 @@ class RunCheckpoint:
         doc = {"kind": self.KIND, "version": self.VERSION, "settings": self.settings, "deals": self.deals,
                "num_deals": len(self.deals), "elapsed_seconds": self.elapsed + now - self._since,
                "play_seconds": {k: self.play_seconds(k) for k in sorted(keys)},
-               "done": {k: {str(d): r for d, r in v.items()} for k, v in self.done.items()}}
+               "done": {k: {str(d): r for d, r in v.items()} for k, v in self.done.items()},
+               "weights": self.weights}
         write_json_atomic(self.path, doc)
         self._last_write = now
 
@@ -612,7 +672,8 @@ class RunCheckpoint:
             ValueError: no such file (or the run already finished), a file that is not
                 JSON (one line naming it), not a checkpoint of this kind and version, or
                 a malformed or out-of-range setting, deal list, duration or result (the
-                message names the file, the field and the allowed values).
+                message names the file, the field and the allowed values), or shipped
+                weights that changed since the run started (naming the files).
         """
         what = f"{cls.COMMAND.split()[-1]} checkpoint"
         path = os.path.join(folder, cls.NAME)
@@ -636,7 +697,8 @@ class RunCheckpoint:
             raise ValueError(f"{what} {path!r} is malformed: the key {e} is missing") from None
         except (TypeError, ValueError) as e:
             raise ValueError(f"{what} {path!r} is malformed: {e}") from None
-        return cls(folder, settings, deals, done, elapsed, {k: float(v) for k, v in seconds.items()})
+        weights = check_shipped_weights(doc.get("weights", {}), cls.specs_of(settings), f"{what} {path!r}")
+        return cls(folder, settings, deals, done, elapsed, {k: float(v) for k, v in seconds.items()}, weights)
 
 
 def clock() -> float:

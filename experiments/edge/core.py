@@ -308,6 +308,20 @@ class StudyCheckpoint(RunCheckpoint):
     """Further settings a subclass requires, with the only value allowed."""
 
     @classmethod
+    def specs_of(cls, settings: dict) -> list[str]:
+        """Every agent spec of the run's configurations (``settings["configs"]``, e.g. ``[[solo, sun]]``)."""
+        out: list[str] = []
+
+        def walk(x):
+            if isinstance(x, str):
+                out.append(x)
+            elif isinstance(x, (list, tuple)):
+                for y in x:
+                    walk(y)
+        walk(settings["configs"])
+        return out
+
+    @classmethod
     def parse_common(cls, doc: dict, extra: dict | None = None) -> tuple[dict, list, dict]:
         """``(settings, deals, {key: results of that configuration})`` after checking what
         every edge-type checkpoint holds: every setting's type and range (``seed`` >= 0,

@@ -1,0 +1,104 @@
+"""A run that resumes plays the networks it started with: ``arena`` and ``edge`` checkpoints
+keep a digest of the shipped weights their agents may read, and ``--resume`` refuses a
+folder whose shipped weights changed since (a new release's ``policy:default``)."""
+
+import json
+import shutil
+
+import pytest
+
+import twilight_env.experiments.arena as arena
+from twilight_env.agents import policy
+from twilight_env.agents.base import reads_shipped_weights
+from twilight_env.cli import main
+from twilight_env.experiments.common import shipped_weights_digest
+from twilight_env.experiments.edge import solo_edge
+
+
+@pytest.mark.parametrize("spec,reads", [
+    ("policy", True), ("policy:default", True), ("guided:default,iterations=20", True), ("neural:default", True),
+    ("exit-search:default,iterations=10", True), ("ismcts:inference=model", True), ("respond:target=policy", True),
+    ("policy:runs/net.npz", False), ("guided:path=runs/x.npz", False), ("heuristic", False),
+    ("ismcts:backend=numba,iterations=6000", False), ("random", False)])
+def test_which_specs_read_shipped_weights(spec, reads):
+    assert reads_shipped_weights(spec) is reads
+
+
+def test_the_digest_names_every_shipped_file_only_when_a_spec_reads_one():
+    assert shipped_weights_digest(["heuristic", "random"]) == {}
+    d = shipped_weights_digest(["heuristic", "policy"])
+    assert "policy_3p.npz" in d and "neural_4p.pt" in d and all(len(v) == 64 for v in d.values())
+
+
+def _new_release(tmp_path, monkeypatch):
+    """Shipped weights as a later release would have them: policy_3p.npz changed."""
+    new = tmp_path / "weights"
+    shutil.copytree(policy.WEIGHTS_DIR, new)
+    (new / "policy_3p.npz").write_bytes((new / "policy_3p.npz").read_bytes() + b"\0")
+    monkeypatch.setattr(policy, "WEIGHTS_DIR", new)
+
+
+def _interrupted_arena(folder, monkeypatch, specs):
+    real = arena._play_pair
+    calls = []
+
+    def worker(task):
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(task)
+
+    monkeypatch.setattr(arena, "_play_pair", worker)
+    assert main(["arena", *specs, "--players", "3", "--deals", "4", "--seed", "1", "--workers", "1", "--quiet",
+                 "--no-lockstep", "--out", str(folder)]) == 130
+    monkeypatch.setattr(arena, "_play_pair", real)
+
+
+def test_arena_resume_refuses_changed_shipped_weights(tmp_path, monkeypatch, capsys):
+    run = tmp_path / "run"
+    _interrupted_arena(run, monkeypatch, ["policy", "heuristic"])
+    saved = json.loads((run / arena.ArenaCheckpoint.NAME).read_text())["weights"]
+    assert saved == shipped_weights_digest(["policy"])
+    capsys.readouterr()
+    with monkeypatch.context() as m:
+        _new_release(tmp_path, m)
+        assert main(["arena", "--resume", str(run), "--workers", "1", "--quiet"]) == 2
+        err = capsys.readouterr().err
+        assert "policy_3p.npz changed since the run started" in err and "Traceback" not in err
+    assert (run / arena.ArenaCheckpoint.NAME).exists()  # nothing lost
+    assert main(["arena", "--resume", str(run), "--workers", "1", "--quiet"]) == 0  # same weights: it finishes
+    assert (run / "arena.json").exists()
+
+
+def test_arena_of_agents_without_shipped_weights_resumes_after_a_release(tmp_path, monkeypatch):
+    run = tmp_path / "run"
+    _interrupted_arena(run, monkeypatch, ["random", "heuristic"])
+    assert json.loads((run / arena.ArenaCheckpoint.NAME).read_text())["weights"] == {}
+    _new_release(tmp_path, monkeypatch)
+    assert main(["arena", "--resume", str(run), "--workers", "1", "--quiet"]) == 0
+
+
+def test_edge_resume_refuses_changed_shipped_weights(tmp_path, monkeypatch):
+    run = tmp_path / "edge"
+    real = solo_edge._play_edge_deal
+    calls = []
+
+    def worker(task):
+        calls.append(1)
+        if len(calls) == 5:
+            raise KeyboardInterrupt
+        return real(task)
+
+    monkeypatch.setattr(solo_edge, "_play_edge_deal", worker)
+    specs = ["random", "guided:default,iterations=8,batch=4"]
+    with pytest.raises(KeyboardInterrupt):
+        solo_edge.run_study(specs, deals=4, seed=3, out=str(run), boot=20, matches=50, workers=1, progress=False,
+                            verbose=False)
+    monkeypatch.setattr(solo_edge, "_play_edge_deal", real)
+    assert solo_edge.Checkpoint.load(str(run)).weights == shipped_weights_digest(specs)
+    with monkeypatch.context() as m:
+        _new_release(tmp_path, m)
+        with pytest.raises(ValueError, match="policy_3p.npz changed since the run started"):
+            solo_edge.run_study(resume=str(run), workers=1, progress=False, verbose=False)
+    solo_edge.run_study(resume=str(run), workers=1, progress=False, verbose=False)
+    assert (run / "edge.json").exists()
