@@ -11,7 +11,7 @@ the node's mean from the acting side's view minus ``fpu``.
 
 Batches: each round runs ``batch`` descents (each in its own determinization, with a
 virtual loss on its path) in compiled code (:mod:`twilight_env.agents._guided_nb`), evaluates
-their leaves in one NumPy forward pass (:class:`twilight_env.agents.nn.numpy_net.NumpyPolicyValueNet`,
+their leaves in one NumPy forward pass (:class:`twilight_env.agents.nn.numpy_pv.NumpyPolicyValueNet`,
 no torch at play time once the weights are loaded) and backs them up, so that the
 network costs one matrix product per ``batch`` leaves instead of one call per node.
 

@@ -5,9 +5,9 @@ The agent plays the legal action of highest probability under the policy head of
 search decisions by ``python -m twilight_env.training.exit``), computed by
 :class:`twilight_env.agents.nn.numpy_pv.NumpyPolicyValueNet`, which equals torch's forward
 pass within float32 tolerance. It is the ``exit`` agent's decision rule on a NumPy
-forward pass: no torch at play time, and 0.6 ms of one core per decision where ``exit``
-with torch takes 1.9 ms (``python benchmarks/decision_time.py policy exit:PATH ismcts
---players 3 --deals 10``, beside two other jobs).
+forward pass: no torch at play time, and 0.4 ms of CPU per decision on one core
+(``python benchmarks/decision_time.py policy guided ismcts --players 3 --deals 5``, idle
+machine; 0.6 ms beside two other jobs, where ``exit`` with torch took 1.9 ms).
 
 Input: the compact row of the deciding seat's information set
 (:func:`twilight_env.agents.nn.features.infoset_row`: only what that seat may know, R2.5,

@@ -78,7 +78,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="write over the outputs in an existing --out folder and an existing --save-deals file")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--no-lockstep", action="store_true",
-                   help="play deal by deal even with a batched agent (neural); same results, slower")
+                   help="play deal by deal even with a batched agent (neural, policy); same results, slower")
     p.add_argument("--resume", default=None, metavar="FOLDER",
                    help="finish an interrupted run from the checkpoint in its output folder (its settings are "
                         "kept; only --workers, --ray and --quiet may be given with it; either runner may finish it)")
@@ -455,7 +455,7 @@ def _resumed_setup(args) -> _Setup:
     resume_conflicts((("specs", args.specs), ("--players", args.players), ("--deals", args.deals),
                       ("--seed", args.seed), ("--out", args.out), ("--deals-file", args.deals_file),
                       ("--save-deals", args.save_deals), ("--no-lockstep", args.no_lockstep),
-                      ("--force", args.force)))
+                      ("--force", args.force)), allowed="--workers, --ray and --quiet")
     ckpt = ArenaCheckpoint.load(args.resume)
     st = ckpt.settings
     return _Setup(check_specs(st["specs"]), st["num_players"], st["seed"], st["lockstep"], st["deals_source"],
