@@ -38,20 +38,25 @@ def _new_release(tmp_path, monkeypatch):
     monkeypatch.setattr(policy, "WEIGHTS_DIR", new)
 
 
-def _interrupted_arena(folder, monkeypatch, specs):
-    real = arena._play_pair
+def _interrupt_on_call(monkeypatch, module, name, k):
+    """Make ``module.name`` (a deal worker) raise KeyboardInterrupt on its call number ``k``."""
+    real = getattr(module, name)
     calls = []
 
     def worker(task):
         calls.append(1)
-        if len(calls) == 3:
+        if len(calls) == k:
             raise KeyboardInterrupt
         return real(task)
 
-    monkeypatch.setattr(arena, "_play_pair", worker)
-    assert main(["arena", *specs, "--players", "3", "--deals", "4", "--seed", "1", "--workers", "1", "--quiet",
-                 "--no-lockstep", "--out", str(folder)]) == 130
-    monkeypatch.setattr(arena, "_play_pair", real)
+    monkeypatch.setattr(module, name, worker)
+
+
+def _interrupted_arena(folder, monkeypatch, specs):
+    with monkeypatch.context() as m:
+        _interrupt_on_call(m, arena, "_play_pair", 3)
+        assert main(["arena", *specs, "--players", "3", "--deals", "4", "--seed", "1", "--workers", "1", "--quiet",
+                     "--no-lockstep", "--out", str(folder)]) == 130
 
 
 def test_arena_resume_refuses_changed_shipped_weights(tmp_path, monkeypatch, capsys):
@@ -80,21 +85,11 @@ def test_arena_of_agents_without_shipped_weights_resumes_after_a_release(tmp_pat
 
 def test_edge_resume_refuses_changed_shipped_weights(tmp_path, monkeypatch):
     run = tmp_path / "edge"
-    real = solo_edge._play_edge_deal
-    calls = []
-
-    def worker(task):
-        calls.append(1)
-        if len(calls) == 5:
-            raise KeyboardInterrupt
-        return real(task)
-
-    monkeypatch.setattr(solo_edge, "_play_edge_deal", worker)
     specs = ["random", "guided:default,iterations=8,batch=4"]
-    with pytest.raises(KeyboardInterrupt):
+    with monkeypatch.context() as m, pytest.raises(KeyboardInterrupt):
+        _interrupt_on_call(m, solo_edge, "_play_edge_deal", 5)
         solo_edge.run_study(specs, deals=4, seed=3, out=str(run), boot=20, matches=50, workers=1, progress=False,
                             verbose=False)
-    monkeypatch.setattr(solo_edge, "_play_edge_deal", real)
     assert solo_edge.Checkpoint.load(str(run)).weights == shipped_weights_digest(specs)
     with monkeypatch.context() as m:
         _new_release(tmp_path, m)
