@@ -40,7 +40,7 @@ import numpy as np
 
 from twilight_env.agents.base import check_number
 from twilight_env.agents.pimc import _positive_int
-from twilight_env.agents.policy import default_weights as _policy_weights
+from twilight_env.agents.policy import default_weights as _policy_weights, load_network as _load_network
 
 DEFAULT_MAX_NODES = 100_000
 """Tree nodes kept at most (about 0.9 KB each)."""
@@ -85,19 +85,9 @@ def numpy_model(path: str, num_players: int | None = None):
     Raises:
         ValueError: a missing, damaged or mismatched file (naming it).
     """
-    from twilight_env.agents.nn.numpy_pv import NumpyPolicyValueNet, load_pv_npz
-
-    if path == "default":
-        if num_players not in (3, 4):
-            raise ValueError(f"guided:default needs the number of players (3 or 4), got {num_players!r}")
-        return load_pv_npz(default_weights(num_players), num_players)
-    if str(path).endswith(".npz"):
-        return load_pv_npz(path, num_players)
-    from twilight_env.agents.exit import load_model
-
-    model, npl = load_model(path, num_players)
-    return NumpyPolicyValueNet({k: v.detach().numpy() for k, v in model.state_dict().items()},
-                               model.cfg.to_dict()), npl
+    if path == "default" and num_players not in (3, 4):
+        raise ValueError(f"guided:default needs the number of players (3 or 4), got {num_players!r}")
+    return _load_network(path, num_players)
 
 
 def history_masks(infoset) -> np.ndarray:

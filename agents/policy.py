@@ -67,13 +67,17 @@ def load_network(path: str, num_players: int | None = None):
     Raises:
         ValueError: a missing, damaged or mismatched file, naming it.
     """
-    from twilight_env.agents.nn.numpy_pv import load_pv_npz
+    from twilight_env.agents.nn.numpy_pv import NumpyPolicyValueNet, load_pv_npz
 
     if path == "default":
         return load_pv_npz(default_weights(num_players), num_players)
-    from twilight_env.agents.guided import numpy_model
+    if str(path).endswith(".npz"):
+        return load_pv_npz(path, num_players)
+    from twilight_env.agents.exit import load_model
 
-    return numpy_model(path, num_players)
+    model, npl = load_model(path, num_players)
+    return NumpyPolicyValueNet({k: v.detach().numpy() for k, v in model.state_dict().items()},
+                               model.cfg.to_dict()), npl
 
 
 class PolicyAgent:
