@@ -309,17 +309,8 @@ class StudyCheckpoint(RunCheckpoint):
 
     @classmethod
     def specs_of(cls, settings: dict) -> list[str]:
-        """Every agent spec of the run's configurations (``settings["configs"]``, e.g. ``[[solo, sun]]``)."""
-        out: list[str] = []
-
-        def walk(x):
-            if isinstance(x, str):
-                out.append(x)
-            elif isinstance(x, (list, tuple)):
-                for y in x:
-                    walk(y)
-        walk(settings["configs"])
-        return out
+        """Every agent spec of the run's configurations (``settings["configs"]``: ``[[solo, sun], ...]``)."""
+        return [spec for pair in settings["configs"] for spec in pair]
 
     @classmethod
     def parse_common(cls, doc: dict, extra: dict | None = None) -> tuple[dict, list, dict]:

@@ -57,8 +57,9 @@ import numpy as np
 from twilight_env.rules.engine import State
 from twilight_env.util.jsonfile import JsonFileError, read_json
 
-from twilight_env.experiments.common import (MAX_DEAL_SCORE, check_score_pair, fmt_ci, git_hash, markdown_table,
-                                             mean_ci, play_seeded, possible_deal_score, run_tasks, wilson_ci)
+from twilight_env.experiments.common import (MAX_DEAL_SCORE, check_score_pair, check_shipped_weights, fmt_ci, git_hash,
+                                             markdown_table, mean_ci, play_seeded, possible_deal_score, run_tasks,
+                                             wilson_ci)
 from twilight_env.records.dealsets import deal_set
 from twilight_env.util.distributed import ray_runner, runner_label
 from twilight_env.experiments.edge.core import (INDIVIDUAL_CHECKPOINT, INDIVIDUAL_RESULT, MIN_BOOTSTRAP_DEALS,
@@ -265,7 +266,7 @@ def run_study(settings: StudySettings | Sequence[str] | None = None, **options) 
            "configs": [{"solo": a, "sun": b} for a, b in run.configs], "workers": s.workers,
            "runner": runner_label(s.ray), "git": git_hash(), "run_seconds": run.checkpoint.elapsed + time.time() - t0,
            "resumed": s.resume is not None, "plays_columns": list(LINES) + ["moon_team", "sun_team"],
-           "results": results}
+           "weights": run.checkpoint.weights, "results": results}
     with open(os.path.join(run.folder, RESULT), "w") as f:
         json.dump(doc, f, indent=1)
     write_markdown(run.folder, doc)
@@ -349,7 +350,7 @@ def grow_run(folder: str, deals: int) -> None:
     if os.path.isfile(os.path.join(folder, CHECKPOINT)):
         ckpt = Checkpoint.load(folder)
         settings, old, done, elapsed = ckpt.settings, ckpt.deals, ckpt.done, ckpt.elapsed
-        seconds, n_old = ckpt.seconds, len(old)
+        seconds, n_old, weights = ckpt.seconds, len(old), ckpt.weights
     elif os.path.isfile(result):
         try:
             doc = read_json(result, "individual-scoring result")
@@ -365,6 +366,8 @@ def grow_run(folder: str, deals: int) -> None:
             raise
         except (ValueError, KeyError, TypeError, AttributeError) as e:
             raise ValueError(f"{result!r} is not a readable individual-scoring result: {type(e).__name__}: {e}") from None
+        weights = check_shipped_weights(doc.get("weights", {}), Checkpoint.specs_of(settings),
+                                        f"the individual-scoring run {result!r}")
     else:
         raise ValueError(f"no individual-scoring run in {folder!r} (neither {CHECKPOINT} nor {RESULT})")
     if settings["deals_source"].get("source") != "seed":
@@ -378,7 +381,7 @@ def grow_run(folder: str, deals: int) -> None:
     if old is not None and [[list(h) for h in d] for d in old] != new[:n_old]:
         raise ValueError(f"the deals of the run in {folder!r} are not the first {n_old} deals of seed "
                          f"{settings['seed']}; the run cannot grow")
-    Checkpoint(folder, settings, new, done, elapsed, seconds).write()
+    Checkpoint(folder, settings, new, done, elapsed, seconds, weights).write()
     for name in (RESULT, "individual.md"):  # the finished run's outputs, kept under another name
         path = os.path.join(folder, name)
         if os.path.isfile(path):

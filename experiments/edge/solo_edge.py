@@ -85,8 +85,9 @@ from twilight_env.records.game_records import check_records_folder
 from twilight_env.records.dealsets import deal_set
 from twilight_env.util.distributed import ray_runner, runner_label
 
-from twilight_env.experiments.common import (check_score_pair, fmt_ci, git_hash, lockstep_ok, markdown_table,
-                                             mean_ci, play_lockstep, play_seeded, run_tasks, text_table, wilson_ci)
+from twilight_env.experiments.common import (check_score_pair, check_shipped_weights, fmt_ci, git_hash, lockstep_ok,
+                                             markdown_table, mean_ci, play_lockstep, play_seeded, run_tasks, text_table,
+                                             wilson_ci)
 from twilight_env.experiments.edge.core import (CHECKPOINT, DEFAULT_DEALS, DEFAULT_SPEC,  # noqa: F401 (public names)
                                                 MIN_BOOTSTRAP_DEALS, RESULT, ROTATIONS, PreparedRun,
                                                 StudyCheckpoint, StudySettings, check_grow, config_key,
@@ -569,7 +570,7 @@ def _result_doc(s: StudySettings, run: PreparedRun, results: list[dict], t0: flo
             "configs": [{"solo": a, "sun": b} for a, b in run.configs], "workers": s.workers,
             "runner": runner_label(s.ray),
             "git": git_hash(), "run_seconds": run.checkpoint.elapsed + time.time() - t0,
-            "resumed": s.resume is not None, "results": results}
+            "resumed": s.resume is not None, "weights": run.checkpoint.weights, "results": results}
 
 
 def grow_run(folder: str, deals: int) -> None:
@@ -598,7 +599,7 @@ def grow_run(folder: str, deals: int) -> None:
     if os.path.isfile(ckpt_path):
         ckpt = Checkpoint.load(folder)
         settings, old_deals, done, elapsed = ckpt.settings, ckpt.deals, ckpt.done, ckpt.elapsed
-        seconds = ckpt.seconds
+        seconds, weights = ckpt.seconds, ckpt.weights
     elif os.path.isfile(os.path.join(folder, "edge.json")):
         doc = load_result(folder)
         try:
@@ -618,6 +619,8 @@ def grow_run(folder: str, deals: int) -> None:
         except (KeyError, TypeError, ValueError, AttributeError) as e:
             raise ValueError(f"{os.path.join(folder, 'edge.json')!r} is not a finished edge run's output "
                              f"({type(e).__name__}: {e}); it cannot grow") from None
+        weights = check_shipped_weights(doc.get("weights", {}), Checkpoint.specs_of(settings),
+                                        f"the edge run {os.path.join(folder, 'edge.json')!r}")
     else:
         raise ValueError(f"no edge run in {folder!r} (neither {CHECKPOINT} nor edge.json): nothing to grow")
     source = settings["deals_source"]
@@ -634,7 +637,7 @@ def grow_run(folder: str, deals: int) -> None:
     if old_deals is not None and [[list(h) for h in d] for d in old_deals] != new_deals[:n_old]:
         raise ValueError(f"the deals in {ckpt_path!r} are not the first {n_old} deals of seed {settings['seed']}; "
                          "the run cannot grow")
-    grown = Checkpoint(folder, settings, new_deals, done, elapsed, seconds)
+    grown = Checkpoint(folder, settings, new_deals, done, elapsed, seconds, weights)
     grown.write()
     previous = os.path.join(folder, "edge.json")
     if os.path.isfile(previous):

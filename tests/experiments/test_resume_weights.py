@@ -97,3 +97,22 @@ def test_edge_resume_refuses_changed_shipped_weights(tmp_path, monkeypatch):
             solo_edge.run_study(resume=str(run), workers=1, progress=False, verbose=False)
     solo_edge.run_study(resume=str(run), workers=1, progress=False, verbose=False)
     assert (run / "edge.json").exists()
+
+
+def test_growing_a_finished_edge_run_refuses_changed_shipped_weights(tmp_path, monkeypatch, capsys):
+    """``edge --resume FOLDER --deals N`` grows a finished run from its ``edge.json``, which
+    keeps the digest too."""
+    run = tmp_path / "edge"
+    specs = ["random", "guided:default,iterations=8,batch=4"]
+    solo_edge.run_study(specs, deals=3, seed=3, out=str(run), boot=20, matches=50, workers=1, progress=False,
+                        verbose=False)
+    assert json.loads((run / "edge.json").read_text())["weights"] == shipped_weights_digest(specs)
+    grow = ["edge", "--resume", str(run), "--deals", "4", "--quiet", "--workers", "1"]
+    capsys.readouterr()
+    with monkeypatch.context() as m:
+        _new_release(tmp_path, m)
+        assert main(grow) == 2
+        assert "policy_3p.npz changed since the run started" in capsys.readouterr().err
+    assert json.loads((run / "edge.json").read_text())["deals"] == 3  # nothing lost
+    assert main(grow) == 0
+    assert json.loads((run / "edge.json").read_text())["deals"] == 4
