@@ -19,8 +19,9 @@ Controls (per deal, each averaged over the deal's three plays, as ``Y`` is):
   (compiled rollouts, :func:`twilight_env.agents.fast_rollout.rollout`; deterministic, so a
   function of the deal alone);
 - ``value``: 360 × the expert-iteration network's value (the shipped 3-player network of
-  ``policy:default`` and ``guided:default``, NumPy) at the deal's first decision, the solo's, which sees its hand and the
-  new moon's (R7.1): the network's forecast of Moon − Sun before any card is played.
+  ``policy:default`` and ``guided:default``, NumPy) at the deal's first decision, the
+  solo's, which sees its hand and the new moon's (R7.1): the network's forecast of
+  Moon − Sun before any card is played.
 - ``policy``: Moon − Sun when the shipped network alone (``policy:default``, greedy, so
   deterministic: a function of the deal alone) plays every seat, its plays side by side
   (:func:`twilight_env.experiments.common.play_lockstep`). The network plays close to the
