@@ -7,11 +7,17 @@ Usage::
 Plots ``eval/points_vs_X`` (deal points per deal in duplicate deals, network side minus
 agent X's side) with its 95% band (``eval/ci95_vs_X``) against self-play decisions seen,
 one panel per run (title: the run's variant), one line per opponent.
+
+It also prints, per run and opponent, the plateau test of the expert-iteration curves
+(:func:`twilight_env.training.plot_exit_iterations.plateau`): the curve is "flat" when
+the last ``--window`` evaluations (default 3) lie within each other's 95% intervals, i.e.
+every pair of them overlaps.
 """
 
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 from pathlib import Path
 
 
@@ -21,6 +27,44 @@ def read_scalars(run_dir: str) -> dict[str, list[tuple[int, float]]]:
     acc = EventAccumulator(str(run_dir), size_guidance={"scalars": 0})
     acc.Reload()
     return {tag: [(e.step, e.value) for e in acc.Scalars(tag)] for tag in acc.Tags()["scalars"]}
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """One duplicate-deal evaluation of a run against one opponent (deal points per deal)."""
+
+    decisions: int
+    mean: float
+    low: float
+    high: float
+
+
+def evaluations(scalars: dict[str, list[tuple[int, float]]], opponent: str) -> list[Evaluation]:
+    """The evaluations against ``opponent`` in step order, each with its 95% interval
+    (``eval/points_vs_X`` ± ``eval/ci95_vs_X``; a point without a logged half-width gets 0)."""
+    ci = dict(scalars.get(f"eval/ci95_vs_{opponent}", []))
+    return [Evaluation(step, v, v - ci.get(step, 0.0), v + ci.get(step, 0.0))
+            for step, v in scalars.get(f"eval/points_vs_{opponent}", [])]
+
+
+def plateau_report(run_dirs: list[str], window: int = 3) -> list[str]:
+    """One line per run and opponent: the last ``window`` evaluations and whether they pass
+    the plateau test (module docstring).
+
+    Raises:
+        ValueError: ``window`` below 2.
+    """
+    from twilight_env.training.plot_exit_iterations import plateau
+    lines = []
+    for run in run_dirs:
+        sc = read_scalars(run)
+        for name in sorted(t.rsplit("_vs_", 1)[1] for t in sc if t.startswith("eval/points_vs_")):
+            evs = evaluations(sc, name)
+            last = ", ".join(f"{e.mean:+.1f} [{e.low:+.1f}, {e.high:+.1f}] at {e.decisions:,}" for e in evs[-window:])
+            verdict = "yes" if plateau(evs, window) else ("no" if len(evs) >= window else f"no (only {len(evs)})")
+            lines.append(f"{Path(run).name} vs {name}: last {min(window, len(evs))} evaluations {last}; "
+                         f"flat: {verdict}")
+    return lines
 
 
 def plot(run_dirs: list[str], out: str, titles: list[str] | None = None,
@@ -39,14 +83,11 @@ def plot(run_dirs: list[str], out: str, titles: list[str] | None = None,
         sc = read_scalars(run)
         for tag in sorted(t for t in sc if t.startswith("eval/points_vs_")):
             name = tag.rsplit("_vs_", 1)[1]
-            steps = [s for s, _ in sc[tag]]
-            vals = [v for _, v in sc[tag]]
-            ax.plot(steps, vals, marker="o", label=f"vs {name}")
-            ci = dict(sc.get(f"eval/ci95_vs_{name}", []))
-            if ci:
-                lo = [v - ci.get(s, 0.0) for s, v in zip(steps, vals)]
-                hi = [v + ci.get(s, 0.0) for s, v in zip(steps, vals)]
-                ax.fill_between(steps, lo, hi, alpha=0.2)
+            evs = evaluations(sc, name)
+            steps = [e.decisions for e in evs]
+            ax.plot(steps, [e.mean for e in evs], marker="o", label=f"vs {name}")
+            if f"eval/ci95_vs_{name}" in sc:
+                ax.fill_between(steps, [e.low for e in evs], [e.high for e in evs], alpha=0.2)
         ax.axhline(0.0, color="grey", lw=0.8)
         for panel, step, label in marks or []:
             if panel == i:
@@ -68,13 +109,19 @@ def main(argv=None) -> int:
     p.add_argument("--titles", nargs="*", default=None)
     p.add_argument("--mark", action="append", default=[], metavar="PANEL:STEP:LABEL",
                    help="dashed vertical line with a label, e.g. 0:3637248:resumed")
+    p.add_argument("--window", type=int, default=3,
+                   help="plateau test: the last N evaluations' intervals overlap pairwise (N >= 2; default 3)")
     args = p.parse_args(argv)
+    if args.window < 2:
+        p.error(f"--window must be at least 2, got {args.window}")
     marks = []
     for m in args.mark:
         panel, step, label = m.split(":", 2)
         marks.append((int(panel), int(step), label))
     plot(args.runs, args.out, args.titles, marks)
     print(f"wrote {args.out}")
+    for line in plateau_report(args.runs, args.window):
+        print(line)
     return 0
 
 

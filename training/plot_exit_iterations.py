@@ -68,7 +68,10 @@ def read_point(iteration: int, decisions: int, folder: str | Path, opponent: str
 
 
 def plateau(points: list[Point], window: int = 3) -> bool:
-    """True when the last ``window`` points' intervals overlap pairwise (fewer points: False)."""
+    """True when the last ``window`` points' intervals overlap pairwise (fewer points: False).
+
+    ``points`` may be any objects with ``low`` and ``high`` (the 95% interval's ends), in
+    order; ``training.plot_curve`` passes the DMC curve's evaluations."""
     if window < 2:
         raise ValueError(f"window must be >= 2, got {window}")
     last = points[-window:]
