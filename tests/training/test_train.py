@@ -210,3 +210,32 @@ def test_init_errors_name_the_flag(tmp_path):
     r = _cli("--players", "3", "--decisions", "100", "--init", str(default_weights(4)), "--logdir", str(tmp_path))
     assert r.returncode == 2 and "--init" in r.stderr and "4 players" in r.stderr
     assert not list(tmp_path.glob("*__*"))  # no run directory was made
+
+
+@needs_tensorboard
+def test_compact_checkpoint_resumes_without_the_buffer(tmp_path):
+    """``compact_checkpoint`` drops the replay buffer and generator state (the copy committed
+    under results/), keeps weights, Adam state and counters, and ``--resume`` of the copy
+    trains on from an empty buffer."""
+    from twilight_env.training.checkpoint import BULKY_KEYS, compact_checkpoint, export_weights
+
+    cfg = TrainConfig(exp="c", players=3, decisions=2000, actors=0, seed=4, logdir=str(tmp_path / "runs"),
+                      eval_every=0, eval_deals=0, games_per_actor=16, batch_size=128, chunk=500,
+                      trunk=(32,), head=(16,), progress=False)
+    run = Path(train(cfg)["run_dir"])
+    full = load_checkpoint(run / CHECKPOINT_NAME)
+    assert all(full.get(k) is not None for k in BULKY_KEYS)
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    small = compact_checkpoint(run / CHECKPOINT_NAME, copy / CHECKPOINT_NAME)
+    assert not set(BULKY_KEYS) & set(small)
+    assert (copy / CHECKPOINT_NAME).stat().st_size < (run / CHECKPOINT_NAME).stat().st_size / 2
+    again = load_checkpoint(copy / CHECKPOINT_NAME)
+    assert all(torch.equal(again["model"][k], full["model"][k]) for k in full["model"])
+    assert again["optimizer"]["state"] and again["decisions"] == full["decisions"]
+    train(TrainConfig(decisions=4000, actors=0, resume=str(copy), progress=False, eval_every=0, eval_deals=0))
+    ck = load_checkpoint(copy / CHECKPOINT_NAME)
+    assert ck["decisions"] >= 4000 and ck["updates"] > full["updates"] and ck["resumes"] == 1
+    export_weights(copy / CHECKPOINT_NAME, tmp_path / "w.pt")
+    with pytest.raises(ValueError, match="no optimizer state"):
+        compact_checkpoint(tmp_path / "w.pt", tmp_path / "x.pt")
