@@ -55,6 +55,8 @@ def plateau_report(run_dirs: list[str], window: int = 3) -> list[str]:
         ValueError: ``window`` below 2.
     """
     from twilight_env.training.plot_exit_iterations import plateau
+    if window < 2:
+        raise ValueError(f"window must be >= 2, got {window}")
     lines = []
     for run in run_dirs:
         sc = read_scalars(run)

@@ -42,6 +42,8 @@ def test_too_few_evaluations_are_not_flat(tmp_path):
     run = _run(tmp_path, "r", {"ismcts": [(1, 0.0, 5.0), (2, 0.0, 5.0)]})
     assert plot_curve.plateau_report([run])[0].endswith("flat: no (only 2)")
     assert plot_curve.plateau_report([run], window=2)[0].endswith("flat: yes")
+    with pytest.raises(ValueError, match="window must be >= 2"):
+        plot_curve.plateau_report([str(tmp_path / "no_events")], window=1)
 
 
 def test_main_writes_png_and_prints_report(tmp_path, capsys):
