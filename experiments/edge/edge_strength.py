@@ -426,7 +426,10 @@ def compare_runs(upper: str, lower: str) -> dict:
 
     Raises:
         ValueError: a folder without a finished edge run, a run of several configurations,
-            a run on deals from a file, or runs on the deals of different seeds.
+            a run on deals from a file, runs on the deals of different seeds, or two runs of
+            one spec with the same points on every deal (one agent twice). Two runs of one
+            spec that played differently (e.g. ``policy`` before and after its shipped
+            weights changed) are compared, each named with its folder.
     """
     rows, seeds = [], []
     for folder in (upper, lower):
@@ -444,9 +447,16 @@ def compare_runs(upper: str, lower: str) -> dict:
         raise ValueError(f"--compare: {upper!r} played the deals of seed {seeds[0]} and {lower!r} those of seed "
                          f"{seeds[1]}; pairing by deal needs the same deals: compare runs of one --seed")
     if rows[0]["spec"] == rows[1]["spec"]:
-        raise ValueError(f"--compare: both runs play {rows[0]['spec']} on the deals of seed {seeds[0]}; every deal "
-                         "is seeded by (seed, deal, agents), so they play the same games and their difference is 0 "
-                         "by construction: compare runs of two different agents")
+        a, b = (np.asarray(r["diff_per_deal"], float) for r in rows)
+        n = min(len(a), len(b))
+        if np.array_equal(a[:n], b[:n]):
+            raise ValueError(f"--compare: both runs play {rows[0]['spec']} on the deals of seed {seeds[0]} and gave the "
+                             "same points on every deal they share; every deal is seeded by (seed, deal, agents), so "
+                             "one agent plays the same games and the difference is 0 by construction: compare runs "
+                             "of two different agents")
+        # One name, two agents: a spec such as `policy` whose `default` weights were replaced
+        # between the runs. Each side is named by its folder as well.
+        rows = [dict(r, spec=f"{r['spec']} ({folder})") for r, folder in zip(rows, (upper, lower))]
     return {**_paired(rows[0], rows[1]), "seed": seeds[0], "folders": [upper, lower]}
 
 

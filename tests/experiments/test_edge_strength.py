@@ -3,6 +3,7 @@ heldout-2, read back or resumed on a second run, with the top-two difference and
 projection to a ±2 half-width."""
 
 import json
+import shutil
 import math
 import shlex
 import signal
@@ -301,6 +302,15 @@ def test_compare_two_runs_paired_by_deal(tmp_path, capsys):
     assert "2 configurations" in capsys.readouterr().err
     assert main(["edge", "--compare", str(a), str(a)]) == 2  # one agent twice: the same games
     assert "difference is 0 by construction" in capsys.readouterr().err
+    # One spec, two agents (a `default` file replaced between the runs): compared, named by folder.
+    other = tmp_path / "other"
+    shutil.copytree(a, other)
+    doc = json.loads((other / "edge.json").read_text())
+    doc["results"][0]["moon_points"][0] = [p + 10 for p in doc["results"][0]["moon_points"][0]]
+    (other / "edge.json").write_text(json.dumps(doc))
+    c2 = es.compare_runs(str(other), str(a))
+    assert c2["difference"] == pytest.approx(10 / len(per[0]))
+    assert c2["upper"] == f"heuristic ({other})" and c2["lower"] == f"heuristic ({a})"
     assert main(["edge", "--compare", str(a), str(b), str(c)]) == 2
     assert "the compare mode" in (err := capsys.readouterr().err) and f"does not take SPEC ({c})" in err
     ind = tmp_path / "ind"
