@@ -517,15 +517,23 @@ def check_shipped_weights(saved, specs: Iterable[str], what: str) -> dict[str, s
 
     Args:
         saved: the digest the run saved when it started (``{}`` for a run whose agents
-            read no shipped weights).
+            read no shipped weights; ``None`` for a run saved before runs kept one).
         specs: the run's agent specs.
         what: the file, for the message.
 
     Raises:
         ValueError: a malformed digest, or shipped weights that changed (or went) since
             the run started, naming the files: its finished deals were played with other
-            networks than a resumed sitting would play.
+            networks than a resumed sitting would play; or a run without a digest whose
+            agents read shipped weights (nothing shows which networks it played).
     """
+    if saved is None:
+        readers = [s for s in specs if reads_shipped_weights(s)]
+        if readers:
+            raise ValueError(f"{what} keeps no digest of the shipped weights (it was saved before runs kept one), "
+                             f"but {', '.join(readers)} read them, so nothing shows that a resumed sitting would "
+                             "play the networks its finished deals were played with; start a new run")
+        return {}
     if not isinstance(saved, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in saved.items()):
         raise ValueError(f"{what} is malformed: 'weights' must map file names to sha256 digests")
     now = shipped_weights_digest(specs) if saved else {}
@@ -697,7 +705,7 @@ class RunCheckpoint:
             raise ValueError(f"{what} {path!r} is malformed: the key {e} is missing") from None
         except (TypeError, ValueError) as e:
             raise ValueError(f"{what} {path!r} is malformed: {e}") from None
-        weights = check_shipped_weights(doc.get("weights", {}), cls.specs_of(settings), f"{what} {path!r}")
+        weights = check_shipped_weights(doc.get("weights"), cls.specs_of(settings), f"{what} {path!r}")
         return cls(folder, settings, deals, done, elapsed, {k: float(v) for k, v in seconds.items()}, weights)
 
 

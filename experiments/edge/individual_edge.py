@@ -366,7 +366,7 @@ def grow_run(folder: str, deals: int) -> None:
             raise
         except (ValueError, KeyError, TypeError, AttributeError) as e:
             raise ValueError(f"{result!r} is not a readable individual-scoring result: {type(e).__name__}: {e}") from None
-        weights = check_shipped_weights(doc.get("weights", {}), Checkpoint.specs_of(settings),
+        weights = check_shipped_weights(doc.get("weights"), Checkpoint.specs_of(settings),
                                         f"the individual-scoring run {result!r}")
     else:
         raise ValueError(f"no individual-scoring run in {folder!r} (neither {CHECKPOINT} nor {RESULT})")

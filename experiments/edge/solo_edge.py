@@ -620,7 +620,7 @@ def grow_run(folder: str, deals: int) -> None:
         except (KeyError, TypeError, ValueError, AttributeError) as e:
             raise ValueError(f"{os.path.join(folder, 'edge.json')!r} is not a finished edge run's output "
                              f"({type(e).__name__}: {e}); it cannot grow") from None
-        weights = check_shipped_weights(doc.get("weights", {}), Checkpoint.specs_of(settings),
+        weights = check_shipped_weights(doc.get("weights"), Checkpoint.specs_of(settings),
                                         f"the edge run {os.path.join(folder, 'edge.json')!r}")
     else:
         raise ValueError(f"no edge run in {folder!r} (neither {CHECKPOINT} nor edge.json): nothing to grow")

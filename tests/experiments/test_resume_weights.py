@@ -116,3 +116,24 @@ def test_growing_a_finished_edge_run_refuses_changed_shipped_weights(tmp_path, m
     assert json.loads((run / "edge.json").read_text())["deals"] == 3  # nothing lost
     assert main(grow) == 0
     assert json.loads((run / "edge.json").read_text())["deals"] == 4
+
+
+@pytest.mark.parametrize("specs,grows", [(["random", "policy"], False), (["random", "heuristic"], True)])
+def test_a_run_saved_without_a_digest_grows_only_without_shipped_weights(tmp_path, capsys, specs, grows):
+    """A finished run saved before runs kept the digest (no ``weights`` in ``edge.json``):
+    if its agents read shipped weights, nothing shows which release played it, so growing
+    it is refused; agents that read none grow it as before."""
+    run = tmp_path / "edge"
+    solo_edge.run_study(specs, deals=3, seed=3, out=str(run), boot=20, matches=50, workers=1, progress=False,
+                        verbose=False)
+    doc = json.loads((run / "edge.json").read_text())
+    del doc["weights"]
+    (run / "edge.json").write_text(json.dumps(doc))
+    capsys.readouterr()
+    rc = main(["edge", "--resume", str(run), "--deals", "4", "--quiet", "--workers", "1"])
+    err = capsys.readouterr().err
+    if grows:
+        assert rc == 0 and json.loads((run / "edge.json").read_text())["deals"] == 4
+    else:
+        assert rc == 2 and "keeps no digest of the shipped weights" in err and "policy read them" in err
+        assert json.loads((run / "edge.json").read_text())["deals"] == 3  # nothing lost
