@@ -3,9 +3,9 @@ heldout-2, read back or resumed on a second run, with the top-two difference and
 projection to a ±2 half-width."""
 
 import json
-import shutil
 import math
 import shlex
+import shutil
 import signal
 
 import numpy as np
