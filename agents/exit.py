@@ -41,6 +41,7 @@ Checkpoints are plain dicts written atomically and read with ``weights_only=True
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
@@ -53,6 +54,7 @@ from twilight_env.rules.engine import NUM_ACTIONS
 from twilight_env.agents.base import check_number
 from twilight_env.agents.fast_ismcts import most_visited
 from twilight_env.agents.ismcts import ISMCTSAgent
+from twilight_env.agents.nn.card_encoder import CardPolicyHead, CardSetEncoder
 from twilight_env.agents.nn.checkpoint import load_checkpoint
 from twilight_env.agents.nn.features import BITS_PER_MASK, NUM_MASKS, STATE_SIZE, infoset_row, num_roles, role_of
 from twilight_env.agents.nn.network import NetConfig, _mlp
@@ -74,10 +76,40 @@ def default_weights(num_players: int) -> Path:
     return WEIGHTS_DIR / f"exit_{num_players}p.pt"
 
 
+ENCODERS = ("mlp", "cards")
+"""Encoders of :class:`PVConfig`."""
+
+
+@dataclass
 class PVConfig(NetConfig):
     """Shape of a :class:`PolicyValueNet`: the fields (``num_roles``, ``trunk``, ``head``)
     and the plain-dict form of :class:`twilight_env.agents.nn.network.NetConfig`, whose trunk and
-    per-role head widths it reuses."""
+    per-role head widths it reuses, and the encoder."""
+
+    encoder: str = "mlp"
+    """``"mlp"``: the trunk reads the 700 bits; ``"cards"``: the card-set encoder of
+    :mod:`twilight_env.agents.nn.card_encoder` (per-card tokens pooled, card-wise policy head)."""
+    card_width: int = 64
+    """Token width of the ``"cards"`` encoder (units; unused by ``"mlp"``)."""
+
+    def __post_init__(self):
+        if self.encoder not in ENCODERS:
+            raise ValueError(f"encoder must be one of {ENCODERS}, got {self.encoder!r}")
+        if isinstance(self.card_width, bool) or not isinstance(self.card_width, int) or self.card_width < 1:
+            raise ValueError(f"card_width must be an integer >= 1, got {self.card_width!r}")
+
+    def to_dict(self) -> dict:
+        """Plain dict; an ``"mlp"`` config has the keys of :class:`NetConfig` only (files as before)."""
+        d = super().to_dict()
+        if self.encoder == "mlp":
+            d.pop("encoder"), d.pop("card_width")
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "PVConfig":
+        base = NetConfig.from_dict(d)
+        return cls(num_roles=base.num_roles, trunk=base.trunk, head=base.head, encoder=d.get("encoder", "mlp"),
+                   card_width=int(d.get("card_width", 64)))
 
 
 _MASKED = -1e9
@@ -92,10 +124,16 @@ class PolicyValueNet(nn.Module):
         if cfg.num_roles not in (1, 4):
             raise ValueError(f"num_roles must be 1 (4 players) or 4 (3 players), got {cfg.num_roles!r}")
         self.cfg = cfg
-        self.trunk = _mlp((STATE_SIZE, *cfg.trunk), final_act=True)
-        self.policy_heads = nn.ModuleList(_mlp((cfg.trunk[-1], *cfg.head, NUM_ACTIONS), final_act=False)
-                                          for _ in range(cfg.num_roles))
-        self.value_heads = nn.ModuleList(_mlp((cfg.trunk[-1], *cfg.head, 1), final_act=False)
+        state = cfg.trunk[-1]
+        if cfg.encoder == "cards":
+            self.encoder = CardSetEncoder(cfg.card_width, cfg.trunk)
+            self.policy_heads = nn.ModuleList(CardPolicyHead(cfg.card_width, state, cfg.head)
+                                              for _ in range(cfg.num_roles))
+        else:
+            self.trunk = _mlp((STATE_SIZE, *cfg.trunk), final_act=True)
+            self.policy_heads = nn.ModuleList(_mlp((state, *cfg.head, NUM_ACTIONS), final_act=False)
+                                              for _ in range(cfg.num_roles))
+        self.value_heads = nn.ModuleList(_mlp((state, *cfg.head, 1), final_act=False)
                                          for _ in range(cfg.num_roles))
         self.register_buffer("shifts", torch.arange(BITS_PER_MASK, dtype=torch.int64), persistent=False)
 
@@ -112,10 +150,13 @@ class PolicyValueNet(nn.Module):
             probability 0), and ``value`` ``(B,)`` float32 in [-1, 1] (deal points / 360
             from the deciding side's view, R5).
         """
-        x = ((rows.unsqueeze(-1) >> self.shifts) & 1).reshape(rows.shape[0], NUM_MASKS * BITS_PER_MASK).float()
-        h = self.trunk(x)
+        bits = ((rows.unsqueeze(-1) >> self.shifts) & 1).float()
+        if self.cfg.encoder == "cards":
+            h, tokens = self.encoder(bits)
+        else:
+            h, tokens = self.trunk(bits.reshape(rows.shape[0], NUM_MASKS * BITS_PER_MASK)), None
         if len(self.policy_heads) == 1:
-            logits = self.policy_heads[0](h)
+            logits = self._policy(0, h, tokens)
             value = self.value_heads[0](h).squeeze(1)
         else:
             logits = h.new_empty((h.shape[0], NUM_ACTIONS))
@@ -124,9 +165,14 @@ class PolicyValueNet(nn.Module):
                 idx = (roles == r).nonzero(as_tuple=True)[0]
                 if idx.numel():
                     hr = h.index_select(0, idx)
-                    logits[idx] = self.policy_heads[r](hr)
+                    logits[idx] = self._policy(r, hr, None if tokens is None else tokens.index_select(0, idx))
                     value[idx] = self.value_heads[r](hr).squeeze(1)
         return logits.masked_fill(~legal, _MASKED), torch.tanh(value)
+
+    def _policy(self, role: int, h: torch.Tensor, tokens: torch.Tensor | None) -> torch.Tensor:
+        """Unmasked logits ``(B, 31)`` of head ``role`` (card tokens only with the ``"cards"`` encoder)."""
+        head = self.policy_heads[role]
+        return head(h) if tokens is None else head(h, tokens)
 
 
 def legal_mask(legal_actions) -> np.ndarray:

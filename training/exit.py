@@ -54,8 +54,9 @@ import numpy as np
 
 from twilight_env.util.checks import check_int
 from twilight_env.agents.base import make_agent
-from twilight_env.agents.exit import (ExitSearchAgent, PolicyValueNet, PVConfig, legal_mask, load_exit_checkpoint,
-                         model_from_exit_checkpoint, most_visited, new_checkpoint, resolve_backend)
+from twilight_env.agents.exit import (ENCODERS, ExitSearchAgent, PolicyValueNet, PVConfig, legal_mask,
+                                      load_exit_checkpoint, model_from_exit_checkpoint, most_visited, new_checkpoint,
+                                      resolve_backend)
 from twilight_env.agents.guided import GuidedAgent
 from twilight_env.agents.ismcts import ISMCTSAgent
 from twilight_env.agents.nn.checkpoint import CHECKPOINT_NAME, save_checkpoint
@@ -130,6 +131,10 @@ class FitSettings:
     """Hidden widths of the shared trunk of a new network (units per layer)."""
     head: tuple[int, ...] = (128,)
     """Hidden widths of each head of a new network (units per layer)."""
+    encoder: str = "mlp"
+    """Encoder of a new network: ``"mlp"`` or ``"cards"`` (:class:`~twilight_env.agents.exit.PVConfig`)."""
+    card_width: int = 64
+    """Token width of a new ``"cards"`` network (units, >= 1)."""
     threads: int = 1
     """Torch threads (threads, >= 1)."""
 
@@ -139,7 +144,9 @@ class FitSettings:
         Raises:
             ValueError: naming the field and what is allowed.
         """
-        _check_ints(self, ("epochs", "batch_size", "threads"))
+        _check_ints(self, ("epochs", "batch_size", "threads", "card_width"))
+        if self.encoder not in ENCODERS:
+            raise ValueError(f"encoder must be one of {ENCODERS}, got {self.encoder!r}")
         if not 0 <= self.holdout < 1:
             raise ValueError(f"holdout must be in [0, 1), got {self.holdout!r}")
         return self
@@ -554,7 +561,8 @@ def _start_model(ckpt: dict | None, ckpt_path: Path, init: str | None, npl: int,
             p.requires_grad_(True)
     else:
         torch.manual_seed(s.seed)
-        model = PolicyValueNet(PVConfig(num_roles=num_roles(npl), trunk=tuple(s.trunk), head=tuple(s.head)))
+        model = PolicyValueNet(PVConfig(num_roles=num_roles(npl), trunk=tuple(s.trunk), head=tuple(s.head),
+                                        encoder=s.encoder, card_width=s.card_width))
     if ckpt is not None and ckpt["num_players"] != npl:
         raise ValueError(f"{str(ckpt_path)!r} is for {ckpt['num_players']} players, the data for {npl}")
     model.train()
@@ -673,6 +681,9 @@ def _add_fit_arguments(q: argparse.ArgumentParser) -> None:
     q.add_argument("--holdout", type=float, default=d.holdout, help="fraction of deals for validation")
     q.add_argument("--trunk", type=positive_int, nargs="+", default=list(d.trunk))
     q.add_argument("--head", type=positive_int, nargs="+", default=list(d.head))
+    q.add_argument("--encoder", choices=ENCODERS, default=d.encoder,
+                   help="a new network's encoder: mlp (700 bits) or cards (per-card tokens, pooled)")
+    q.add_argument("--card-width", type=positive_int, default=d.card_width, help="token width of --encoder cards")
     q.add_argument("--threads", type=positive_int, default=d.threads)
 
 
@@ -725,20 +736,26 @@ def build_parser() -> argparse.ArgumentParser:
 def _fit_settings(a: argparse.Namespace) -> FitSettings:
     return FitSettings(epochs=a.epochs, batch_size=a.batch_size, lr=a.lr, weight_decay=a.weight_decay,
                        value_weight=a.value_weight, holdout=a.holdout, seed=a.seed, trunk=tuple(a.trunk),
-                       head=tuple(a.head), threads=a.threads)
+                       head=tuple(a.head), encoder=a.encoder, card_width=a.card_width, threads=a.threads)
 
 
 def _train_refusal(a: argparse.Namespace, tokens: list[str]) -> str | None:
     """Why ``train`` cannot run with these arguments, or None."""
     if a.resume:
         fixed = ("--data", "--seed", "--init", "--batch-size", "--lr", "--weight-decay", "--value-weight",
-                 "--holdout", "--trunk", "--head")
+                 "--holdout", "--trunk", "--head", "--encoder", "--card-width")
         given = [f for f in fixed if any(t == f or t.startswith(f + "=") for t in tokens)]
         if given:
             return (f"--resume keeps the run's data and settings; do not give {', '.join(given)} with it "
                     "(only --epochs, --threads and --no-progress)")
     elif not a.data:
         return "train needs --data FOLDER [FOLDER ...] (or --resume to continue RUN)"
+    elif a.init:
+        shape = ("--trunk", "--head", "--encoder", "--card-width")
+        given = [f for f in shape if any(t == f or t.startswith(f + "=") for t in tokens)]
+        if given:
+            return (f"--init starts from that checkpoint's network, whose shape is fixed; do not give "
+                    f"{', '.join(given)} with it")
     return None
 
 

@@ -38,10 +38,14 @@ class NumpyPolicyValueNet:
         net: the config dict (``num_roles``, ``trunk``, ``head``).
 
     Raises:
-        ValueError: a parameter missing, extra, or of the wrong shape.
+        ValueError: a parameter missing, extra, or of the wrong shape; a network whose
+            encoder is not ``"mlp"`` (the ``"cards"`` encoder plays with torch, ``exit:PATH``).
     """
 
     def __init__(self, params: dict, net: dict):
+        if net.get("encoder", "mlp") != "mlp":
+            raise ValueError(f"the NumPy forward pass is for the 'mlp' encoder only, this network has "
+                             f"encoder {net.get('encoder')!r}; play it with torch (exit:PATH)")
         trunk = [int(x) for x in net["trunk"]]
         head = [int(x) for x in net["head"]]
         roles = int(net["num_roles"])

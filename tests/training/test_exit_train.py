@@ -266,3 +266,36 @@ def test_resume_keeps_the_runs_own_fit_settings(data3, tmp_path):
     cfg = load_exit_checkpoint(run / "checkpoint.pt")["config"]
     assert {k: cfg[k] for k in ex.FIXED_ON_RESUME} == {"holdout": 0.34, "seed": 1, "batch_size": 16, "lr": 1e-3,
                                                        "weight_decay": 1e-4, "value_weight": 1.0}
+
+
+def test_a_cards_network_trains_resumes_as_unstopped_and_plays(data3, tmp_path):
+    """``encoder="cards"``: 1 epoch + resume equals 2 epochs straight; the run plays as ``exit:RUN``."""
+    cards = {"encoder": "cards", "card_width": 8, "batch_size": 16, "holdout": 0.34}
+    run, straight = tmp_path / "run", tmp_path / "straight"
+    fit([data3], run, epochs=1, **cards)
+    fit([data3], run, epochs=2, resume=True)
+    fit([data3], straight, epochs=2, **cards)
+    a, b = load_exit_checkpoint(run / "checkpoint.pt"), load_exit_checkpoint(straight / "checkpoint.pt")
+    assert a["net"]["encoder"] == "cards" and a["net"]["card_width"] == 8 and a["epoch"] == 2
+    assert set(a["model"]) == set(b["model"]) and any(k.startswith("encoder.") for k in a["model"])
+    for k, v in a["model"].items():
+        assert torch.equal(v, b["model"][k]), k
+    st = State.random(np.random.default_rng(5), 0, 3)
+    play_deal(st, [make_agent(f"exit:{run}")] * 4, np.random.default_rng(5))
+    assert st.done
+    with pytest.raises(ValueError, match="encoder must be one of"):
+        ex.FitSettings(encoder="tokens").validate()
+
+
+def test_command_line_encoder_and_init_shape_refusal(data3, tmp_path, capsys):
+    run = tmp_path / "c"
+    assert ex.main(["train", "--data", str(data3), "--run", str(run), "--epochs", "1", "--trunk", "16", "--head", "8",
+                    "--encoder", "cards", "--card-width", "4", "--no-progress"]) == 0
+    assert load_exit_checkpoint(run / "checkpoint.pt")["net"]["card_width"] == 4
+    capsys.readouterr()
+    assert ex.main(["train", "--data", str(data3), "--run", str(tmp_path / "w"), "--init", str(run),
+                    "--encoder", "mlp", "--no-progress"]) == 2
+    assert "--init starts from that checkpoint's network" in capsys.readouterr().err
+    assert ex.main(["train", "--data", str(data3), "--run", str(tmp_path / "r"), "--epochs", "2", "--resume",
+                    "--encoder", "mlp", "--no-progress"]) == 2
+    assert "do not give --data, --encoder" in capsys.readouterr().err
