@@ -7,7 +7,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from twilight_env.agents.base import make_agent, parse_spec, play_deal  # noqa: E402
-from twilight_env.agents.exit import (PolicyValueNet, PVConfig, default_weights, load_exit_checkpoint, new_checkpoint,  # noqa: E402
+from twilight_env.agents.exit import (ENCODERS, PolicyValueNet, PVConfig, default_weights, load_exit_checkpoint, new_checkpoint,  # noqa: E402
                          policy_value, resolve_backend, root_search)
 from twilight_env.agents.nn.checkpoint import save_checkpoint  # noqa: E402
 from twilight_env.agents.nn.features import num_roles  # noqa: E402
@@ -17,9 +17,10 @@ from twilight_env.rules.infoset import InfoSet  # noqa: E402
 HAVE_FAST = resolve_backend("auto") == "numba"
 
 
-def small_net(num_players, seed=0):
+def small_net(num_players, seed=0, encoder="mlp"):
     torch.manual_seed(seed)
-    model = PolicyValueNet(PVConfig(num_roles=num_roles(num_players), trunk=(32,), head=(16,))).eval()
+    model = PolicyValueNet(PVConfig(num_roles=num_roles(num_players), trunk=(32,), head=(16,), encoder=encoder,
+                                    card_width=8)).eval()
     # a random net's value head is near 0; scale it so values spread over [-1, 1]
     with torch.no_grad():
         for head in model.value_heads:
@@ -45,10 +46,11 @@ def decisions(num_players, seed, n):
     return out
 
 
+@pytest.mark.parametrize("encoder", ENCODERS)
 @pytest.mark.parametrize("num_players", [3, 4])
-def test_r2_5_net_never_sees_hidden_cards(num_players):
+def test_r2_5_net_never_sees_hidden_cards(num_players, encoder):
     """R2.5, R7.1: redealing the cards the deciding seat cannot see gives the same policy and value."""
-    model = small_net(num_players)
+    model = small_net(num_players, encoder=encoder)
     rng = np.random.default_rng(3)
     changed = 0
     for st, info in decisions(num_players, 11, 12):
@@ -62,10 +64,11 @@ def test_r2_5_net_never_sees_hidden_cards(num_players):
     assert changed >= 20  # the hidden cards really moved
 
 
+@pytest.mark.parametrize("encoder", ENCODERS)
 @pytest.mark.parametrize("num_players", [3, 4])
-def test_net_reads_what_the_seat_sees(num_players):
+def test_net_reads_what_the_seat_sees(num_players, encoder):
     """The equality above can fail: a different own hand gives a different value."""
-    model = small_net(num_players)
+    model = small_net(num_players, encoder=encoder)
     (_, a), (_, b) = decisions(num_players, 5, 2)
     while a.known_masks[a.seat] == b.known_masks[b.seat]:
         (_, b), = decisions(num_players, 6, 1)
@@ -74,9 +77,10 @@ def test_net_reads_what_the_seat_sees(num_players):
     assert va[0] != vb[0]
 
 
+@pytest.mark.parametrize("encoder", ENCODERS)
 @pytest.mark.parametrize("num_players", [3, 4])
-def test_r3_2_illegal_actions_get_zero_probability(num_players):
-    model = small_net(num_players)
+def test_r3_2_illegal_actions_get_zero_probability(num_players, encoder):
+    model = small_net(num_players, encoder=encoder)
     infos = [i for _, i in decisions(num_players, 2, 20)]
     probs, values = policy_value(model, infos, [i.legal_actions for i in infos])
     assert probs.shape == (20, NUM_ACTIONS) and values.shape == (20,)
