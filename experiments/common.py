@@ -325,18 +325,39 @@ def check_new_file(path: str, flag: str, force: bool = False) -> None:
 def out_dir(out: str | None, exp: str, seed: int, force: bool = False) -> str:
     """The output folder: ``out`` if given, else ``out/{exp}__{seed}__{unixtime}``; created.
 
+    The default folder is claimed with one ``mkdir`` (atomic), so runs started in the same
+    second never share it: the second gets ``..._2``, the third ``..._3``, and so on.
+
     Raises:
         ValueError: as :func:`check_new_folder` (a file, a folder with files unless
             ``force``, a place that is not writable), or the folder cannot be made (the
             operating system's reason, naming ``--out``).
     """
-    path = out or os.path.join("out", f"{exp}__{seed}__{int(time.time())}")
-    check_new_folder(path, "--out", force)
+    if out is None:
+        return _new_default_folder(os.path.join("out", f"{exp}__{seed}__{int(time.time())}"))
+    check_new_folder(out, "--out", force)
     try:
-        os.makedirs(path, exist_ok=True)
+        os.makedirs(out, exist_ok=True)
     except OSError as e:
-        raise ValueError(f"--out {path!r} cannot be made: {e.strerror or e}; give a folder you may write to") from None
-    return path
+        raise ValueError(f"--out {out!r} cannot be made: {e.strerror or e}; give a folder you may write to") from None
+    return out
+
+
+def _new_default_folder(base: str) -> str:
+    """Make and return ``base``, or ``base_2``, ``base_3``, ... when taken (see :func:`out_dir`)."""
+    try:
+        os.makedirs(os.path.dirname(base), exist_ok=True)
+        for k in range(1, 10_000):
+            path = base if k == 1 else f"{base}_{k}"
+            try:
+                os.mkdir(path)
+                return path
+            except FileExistsError:
+                continue
+    except OSError as e:
+        raise ValueError(f"the default --out {base!r} cannot be made: {e.strerror or e}; "
+                         "give --out a folder you may write to") from None
+    raise ValueError(f"the default --out {base!r} and 9,998 numbered variants are taken; give --out")
 
 
 def read_progress_file(folder: str, name: str, kind: str, version: int, what: str, title: str,

@@ -425,3 +425,22 @@ def test_out_dir_names_out_when_the_system_refuses(tmp_path, monkeypatch):
     monkeypatch.setattr(os, "makedirs", refuse)
     with pytest.raises(ValueError, match=r"--out '.*new' cannot be made: No space left on device"):
         common.out_dir(str(tmp_path / "new"), "edge", 0)
+
+
+def test_default_out_folders_started_in_the_same_second_are_distinct(tmp_path, monkeypatch):
+    """Two runs started in the same second never share (and overwrite) one default folder."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(common.time, "time", lambda: 1796377953.4)
+    first = common.out_dir(None, "arena", 89)
+    second = common.out_dir(None, "arena", 89)
+    third = common.out_dir(None, "arena", 89)
+    assert first == os.path.join("out", "arena__89__1796377953")
+    assert second == first + "_2" and third == first + "_3"
+    assert all(os.path.isdir(p) and not os.listdir(p) for p in (first, second, third))
+
+
+def test_default_out_folder_that_cannot_be_made_names_out(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "out").write_text("a file where the default folder's parent goes")
+    with pytest.raises(ValueError, match=r"the default --out 'out/edge__0__\d+' cannot be made: .*give --out"):
+        common.out_dir(None, "edge", 0)
