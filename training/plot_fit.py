@@ -48,11 +48,11 @@ def fit_curves(run_dir: str) -> dict[str, list[tuple[int, float]]]:
     return {t: v for t, v in sc.items() if t in tags}
 
 
-def report(run_dirs: list[str], labels: list[str]) -> list[str]:
-    """One line per run: its epochs, last values and the best epoch of each validation quantity."""
+def report(curves: dict[str, dict[str, list[tuple[int, float]]]]) -> list[str]:
+    """One line per run (``curves``: label -> :func:`fit_curves`): its epochs, last values and
+    the best epoch of each validation quantity."""
     lines = []
-    for run, label in zip(run_dirs, labels):
-        sc = fit_curves(run)
+    for label, sc in curves.items():
         parts = [f"{label}: {len(sc['val/policy_loss'])} epochs"]
         for val, _, _, best in PANELS:
             series = sc.get(val, [])
@@ -63,14 +63,14 @@ def report(run_dirs: list[str], labels: list[str]) -> list[str]:
     return lines
 
 
-def plot(run_dirs: list[str], labels: list[str], out: str) -> None:
-    """Write the PNG: one panel per :data:`PANELS` entry, one colour per run."""
+def plot(curves: dict[str, dict[str, list[tuple[int, float]]]], out: str) -> None:
+    """Write the PNG (``curves``: label -> :func:`fit_curves`): one panel per :data:`PANELS`
+    entry, one colour per run."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     fig, axes = plt.subplots(1, len(PANELS), figsize=(5 * len(PANELS), 3.8))
-    for i, (run, label) in enumerate(zip(run_dirs, labels)):
-        sc = fit_curves(run)
+    for i, (label, sc) in enumerate(curves.items()):
         colour = f"C{i}"
         for ax, (val, train, ylabel, _) in zip(axes, PANELS):
             if sc.get(val):
@@ -92,15 +92,15 @@ def main(argv=None) -> int:
     p.add_argument("--out", required=True, help="PNG to write")
     args = p.parse_args(argv)
     labels = args.labels or [Path(r).name for r in args.runs]
-    if len(labels) != len(args.runs):
-        p.error(f"--labels gives {len(labels)} names for {len(args.runs)} runs; give one per run")
+    if len(labels) != len(args.runs) or len(set(labels)) != len(labels):
+        p.error(f"--labels gives {labels} for {len(args.runs)} runs; give one distinct name per run")
     try:
-        lines = report(args.runs, labels)
+        curves = {label: fit_curves(run) for label, run in zip(labels, args.runs)}
     except ValueError as e:
         p.error(str(e))
-    plot(args.runs, labels, args.out)
+    plot(curves, args.out)
     print(f"wrote {args.out}")
-    for line in lines:
+    for line in report(curves):
         print(line)
     return 0
 

@@ -25,7 +25,7 @@ def _run(tmp_path, name, policy, value=None, accuracy=None, train_policy=None):
 def test_report_gives_last_and_best_epoch(tmp_path):
     a = _run(tmp_path, "a", [0.9, 0.8, 0.85], value=[0.05, 0.04, 0.045], accuracy=[0.6, 0.7, 0.65])
     b = _run(tmp_path, "b", [1.0, 0.95])
-    lines = plot_fit.report([a, b], ["mlp", "cards"])
+    lines = plot_fit.report({"mlp": plot_fit.fit_curves(a), "cards": plot_fit.fit_curves(b)})
     assert lines[0].startswith("mlp: 3 epochs")
     assert "val/policy_loss last 0.8500, best 0.8000 at epoch 2" in lines[0]
     assert "val/value_loss last 0.0450, best 0.0400 at epoch 2" in lines[0]
@@ -47,7 +47,10 @@ def test_main_writes_png_and_checks_labels(tmp_path, capsys):
     assert "a: 2 epochs" in capsys.readouterr().out
     with pytest.raises(SystemExit):
         plot_fit.main([a, "--labels", "x", "y", "--out", str(out)])
-    assert "gives 2 names for 1 runs" in capsys.readouterr().err
+    assert "['x', 'y'] for 1 runs" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        plot_fit.main([a, a, "--labels", "x", "x", "--out", str(out)])
+    assert "one distinct name per run" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         plot_fit.main([str(tmp_path / "empty"), "--out", str(tmp_path / "x.png")])
     assert "is not a directory" in capsys.readouterr().err
