@@ -14,7 +14,17 @@ and printed with the ratio:
    NumPy batch engine with the Q-network on the device (every pending decision's legal
    actions scored in one forward pass), decisions/s, 3 players;
 3. **learner**: DMC gradient updates of the default ``QNetwork`` (3 players, 4 heads) on
-   batches of ``--learner-batch`` samples (default 1,024), updates/s.
+   batches of ``--learner-batch`` samples (default 1,024), updates/s;
+4. **expert-iteration training** (``training.exit train --device``): Adam steps of the
+   shipped 3-player policy/value network (``PolicyValueNet``, cross-entropy to the root
+   visits + squared value error, as ``training.exit``'s ``_losses``) on batches of 256 (the
+   default ``--batch-size``) and 4,096 decisions of random rows, the data set on the device,
+   updates/s;
+5. **expert-iteration generation**: network-guided IS-MCTS decisions (``guided``, 1,000
+   descents, the shipped 3-player network) with the leaves evaluated in batches of 32 (the
+   default) and 128, by the NumPy forward pass on the CPU or the torch network on ``cuda``
+   (each batch copied there and back), decisions/s. The search itself runs on the CPU in
+   both.
 
 Usage::
 
@@ -123,12 +133,128 @@ def learner(device: str, batch: int, seconds: float) -> float:
     return n / (time.perf_counter() - t0)
 
 
+def _shipped_pv(device: str):
+    """The shipped 3-player policy/value network as a torch module on ``device`` (eval mode)
+    and as the NumPy forward pass, the same weights."""
+    import torch
+
+    from twilight_env.agents.exit import PolicyValueNet, PVConfig
+    from twilight_env.agents.nn.numpy_net import read_weights_npz
+    from twilight_env.agents.nn.numpy_pv import NumpyPolicyValueNet
+    from twilight_env.agents.policy import default_weights
+
+    meta, params = read_weights_npz(default_weights(3), "policy/value weights")
+    model = PolicyValueNet(PVConfig.from_dict(meta["net"]))
+    model.load_state_dict({k: torch.from_numpy(np.asarray(v)) for k, v in params.items()})
+    return model.to(device).eval(), NumpyPolicyValueNet(params, meta["net"])
+
+
+def exit_train(device: str, batch: int, seconds: float) -> float:
+    """Adam updates/s of the shipped 3-player policy/value network (expert-iteration loss)."""
+    import torch
+
+    from twilight_env.agents.nn.features import BITS_PER_MASK, NUM_MASKS, num_roles
+    from twilight_env.training.exit import _losses
+
+    torch.manual_seed(0)
+    model, _ = _shipped_pv(device)
+    model.train()
+    opt = torch.optim.Adam(model.parameters(), lr=1e-4, weight_decay=1e-4)
+    n_pool = 16 * batch
+    legal = torch.rand(n_pool, 31, device=device) < 0.3
+    legal[:, 0] = True
+    visits = torch.rand(n_pool, 31, device=device) * legal
+    data = {"rows": torch.randint(0, 1 << BITS_PER_MASK, (n_pool, NUM_MASKS), device=device, dtype=torch.int64),
+            "roles": torch.randint(0, num_roles(3), (n_pool,), device=device), "legal": legal,
+            "visits": visits / visits.sum(1, keepdim=True), "outcome": torch.rand(n_pool, device=device) * 2 - 1}
+
+    def update():
+        idx = torch.randint(0, n_pool, (batch,), device=device)
+        pl, vl, _ = _losses(model, {k: v.index_select(0, idx) for k, v in data.items()}, torch)
+        opt.zero_grad()
+        (pl + vl).backward()
+        opt.step()
+
+    for _ in range(5):
+        update()
+    _sync(device)
+    n, t0 = 0, time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        update()
+        n += 1
+    _sync(device)
+    return n / (time.perf_counter() - t0)
+
+
+class TorchForward:
+    """``forward(rows, roles, legal)`` of :class:`~twilight_env.agents.nn.numpy_pv.NumpyPolicyValueNet`
+    by a torch network on a device: NumPy in, NumPy out (float32), one copy each way per batch."""
+
+    def __init__(self, model, device: str):
+        self.model, self.device = model, device
+
+    def forward(self, rows, roles, legal):
+        import torch
+        with torch.no_grad():
+            t = [torch.from_numpy(np.ascontiguousarray(x)).to(self.device, non_blocking=True)
+                 for x in (np.asarray(rows, dtype=np.int64), np.asarray(roles, dtype=np.int64),
+                           np.asarray(legal, dtype=bool))]
+            logits, value = self.model(*t)
+            return torch.softmax(logits, dim=1).cpu().numpy(), value.cpu().numpy()
+
+
+def _decisions(n: int) -> list:
+    """``n`` 3-player decisions with a choice (information set, legal actions), from random play."""
+    from twilight_env.rules.engine import State
+    from twilight_env.rules.infoset import InfoSet
+
+    out, rng, deal = [], np.random.default_rng(0), 0
+    while len(out) < n:
+        st = State.random(np.random.default_rng(deal), 0, 3)
+        deal += 1
+        while not st.done and len(out) < n:
+            legal = st.legal_actions()
+            if len(legal) > 1:
+                out.append((InfoSet(st, st.deciding_seat), tuple(legal)))
+            st.apply(int(rng.choice(legal)))
+    return out
+
+
+def guided_search(device: str, batch: int, seconds: float, iterations: int = 1000) -> float:
+    """Decisions/s of network-guided IS-MCTS (3 players, shipped network) with its leaf
+    batches evaluated by the NumPy forward pass (``cpu``) or the torch network on ``device``."""
+    from twilight_env.agents.guided import search
+
+    model, numpy_net = _shipped_pv(device)
+    net = numpy_net if device == "cpu" else TorchForward(model, device)
+    decisions = _decisions(64)
+    rng = np.random.default_rng(0)
+    search(*decisions[0], net, min(iterations, 64), rng, batch=batch)  # warm-up (compiled code)
+    n, t0 = 0, time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        infoset, legal = decisions[n % len(decisions)]
+        search(infoset, legal, net, iterations, rng, batch=batch)
+        n += 1
+    return n / (time.perf_counter() - t0)
+
+
+def _measured(fn, device: str):
+    """``fn(device)``, or None after printing why it failed (one leg's failure keeps the others)."""
+    try:
+        return fn(device)
+    except Exception as err:  # noqa: BLE001 - reported, and the run goes on to the next leg
+        print(f"  {device}: failed: {type(err).__name__}: {err}")
+        return None
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--batch", type=int, default=8192, help="deals in the batch engine (default 8192)")
     ap.add_argument("--games", type=int, default=1024, help="self-play deals held at once (default 1024)")
     ap.add_argument("--learner-batch", type=int, default=1024, help="samples per update (default 1024)")
     ap.add_argument("--seconds", type=float, default=5.0, help="timing window per leg and device (default 5)")
+    ap.add_argument("--search-iterations", type=int, default=1000,
+                    help="descents per guided-search decision (default 1000, as guided:default)")
     ap.add_argument("--quick", action="store_true", help="small sizes and windows: a smoke test")
     args = ap.parse_args(argv)
     import torch
@@ -136,6 +262,7 @@ def main(argv=None) -> int:
     torch.set_num_threads(1)
     if args.quick:
         args.batch, args.games, args.learner_batch, args.seconds = 256, 64, 128, 0.3
+        args.search_iterations = 64
     cuda = torch.cuda.is_available()
     devices = ["cpu"] + (["cuda"] if cuda else [])
     rows = []
@@ -144,13 +271,20 @@ def main(argv=None) -> int:
             (f"self-play, {args.games} deals", "decisions/s",
              lambda d: selfplay(d, args.games, max(2000, int(20_000 * args.seconds)))),
             (f"learner, batch {args.learner_batch}", "updates/s",
-             lambda d: learner(d, args.learner_batch, args.seconds))):
-        figs = {d: fn(d) for d in devices}
+             lambda d: learner(d, args.learner_batch, args.seconds)),
+            ("exit training, batch 256", "updates/s", lambda d: exit_train(d, 256, args.seconds)),
+            ("exit training, batch 4096", "updates/s", lambda d: exit_train(d, 4096, args.seconds)),
+            ("guided search, leaf batch 32", "decisions/s",
+             lambda d: guided_search(d, 32, args.seconds, args.search_iterations)),
+            ("guided search, leaf batch 128", "decisions/s",
+             lambda d: guided_search(d, 128, args.seconds, args.search_iterations))):
+        print(f"measuring: {name}", flush=True)
+        figs = {d: _measured(fn, d) for d in devices}
         rows.append((name, unit, figs))
     if cuda:
         big = 8 * args.batch
         rows.append((f"batch engine, B={big} (CUDA only)", "decisions/s",
-                     {"cuda": batch_engine("cuda", big, args.seconds)}))
+                     {"cuda": _measured(lambda d: batch_engine(d, big, args.seconds), "cuda")}))
     print(f"{'leg':<38} {'unit':<12} {'CPU (1 thread)':>15} {'CUDA':>15} {'CUDA / CPU':>11}")
     for name, unit, figs in rows:
         cpu = figs.get("cpu")

@@ -137,6 +137,9 @@ class FitSettings:
     """Token width of a new ``"cards"`` network (units, >= 1)."""
     threads: int = 1
     """Torch threads (threads, >= 1)."""
+    device: str = "cpu"
+    """Where the network trains: ``"cpu"`` or ``"cuda"`` (device name; the data set is copied
+    there once). A run may change device when resumed; its checkpoint holds CPU tensors."""
 
     def validate(self) -> "FitSettings":
         """Check values; return self.
@@ -149,6 +152,8 @@ class FitSettings:
             raise ValueError(f"encoder must be one of {ENCODERS}, got {self.encoder!r}")
         if not 0 <= self.holdout < 1:
             raise ValueError(f"holdout must be in [0, 1), got {self.holdout!r}")
+        if self.device not in ("cpu", "cuda"):
+            raise ValueError(f"device must be 'cpu' or 'cuda', got {self.device!r}")
         return self
 
 
@@ -483,8 +488,10 @@ def train(data_folders, run, settings: FitSettings | None = None, init: str | No
     from torch.utils.tensorboard import SummaryWriter
     from tqdm import tqdm
 
+    from twilight_env.training.train import check_device
     from twilight_env.util.report import git_hash
     s = (settings or FitSettings()).validate()
+    dev = check_device(s.device)
     torch.set_num_threads(s.threads)
     run = Path(run)
     ckpt_path = run / CHECKPOINT_NAME
@@ -493,17 +500,17 @@ def train(data_folders, run, settings: FitSettings | None = None, init: str | No
         raise ValueError(f"{str(ckpt_path)!r} exists; continue it with --resume or give a new run directory")
     data, npl = load_data(data_folders)
     tr_idx, val_idx = split_holdout(data, s.holdout, s.seed)
-    tensors = {k: torch.from_numpy(data[k].astype(np.int64) if k == "roles" else data[k])
+    tensors = {k: torch.from_numpy(data[k].astype(np.int64) if k == "roles" else data[k]).to(dev)
                for k in ("rows", "roles", "legal", "visits", "outcome")}
     config = {"data": [str(f) for f in data_folders], "holdout": s.holdout, "seed": s.seed,
               "batch_size": s.batch_size, "lr": s.lr, "weight_decay": s.weight_decay,
               "value_weight": s.value_weight, "init": init}
-    model = _start_model(ckpt, ckpt_path, init, npl, s)
+    model = _start_model(ckpt, ckpt_path, init, npl, s).to(dev)
     opt = torch.optim.Adam(model.parameters(), lr=s.lr, weight_decay=s.weight_decay)
     epoch = 0
     rng = np.random.default_rng([s.seed, 7])
     if ckpt is not None:
-        opt.load_state_dict(ckpt["optimizer"])
+        opt.load_state_dict(ckpt["optimizer"])  # Adam's moments follow the parameters' device
         epoch = int(ckpt["epoch"])
         rng.bit_generator.state = json.loads(ckpt["rng"])
     run.mkdir(parents=True, exist_ok=True)
@@ -522,7 +529,7 @@ def train(data_folders, run, settings: FitSettings | None = None, init: str | No
             if k != "epoch":
                 writer.add_scalar(k.replace("train_", "train/").replace("val_", "val/"), v, epoch)
         writer.flush()
-        save_checkpoint(new_checkpoint(model, npl, optimizer=opt.state_dict(), epoch=epoch, config=config,
+        save_checkpoint(new_checkpoint(model, npl, optimizer=_on_cpu(opt.state_dict()), epoch=epoch, config=config,
                                        rng=json.dumps(rng.bit_generator.state), last=last, git=git_hash()),
                         ckpt_path)
         bar.update(1)
@@ -569,9 +576,21 @@ def _start_model(ckpt: dict | None, ckpt_path: Path, init: str | None, npl: int,
     return model
 
 
+def _on_cpu(obj):
+    """``obj`` (nested dicts and lists, e.g. an optimizer's state dict) with every tensor on the CPU."""
+    if hasattr(obj, "detach"):
+        return obj.detach().cpu()
+    if isinstance(obj, dict):
+        return {k: _on_cpu(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_on_cpu(v) for v in obj)
+    return obj
+
+
 def _batch(tensors: dict, idx: np.ndarray) -> dict:
     import torch
-    i = torch.from_numpy(idx)
+    dev = next(iter(tensors.values())).device
+    i = torch.from_numpy(idx).to(dev)
     return {k: v.index_select(0, i) for k, v in tensors.items()}
 
 
@@ -579,7 +598,8 @@ def _fit_epoch(model, opt, tensors: dict, order: np.ndarray, s: FitSettings) -> 
     """One pass over the training decisions in ``order``, ``s.batch_size`` per Adam step;
     the mean ``train_policy_loss`` and ``train_value_loss`` per decision."""
     import torch
-    sums = np.zeros(2)
+    # summed on the device in float64 (no host sync per step; the same sums as float64 on the host)
+    sums = torch.zeros(2, dtype=torch.float64, device=next(iter(tensors.values())).device)
     for start in range(0, len(order), s.batch_size):
         b = _batch(tensors, order[start:start + s.batch_size])
         pl, vl, _ = _losses(model, b, torch)
@@ -587,7 +607,8 @@ def _fit_epoch(model, opt, tensors: dict, order: np.ndarray, s: FitSettings) -> 
         opt.zero_grad()
         loss.backward()
         opt.step()
-        sums += np.array([pl.item(), vl.item()]) * len(b["rows"])
+        sums += torch.stack([pl.detach(), vl.detach()]).double() * len(b["rows"])
+    sums = sums.cpu().numpy()
     return {"train_policy_loss": float(sums[0] / max(len(order), 1)),
             "train_value_loss": float(sums[1] / max(len(order), 1))}
 
@@ -685,6 +706,8 @@ def _add_fit_arguments(q: argparse.ArgumentParser) -> None:
                    help="a new network's encoder: mlp (700 bits) or cards (per-card tokens, pooled)")
     q.add_argument("--card-width", type=positive_int, default=d.card_width, help="token width of --encoder cards")
     q.add_argument("--threads", type=positive_int, default=d.threads)
+    q.add_argument("--device", choices=("cpu", "cuda"), default=d.device,
+                   help="where the network trains (default cpu; cuda needs a usable CUDA device)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -736,7 +759,8 @@ def build_parser() -> argparse.ArgumentParser:
 def _fit_settings(a: argparse.Namespace) -> FitSettings:
     return FitSettings(epochs=a.epochs, batch_size=a.batch_size, lr=a.lr, weight_decay=a.weight_decay,
                        value_weight=a.value_weight, holdout=a.holdout, seed=a.seed, trunk=tuple(a.trunk),
-                       head=tuple(a.head), encoder=a.encoder, card_width=a.card_width, threads=a.threads)
+                       head=tuple(a.head), encoder=a.encoder, card_width=a.card_width, threads=a.threads,
+                       device=a.device)
 
 
 def _train_refusal(a: argparse.Namespace, tokens: list[str]) -> str | None:
@@ -747,7 +771,7 @@ def _train_refusal(a: argparse.Namespace, tokens: list[str]) -> str | None:
         given = [f for f in fixed if any(t == f or t.startswith(f + "=") for t in tokens)]
         if given:
             return (f"--resume keeps the run's data and settings; do not give {', '.join(given)} with it "
-                    "(only --epochs, --threads and --no-progress)")
+                    "(only --epochs, --threads, --device and --no-progress)")
     elif not a.data:
         return "train needs --data FOLDER [FOLDER ...] (or --resume to continue RUN)"
     elif a.init:

@@ -299,3 +299,54 @@ def test_command_line_encoder_and_init_shape_refusal(data3, tmp_path, capsys):
     assert ex.main(["train", "--data", str(data3), "--run", str(tmp_path / "r"), "--epochs", "2", "--resume",
                     "--encoder", "mlp", "--no-progress"]) == 2
     assert "do not give --data, --encoder" in capsys.readouterr().err
+
+
+cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a usable CUDA device")
+
+
+def test_device_cuda_without_a_gpu_is_a_clear_error(data3, tmp_path, capsys):
+    with pytest.raises(ValueError, match="device must be 'cpu' or 'cuda'"):
+        ex.FitSettings(device="gpu").validate()
+    if torch.cuda.is_available():
+        pytest.skip("a CUDA device is usable here")
+    with pytest.raises(ValueError, match="--device cuda asked.*no usable CUDA.*--device cpu"):
+        fit([data3], tmp_path / "g", epochs=1, device="cuda")
+    assert not (tmp_path / "g" / "checkpoint.pt").exists()
+    assert ex.main(["train", "--data", str(data3), "--run", str(tmp_path / "g"), "--device", "cuda",
+                    "--no-progress"]) == 2
+    assert "no usable CUDA device" in capsys.readouterr().err
+
+
+def test_resume_may_change_device_and_equals_the_unstopped_run_on_the_cpu(data3, tmp_path, capsys):
+    """``--device`` is not fixed on resume (the run's checkpoint holds CPU tensors)."""
+    run, straight = tmp_path / "run", tmp_path / "straight"
+    fit([data3], run, epochs=1, batch_size=16, holdout=0.34, device="cpu")
+    assert ex.main(["train", "--run", str(run), "--resume", "--epochs", "2", "--device", "cpu",
+                    "--no-progress"]) == 0
+    fit([data3], straight, epochs=2, batch_size=16, holdout=0.34)
+    a, b = load_exit_checkpoint(run / "checkpoint.pt"), load_exit_checkpoint(straight / "checkpoint.pt")
+    for k, v in a["model"].items():
+        assert torch.equal(v, b["model"][k]), k
+
+
+@cuda
+def test_training_on_cuda_matches_the_cpu_and_resumes_on_the_cpu(data3, tmp_path):
+    """A CUDA run's losses and weights agree with the CPU run's within float tolerance; its
+    checkpoint (weights and Adam state) holds CPU tensors, so it resumes, and plays, on the CPU."""
+    on_gpu, on_cpu = tmp_path / "gpu", tmp_path / "cpu"
+    g = fit([data3], on_gpu, epochs=2, batch_size=16, holdout=0.34, device="cuda")
+    c = fit([data3], on_cpu, epochs=2, batch_size=16, holdout=0.34, device="cpu")
+    for k in ("train_policy_loss", "train_value_loss", "val_policy_loss", "val_value_loss"):
+        assert g[k] == pytest.approx(c[k], rel=1e-3, abs=1e-4), k
+    ck = load_exit_checkpoint(on_gpu / "checkpoint.pt")
+    tensors = list(ck["model"].values()) + [t for st in ck["optimizer"]["state"].values() for t in st.values()
+                                             if hasattr(t, "device")]
+    assert tensors and all(t.device.type == "cpu" for t in tensors)
+    ref = load_exit_checkpoint(on_cpu / "checkpoint.pt")
+    for k, v in ck["model"].items():
+        assert torch.allclose(v, ref["model"][k], atol=1e-3), k
+    fit([data3], on_gpu, epochs=3, resume=True, device="cpu")
+    assert load_exit_checkpoint(on_gpu / "checkpoint.pt")["epoch"] == 3
+    st = State.random(np.random.default_rng(2), 0, 3)
+    play_deal(st, [make_agent(f"exit:{on_gpu}")] * 4, np.random.default_rng(2))
+    assert st.done

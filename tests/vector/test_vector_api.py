@@ -314,6 +314,29 @@ def test_torch_env_matches_numpy_env():
         torch.set_num_threads(n)
 
 
+def test_torch_env_on_cuda_matches_numpy_env():
+    """The torch backend on a CUDA device plays the same deals as NumPy (skipped without one)."""
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("needs a usable CUDA device")
+    a = TwilightVectorEnv(64, 4, seed=15)
+    b = TwilightVectorEnv(64, 4, seed=15, backend="torch", device="cuda")
+    oa, ma, _ = a.reset()
+    ob, mb, _ = b.reset()
+    assert ob.device.type == "cuda"
+    for _ in range(120):  # past the end of every deal: finished ones are re-dealt
+        np.testing.assert_array_equal(oa, ob.cpu().numpy())
+        np.testing.assert_array_equal(ma, mb.cpu().numpy())
+        act = a.random_actions()
+        on_gpu = b.random_actions()  # the same draws from the env's NumPy generator (re-deals stay in step)
+        assert on_gpu.device.type == "cuda"
+        np.testing.assert_array_equal(act, on_gpu.cpu().numpy())
+        oa, ma, ra, da, _ = a.step(act)
+        ob, mb, rb, db, _ = b.step(on_gpu)
+        np.testing.assert_array_equal(ra, rb.cpu().numpy())
+        np.testing.assert_array_equal(da, db.cpu().numpy())
+
+
 def test_engine_rejects_bad_construction():
     with pytest.raises(ValueError, match="num_players"):
         VectorEngine(4, 5)
