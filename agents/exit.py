@@ -207,6 +207,45 @@ def policy_value(model: PolicyValueNet, infosets, legal_actions_list) -> tuple[n
     return torch.softmax(logits, dim=1).numpy(), value.numpy()
 
 
+class TorchForward:
+    """The ``forward(rows, roles, legal)`` of :class:`~twilight_env.agents.nn.numpy_pv.NumpyPolicyValueNet`
+    computed by the torch :class:`PolicyValueNet` on a device (``guided:...,device=cuda``):
+    NumPy in, NumPy out, one copy to the device and one back per batch.
+
+    Args:
+        model: the network (moved to ``device`` and put in eval mode).
+        device: a torch device name (``"cpu"``, ``"cuda"``).
+    """
+
+    def __init__(self, model: PolicyValueNet, device: str):
+        self.device = torch.device(device)
+        self.model = model.to(self.device).eval()
+
+    @classmethod
+    def from_numpy(cls, net, device: str) -> "TorchForward":
+        """The torch twin of a :class:`~twilight_env.agents.nn.numpy_pv.NumpyPolicyValueNet` (same weights)."""
+        model = PolicyValueNet(PVConfig.from_dict(net.net))
+        model.load_state_dict({k: torch.from_numpy(np.array(v, dtype=np.float32)) for k, v in net.params.items()})
+        return cls(model, device)
+
+    @torch.no_grad()
+    def forward(self, rows: np.ndarray, roles: np.ndarray, legal: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Policy and value of a batch of decisions.
+
+        Args:
+            rows: ``(B, 25)`` int64 compact rows; roles: ``(B,)`` int head per decision;
+            legal: ``(B, 31)`` bool, at least one True per row.
+
+        Returns:
+            ``probs`` ``(B, 31)`` float32 (0 on illegal actions, rows sum to 1) and ``value``
+            ``(B,)`` float32 in [-1, 1], as the NumPy forward pass (within float32 tolerance).
+        """
+        t = [torch.from_numpy(np.ascontiguousarray(x, dtype=d)).to(self.device)
+             for x, d in ((rows, np.int64), (roles, np.int64), (legal, np.bool_))]
+        logits, value = self.model(*t)
+        return torch.softmax(logits, dim=1).cpu().numpy(), value.cpu().numpy()
+
+
 def new_checkpoint(model: PolicyValueNet, num_players: int, **extra) -> dict:
     """Checkpoint dict (module table) of a model; ``extra`` adds trainer keys."""
     return {"format": FORMAT, "version": VERSION, "num_players": int(num_players), "net": model.cfg.to_dict(),
@@ -486,6 +525,6 @@ class ExitSearchAgent:
         return most_visited(visits, legal_actions)
 
 
-__all__ = ["FORMAT", "VERSION", "PVConfig", "PolicyValueNet", "policy_value", "legal_mask", "new_checkpoint",
+__all__ = ["FORMAT", "VERSION", "PVConfig", "PolicyValueNet", "TorchForward", "policy_value", "legal_mask", "new_checkpoint",
            "load_exit_checkpoint", "model_from_exit_checkpoint", "load_model", "root_search", "most_visited",
            "resolve_backend", "default_weights", "ExitAgent", "ExitSearchAgent"]

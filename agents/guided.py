@@ -22,7 +22,12 @@ root's prior is read from the true information set. Values are side 0's deal sco
 difference / 360 (R5); a holder decides for its own side, the solo for the new moon
 (R7.3). Team scoring only (the individual-lines variant, R8, is not searched).
 
-Spec: ``guided:PATH,iterations=I,batch=32,c=1.0,lam=L,fpu=0.0``, where ``iterations`` and
+Devices: ``device=cuda`` evaluates the leaf batches with the torch network on a CUDA device
+(the same weights, :class:`twilight_env.agents.exit.TorchForward`; needs torch and a
+usable GPU); the tree search itself runs on the CPU either way. ``benchmarks/gpu_speedup.py``
+measures both, with batches of 32 and 128 (``docs/RESULTS.md``).
+
+Spec: ``guided:PATH,iterations=I,batch=32,c=1.0,lam=L,fpu=0.0,device=cpu``, where ``iterations`` and
 ``lam`` default to the values measured for each variant (:data:`VARIANT_DEFAULTS`: 1000 and
 0.5 in 3 players, 1500 and 0.8 in 4, each below the top rung's time per decision,
 ``docs/RESULTS.md``). ``guided:default`` reads the shipped network of ``policy:default``,
@@ -88,6 +93,18 @@ def numpy_model(path: str, num_players: int | None = None):
     if path == "default" and num_players not in (3, 4):
         raise ValueError(f"guided:default needs the number of players (3 or 4), got {num_players!r}")
     return _load_network(path, num_players)
+
+
+def _check_cuda() -> None:
+    """Raise a ValueError unless torch is importable and sees a usable CUDA device."""
+    try:
+        import torch
+    except ImportError:
+        raise ValueError("guided option device='cuda' needs torch (pip install 'twilight-env[train]'); "
+                         "use device=cpu") from None
+    if not torch.cuda.is_available():
+        raise ValueError(f"guided option device='cuda' asked, but torch {torch.__version__} sees no usable CUDA "
+                         "device (torch.cuda.is_available() is False); use device=cpu")
 
 
 def history_masks(infoset) -> np.ndarray:
@@ -208,16 +225,24 @@ class GuidedAgent:
         c: PUCT constant (>= 0); lam: weight of the heuristic rollout in the leaf value
             ([0, 1]; 0: the network's value alone; None: :data:`VARIANT_DEFAULTS`);
             fpu: first-play reduction (>= 0).
+        device: where the leaf batches are evaluated: ``"cpu"`` (the NumPy forward pass, no
+            torch) or ``"cuda"`` (the torch network on the GPU, built on first use).
 
     Raises:
-        ValueError: on a bad option or checkpoint (naming it and what is allowed).
+        ValueError: on a bad option or checkpoint (naming it and what is allowed), or
+            ``device="cuda"`` without torch or without a usable CUDA device.
     """
 
     stateless = True
     """Decisions depend only on (information set, legal actions, rng)."""
 
     def __init__(self, path: str = "default", iterations: int | None = None, batch: int = 32, c: float = 1.0,
-                 lam: float | None = None, fpu: float = 0.0):
+                 lam: float | None = None, fpu: float = 0.0, device: str = "cpu"):
+        if device not in ("cpu", "cuda"):
+            raise ValueError(f"guided option device must be 'cpu' or 'cuda', got {device!r}")
+        if device == "cuda":
+            _check_cuda()
+        self.device = device
         if iterations is not None:
             _positive_int("iterations", iterations)
         _positive_int("batch", batch)
@@ -230,6 +255,7 @@ class GuidedAgent:
         self.iterations = None if iterations is None else int(iterations)
         self.batch = int(batch)
         self._nets: dict = {}
+        self._on_device: dict = {}
         if path != "default":  # load and check the file now, when the agent is built
             try:
                 net, npl = numpy_model(path)
@@ -238,14 +264,16 @@ class GuidedAgent:
             self._nets[npl] = net
         given = [f"iterations={self.iterations}" if iterations is not None else "",
                  f"batch={self.batch}" if batch != 32 else "", f"c={self.c:g}" if c != 1.0 else "",
-                 f"lam={self.lam:g}" if lam is not None else "", f"fpu={self.fpu:g}" if fpu != 0 else ""]
+                 f"lam={self.lam:g}" if lam is not None else "", f"fpu={self.fpu:g}" if fpu != 0 else "",
+                 f"device={device}" if device != "cpu" else ""]
         self.name = ",".join([f"guided:{path}"] + [g for g in given if g])
 
     def reset(self) -> None:
         """Nothing to reset: each decision builds a fresh tree."""
 
     def net_for(self, num_players: int):
-        """The NumPy network for a variant, loaded on first use.
+        """The network for a variant, loaded on first use: the NumPy one, or its torch twin on
+        the GPU with ``device="cuda"``.
 
         Raises:
             ValueError: a checkpoint of the other variant, or missing or corrupt weights.
@@ -256,7 +284,14 @@ class GuidedAgent:
                 raise ValueError(f"guided checkpoint {self.path!r} was trained for another number of players; "
                                  f"it cannot play a {num_players}-player deal")
             net = self._nets[num_players] = numpy_model("default", num_players)[0]
-        return net
+        if self.device == "cpu":
+            return net
+        on_device = self._on_device.get(num_players)
+        if on_device is None:
+            from twilight_env.agents.exit import TorchForward
+
+            on_device = self._on_device[num_players] = TorchForward.from_numpy(net, self.device)
+        return on_device
 
     def search(self, infoset, legal_actions, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         """Root visits and values of one search (:func:`search`)."""

@@ -20,11 +20,11 @@ and printed with the ratio:
    visits + squared value error, as ``training.exit``'s ``_losses``) on batches of 256 (the
    default ``--batch-size``) and 4,096 decisions of random rows, the data set on the device,
    updates/s;
-5. **expert-iteration generation**: network-guided IS-MCTS decisions (``guided``, 1,000
-   descents, the shipped 3-player network) with the leaves evaluated in batches of 32 (the
-   default) and 128, by the NumPy forward pass on the CPU or the torch network on ``cuda``
-   (each batch copied there and back), decisions/s. The search itself runs on the CPU in
-   both.
+5. **expert-iteration generation**: network-guided IS-MCTS decisions
+   (``guided:default,batch=B,device=D``: 1,000 descents, the shipped 3-player network) with
+   the leaves evaluated in batches of 32 (the default) and 128, by the NumPy forward pass on
+   the CPU or the torch network on ``cuda`` (each batch copied there and back),
+   decisions/s. The search itself runs on the CPU in both.
 
 Usage::
 
@@ -134,19 +134,11 @@ def learner(device: str, batch: int, seconds: float) -> float:
 
 
 def _shipped_pv(device: str):
-    """The shipped 3-player policy/value network as a torch module on ``device`` (eval mode)
-    and as the NumPy forward pass, the same weights."""
-    import torch
+    """The shipped 3-player policy/value network as a torch module on ``device`` (eval mode)."""
+    from twilight_env.agents.exit import TorchForward
+    from twilight_env.agents.guided import numpy_model
 
-    from twilight_env.agents.exit import PolicyValueNet, PVConfig
-    from twilight_env.agents.nn.numpy_net import read_weights_npz
-    from twilight_env.agents.nn.numpy_pv import NumpyPolicyValueNet
-    from twilight_env.agents.policy import default_weights
-
-    meta, params = read_weights_npz(default_weights(3), "policy/value weights")
-    model = PolicyValueNet(PVConfig.from_dict(meta["net"]))
-    model.load_state_dict({k: torch.from_numpy(np.asarray(v)) for k, v in params.items()})
-    return model.to(device).eval(), NumpyPolicyValueNet(params, meta["net"])
+    return TorchForward.from_numpy(numpy_model("default", 3)[0], device).model
 
 
 def exit_train(device: str, batch: int, seconds: float) -> float:
@@ -157,8 +149,7 @@ def exit_train(device: str, batch: int, seconds: float) -> float:
     from twilight_env.training.exit import _losses
 
     torch.manual_seed(0)
-    model, _ = _shipped_pv(device)
-    model.train()
+    model = _shipped_pv(device).train()
     opt = torch.optim.Adam(model.parameters(), lr=1e-4, weight_decay=1e-4)
     n_pool = 16 * batch
     legal = torch.rand(n_pool, 31, device=device) < 0.3
@@ -186,23 +177,6 @@ def exit_train(device: str, batch: int, seconds: float) -> float:
     return n / (time.perf_counter() - t0)
 
 
-class TorchForward:
-    """``forward(rows, roles, legal)`` of :class:`~twilight_env.agents.nn.numpy_pv.NumpyPolicyValueNet`
-    by a torch network on a device: NumPy in, NumPy out (float32), one copy each way per batch."""
-
-    def __init__(self, model, device: str):
-        self.model, self.device = model, device
-
-    def forward(self, rows, roles, legal):
-        import torch
-        with torch.no_grad():
-            t = [torch.from_numpy(np.ascontiguousarray(x)).to(self.device, non_blocking=True)
-                 for x in (np.asarray(rows, dtype=np.int64), np.asarray(roles, dtype=np.int64),
-                           np.asarray(legal, dtype=bool))]
-            logits, value = self.model(*t)
-            return torch.softmax(logits, dim=1).cpu().numpy(), value.cpu().numpy()
-
-
 def _decisions(n: int) -> list:
     """``n`` 3-player decisions with a choice (information set, legal actions), from random play."""
     from twilight_env.rules.engine import State
@@ -221,19 +195,18 @@ def _decisions(n: int) -> list:
 
 
 def guided_search(device: str, batch: int, seconds: float, iterations: int = 1000) -> float:
-    """Decisions/s of network-guided IS-MCTS (3 players, shipped network) with its leaf
+    """Decisions/s of ``guided:default,iterations=I,batch=B,device=D`` (3 players): its leaf
     batches evaluated by the NumPy forward pass (``cpu``) or the torch network on ``device``."""
-    from twilight_env.agents.guided import search
+    from twilight_env.agents.guided import GuidedAgent
 
-    model, numpy_net = _shipped_pv(device)
-    net = numpy_net if device == "cpu" else TorchForward(model, device)
+    agent = GuidedAgent("default", iterations=iterations, batch=batch, device=device)
     decisions = _decisions(64)
     rng = np.random.default_rng(0)
-    search(*decisions[0], net, min(iterations, 64), rng, batch=batch)  # warm-up (compiled code)
+    GuidedAgent("default", iterations=64, batch=batch, device=device).search(*decisions[0], rng)  # warm-up
     n, t0 = 0, time.perf_counter()
     while time.perf_counter() - t0 < seconds:
         infoset, legal = decisions[n % len(decisions)]
-        search(infoset, legal, net, iterations, rng, batch=batch)
+        agent.search(infoset, legal, rng)
         n += 1
     return n / (time.perf_counter() - t0)
 

@@ -73,6 +73,10 @@ class NumpyPolicyValueNet:
                      np.asarray(params[f"{m}.bias"], dtype=np.float32)) for m in _linear_names(prefix, n)]
 
         self.num_roles = roles
+        self.params = params
+        """The weights as given (name -> array), e.g. to rebuild the torch network on a device."""
+        self.net = {"num_roles": roles, "trunk": trunk, "head": head}
+        """The config dict (``num_roles``, ``trunk``, ``head``)."""
         self._trunk = layers("trunk", len(trunk))
         self._policy = [layers(f"policy_heads.{r}", len(head) + 1) for r in range(roles)]
         self._value = [layers(f"value_heads.{r}", len(head) + 1) for r in range(roles)]

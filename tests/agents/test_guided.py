@@ -179,7 +179,7 @@ def test_the_checkpoint_path_loads_now_and_plays_its_own_number_of_players(tmp_p
 
 @pytest.mark.parametrize("spec,match", [("guided:iterations=0", "iterations"), ("guided:batch=0", "batch"),
                                         ("guided:c=-1", "c"), ("guided:lam=1.5", "lam"), ("guided:fpu=nan", "fpu"),
-                                        ("guided:wrong=1", "wrong")])
+                                        ("guided:wrong=1", "wrong"), ("guided:device=tpu", "'cpu' or 'cuda'")])
 def test_bad_options_are_refused(spec, match):
     with pytest.raises(ValueError, match=match):
         make_agent(spec)
@@ -217,3 +217,57 @@ def test_the_variant_defaults_reach_the_search(monkeypatch):
     assert seen == [(n, guided.VARIANT_DEFAULTS[n]["iterations"], guided.VARIANT_DEFAULTS[n]["lam"]) for n in (3, 4)]
     make_agent("guided:iterations=7,lam=0.25").act(info, info.legal_actions, np.random.default_rng(0))
     assert seen[-1] == (4, 7, 0.25)
+
+
+@pytest.mark.parametrize("players", [3, 4])
+def test_the_torch_forward_on_a_device_equals_the_numpy_forward(players):
+    """``device=cuda`` evaluates the leaves with :class:`TorchForward` (here on the CPU): the
+    same probabilities and values as the NumPy forward pass of the same shipped weights."""
+    from twilight_env.agents.exit import TorchForward
+
+    net, _ = guided.numpy_model("default", players)
+    rng = np.random.default_rng(players)
+    rows = _rows(rng, 48)
+    roles = rng.integers(0, net.num_roles, 48)
+    legal = rng.random((48, NUM_ACTIONS)) < 0.3
+    legal[:, 3] = True
+    p, v = net.forward(rows, roles, legal)
+    q, w = TorchForward.from_numpy(net, "cpu").forward(rows, roles, legal)
+    assert q.dtype == w.dtype == np.float32 and q.shape == (48, NUM_ACTIONS) and w.shape == (48,)
+    np.testing.assert_allclose(q, p, atol=1e-5)
+    np.testing.assert_allclose(w, v, atol=1e-5)
+    # a search with it visits like the NumPy one (identical draws; ties of near-equal floats aside)
+    info = _decision(30, players)
+    a, _ = guided.search(info, info.legal_actions, net, 200, np.random.default_rng(1), batch=16)
+    b, _ = guided.search(info, info.legal_actions, TorchForward.from_numpy(net, "cpu"), 200,
+                         np.random.default_rng(1), batch=16)
+    assert a.sum() == b.sum() == 200 and np.abs(a - b).sum() <= 8
+
+
+def test_device_cuda_without_a_gpu_is_a_clear_error():
+    if torch.cuda.is_available():
+        pytest.skip("a CUDA device is usable here")
+    with pytest.raises(ValueError, match="device='cuda'.*no usable CUDA device.*use device=cpu"):
+        make_agent("guided:default,device=cuda")
+    assert make_agent("guided:default,device=cpu").name == "guided:default"
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a usable CUDA device")
+@pytest.mark.parametrize("players", [3, 4])
+def test_guided_on_cuda_plays_whole_deals_and_searches_as_on_the_cpu(players):
+    agent = make_agent("guided:default,iterations=200,batch=16,device=cuda")
+    assert agent.name == "guided:default,iterations=200,batch=16,device=cuda"
+    net = agent.net_for(players)
+    assert next(net.model.parameters()).device.type == "cuda"
+    info = _decision(30, players)
+    a, _ = guided.search(info, info.legal_actions, guided.numpy_model("default", players)[0], 200,
+                         np.random.default_rng(1), batch=16)
+    b, _ = guided.search(info, info.legal_actions, net, 200, np.random.default_rng(1), batch=16)
+    assert a.sum() == b.sum() == 200 and np.abs(a - b).sum() <= 8
+    rng = np.random.default_rng(players)
+    st = State.random(rng, 0, players)
+    while not st.done:
+        legal = st.legal_actions()
+        act = agent.act(InfoSet(st, st.deciding_seat), legal, rng)
+        assert act in legal
+        st.apply(act)
