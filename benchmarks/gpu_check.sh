@@ -6,7 +6,8 @@
 #      batches of 32 and 128: decisions and seconds of each, same deals;
 #   3. benchmarks/gpu_speedup.py: every leg on the CPU (one thread) and on CUDA, with ratios.
 # Usage: bash benchmarks/gpu_check.sh [OUTDIR] [DEALS]   (default OUTDIR out/gpu_check, DEALS 12)
-# Each part runs even if one before it failed; logs go to OUTDIR.
+# Each part runs even if one before it failed; logs go to OUTDIR. Without a GPU it runs the
+# CPU parts and says so (DEALS 1: about 2 minutes on a 2-core machine).
 set -u
 out=${1:-out/gpu_check}
 deals=${2:-12}

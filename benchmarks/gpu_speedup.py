@@ -1,4 +1,4 @@
-"""CUDA against CPU for the three sample-hungry parts of self-play, in one run.
+"""CUDA against CPU for the sample-hungry parts of self-play and training, in one run.
 
 One prepared script for a machine with a GPU; on a machine without one it measures the CPU
 legs, says that no CUDA device is usable, and exits 0 (nothing in the project needs a GPU;
@@ -29,7 +29,7 @@ and printed with the ratio:
 Usage::
 
     python benchmarks/gpu_speedup.py            # about a minute on the CPU legs
-    python benchmarks/gpu_speedup.py --quick    # a few seconds (a smoke test)
+    python benchmarks/gpu_speedup.py --quick    # about 15 s (a smoke test)
 """
 
 from __future__ import annotations

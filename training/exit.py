@@ -732,7 +732,7 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--init", help="exit checkpoint to start from (warm start)")
     t.add_argument("--resume", action="store_true",
                    help="continue RUN/checkpoint.pt up to --epochs with its saved data and settings (only --epochs, "
-                        "--threads and --no-progress may be given with it)")
+                        "--threads, --device and --no-progress may be given with it)")
     t.add_argument("--no-progress", action="store_true")
     _add_fit_arguments(t)
     it = sub.add_parser("iterate", help="expert iteration: generate with the last net's search, train the next")
