@@ -49,6 +49,19 @@ def _sync(device) -> None:
         torch.cuda.synchronize()
 
 
+def _updates_per_s(update, device: str, seconds: float) -> float:
+    """Calls per second of ``update()`` over a ``seconds`` window, after 5 warm-up calls."""
+    for _ in range(5):
+        update()
+    _sync(device)
+    n, t0 = 0, time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        update()
+        n += 1
+    _sync(device)
+    return n / (time.perf_counter() - t0)
+
+
 def batch_engine(device: str, batch: int, seconds: float) -> float:
     """Decisions/s of random play on the torch batch engine (4 players)."""
     import torch
@@ -122,15 +135,7 @@ def learner(device: str, batch: int, seconds: float) -> float:
         loss.backward()
         opt.step()
 
-    for _ in range(5):
-        update()
-    _sync(device)
-    n, t0 = 0, time.perf_counter()
-    while time.perf_counter() - t0 < seconds:
-        update()
-        n += 1
-    _sync(device)
-    return n / (time.perf_counter() - t0)
+    return _updates_per_s(update, device, seconds)
 
 
 def _shipped_pv(device: str):
@@ -166,15 +171,7 @@ def exit_train(device: str, batch: int, seconds: float) -> float:
         (pl + vl).backward()
         opt.step()
 
-    for _ in range(5):
-        update()
-    _sync(device)
-    n, t0 = 0, time.perf_counter()
-    while time.perf_counter() - t0 < seconds:
-        update()
-        n += 1
-    _sync(device)
-    return n / (time.perf_counter() - t0)
+    return _updates_per_s(update, device, seconds)
 
 
 def _decisions(n: int) -> list:

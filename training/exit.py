@@ -488,7 +488,7 @@ def train(data_folders, run, settings: FitSettings | None = None, init: str | No
     from torch.utils.tensorboard import SummaryWriter
     from tqdm import tqdm
 
-    from twilight_env.training.train import check_device
+    from twilight_env.training.train import _to_cpu, check_device
     from twilight_env.util.report import git_hash
     s = (settings or FitSettings()).validate()
     dev = check_device(s.device)
@@ -529,7 +529,7 @@ def train(data_folders, run, settings: FitSettings | None = None, init: str | No
             if k != "epoch":
                 writer.add_scalar(k.replace("train_", "train/").replace("val_", "val/"), v, epoch)
         writer.flush()
-        save_checkpoint(new_checkpoint(model, npl, optimizer=_on_cpu(opt.state_dict()), epoch=epoch, config=config,
+        save_checkpoint(new_checkpoint(model, npl, optimizer=_to_cpu(opt.state_dict()), epoch=epoch, config=config,
                                        rng=json.dumps(rng.bit_generator.state), last=last, git=git_hash()),
                         ckpt_path)
         bar.update(1)
@@ -574,17 +574,6 @@ def _start_model(ckpt: dict | None, ckpt_path: Path, init: str | None, npl: int,
         raise ValueError(f"{str(ckpt_path)!r} is for {ckpt['num_players']} players, the data for {npl}")
     model.train()
     return model
-
-
-def _on_cpu(obj):
-    """``obj`` (nested dicts and lists, e.g. an optimizer's state dict) with every tensor on the CPU."""
-    if hasattr(obj, "detach"):
-        return obj.detach().cpu()
-    if isinstance(obj, dict):
-        return {k: _on_cpu(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return type(obj)(_on_cpu(v) for v in obj)
-    return obj
 
 
 def _batch(tensors: dict, idx: np.ndarray) -> dict:
