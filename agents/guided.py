@@ -32,7 +32,7 @@ Spec: ``guided:PATH,iterations=I,batch=32,c=1.0,lam=L,fpu=0.0,device=cpu``, wher
 0.5 in 3 players, 1500 and 0.8 in 4, each below the top rung's time per decision,
 ``docs/RESULTS.md``). ``guided:default`` reads the shipped network of ``policy:default``,
 ``agents/weights/policy_{3,4}p.npz`` (NumPy only: playing it needs no torch), chosen by
-the deal's number of players: the expert-iteration networks of iteration 7 (3 players) and
+the deal's number of players: the expert-iteration networks of iteration 8 (3 players) and
 6 (4 players), :data:`twilight_env.agents.policy.DEFAULT_SOURCES`. The iteration-1
 networks it searched with before are ``guided:results/exit_scale/{3,4}p/checkpoint.pt``.
 """

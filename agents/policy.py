@@ -35,9 +35,9 @@ WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
 """Folder of the shipped weights."""
 DEFAULT_WEIGHTS = {3: "policy_3p.npz", 4: "policy_4p.npz"}
 """The shipped network of ``policy:default`` per number of players (files in :data:`WEIGHTS_DIR`):
-3 players, the iteration-7 network ``results/exit_scale/3p_it7``; 4 players, the iteration-6
+3 players, the iteration-8 network ``results/exit_scale/3p_it8``; 4 players, the iteration-6
 network ``results/exit_scale/4p_it6`` (``results/exit_scale/README.md``)."""
-DEFAULT_SOURCES = {3: "results/exit_scale/3p_it7/checkpoint.pt", 4: "results/exit_scale/4p_it6/checkpoint.pt"}
+DEFAULT_SOURCES = {3: "results/exit_scale/3p_it8/checkpoint.pt", 4: "results/exit_scale/4p_it6/checkpoint.pt"}
 """The training checkpoint each default file was exported from (``export_pv_npz``), relative to
 the repository root (tested equal)."""
 

@@ -327,7 +327,7 @@ def _ci(d: dict) -> dict:
 
 
 STRENGTH_NOTE = ("The verdict depends on how well the agents play: at heuristic strength the solo has a small "
-                 "edge, at strong play (pimc and above) the Sun side leads, by 5 to 10 deal points per deal at the "
+                 "edge, at strong play (pimc and above) the Sun side leads, by 4 to 10 deal points per deal at the "
                  "strongest agents measured on 3,600 to 18,000 held-out deals. Figures and commands: "
                  "docs/RESULTS.md.")
 """Printed after every team-scoring run: the answer at strong play, with where to read it."""
