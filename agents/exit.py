@@ -230,16 +230,8 @@ class TorchForward:
 
     @torch.no_grad()
     def forward(self, rows: np.ndarray, roles: np.ndarray, legal: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Policy and value of a batch of decisions.
-
-        Args:
-            rows: ``(B, 25)`` int64 compact rows; roles: ``(B,)`` int head per decision;
-            legal: ``(B, 31)`` bool, at least one True per row.
-
-        Returns:
-            ``probs`` ``(B, 31)`` float32 (0 on illegal actions, rows sum to 1) and ``value``
-            ``(B,)`` float32 in [-1, 1], as the NumPy forward pass (within float32 tolerance).
-        """
+        """:meth:`NumpyPolicyValueNet.forward <twilight_env.agents.nn.numpy_pv.NumpyPolicyValueNet.forward>`
+        (the same arguments, shapes and dtypes; equal within float32 tolerance), on the device."""
         t = [torch.from_numpy(np.ascontiguousarray(x, dtype=d)).to(self.device)
              for x, d in ((rows, np.int64), (roles, np.int64), (legal, np.bool_))]
         logits, value = self.model(*t)

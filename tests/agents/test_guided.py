@@ -111,7 +111,11 @@ def test_the_search_finds_the_dominant_move(batch, lam):
 
 @pytest.mark.parametrize("players", [3, 4])
 def test_agent_plays_whole_deals_legally(players):
-    agent = make_agent("guided:default,iterations=40,batch=8")
+    _play_legally(make_agent("guided:default,iterations=40,batch=8"), players)
+
+
+def _play_legally(agent, players):
+    """One whole deal (seeded by ``players``) with ``agent`` deciding everywhere; every action legal."""
     rng = np.random.default_rng(players)
     st = State.random(rng, 0, players)
     while not st.done:
@@ -264,10 +268,4 @@ def test_guided_on_cuda_plays_whole_deals_and_searches_as_on_the_cpu(players):
                          np.random.default_rng(1), batch=16)
     b, _ = guided.search(info, info.legal_actions, net, 200, np.random.default_rng(1), batch=16)
     assert a.sum() == b.sum() == 200 and np.abs(a - b).sum() <= 8
-    rng = np.random.default_rng(players)
-    st = State.random(rng, 0, players)
-    while not st.done:
-        legal = st.legal_actions()
-        act = agent.act(InfoSet(st, st.deciding_seat), legal, rng)
-        assert act in legal
-        st.apply(act)
+    _play_legally(agent, players)
