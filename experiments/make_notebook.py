@@ -136,21 +136,18 @@ else:
 `twilight edge --ladder LADDER` plays the study at every rung of a strength ladder on a held-out
 deal set and writes `edge_vs_strength.json`, `.md` and `.png`; `--off-ladder FOLDER` adds agents
 that are not rungs (their own table, against the top rung). The folder in the environment
-variable `TWILIGHT_EDGE_LADDER_DIR` is shown if set; otherwise the table and plot in `docs/`."""),
-    ("code", """ladder_dir = os.environ.get("TWILIGHT_EDGE_LADDER_DIR")
-if ladder_dir:
-    from twilight_env.experiments.edge import edge_strength
-    res = json.loads(pathlib.Path(ladder_dir, "edge_vs_strength.json").read_text())
-    header, rows = edge_strength.table_rows(res)
+variable `TWILIGHT_EDGE_LADDER_DIR` is shown if set; otherwise the project's own run in
+`results/edge_vs_strength/`."""),
+    ("code", """from twilight_env.experiments.edge import edge_strength
+ladder_dir = os.environ.get("TWILIGHT_EDGE_LADDER_DIR") or str(ROOT / "results" / "edge_vs_strength")
+res = json.loads(pathlib.Path(ladder_dir, "edge_vs_strength.json").read_text())
+header, rows = edge_strength.table_rows(res)
+display(Markdown(markdown_table(header, rows)))
+display(Markdown(edge_strength.top_two_line(res)))
+if res.get("off_ladder"):  # agents that are not rungs (--off-ladder), against the top rung
+    header, rows = edge_strength.off_ladder_rows(res)
     display(Markdown(markdown_table(header, rows)))
-    display(Markdown(edge_strength.top_two_line(res)))
-    if res.get("off_ladder"):  # agents that are not rungs (--off-ladder), against the top rung
-        header, rows = edge_strength.off_ladder_rows(res)
-        display(Markdown(markdown_table(header, rows)))
-    display(Image(filename=os.path.join(ladder_dir, "edge_vs_strength.png")))
-else:
-    display(Markdown((ROOT / "docs" / "edge_vs_strength.md").read_text()))
-    display(Image(filename=str(ROOT / "docs" / "edge_vs_strength.png")))"""),
+display(Image(filename=os.path.join(ladder_dir, "edge_vs_strength.png")))"""),
     ("md", """## The `three_player_scoring="individual"` variant (R8)
 Every seat scores only its own tricks and the new moon's tricks are a fourth score line.
 `twilight edge SPEC --scoring individual` writes `individual.json`; agents that play for their

@@ -137,8 +137,9 @@ def test_notebook_executes_on_an_edge_output(tmp_path, monkeypatch):
     monkeypatch.setenv("TWILIGHT_EDGE_DIR", str(out))
     ind_out = _individual_run(tmp_path)
     monkeypatch.setenv("TWILIGHT_EDGE_INDIVIDUAL_DIRS", str(ind_out))
-    # the committed study, whose table has agents off the ladder (--off-ladder)
-    monkeypatch.setenv("TWILIGHT_EDGE_LADDER_DIR", os.path.join(root, "results", "edge_vs_strength"))
+    # no TWILIGHT_EDGE_LADDER_DIR: the notebook shows the committed study in results/edge_vs_strength,
+    # whose table has agents off the ladder (--off-ladder)
+    monkeypatch.delenv("TWILIGHT_EDGE_LADDER_DIR", raising=False)
     nbclient.NotebookClient(nb, timeout=120, kernel_name="python3",
                             resources={"metadata": {"path": os.path.dirname(path)}}).execute()
     printed = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs)
@@ -249,3 +250,15 @@ def test_batched_agents_play_in_blocks_with_the_same_results_and_records(monkeyp
     key = lambda r: (r["meta"]["deal"], r["meta"]["play"])  # noqa: E731
     strip = lambda rs: [{k: v for k, v in r.items() if k != "created"} for r in sorted(rs, key=key)]  # noqa: E731
     assert len(recs_block) == 3 * (len(deals) - 1) and strip(recs_block) == strip(recs_one)
+
+
+def test_notebooks_are_those_make_notebook_writes():
+    """The committed notebooks hold the cells of experiments/make_notebook.py (edit them there)."""
+    nbformat = pytest.importorskip("nbformat")
+    from twilight_env.experiments import make_notebook
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    for name, cells in make_notebook.NOTEBOOKS.items():
+        nb = nbformat.read(os.path.join(root, "notebooks", name), as_version=4)
+        assert [(c.cell_type, c.source) for c in nb.cells] == \
+            [("markdown" if kind == "md" else "code", src) for kind, src in cells], name
