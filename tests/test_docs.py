@@ -134,3 +134,93 @@ def test_the_name_check_catches_a_stale_entry(tmp_path):
 def test_readme_links_the_architecture_page():
     head = (ROOT / "README.md").read_text(encoding="utf-8").split("\n## ")[0]
     assert "docs/ARCHITECTURE.md" in head and "docs/API.md" in head
+
+
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_LINK = re.compile(r"!?\[(?:[^\[\]]|\[[^\]]*\])*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+_REF_LINK = re.compile(r"^\s{0,3}\[[^\]]+\]:\s*<?(\S+?)>?(?:\s|$)")
+_HTML_ANCHOR = re.compile(r"<a\s[^>]*(?:id|name)=\"([^\"]+)\"", re.IGNORECASE)
+
+
+def _prose_lines(text: str):
+    """The lines of a Markdown text outside fenced code blocks: ``(line number, line)``."""
+    fenced = False
+    for n, line in enumerate(text.splitlines(), 1):
+        if _FENCE.match(line):
+            fenced = not fenced
+            continue
+        if not fenced:
+            yield n, line
+
+
+def github_slug(heading: str) -> str:
+    """The anchor GitHub gives a Markdown heading: the rendered text (inline code, emphasis
+    and link syntax dropped), lower-cased, every character other than a letter, digit,
+    space, ``-`` or ``_`` removed, spaces turned into ``-`` (each space its own ``-``)."""
+    import unicodedata
+
+    text = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", heading)  # links and images: their text
+    text = re.sub(r"<[^>]+>", "", text)  # inline HTML tags
+    text = text.replace("`", "").replace("*", "")
+    text = text.strip().lower()
+    kept = [c for c in text if c in " -_" or unicodedata.category(c)[0] in "LNM"]
+    return "".join(kept).replace(" ", "-")
+
+
+def anchors(text: str) -> set[str]:
+    """Every anchor a Markdown page has on GitHub: one per heading (a repeated heading's
+    slug gets ``-1``, ``-2``, ...) and the ``id``/``name`` of its HTML ``<a>`` tags."""
+    out, seen = set(), {}
+    for _, line in _prose_lines(text):
+        out.update(_HTML_ANCHOR.findall(line))
+        m = re.match(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$", line)
+        if m:
+            slug = github_slug(m.group(1))
+            k = seen.get(slug, 0)
+            seen[slug] = k + 1
+            out.add(slug if k == 0 else f"{slug}-{k}")
+    return out
+
+
+def broken_links(root: Path = ROOT) -> list[str]:
+    """``"page:line: target (why)"`` for each link of a Markdown page of the project to a
+    file of the project that does not exist, or to an anchor its page does not have."""
+    bad, cache = [], {}
+    for rel, path in project_files(root):
+        if path.suffix != ".md":
+            continue
+        for n, line in _prose_lines(path.read_text(encoding="utf-8", errors="replace")):
+            for target in _LINK.findall(line) + _REF_LINK.findall(line):
+                if re.match(r"^[a-z][a-z0-9+.-]*:", target, re.IGNORECASE):  # http:, mailto:, ...
+                    continue
+                file, _, anchor = target.partition("#")
+                dest = (path.parent / file).resolve() if file else path
+                if not dest.exists():
+                    bad.append(f"{rel}:{n}: {target} (no such file)")
+                elif anchor and dest.suffix == ".md":
+                    if dest not in cache:
+                        cache[dest] = anchors(dest.read_text(encoding="utf-8", errors="replace"))
+                    if anchor not in cache[dest]:
+                        bad.append(f"{rel}:{n}: {target} (no heading or anchor #{anchor} there)")
+    return bad
+
+
+def test_every_markdown_link_inside_the_project_resolves():
+    """Each relative link of every Markdown page names a file that exists and, with
+    ``#anchor``, a heading of that page as GitHub slugs it."""
+    assert broken_links() == []
+
+
+def test_the_link_check_slugs_as_github_does_and_finds_a_broken_anchor(tmp_path):
+    assert github_slug("Expert iteration (`python -m twilight_env.training.exit`)") == \
+        "expert-iteration-python--m-twilight_envtrainingexit"
+    assert github_slug("The fair handicap: what makes the 3-player game even") == \
+        "the-fair-handicap-what-makes-the-3-player-game-even"
+    assert github_slug("Moon − Sun, [the table](x.md)") == "moon--sun-the-table"
+    assert anchors("# A\n## A\n```\n# not a heading\n```\n<a id=\"here\"></a>\n") == {"a", "a-1", "here"}
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "B.md").write_text("# Speed\n")
+    (tmp_path / "docs" / "A.md").write_text("[ok](B.md#speed) [gone](B.md#speeds) [none](C.md)\n"
+                                           "```\n[in code](B.md#x)\n```\n[web](https://example.org/#x)\n")
+    assert broken_links(tmp_path) == ["docs/A.md:1: B.md#speeds (no heading or anchor #speeds there)",
+                                      "docs/A.md:1: C.md (no such file)"]
