@@ -30,6 +30,10 @@ __version__ = "0.1.0"
 ENV_ID = "twilight/Twilight-v0"
 SINGLE_AGENT_ID = "twilight/SingleAgent-v0"
 
+from twilight_env.util.cachedir import configure_numba_cache as _configure_numba_cache  # noqa: E402
+
+_configure_numba_cache()  # numba's kernel cache: the user's cache folder, never the source tree
+
 
 def _register() -> None:
     """Add the env to PettingZoo's AEC registry (no-op for PettingZoo without a registry)."""

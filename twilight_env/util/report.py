@@ -121,18 +121,28 @@ def write_json_atomic(path: str, obj) -> None:
     os.replace(tmp, path)
 
 
-def git_hash() -> str | None:
+def git_hash(root: str | os.PathLike | None = None) -> str | None:
     """The git commit of the source tree, with ``-dirty`` when tracked files differ from it;
-    None outside a git checkout (or without git)."""
+    None outside a git checkout (or without git).
+
+    Reads without writing into the checkout: ``git --no-optional-locks`` makes ``git status``
+    skip refreshing ``.git/index`` (no ``.git/index.lock``, no rewritten index), so a run
+    never touches the repository it was started from.
+
+    Args:
+        root: a folder inside the checkout (default: this package's folder).
+    """
     import subprocess
 
-    root = os.path.dirname(os.path.abspath(__file__))  # inside the checkout, wherever the package sits
+    root = os.path.dirname(os.path.abspath(__file__)) if root is None else os.fspath(root)
+    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0"}
     try:
-        r = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10, cwd=root)
+        r = subprocess.run(["git", "--no-optional-locks", "rev-parse", "HEAD"], capture_output=True, text=True,
+                           timeout=10, cwd=root, env=env)
         if r.returncode != 0 or not r.stdout.strip():
             return None
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True,
-                               text=True, timeout=10, cwd=root).stdout.strip()
+        dirty = subprocess.run(["git", "--no-optional-locks", "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=10, cwd=root, env=env).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return None
     return r.stdout.strip() + ("-dirty" if dirty else "")
