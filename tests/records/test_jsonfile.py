@@ -1,6 +1,7 @@
 """``twilight_env.util.jsonfile``: damaged JSON is refused in one line that names the source."""
 
 import gzip
+import time
 import json
 
 import pytest
@@ -77,3 +78,43 @@ def test_a_device_or_an_oversized_file_is_refused_before_reading(tmp_path):
     with pytest.raises(JsonFileError, match="holds more than 1,000 bytes uncompressed"):
         read_json(g, "checkpoint", max_bytes=1000)
     assert read_json(g, "checkpoint") == []
+
+
+def _adversarial(size: int) -> str:
+    """65 '[', a '"', then '\\"' repeated to ``size`` characters: a string never closed."""
+    return "[" * 65 + '"' + '\\"' * ((size - 66) // 2)
+
+
+def test_an_unclosed_string_full_of_escaped_quotes_is_refused_at_once():
+    """A check that rescans from every unmatched quote took 17 s on these 32 KB."""
+    text = _adversarial(32 * 1024)
+    t0 = time.perf_counter()
+    with pytest.raises(JsonFileError, match="levels deep|not valid JSON"):
+        parse_json(text, "the body")
+    assert time.perf_counter() - t0 < 0.5
+
+
+@pytest.mark.parametrize("tail", ["", "\\", "\\\n", '"' * 1001])
+def test_the_nesting_check_is_linear_on_unclosed_strings(tail):
+    """Doubling the text at most about doubles the time (quadratic: 4x), and 1 MiB stays fast."""
+    times = []
+    for size in (256 * 1024, 1024 * 1024):
+        text = _adversarial(size) + tail
+        t0 = time.perf_counter()
+        nesting_depth(text)
+        times.append(time.perf_counter() - t0)
+    assert times[1] < 0.5
+    assert times[1] < 4 * times[0] + 0.02
+
+
+def test_brackets_after_a_string_that_never_closes_are_hidden_and_json_says_why():
+    assert nesting_depth('[["abc\\"]]]]') == 2
+    assert nesting_depth('["a\\\\"' + "[" * 5) == 6
+    with pytest.raises(JsonFileError, match="not valid JSON: Unterminated string"):
+        parse_json('[["abc\\"]]]]', "x")
+
+
+def test_a_text_over_the_size_limit_is_refused_before_parsing():
+    with pytest.raises(JsonFileError, match=r"^the body is 1,001 bytes long; at most 1,000 are accepted$"):
+        parse_json(b" " * 999 + b"[]", "the body", max_size=1000)
+    assert parse_json(" " * 998 + "[]", "x", max_size=1000) == []
