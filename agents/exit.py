@@ -18,9 +18,13 @@ solo for the new moon, R7.3), as in ``twilight_env.agents.ismcts``.
 Agents (registered, so ``make_agent``, ``twilight arena``, ``twilight edge`` and
 ``twilight play`` build them by name):
 
-- ``exit`` (``exit:default`` = shipped ``agents/weights/exit_{3,4}p.pt`` chosen by the
-  deal's number of players, or ``exit:PATH``): plays the most probable legal action of
+- ``exit`` (``exit:default`` = the network of ``policy:default``, the shipped
+  ``agents/weights/policy_{3,4}p.npz`` chosen by the deal's number of players, read with
+  torch; or ``exit:PATH``, a checkpoint or an ``.npz`` export): plays the most probable legal action of
   the policy; stateless, with ``act_batch`` (one forward pass for many decisions).
+  ``exit:default,temperature=T`` samples ``p(a)^(1/T)`` instead (``T = 1``: the network's
+  own policy; :mod:`twilight_env.agents.sampling`) with the generator passed to ``act``;
+  :meth:`ExitAgent.action_probs` gives the distribution it plays.
 - ``exit-search`` (``exit-search:PATH,iterations=1000,c=0.7,w=1.0,backend=auto``):
   IS-MCTS (Cowling, Powley & Whitehouse 2012) with the policy as a root prior: at the
   root each action's selection score gets the progressive bias ``w · P(a) / (n_a + 1)``
@@ -59,21 +63,24 @@ from twilight_env.agents.nn.checkpoint import load_checkpoint
 from twilight_env.agents.nn.features import BITS_PER_MASK, NUM_MASKS, STATE_SIZE, infoset_row, num_roles, role_of
 from twilight_env.agents.nn.network import NetConfig, _mlp
 from twilight_env.agents.pimc import _positive_int
+from twilight_env.agents.sampling import check_temperature, sample, temperature_suffix, tempered_probs
 
 FORMAT = "twilight-exit"
 """``format`` field of expert-iteration checkpoints."""
 VERSION = 1
 """``version`` field this code reads and writes."""
 WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
-"""Folder of the shipped weights ``exit_3p.pt`` and ``exit_4p.pt``."""
+"""Folder of the shipped weights; ``exit:default`` reads ``policy_3p.npz`` and ``policy_4p.npz``."""
 BACKENDS = ("auto", "numba", "python")
 """Search backends of ``exit-search``: the compiled search ``twilight_env.agents.fast_ismcts`` (numba),
 the Python ``twilight_env.agents.ismcts`` search, or ``auto`` (compiled when available)."""
 
 
 def default_weights(num_players: int) -> Path:
-    """Path of the shipped weights for 3 or 4 players."""
-    return WEIGHTS_DIR / f"exit_{num_players}p.pt"
+    """Path of the shipped weights of ``exit:default`` for 3 or 4 players: the network of
+    ``policy:default`` (``policy_{3,4}p.npz``, the torch-free export of an expert-iteration
+    checkpoint, which :func:`load_exit_checkpoint` reads)."""
+    return WEIGHTS_DIR / f"policy_{num_players}p.npz"
 
 
 ENCODERS = ("mlp", "cards")
@@ -248,7 +255,8 @@ def load_exit_checkpoint(path, num_players: int | None = None) -> dict:
     """Load and check an expert-iteration checkpoint (``weights_only=True``).
 
     Args:
-        path: a checkpoint file or a run directory holding ``checkpoint.pt``.
+        path: a checkpoint file, a run directory holding ``checkpoint.pt``, or an ``.npz``
+            export (``twilight-exit-npz``, :mod:`twilight_env.agents.nn.numpy_pv`; the shipped weights).
         num_players: if given, the variant the caller needs.
 
     Raises:
@@ -344,25 +352,30 @@ class _Models:
 
 
 class ExitAgent:
-    """The policy network's most probable legal action (module docstring).
+    """The policy network's most probable legal action, or a sample of its policy (module docstring).
 
     Args:
         path: ``"default"`` (shipped weights per number of players) or a checkpoint file /
             run directory written by ``python -m twilight_env.training.exit train``.
         threads: torch intra-op threads in this process (None leaves torch's setting).
+        temperature: 0 (greedy, the default) or ``T`` in ``(0, 100]``: sample ``p^(1/T)``.
 
     Raises:
-        ValueError: missing, corrupt or mismatched checkpoint (naming the file).
+        ValueError: missing, corrupt or mismatched checkpoint (naming the file), or a
+            temperature outside ``[0, 100]``.
     """
 
     stateless = True
-    """Decisions depend only on (information set, legal actions): one instance may play
+    """Decisions depend only on (information set, legal actions, rng): one instance may play
     many deals at once (``twilight_env.experiments.common.play_lockstep``)."""
 
-    def __init__(self, path: str = "default", threads: int | None = 1):
+    def __init__(self, path: str = "default", threads: int | None = 1, temperature: float = 0.0):
+        self.temperature = check_temperature(temperature, "exit")
         self._models = _Models(path, threads)
         self.path = path
         self.name = "exit" if path == "default" else f"exit:{path}"
+        if self.temperature:
+            self.name = f"exit:{path}{temperature_suffix(self.temperature)}"
 
     def model_for(self, num_players: int) -> PolicyValueNet:
         """The network for a variant, loaded on first use (as ``neural``'s ``model_for``).
@@ -375,11 +388,59 @@ class ExitAgent:
     def reset(self) -> None:
         """Nothing to reset: the policy keeps no state between decisions."""
 
-    def act(self, infoset, legal_actions, rng: np.random.Generator) -> int:
-        """The legal action of highest policy probability (lowest id on ties)."""
-        return self.act_batch([infoset], [legal_actions])[0]
+    def action_probs(self, infoset, legal_actions) -> np.ndarray:
+        """The distribution this agent plays at a decision.
 
-    def act_batch(self, infosets, legal_actions_list) -> list[int]:
+        Returns:
+            ``(31,)`` float64 by action id: 0 outside ``legal_actions``, summing to 1; at
+            temperature 0 all mass on the action :meth:`act` plays.
+
+        Raises:
+            ValueError: no legal action.
+        """
+        return self.action_probs_batch([infoset], [legal_actions])[0]
+
+    def action_probs_batch(self, infosets, legal_actions_list) -> np.ndarray:
+        """:meth:`action_probs` of many decisions: ``(B, 31)`` float64, one forward pass per
+        number of players.
+
+        Raises:
+            ValueError: a decision without legal actions.
+        """
+        out = np.zeros((len(infosets), NUM_ACTIONS), dtype=np.float64)
+        by_npl: dict[int, list[int]] = {}
+        for i, info in enumerate(infosets):
+            by_npl.setdefault(info.num_players, []).append(i)
+        for npl, idx in by_npl.items():
+            probs, _ = policy_value(self._models.get(npl), [infosets[i] for i in idx],
+                                    [legal_actions_list[i] for i in idx])
+            legal = np.stack([legal_mask(legal_actions_list[i]) for i in idx])
+            out[idx] = tempered_probs(probs, legal, self.temperature)
+        return out
+
+    def act(self, infoset, legal_actions, rng: np.random.Generator) -> int:
+        """The legal action of highest policy probability (lowest id on ties) at temperature
+        0; at ``T > 0`` a draw from :meth:`action_probs` with one uniform number of ``rng``.
+
+        Raises:
+            ValueError: no legal action, or ``rng`` None at ``T > 0``.
+        """
+        if self.temperature:
+            if not legal_actions:
+                raise ValueError("exit: a decision has no legal action (the deal is over?)")
+            return int(sample(self.action_probs(infoset, legal_actions)[None], rng)[0])
+        return self.greedy_batch([infoset], [legal_actions])[0]
+
+    @property
+    def act_batch(self):
+        """Greedy actions for many decisions (:meth:`greedy_batch`); present only at
+        temperature 0 (``hasattr`` is False otherwise: a sampled decision needs the generator
+        passed to ``act``, and batch callers then decide one by one)."""
+        if self.temperature:
+            raise AttributeError("act_batch: a sampled exit agent (temperature > 0) decides with act(..., rng)")
+        return self.greedy_batch
+
+    def greedy_batch(self, infosets, legal_actions_list) -> list[int]:
         """Greedy actions for many decisions, one forward pass per number of players."""
         out: list = [None] * len(infosets)
         by_npl: dict[int, list[int]] = {}

@@ -12,14 +12,21 @@ Backends (``backend=``): ``torch`` scores with :class:`twilight_env.agents.nn.ne
 (equal within float32 tolerance, ``tests/training/test_numpy_net.py``), which needs no
 torch and is faster for the single decisions of play; ``auto`` (the default) takes
 ``torch`` when it is installed (the figures in the docs were measured with it), else
-``numpy`` for the shipped weights; ``.npz`` files always play with ``numpy``. The shipped weights exist in both forms (``neural_{3,4}p.pt`` and ``.npz``,
-the second exported from the first: ``python -m twilight_env.agents.nn.numpy_net CKPT OUT.npz``).
+``numpy`` for the shipped weights; other ``.npz`` files play with ``numpy`` unless
+``backend=torch`` is given. The shipped weights are one ``.npz`` per variant
+(``neural_{3,4}p.npz``, exported from the training checkpoint with ``python -m
+twilight_env.agents.nn.numpy_net CKPT OUT.npz``), which the torch backend reads too.
 
 At a decision the agent builds the DMC features of its information set
 (``twilight_env.agents.nn.features``, only what the seat may know: R2.5, R7.1), scores every legal
 action in one forward pass and plays the best one; it never considers an action
 outside ``legal_actions`` (R3.2, R3.5). :meth:`NeuralAgent.act_batch` scores many
 decisions in one pass.
+
+Sampling: ``neural:default,temperature=T`` (0 by default: the greedy play above) samples
+the Boltzmann distribution ``exp(q(a) / T)`` over the legal actions, ``T`` in the
+Q-values' unit (deal points / 360; :mod:`twilight_env.agents.sampling`), with the generator
+passed to ``act``; :meth:`NeuralAgent.action_probs` gives the distribution it plays.
 """
 
 from __future__ import annotations
@@ -29,9 +36,10 @@ from pathlib import Path
 import numpy as np
 
 from twilight_env.agents.nn.features import infoset_row, role_of
+from twilight_env.agents.sampling import boltzmann, check_temperature, sample, temperature_suffix
 
 WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
-"""Folder of the shipped weights ``neural_{3,4}p.pt`` (torch) and ``neural_{3,4}p.npz`` (NumPy)."""
+"""Folder of the shipped weights ``neural_{3,4}p.npz`` (read by both backends)."""
 
 BACKENDS = ("auto", "torch", "numpy")
 TORCH_HINT = "install the train extra (pip install torch==2.13.0 && pip install -e \".[train]\")"
@@ -40,8 +48,9 @@ _MODEL_CACHE: dict = {}
 
 
 def default_weights(num_players: int, backend: str = "torch") -> Path:
-    """Path of the shipped weights for 3 or 4 players (``.pt`` for torch, ``.npz`` for numpy)."""
-    return WEIGHTS_DIR / f"neural_{num_players}p.{'npz' if backend == 'numpy' else 'pt'}"
+    """Path of the shipped weights for 3 or 4 players: ``neural_{3,4}p.npz``, which both backends
+    read (``backend`` is accepted for older callers and does not change the file)."""
+    return WEIGHTS_DIR / f"neural_{num_players}p.npz"
 
 
 def _torch_available() -> bool:
@@ -87,8 +96,8 @@ def _backend_for(path: str, backend: str) -> str:
     """The backend that plays ``path`` (see the module docstring).
 
     Raises:
-        ValueError: an unknown backend, a ``.pt`` checkpoint for numpy, an ``.npz`` for
-            torch, or torch asked for and not installed (naming the train extra).
+        ValueError: an unknown backend, a ``.pt`` checkpoint for numpy, or torch asked for
+            and not installed (naming the train extra).
     """
     if backend not in BACKENDS:
         raise ValueError(f"neural option backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
@@ -99,8 +108,6 @@ def _backend_for(path: str, backend: str) -> str:
         raise ValueError(f"neural option path={path!r}: backend=numpy reads .npz weights; export a torch "
                          f"checkpoint with `python -m twilight_env.agents.nn.numpy_net {path} OUT.npz`, or use backend=torch")
     if backend == "torch":
-        if npz:
-            raise ValueError(f"neural option path={path!r}: an .npz export plays with backend=numpy (or auto)")
         if not _torch_available():
             raise ValueError(f"neural with backend=torch (and any .pt checkpoint) needs torch: {TORCH_HINT}; "
                              "the shipped weights also play without torch (neural:default, backend=numpy)")
@@ -116,23 +123,30 @@ class NeuralAgent:
         threads: torch intra-op threads to use in this process (None leaves torch's
             setting; the numpy backend leaves NumPy's).
         backend: ``"auto"``, ``"torch"`` or ``"numpy"`` (module docstring).
+        temperature: 0 (greedy, the default) or ``T`` in ``(0, 100]`` deal points / 360:
+            sample ``exp(q / T)``.
 
     Raises:
         ValueError: if the checkpoint is missing, corrupt, or for the other number of
-            players (for ``default``: when the first decision of that variant is made), or
-            the backend cannot play it (torch missing, or the other file kind).
+            players (for ``default``: when the first decision of that variant is made),
+            the backend cannot play it (torch missing, or the other file kind), or a
+            temperature outside ``[0, 100]``.
     """
 
     stateless = True
     """Decisions depend only on (information set, legal actions, rng): one instance may
     play many deals at once (``twilight_env.experiments.common.play_lockstep``)."""
 
-    def __init__(self, path: str = "default", threads: int | None = 1, backend: str = "auto"):
+    def __init__(self, path: str = "default", threads: int | None = 1, backend: str = "auto",
+                 temperature: float = 0.0):
         if not isinstance(path, str) or not path:
             raise ValueError(f"neural: path must be 'default' or a checkpoint path, got {path!r}")
+        self.temperature = check_temperature(temperature, "neural")
         self.path = path
         self.backend = _backend_for(path, backend)
         self.name = "neural" if path == "default" else f"neural:{path}"
+        if self.temperature:
+            self.name = f"neural:{path}{temperature_suffix(self.temperature)}"
         if threads is not None and self.backend == "torch":
             import torch
             torch.set_num_threads(int(threads))
@@ -165,8 +179,42 @@ class NeuralAgent:
         return model
 
     def act(self, infoset, legal_actions, rng: np.random.Generator) -> int:
-        """The legal action with the highest Q-value (first one on ties)."""
-        return self.act_batch([infoset], [legal_actions])[0]
+        """The legal action with the highest Q-value (first one on ties) at temperature 0; at
+        ``T > 0`` a draw from :meth:`action_probs` with one uniform number of ``rng``.
+
+        Raises:
+            ValueError: no legal action, or ``rng`` None at ``T > 0``.
+        """
+        if self.temperature:
+            return int(sample(self.action_probs(infoset, legal_actions)[None], rng)[0])
+        return self.greedy_batch([infoset], [legal_actions])[0]
+
+    def action_probs(self, infoset, legal_actions) -> np.ndarray:
+        """The distribution this agent plays at a decision (module docstring).
+
+        Returns:
+            ``(31,)`` float64 by action id: 0 outside ``legal_actions``, summing to 1; at
+            temperature 0 all mass on the action :meth:`act` plays.
+
+        Raises:
+            ValueError: no legal action, or an information set whose viewer is not to act.
+        """
+        return self.action_probs_batch([infoset], [legal_actions])[0]
+
+    def action_probs_batch(self, infosets, legal_actions_list) -> np.ndarray:
+        """:meth:`action_probs` of many decisions: ``(B, 31)`` float64, one forward pass per variant.
+
+        Raises:
+            ValueError: a decision without legal actions.
+        """
+        qs = self.q_values(infosets, legal_actions_list)
+        q = np.zeros((len(infosets), 31), dtype=np.float64)
+        legal = np.zeros((len(infosets), 31), dtype=bool)
+        for i, (qi, la) in enumerate(zip(qs, legal_actions_list)):
+            la = [int(a) for a in la]
+            q[i, la] = qi
+            legal[i, la] = True
+        return boltzmann(q, legal, self.temperature)
 
     def q_values(self, infosets, legal_actions_list) -> list[list[float]]:
         """Q-values (deal points / 360) of each decision's legal actions, one forward pass per variant.
@@ -195,7 +243,16 @@ class NeuralAgent:
                 out[i] = q
         return out
 
-    def act_batch(self, infosets, legal_actions_list) -> list[int]:
+    @property
+    def act_batch(self):
+        """Greedy actions for many decisions (:meth:`greedy_batch`); present only at
+        temperature 0 (``hasattr`` is False otherwise: a sampled decision needs the generator
+        passed to ``act``, and batch callers then decide one by one)."""
+        if self.temperature:
+            raise AttributeError("act_batch: a sampled neural agent (temperature > 0) decides with act(..., rng)")
+        return self.greedy_batch
+
+    def greedy_batch(self, infosets, legal_actions_list) -> list[int]:
         """Greedy actions for many decisions at once; each is one of its legal actions."""
         qs = self.q_values(infosets, legal_actions_list)
         actions = []

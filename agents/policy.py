@@ -15,10 +15,16 @@ R7.1), its role (:func:`~twilight_env.agents.nn.features.role_of`) and the legal
 (R3.2, R3.5); an action outside ``legal_actions`` is never played. Ties go to the lowest
 action id, as in ``exit``.
 
+Sampling: ``temperature=T`` (0 by default: the greedy play above) plays the network's
+distribution sharpened or flattened, ``p(a)^(1/T)`` normalised over the legal actions
+(``T = 1``: the network's own policy; :mod:`twilight_env.agents.sampling`), drawing from the
+generator passed to ``act`` only; :meth:`PolicyAgent.action_probs` gives that distribution.
+
 Spec: ``policy`` or ``policy:default`` reads the shipped weights, chosen by the deal's
 number of players (:data:`DEFAULT_WEIGHTS`); ``policy:PATH`` reads a ``.npz`` of
 :func:`~twilight_env.agents.nn.numpy_pv.save_pv_npz` (no torch) or an expert-iteration
-checkpoint / run directory (read with torch, then played with NumPy).
+checkpoint / run directory (read with torch, then played with NumPy);
+``policy:default,temperature=0.5`` samples (above).
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ import numpy as np
 from twilight_env.rules.engine import NUM_ACTIONS
 
 from twilight_env.agents.nn.features import infoset_row, role_of
+from twilight_env.agents.sampling import check_temperature, legal_matrix, sample, temperature_suffix, tempered_probs
 
 WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
 """Folder of the shipped weights."""
@@ -81,25 +88,27 @@ def load_network(path: str, num_players: int | None = None):
 
 
 class PolicyAgent:
-    """The policy network's most probable legal action (module docstring).
+    """The policy network's most probable legal action, or a sample of its policy (module docstring).
 
     Args:
         path: ``"default"``, a ``.npz`` weights file, or an expert-iteration checkpoint
             file / run directory (read with torch when it is built).
+        temperature: 0 (greedy, the default) or ``T`` in ``(0, 100]``: sample ``p^(1/T)``.
 
     Raises:
-        ValueError: a missing, corrupt or mismatched weights file (naming it), or a path
-            that is not a non-empty string.
+        ValueError: a missing, corrupt or mismatched weights file (naming it), a path
+            that is not a non-empty string, or a temperature outside ``[0, 100]``.
     """
 
     stateless = True
-    """Decisions depend only on (information set, legal actions): one instance may play
+    """Decisions depend only on (information set, legal actions, rng): one instance may play
     many deals at once (``twilight_env.experiments.common.play_lockstep``)."""
 
-    def __init__(self, path: str = "default"):
+    def __init__(self, path: str = "default", temperature: float = 0.0):
         if not isinstance(path, str) or not path:
             raise ValueError(f"policy: path must be 'default', a .npz weights file or an exit checkpoint, "
                              f"got {path!r}")
+        self.temperature = check_temperature(temperature, "policy")
         self.path = path
         self._nets: dict = {}
         if path != "default":  # the file is loaded and checked now, when the agent is built
@@ -108,7 +117,9 @@ class PolicyAgent:
             except ValueError as e:
                 raise ValueError(f"policy option path={path!r}: {e}") from None
             self._nets[npl] = net
-        self.name = "policy" if path == "default" else f"policy:{path}"
+        self.name = ("policy" if path == "default" else f"policy:{path}")
+        if self.temperature:
+            self.name = f"policy:{path}{temperature_suffix(self.temperature)}"
 
     def net_for(self, num_players: int):
         """The NumPy network for a variant, loaded on first use.
@@ -128,21 +139,71 @@ class PolicyAgent:
     def reset(self) -> None:
         """Nothing to reset: the policy keeps no state between decisions."""
 
-    def act(self, infoset, legal_actions, rng: np.random.Generator | None = None) -> int:
-        """The legal action of highest policy probability (lowest id on ties).
+    def action_probs(self, infoset, legal_actions) -> np.ndarray:
+        """The distribution this agent plays at a decision (module docstring).
+
+        Returns:
+            ``(31,)`` float64 by action id: 0 outside ``legal_actions``, summing to 1; at
+            temperature 0 all mass on the action :meth:`act` plays.
 
         Raises:
             ValueError: no legal action, or an information set whose viewer is not to act.
         """
+        return self.action_probs_batch([infoset], [legal_actions])[0]
+
+    def action_probs_batch(self, infosets, legal_actions_list) -> np.ndarray:
+        """:meth:`action_probs` of many decisions, one forward pass per number of players.
+
+        Returns:
+            ``(B, 31)`` float64, one distribution per decision.
+
+        Raises:
+            ValueError: a decision without legal actions, or lists of different lengths.
+        """
+        if len(infosets) != len(legal_actions_list):
+            raise ValueError(f"{len(infosets)} information sets but {len(legal_actions_list)} legal-action lists")
+        out = np.zeros((len(infosets), NUM_ACTIONS), dtype=np.float64)
+        by_npl: dict[int, list[int]] = {}
+        for i, info in enumerate(infosets):
+            if len(legal_actions_list[i]) == 0:
+                raise ValueError("policy: a decision has no legal action (the deal is over?)")
+            by_npl.setdefault(info.num_players, []).append(i)
+        for npl, idx in by_npl.items():
+            rows = np.array([infoset_row(infosets[i]) for i in idx], dtype=np.int64)
+            roles = np.array([role_of(npl, infosets[i].acting_seat) for i in idx], dtype=np.int64)
+            legal = legal_matrix([legal_actions_list[i] for i in idx])
+            probs, _ = self.net_for(npl).forward(rows, roles, legal)
+            out[idx] = tempered_probs(probs, legal, self.temperature)
+        return out
+
+    def act(self, infoset, legal_actions, rng: np.random.Generator | None = None) -> int:
+        """The legal action of highest policy probability (lowest id on ties) at temperature
+        0; at ``T > 0`` a draw from :meth:`action_probs` with one uniform number of ``rng``.
+
+        Raises:
+            ValueError: no legal action, an information set whose viewer is not to act, or
+                ``rng`` None at ``T > 0``.
+        """
         if len(legal_actions) == 0:
             raise ValueError("policy: a decision has no legal action (the deal is over?)")
+        if self.temperature:
+            return int(sample(self.action_probs(infoset, legal_actions)[None], rng)[0])
         npl = infoset.num_players
         legal = np.zeros(NUM_ACTIONS, dtype=bool)
         legal[list(legal_actions)] = True
         probs, _ = self.net_for(npl).forward_one(infoset_row(infoset), role_of(npl, infoset.acting_seat), legal)
         return int(np.argmax(np.where(legal, probs, -1.0)))  # the first maximum: lowest id on ties
 
-    def act_batch(self, infosets, legal_actions_list) -> list[int]:
+    @property
+    def act_batch(self):
+        """Greedy actions for many decisions (:meth:`greedy_batch`); present only at
+        temperature 0 (``hasattr`` is False otherwise: a sampled decision needs the generator
+        passed to ``act``, and batch callers then decide one by one)."""
+        if self.temperature:
+            raise AttributeError("act_batch: a sampled policy (temperature > 0) decides with act(..., rng)")
+        return self.greedy_batch
+
+    def greedy_batch(self, infosets, legal_actions_list) -> list[int]:
         """Greedy actions for many decisions, one forward pass per number of players.
 
         Raises:
