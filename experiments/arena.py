@@ -232,7 +232,7 @@ def play_arena(specs: list[str], deals: list, num_players: int, seed: int, worke
 
     try:
         run_tasks(_play_task, tasks, workers, desc="arena", progress=progress, on_result=on_result,
-                  done=sum(len(v) for v in done.values()))
+                  done=sum(len(v) for v in done.values()), units=_task_deals)
     finally:
         if writer is not None:
             writer.close()
@@ -242,6 +242,12 @@ def play_arena(specs: list[str], deals: list, num_players: int, seed: int, worke
         pairings.append({"a": labels[i], "b": labels[j], "a_spec": specs[i], "b_spec": specs[j],
                          **pairing_figures([r["points"] for r in rs], [r["side_scores"] for r in rs], num_players)})
     return {"pairings": pairings, "ratings": rate(specs, pairs, pairings, len(deals))}
+
+
+def _task_deals(task: tuple) -> int:
+    """Deals (of one pairing) in a task of :func:`_arena_tasks`: a block's, or 1."""
+    kind, args = task
+    return len(args[0]) if kind == "block" else 1
 
 
 def _arena_tasks(specs: list[str], deals: list, num_players: int, seed: int, workers: int, pairs: list,

@@ -199,14 +199,129 @@ def _apply_chunk(fn: Callable, chunk: Sequence) -> list:
     return [fn(t) for t in chunk]
 
 
+PROGRESS_LOG_EVERY_S = 30.0
+"""Seconds between the progress lines of a run whose stderr is not a terminal (a log, a
+pipe, ``nohup``): :class:`Progress`."""
+
+PROGRESS_WARMUP_S = 3.0
+"""Seconds of play after the first finished deals before :class:`Progress` estimates the time left."""
+
+
+def _duration(seconds: float) -> str:
+    """``seconds`` for a person: ``"45 s"``, ``"12 min"``, ``"1.5 h"``."""
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 90 * 60:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+class Progress:
+    """How far a run has got, in deals, on stderr: a bar on a terminal, a line every
+    :data:`PROGRESS_LOG_EVERY_S` seconds elsewhere (a log file, a pipe, ``nohup``), so a
+    long run is never silent.
+
+    The time per deal and the time left are measured from the moment the first deals of
+    this sitting finished: start-up (worker processes, weights, compiling) is not a
+    deal's time and would make the estimate for a fast agent hours too long. Until
+    :data:`PROGRESS_WARMUP_S` seconds and two more results have passed since then, the
+    estimate reads ``"estimating"``.
+
+    Args:
+        total: deals of the whole run (those finished in an earlier sitting included).
+        done: deals finished in an earlier sitting.
+        desc: what plays, e.g. ``"edge policy"``.
+        enabled: False shows nothing (``--quiet``).
+        stream: where to write (default ``sys.stderr`` at construction).
+        tty: whether ``stream`` is a terminal (default ``stream.isatty()``).
+        clock: seconds (default ``time.monotonic``; a test may give its own).
+        log_every_s: seconds between lines off a terminal.
+    """
+
+    def __init__(self, total: int, done: int = 0, desc: str = "", enabled: bool = True, stream=None,
+                 tty: bool | None = None, clock: Callable[[], float] = time.monotonic,
+                 log_every_s: float = PROGRESS_LOG_EVERY_S):
+        import sys
+
+        self.total, self.n, self.desc = int(total), int(done), desc
+        self.stream = sys.stderr if stream is None else stream
+        if tty is None:
+            isatty = getattr(self.stream, "isatty", None)
+            tty = bool(isatty and isatty())
+        self.clock, self.log_every_s = clock, log_every_s
+        self.start = clock()
+        self.warm: tuple[float, int] | None = None  # (time, deals) when the first results arrived
+        self.updates_since_warm = 0
+        self.bar = None
+        self.logging = enabled and not tty
+        self.last_log = self.start
+        if enabled and tty:
+            from tqdm import tqdm
+
+            tqdm.monitor_interval = 0  # no monitor thread: worker processes are forked after this
+            self.bar = tqdm(total=self.total, initial=self.n, desc=desc, file=self.stream, leave=False,
+                            mininterval=0.5, bar_format="{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} "
+                                                        "deals [{elapsed}{postfix}]")
+            self.bar.set_postfix_str(self.estimate(), refresh=False)
+        elif self.logging:
+            before = f"{self.n} done before, " if self.n else ""
+            self._line(f"{self.total} deals ({before}{self.total - self.n} to play); a line every "
+                       f"{self.log_every_s:.0f} s")
+
+    def seconds_per_deal(self) -> float | None:
+        """Seconds per deal measured after warm-up (class docstring), or None while estimating."""
+        if self.warm is None or self.updates_since_warm < 2:
+            return None
+        t0, n0 = self.warm
+        dt, dn = self.clock() - t0, self.n - n0
+        if dt < PROGRESS_WARMUP_S or dn <= 0:
+            return None
+        return dt / dn
+
+    def estimate(self) -> str:
+        """``"0.0035 s/deal, 28 s left"``, or ``"estimating"`` (class docstring)."""
+        per = self.seconds_per_deal()
+        if per is None:
+            return "estimating"
+        return f"{per:.3g} s/deal, {_duration(per * (self.total - self.n))} left"
+
+    def update(self, deals: int = 1) -> None:
+        """Count ``deals`` more finished deals."""
+        self.n += deals
+        now = self.clock()
+        if self.warm is None:
+            self.warm = (now, self.n)
+        else:
+            self.updates_since_warm += 1
+        if self.bar is not None:
+            self.bar.set_postfix_str(self.estimate(), refresh=False)
+            self.bar.update(deals)
+        elif self.logging and now - self.last_log >= self.log_every_s:
+            self.last_log = now
+            self._line(f"{self.n}/{self.total} deals ({100 * self.n / max(self.total, 1):.0f}%), "
+                       f"{_duration(now - self.start)}, {self.estimate()}")
+
+    def close(self) -> None:
+        """End the bar; off a terminal, a last line when every deal has finished."""
+        if self.bar is not None:
+            self.bar.close()
+        elif self.logging and self.n >= self.total:
+            self._line(f"{self.n}/{self.total} deals in {_duration(self.clock() - self.start)}")
+        self.logging = False
+
+    def _line(self, text: str) -> None:
+        print(f"{self.desc}: {text}" if self.desc else text, file=self.stream, flush=True)
+
+
 def run_tasks(fn: Callable, tasks: Sequence, workers: int, desc: str = "", progress: bool = True,
-              on_result: Callable | None = None, done: int = 0) -> list:
-    """``[fn(t) for t in tasks]``, in worker processes when ``workers > 1``, with a progress bar.
+              on_result: Callable | None = None, done: int = 0, units: Callable[[Any], int] | None = None) -> list:
+    """``[fn(t) for t in tasks]``, in worker processes when ``workers > 1``, with progress in deals.
 
     Results come back in task order whatever the number of workers. ``fn`` must be a
     module-level function (it is pickled to the workers). ``on_result(r)``, when given, is
-    called in this process with each result as it arrives (e.g. to checkpoint), and
-    ``done`` tasks finished earlier are counted in the bar's total.
+    called in this process with each result as it arrives (e.g. to checkpoint). Progress
+    (:class:`Progress`: a bar on a terminal, a line every 30 s elsewhere) counts deals:
+    ``units(task)`` deals per task (default 1), and ``done`` deals finished earlier.
 
     On Ctrl-C (``KeyboardInterrupt``, raised here in the main process; workers ignore
     SIGINT) the workers are ended at once and the interruption is re-raised, so the
@@ -215,12 +330,15 @@ def run_tasks(fn: Callable, tasks: Sequence, workers: int, desc: str = "", progr
     Inside ``with twilight_env.util.distributed.ray_runner(address)`` the tasks run on a Ray
     cluster instead (``workers`` is then ignored), with the same results in the same order.
     """
-    from tqdm import tqdm
+    sizes = [1 if units is None else int(units(t)) for t in tasks]
+    bar = Progress(sum(sizes) + done, done, desc, enabled=progress)
+    finished = iter(sizes)
 
-    tqdm.monitor_interval = 0  # no monitor thread: worker processes are forked after this
-    # disable=None: no bar when stderr is not a terminal (logs, CI), so output stays readable
-    bar = tqdm(total=len(tasks) + done, initial=done, desc=desc, unit="deal", disable=None if progress else True,
-               leave=False, mininterval=0.5)
+    def arrived(r) -> None:  # results arrive in task order on every runner
+        if on_result is not None:
+            on_result(r)
+        bar.update(next(finished))
+
     try:
         from twilight_env.util.distributed import current_address
 
@@ -228,21 +346,19 @@ def run_tasks(fn: Callable, tasks: Sequence, workers: int, desc: str = "", progr
         if address is not None:  # inside `with ray_runner(...)`: the tasks run on Ray
             from twilight_env.util.distributed import run_tasks_ray
 
-            return run_tasks_ray(fn, tasks, address, on_result=on_result, bar=bar)
+            return run_tasks_ray(fn, tasks, address, on_result=arrived)
         if workers <= 1 or len(tasks) <= 1:
             out = []
             for t in tasks:
                 out.append(fn(t))
-                if on_result is not None:
-                    on_result(out[-1])
-                bar.update(1)
+                arrived(out[-1])
             return out
-        return _run_in_pool(fn, tasks, workers, on_result, bar)
+        return _run_in_pool(fn, tasks, workers, arrived)
     finally:
         bar.close()
 
 
-def _run_in_pool(fn: Callable, tasks: Sequence, workers: int, on_result: Callable | None, bar) -> list:
+def _run_in_pool(fn: Callable, tasks: Sequence, workers: int, on_result: Callable) -> list:
     """:func:`run_tasks` on a pool of ``workers`` processes (results in task order); on
     Ctrl-C or a failed task the workers are ended at once and the exception re-raised."""
     from concurrent.futures import ProcessPoolExecutor
@@ -259,9 +375,7 @@ def _run_in_pool(fn: Callable, tasks: Sequence, workers: int, on_result: Callabl
         for fut in futures:
             for r in fut.result():
                 out.append(r)
-                if on_result is not None:
-                    on_result(r)
-                bar.update(1)
+                on_result(r)
     except BaseException:
         # Ctrl-C or a failed task: stop the workers now rather than wait for the
         # deals already handed out (ProcessPoolExecutor has no public way to), let

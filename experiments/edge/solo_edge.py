@@ -197,9 +197,9 @@ def play_config(deals, solo: str, sun: str, seed: int, config: int, workers: int
     if lockstep_ok([solo, sun]):  # batched agents: blocks of deals, all plays side by side
         tasks = [([(d, deals[d]) for d in todo[i:i + LOCKSTEP_BLOCK]], solo, sun, seed, config) + keep
                  for i in range(0, len(todo), LOCKSTEP_BLOCK)]
-        blocks = run_tasks(_play_edge_block, tasks, workers, desc=f"edge {label} (blocks of {LOCKSTEP_BLOCK} deals)",
-                           progress=progress, on_result=lambda rs: [one(r) for r in rs],
-                           done=(len(deals) - len(todo)) // LOCKSTEP_BLOCK)
+        blocks = run_tasks(_play_edge_block, tasks, workers, desc=f"edge {label}", progress=progress,
+                           on_result=lambda rs: [one(r) for r in rs], done=len(deals) - len(todo),
+                           units=lambda task: len(task[0]))
         res = [r for rs in blocks for r in rs]
     else:
         tasks = [(d, deals[d], solo, sun, seed, config) + keep for d in todo]

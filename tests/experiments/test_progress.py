@@ -1,0 +1,91 @@
+"""Progress of the studies' runs (``experiments.common.Progress``): counted in deals, a
+time estimate from measured play (not start-up), and lines off a terminal."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from twilight_env.experiments.common import Progress
+
+
+class Clock:
+    def __init__(self):
+        self.t = 0.0
+
+    def __call__(self):
+        return self.t
+
+
+def test_the_estimate_leaves_out_start_up():
+    """A run of 3,264 deals whose first block of 32 arrives after 60 s of start-up and every
+    later one 0.3 s after the previous: about 30 s left, not the hour start-up suggests."""
+    clock, out = Clock(), io.StringIO()
+    p = Progress(3264, desc="edge policy", stream=out, tty=False, clock=clock)
+    assert p.estimate() == "estimating"
+    clock.t = 60.0
+    p.update(32)
+    assert p.estimate() == "estimating"  # start-up only: nothing measured yet
+    for _ in range(20):
+        clock.t += 0.3
+        p.update(32)
+    per = p.seconds_per_deal()
+    assert per == pytest.approx(0.3 / 32)
+    left = per * (3264 - 21 * 32)
+    assert p.estimate() == f"{per:.3g} s/deal, {left:.0f} s left" and 20 < left < 30
+
+
+def test_off_a_terminal_a_line_every_30_seconds_in_deals():
+    clock, out = Clock(), io.StringIO()
+    p = Progress(8000, done=2000, desc="edge policy", stream=out, tty=False, clock=clock)
+    lines = out.getvalue().splitlines()
+    assert lines == ["edge policy: 8000 deals (2000 done before, 6000 to play); a line every 30 s"]
+    for _ in range(187):  # 32 deals a second
+        clock.t += 1.0
+        p.update(32)
+    lines = out.getvalue().splitlines()[1:]
+    assert len(lines) == 6  # at 30, 60, ..., 180 s
+    assert lines[0].startswith("edge policy: 2960/8000 deals (37%), 30 s, 0.0312 s/deal, ")
+    clock.t += 0.5
+    p.update(16)
+    p.close()
+    assert out.getvalue().splitlines()[-1] == "edge policy: 8000/8000 deals in 3 min"
+
+
+def test_quiet_and_terminal_modes_write_no_log_lines():
+    out = io.StringIO()
+    p = Progress(10, stream=out, tty=False, enabled=False)
+    p.update(10)
+    p.close()
+    assert out.getvalue() == ""
+    p = Progress(64, desc="edge policy", stream=out, tty=True)  # a bar (tqdm), counted in deals
+    p.update(32)
+    assert p.bar.n == 32 and p.bar.total == 64
+    p.bar.refresh()
+    assert "32/64 deals [00:00, estimating]" in out.getvalue()
+    p.close()
+
+
+def test_edge_counts_deals_not_blocks_of_deals(capsys, monkeypatch):
+    """A batched agent plays blocks of deals; progress counts the deals."""
+    from twilight_env.experiments.edge import solo_edge
+    from twilight_env.records.dealsets import deal_set
+
+    monkeypatch.setattr(solo_edge, "LOCKSTEP_BLOCK", 4)
+    deals, _ = deal_set(10, 0, 3)
+    solo_edge.play_config(deals, "policy", "policy", 0, 0, workers=1, done={0: ([0, 0, 0], [0, 0, 0])})
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == "edge policy: 10 deals (1 done before, 9 to play); a line every 30 s"
+    assert err[-1].startswith("edge policy: 10/10 deals in ")
+
+
+def test_arena_counts_deals_of_blocks_and_single_deals(tmp_path, capsys):
+    from twilight_env.experiments.arena import play_arena
+    from twilight_env.records.dealsets import deal_set
+
+    deals, _ = deal_set(6, 0, 4)
+    play_arena(["policy", "random", "heuristic"], deals, 4, 0, workers=1)  # a block pairing and single deals
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith("arena: 18 deals (18 to play)") and err[-1].startswith("arena: 18/18 deals in ")
+
