@@ -65,7 +65,7 @@ def test_the_wheel_adds_one_top_level_name_and_holds_every_package_license_and_d
     folders = {"/".join(n.split("/")[:-1]).replace("/", ".") for n in names if n.endswith("/__init__.py")}
     assert folders == _package_folders(), sorted(folders ^ _package_folders())
     assert any(n.endswith("/licenses/LICENSE") for n in names)
-    for data in ("twilight_env/agents/weights/neural_3p.npz", "twilight_env/agents/weights/exit_4p.pt",
+    for data in ("twilight_env/agents/weights/neural_3p.npz", "twilight_env/agents/weights/inference_4p.pt",
                  "twilight_env/agents/weights/policy_3p.npz", "twilight_env/agents/weights/policy_4p.npz",
                  "twilight_env/records/deals/3p_seed0_500.json", "twilight_env/records/record.schema.json",
                  "twilight_env/serve/static/index.html"):

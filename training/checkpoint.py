@@ -15,7 +15,8 @@ from twilight_env.agents.nn.checkpoint import load_checkpoint, model_from_checkp
 def export_weights(src: str | os.PathLike, dst: str | os.PathLike) -> dict:
     """Write a small inference-only copy of a checkpoint (no optimizer, no RNG states).
 
-    Used to produce the shipped ``agents/weights/neural_{3,4}p.pt``. Returns the written dict.
+    Used to produce the shipped DMC weights (then exported to ``agents/weights/neural_{3,4}p.npz``
+    by :func:`twilight_env.agents.nn.numpy_net.export_npz`). Returns the written dict.
 
     Raises:
         ValueError: as :func:`~twilight_env.agents.nn.checkpoint.load_checkpoint`.

@@ -36,9 +36,9 @@ class TrainConfig:
     resume: str | None = None
     """Run directory to continue from its last checkpoint (path); None = a fresh run."""
     init: str | None = None
-    """A new run's starting weights: a checkpoint or shipped weights (``.pt``) of the same
+    """A new run's starting weights: a checkpoint (``.pt``) or an ``.npz`` export of the same
     number of players, whose network shape (trunk, heads) the run takes; ``default`` names
-    the shipped ``agents/weights/neural_{3,4}p.pt``; None = random weights (path)."""
+    the shipped ``agents/weights/neural_{3,4}p.npz``; None = random weights (path)."""
     eval_every: int = 200_000
     """Decisions between evaluations (decisions); 0 = evaluate only at the end."""
     eval_deals: int = 200

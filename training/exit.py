@@ -8,8 +8,9 @@ search concluded. ``train --data D [D ...] --run R`` fits a
 :class:`twilight_env.agents.exit.PolicyValueNet` to them (AlphaZero targets: cross-entropy
 to the normalised root visits + MSE to the outcome). ``iterate`` chains both: iteration 1 generates
 with the plain search, iteration ``k`` with ``exit-search:<net k-1>`` and trains net ``k``
-(warm-started from net ``k-1``). ``export`` writes an inference-only copy (the shipped
-``agents/weights/exit_{3,4}p.pt``). Commands: ``training/README.md``.
+(warm-started from net ``k-1``). ``export`` writes an inference-only copy; the shipped
+weights are the torch-free form (``agents/weights/policy_{3,4}p.npz``, written by
+:func:`twilight_env.agents.nn.numpy_pv.export_pv_npz`). Commands: ``training/README.md``.
 
 Deals: deal ``i`` of seed ``s`` is drawn with ``numpy.random.default_rng([s, i])`` (first
 leader uniform over the four seats, then the hands, R2.3); the search of deal ``i`` uses
@@ -622,8 +623,7 @@ def _validate(model, tensors: dict, val_idx: np.ndarray) -> dict:
 
 def export(src, dst) -> dict:
     """Write an inference-only copy of an exit checkpoint (``format``, ``version``,
-    ``num_players``, ``net``, ``model``, ``epoch``, ``config``, ``git``), e.g. the shipped
-    ``agents/weights/exit_3p.pt``.
+    ``num_players``, ``net``, ``model``, ``epoch``, ``config``, ``git``).
 
     Raises:
         ValueError: as :func:`twilight_env.agents.exit.load_exit_checkpoint`.

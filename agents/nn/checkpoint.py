@@ -28,6 +28,7 @@ import contextlib
 import os
 from pathlib import Path
 
+import numpy as np
 import torch
 
 from twilight_env.agents.nn.network import NetConfig, QNetwork
@@ -70,12 +71,44 @@ def save_checkpoint(obj: dict, path: str | os.PathLike) -> None:
             os.close(fd)
 
 
+def _torch_load(p: Path, kind: str, writer: str):
+    """``torch.load`` of a checkpoint file (``weights_only=True``), its failures as one ``ValueError``."""
+    try:
+        return torch.load(p, map_location="cpu", weights_only=True)
+    except Exception as e:  # torch raises many kinds on a damaged file
+        raise ValueError(f"cannot read {kind} checkpoint {str(p)!r}: the file is corrupt, truncated or not a "
+                         f"checkpoint written by {writer} ({type(e).__name__} while loading); give a "
+                         f"checkpoint file, a run directory, or 'default'") from None
+
+
+def _from_npz(p: Path, fmt: str, kind: str) -> dict:
+    """The checkpoint dict (``format``, ``version``, ``num_players``, ``net``, ``model``) of a
+    torch-free ``.npz`` export of a ``fmt`` checkpoint: the shipped weights are stored so
+    (``agents/weights/*.npz``; format ``fmt + "-npz"``, :mod:`twilight_env.agents.nn.numpy_net` and
+    :mod:`twilight_env.agents.nn.numpy_pv`), and the torch agents and trainers read them here.
+
+    Raises:
+        ValueError: a damaged file, or an ``.npz`` of another format (naming the file).
+    """
+    from twilight_env.agents.nn.numpy_net import read_weights_npz
+
+    meta, params = read_weights_npz(p, f"{kind} weights")
+    if not isinstance(meta, dict) or meta.get("format") != f"{fmt}-npz":
+        found = meta.get("format") if isinstance(meta, dict) else None
+        raise ValueError(f"{str(p)!r} is not a {fmt}-npz weights file (the .npz export of a {fmt} checkpoint); "
+                         f"its format is {found!r}")
+    return {"format": fmt, "version": meta.get("version"), "num_players": meta.get("num_players"),
+            "net": meta.get("net"), "model": {k: torch.from_numpy(np.array(v, dtype=np.float32))
+                                             for k, v in params.items()}}
+
+
 def load_checkpoint(path: str | os.PathLike, num_players: int | None = None, fmt: str = FORMAT,
                     version: int = VERSION, kind: str = "neural", writer: str = "`twilight train`") -> dict:
     """Load and check a checkpoint (``weights_only=True``).
 
     Args:
-        path: a checkpoint file, or a run directory holding ``checkpoint.pt``.
+        path: a checkpoint file, a run directory holding ``checkpoint.pt``, or a torch-free
+            ``.npz`` export of such a checkpoint (the shipped weights; no optimizer state).
         num_players: if given, the variant the caller needs (3 or 4).
         fmt, version: the ``format`` and ``version`` the file must carry (default the
             ``twilight-dmc`` checkpoints of this module; ``twilight_env.agents.exit`` reads its own).
@@ -102,12 +135,10 @@ def load_checkpoint(path: str | os.PathLike, num_players: int | None = None, fmt
     if not p.is_file():
         raise ValueError(f"{kind} checkpoint not found: {str(p)!r} (give a checkpoint file written by "
                          f"{writer}, a run directory, or 'default')")
-    try:
-        ckpt = torch.load(p, map_location="cpu", weights_only=True)
-    except Exception as e:  # torch raises many kinds on a damaged file
-        raise ValueError(f"cannot read {kind} checkpoint {str(p)!r}: the file is corrupt, truncated or not a "
-                         f"checkpoint written by {writer} ({type(e).__name__} while loading); give a "
-                         f"checkpoint file, a run directory, or 'default'") from None
+    if p.suffix == ".npz":
+        ckpt = _from_npz(p, fmt, kind)
+    else:
+        ckpt = _torch_load(p, kind, writer)
     if not isinstance(ckpt, dict) or ckpt.get("format") != fmt:
         raise ValueError(f"{str(p)!r} is not a {fmt} checkpoint (expected a dict with format={fmt!r})")
     if ckpt.get("version") != version:

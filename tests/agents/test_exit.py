@@ -7,10 +7,10 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from twilight_env.agents.base import make_agent, parse_spec, play_deal  # noqa: E402
-from twilight_env.agents.exit import (ENCODERS, PolicyValueNet, PVConfig, default_weights, load_exit_checkpoint, new_checkpoint,  # noqa: E402
-                         policy_value, resolve_backend, root_search)
+from twilight_env.agents.exit import (ENCODERS, PolicyValueNet, PVConfig, default_weights, legal_mask,  # noqa: E402
+                                      load_exit_checkpoint, new_checkpoint, policy_value, resolve_backend, root_search)
 from twilight_env.agents.nn.checkpoint import save_checkpoint  # noqa: E402
-from twilight_env.agents.nn.features import num_roles  # noqa: E402
+from twilight_env.agents.nn.features import infoset_row, num_roles, role_of  # noqa: E402
 from twilight_env.rules.engine import NUM_ACTIONS, State  # noqa: E402
 from twilight_env.rules.infoset import InfoSet  # noqa: E402
 
@@ -237,5 +237,41 @@ def test_missing_shipped_weights_give_a_clear_error(tmp_path, monkeypatch):
     monkeypatch.setattr(ex, "WEIGHTS_DIR", tmp_path)
     agent = make_agent("exit:default")
     st = State.random(np.random.default_rng(0), 0, 3)
-    with pytest.raises(ValueError, match="exit_3p.pt.*do not exist"):
+    with pytest.raises(ValueError, match="policy_3p.npz.*do not exist"):
         play_deal(st, [agent] * 4, np.random.default_rng(0))
+
+
+@pytest.mark.parametrize("num_players", [3, 4])
+def test_exit_default_reads_the_network_of_policy_default(num_players):
+    """One shipped file per network: ``exit:default`` loads ``policy:default``'s ``.npz`` with
+    torch (the same weights), so the two play the same greedy action."""
+    from twilight_env.agents import policy
+    from twilight_env.agents.nn.numpy_pv import load_pv_npz
+
+    assert default_weights(num_players) == policy.default_weights(num_players)
+    model = make_agent("exit:default").model_for(num_players)
+    net, _ = load_pv_npz(policy.default_weights(num_players), num_players)
+    for k, v in model.state_dict().items():
+        np.testing.assert_array_equal(v.numpy(), net.params[k])
+    ex, po = make_agent("exit:default"), make_agent("policy:default")
+    rng = np.random.default_rng(3)
+    for _ in range(3):
+        st = State.random(rng, 0, num_players)
+        while not st.done:
+            info, legal = InfoSet(st, st.deciding_seat), st.legal_actions()
+            a = ex.act(info, legal, rng)
+            if len(legal) > 1:
+                p = net.forward(np.array([infoset_row(info)]), np.array([role_of(num_players, info.acting_seat)]),
+                                np.array([legal_mask(legal)]))[0][0]
+                top = np.sort(p[list(legal)])[::-1]
+                if top[0] - top[1] > 1e-4:  # not a near tie: torch and NumPy choose alike
+                    assert a == po.act(info, legal, rng)
+            st.apply(a)
+
+
+def test_an_npz_of_another_format_is_refused_naming_the_file(tmp_path):
+    """A DMC ``.npz`` given where an expert-iteration network is expected."""
+    from twilight_env.agents import neural
+
+    with pytest.raises(ValueError, match=r"neural_3p\.npz.*not a twilight-exit-npz weights file.*'twilight-dmc-npz'"):
+        load_exit_checkpoint(neural.default_weights(3))

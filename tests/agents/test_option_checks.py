@@ -16,22 +16,22 @@ WEIGHTS = Path(__file__).resolve().parents[2] / "agents" / "weights"
 SPECS = {  # spec template, the option named in the error, a real file of the right kind
     "pimc inference": ("pimc:worlds=2,inference={}", "inference=", "inference_3p.pt"),
     "ismcts inference": ("ismcts:iterations=5,inference={}", "inference=", "inference_4p.pt"),
-    "neural path": ("neural:path={}", "path=", "neural_3p.pt"),
-    "exit path": ("exit:path={}", "path=", "exit_3p.pt"),
-    "exit-search path": ("exit-search:path={},iterations=5", "path=", "exit_4p.pt"),
+    "neural path": ("neural:path={}", "path=", "neural_3p.npz"),
+    "exit path": ("exit:path={}", "path=", "policy_3p.npz"),
+    "exit-search path": ("exit-search:path={},iterations=5", "path=", "policy_4p.npz"),
 }
 
 
 def _bad_file(tmp_path, kind, good):
     if kind == "missing":
         return tmp_path / "no" / "such.pt"
-    path = tmp_path / f"{kind}.pt"
+    other = "neural_3p.npz" if "neural" not in good else "inference_3p.pt"
+    path = tmp_path / f"{kind}{Path(other if kind == 'other kind' else good).suffix}"  # the file kind's own suffix
     if kind == "text":
         path.write_text("hello, not a checkpoint\n")
-    elif kind == "corrupt":  # a real checkpoint cut short, as by a full disk
+    elif kind == "corrupt":  # a real weights file cut short, as by a full disk
         path.write_bytes((WEIGHTS / good).read_bytes()[:2000])
-    elif kind == "other kind":  # a valid checkpoint of another agent
-        other = "neural_3p.pt" if "neural" not in good else "inference_3p.pt"
+    elif kind == "other kind":  # valid weights of another agent
         path.write_bytes((WEIGHTS / other).read_bytes())
     return path
 
@@ -71,7 +71,7 @@ def test_check_specs_names_the_flag_the_option_and_the_file(tmp_path):
 @pytest.mark.parametrize("kind", ["missing", "text", "corrupt"])
 def test_a_run_with_a_bad_file_fails_before_making_its_folder(tmp_path, capsys, command, kind):
     path = _bad_file(tmp_path, kind, "inference_3p.pt" if "inference" in " ".join(command) else
-                     "neural_3p.pt" if "neural" in " ".join(command) else "exit_3p.pt")
+                     "neural_3p.npz" if "neural" in " ".join(command) else "policy_3p.npz")
     out = tmp_path / "out"
     argv = [a.format(path) for a in command] + ["--out", str(out), "--workers", "1", "--quiet"]
     assert main(argv) == 2

@@ -221,7 +221,7 @@ def test_deal_over_gives_the_breakdown_of_twilight_deal(players, seat):
     assert result_lines.__module__ == "twilight_env.records.deal_log"
 
 
-@pytest.mark.parametrize("spec", ["exit:{root}/agents/weights/exit_4p.pt", "neural:{root}/agents/weights/neural_4p.pt"])
+@pytest.mark.parametrize("spec", ["exit:{root}/agents/weights/policy_4p.npz", "neural:{root}/agents/weights/neural_4p.npz"])
 def test_a_network_of_the_other_variant_is_refused_before_the_first_move(spec, capsys):
     """A 4-player checkpoint against a 3-player game: one clear error at start-up, and no
     prompt was shown (nothing was asked of the person)."""

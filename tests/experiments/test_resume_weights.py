@@ -27,7 +27,7 @@ def test_which_specs_read_shipped_weights(spec, reads):
 def test_the_digest_names_every_shipped_file_only_when_a_spec_reads_one():
     assert shipped_weights_digest(["heuristic", "random"]) == {}
     d = shipped_weights_digest(["heuristic", "policy"])
-    assert "policy_3p.npz" in d and "neural_4p.pt" in d and all(len(v) == 64 for v in d.values())
+    assert "policy_3p.npz" in d and "neural_4p.npz" in d and all(len(v) == 64 for v in d.values())
 
 
 def _new_release(tmp_path, monkeypatch):

@@ -51,12 +51,21 @@ def test_auto_takes_torch_when_installed_and_numpy_for_npz():
 def test_backend_mismatches_are_refused_naming_the_option():
     with pytest.raises(ValueError, match="backend must be one of auto, torch, numpy"):
         make_agent("neural:backend=jax")
-    pt = str(ROOT / "agents" / "weights" / "neural_4p.pt")
+
+def test_a_checkpoint_is_refused_by_numpy_and_an_npz_plays_with_torch(tmp_path):
+    """``backend=numpy`` reads only ``.npz`` files; ``backend=torch`` reads both (the shipped
+    weights are one ``.npz`` per variant, which the torch backend loads)."""
+    torch = pytest.importorskip("torch")
+    from twilight_env.agents.nn.checkpoint import load_checkpoint, save_checkpoint
+
+    npz = ROOT / "agents" / "weights" / "neural_4p.npz"
+    pt = tmp_path / "neural_4p.pt"
+    save_checkpoint(load_checkpoint(npz, 4), pt)
     with pytest.raises(ValueError, match=r"backend=numpy reads \.npz weights; export .*python -m twilight_env\.agents\.nn\.numpy_net"):
         make_agent(f"neural:path={pt},backend=numpy")
-    npz = str(ROOT / "agents" / "weights" / "neural_4p.npz")
-    with pytest.raises(ValueError, match="plays with backend=numpy"):
-        make_agent(f"neural:path={npz},backend=torch")
+    agent = make_agent(f"neural:path={npz},backend=torch")
+    assert agent.backend == "torch" and agent.num_players == 4
+    assert isinstance(agent.model_for(4), torch.nn.Module)
 
 
 NO_TORCH = (

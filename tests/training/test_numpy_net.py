@@ -32,15 +32,19 @@ def _decisions(n, deals=20, seed=0):
 
 
 @pytest.mark.parametrize("n", [3, 4])
-def test_shipped_npz_weights_equal_the_torch_checkpoint_and_its_q_values(n):
+def test_shipped_npz_weights_play_the_same_q_values_in_torch_and_numpy(n):
+    """The one shipped file per variant (``neural_{3,4}p.npz``) read by torch (the trainer's
+    checkpoint loader) and by NumPy: the same parameters, the same Q-values."""
     torch = pytest.importorskip("torch")
     from twilight_env.agents.nn.checkpoint import load_checkpoint, model_from_checkpoint
     from twilight_env.agents.nn.network import score_decisions
-    model = model_from_checkpoint(load_checkpoint(WEIGHTS / f"neural_{n}p.pt"))
+    ckpt = load_checkpoint(WEIGHTS / f"neural_{n}p.npz", n)
+    assert ckpt["format"] == "twilight-dmc" and ckpt["num_players"] == n
+    model = model_from_checkpoint(ckpt)
     net = load_npz(WEIGHTS / f"neural_{n}p.npz", n)
     sd = model.state_dict()
     assert set(sd) == set(net.params)
-    for k, v in sd.items():  # the shipped .npz is an export of the shipped .pt, bit for bit
+    for k, v in sd.items():
         assert np.array_equal(v.numpy(), net.params[k]), k
     rows, roles, legals = _decisions(n)
     with torch.no_grad():
