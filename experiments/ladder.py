@@ -17,7 +17,8 @@ Figures, per step (upper rung against the one below, 95% intervals):
 Ratings, per rung: the **points rating**, the sum of the margins below it (the bottom
 rung is 0: deal points per deal above the bottom rung along the ladder), and an **Elo
 rating**, the sum of ``400 log10(w / (1 - w))`` over the steps below it, ``w`` being the
-step's win rate. Both intervals come from one percentile bootstrap that resamples the
+step's win rate (clipped to [0.001, 0.999]: above a step won on every play the Elo
+rating is printed as a lower bound, ``>= 1200``). Both intervals come from one percentile bootstrap that resamples the
 deals (``--boot`` resamples): every step is played on the same deals, so resampling
 deals keeps the steps' correlation. Consecutive rungs only: a ladder measures each step,
 not every pair (``twilight arena`` plays round robins).
@@ -104,10 +105,36 @@ def _win_rate(points: np.ndarray) -> float:
     return float(np.mean(np.where(points > 0, 1.0, np.where(points == 0, 0.5, 0.0))))
 
 
+ELO_CLIP = 1e-3
+"""Win rates are clipped to ``[ELO_CLIP, 1 - ELO_CLIP]`` before taking their Elo (:func:`elo_of`)."""
+
+
 def elo_of(w: float) -> float:
-    """Elo difference ``400 log10(w / (1 - w))`` of a win rate, clipped to (0.001, 0.999)."""
-    w = min(max(w, 1e-3), 1 - 1e-3)
+    """Elo difference ``400 log10(w / (1 - w))`` of a win rate, clipped to (0.001, 0.999):
+    a step won every play reads about +1200, which is a lower bound (:func:`elo_cell`)."""
+    w = min(max(w, ELO_CLIP), 1 - ELO_CLIP)
     return 400.0 * math.log10(w / (1 - w))
+
+
+def elo_cell(rating: dict, steps_below: list[dict]) -> str:
+    """The Elo rating of a rung as printed: ``"350 [210, 500]"``, or a bound where a
+    step below it was won or lost on every play (its win rate clipped by :func:`elo_of`, so
+    the rating and its interval are capped, not measured): ``">= 1200 (a step below won
+    every play)"``, the lower end of the interval being a lower bound of the rating.
+
+    Args:
+        rating: the rung's entry of :func:`ratings` (``elo``, ``elo_ci``).
+        steps_below: the figures of the steps below the rung (``win_rate``, ``upper``).
+    """
+    won = [s["upper"] for s in steps_below if s["win_rate"] >= 1 - ELO_CLIP]
+    lost = [s["upper"] for s in steps_below if s["win_rate"] <= ELO_CLIP]
+    if won and lost:
+        return "unbounded (steps below won and lost every play)"
+    if won:
+        return f">= {rating['elo_ci'][0]:.0f} ({', '.join(won)} won every play)"
+    if lost:
+        return f"<= {rating['elo_ci'][1]:.0f} ({', '.join(lost)} lost every play)"
+    return fmt_ci(rating["elo"], *rating["elo_ci"], digits=0)
 
 
 def ratings(steps: list[dict], boot: int, seed: int, confidence: float = 0.95) -> list[dict]:
@@ -450,7 +477,7 @@ def table_rows(doc: dict) -> tuple[list[str], list[list[str]]]:
         s = doc["steps"][k - 1]
         rows.append([str(k), spec, fmt_ci(s["margin"], s["ci_low"], s["ci_high"], signed=True),
                      "yes" if s["holds"] else "no", f"{s['win_rate']:.3f}",
-                     fmt_ci(r["points"], *r["points_ci"], signed=True), fmt_ci(r["elo"], *r["elo_ci"], digits=0),
+                     fmt_ci(r["points"], *r["points_ci"], signed=True), elo_cell(r, doc["steps"][:k]),
                      f"{s['seconds']:.0f} s"])
     return header, rows
 

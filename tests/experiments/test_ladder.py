@@ -179,3 +179,25 @@ def test_settings_follow_the_command_line_and_refuse_unknown_names(tmp_path):
     with pytest.raises(ValueError, match="do not give rungs, --boot"):
         ladder.play_ladder(ladder.LadderSettings(["random", "random"], boot=5, resume=str(tmp_path)))
     assert not list(tmp_path.iterdir())
+
+
+def test_a_step_won_on_every_play_prints_its_elo_as_a_lower_bound():
+    """A step won every play has its win rate clipped, so its Elo (about 1200, with the
+    interval [1200, 1200]) is a cap: the table prints a bound, not an exact interval."""
+    won = np.full((20, 2), 40.0)
+    mixed = np.random.default_rng(0).normal(5, 40, size=(20, 2))
+    steps = [{"points": won}, {"points": mixed}]
+    rates = ladder.ratings(steps, boot=100, seed=1)
+    assert rates[1]["elo_ci"] == pytest.approx([rates[1]["elo"]] * 2)  # the cap, not a measurement
+    figs = [dict(ladder.step_figures({"points": s["points"].tolist(), "a_spec": up, "b_spec": low, "seconds": 1.0}, 3))
+            for s, up, low in ((steps[0], "heuristic", "random"), (steps[1], "pimc", "heuristic"))]
+    doc = {"rungs": ["random", "heuristic", "pimc"], "ratings": rates, "steps": figs}
+    _, rows = ladder.table_rows(doc)
+    elo = [r[6] for r in rows]
+    assert elo[1] == f">= {rates[1]['elo_ci'][0]:.0f} (heuristic won every play)" == ">= 1200 (heuristic won every play)"
+    assert elo[2] == f">= {rates[2]['elo_ci'][0]:.0f} (heuristic won every play)"
+    assert "[" not in elo[1] + elo[2]
+    lost = dict(figs[0], win_rate=0.0)
+    assert ladder.elo_cell({"elo": -1200.0, "elo_ci": [-1200.0, -1200.0]}, [lost]) == \
+        "<= -1200 (heuristic lost every play)"
+    assert ladder.elo_cell(rates[1], []) == ladder.fmt_ci(rates[1]["elo"], *rates[1]["elo_ci"], digits=0)
