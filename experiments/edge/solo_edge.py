@@ -285,8 +285,53 @@ def deal_figures(moon: np.ndarray, sun: np.ndarray) -> dict:
     return out
 
 
-def verdict(fig: dict, label: str, n: int) -> str:
-    """One sentence with the answer and its uncertainty for one configuration."""
+def agents_words(solo: str, sun: str) -> str:
+    """The agents of a configuration for a sentence: ``"policy, the shipped network"``,
+    ``"pimc (solo) against heuristic (Sun)"``; an agent that reads the shipped weights
+    (:func:`~twilight_env.agents.base.reads_shipped_weights`) is said to play the shipped network."""
+    from twilight_env.agents.base import reads_shipped_weights
+
+    def one(spec: str) -> str:
+        return f"{spec}, the shipped network" if reads_shipped_weights(spec) else spec
+
+    return one(solo) if solo == sun else f"{one(solo)} (solo) against {one(sun)} (Sun)"
+
+
+def deals_words(source: dict | None, n: int) -> str:
+    """Where a run's ``n`` deals come from, for a sentence, saying whether they are a
+    held-out set (``twilight_env.rules.heldout``): ``"the held-out deal set heldout-2 (600
+    deals)"``, ``"8000 deals of seed 0 (not a held-out set)"``, ``"100 deals of the file
+    d.json"``.
+
+    Args:
+        source: the run's ``deals_source`` (:func:`twilight_env.records.dealsets.deal_set`),
+            or None (nothing said).
+    """
+    from twilight_env.rules.heldout import HELDOUT_SEEDS
+
+    if not source:
+        return ""
+    names = {v: k for k, v in HELDOUT_SEEDS.items()}
+    seed = source.get("seed")
+    held = names.get(seed) if isinstance(seed, int) and not isinstance(seed, bool) else None
+    if source.get("source") == "file":
+        return f"{n} deals of the file {os.path.basename(str(source.get('path')))}" + (
+            f" (drawn from the held-out set {held})" if held else "")
+    if held:
+        return f"the held-out deal set {held} ({n} deals)"
+    return f"{n} deals of seed {seed} (not a held-out set)"
+
+
+def verdict(fig: dict, label: str, n: int, agents: str | None = None, deals: str = "") -> str:
+    """One sentence with the answer and its uncertainty for one configuration.
+
+    Args:
+        fig: the configuration's figures (:func:`deal_figures` with ``"matches"``).
+        label: the configuration's label (``"policy"``, ``"pimc / heuristic"``).
+        n: deals played.
+        agents: the agents in words (:func:`agents_words`; default ``label``).
+        deals: where the deals come from (:func:`deals_words`), or ``""``.
+    """
     d = fig["diff"]
     fx = fig["matches"]["fixed_solo"]
     if math.isnan(d["ci_low"]):
@@ -299,7 +344,9 @@ def verdict(fig: dict, label: str, n: int) -> str:
         edge = "no clear edge at this N (the interval includes 0)"
     small = (f" With fewer than {MIN_BOOTSTRAP_DEALS} deals the bootstrap match interval is not reliable "
              f"(too narrow); use more deals." if n < MIN_BOOTSTRAP_DEALS else "")
-    return (f"{label}: {edge}: Moon − Sun = {d['mean']:+.1f} deal points per deal "
+    on = f" on {deals}" if deals else ""
+    return (f"{label}: for these agents ({agents or label}){on}, {edge}: Moon − Sun = {d['mean']:+.1f} deal points "
+            f"per deal "
             f"(95% CI {d['ci_low']:+.1f} to {d['ci_high']:+.1f}; N = {n} deals × 3 plays); "
             f"the solo wins a fixed-solo match to {fig['matches']['target']} with probability "
             f"{fx['p_solo_wins']:.2f} (95% CI {fx['ci_low']:.2f} to {fx['ci_high']:.2f}).{small}")
@@ -326,9 +373,13 @@ def _ci(d: dict) -> dict:
     return {"mean": d["mean"], "low": d["ci_low"], "high": d["ci_high"]}
 
 
-STRENGTH_NOTE = ("The verdict depends on how well the agents play: at heuristic strength the solo has a small "
-                 "edge, at strong play (pimc and above) the Sun side leads, by 4 to 10 deal points per deal at the "
-                 "strongest agents measured on 3,600 to 18,000 held-out deals. Figures and commands: "
+STRENGTH_NOTE = ("The answer holds for the agents and deals of this run. Who has the edge depends on how well the "
+                 "agents play; on the held-out deal set heldout-2 (Moon − Sun, 95% intervals): heuristic "
+                 "+4.3 [+2.8, +5.8], the solo leads; the top search rung (ismcts:backend=numba,iterations=6000) "
+                 "-9.8 [-11.7, -7.9]; policy:default, the shipped network alone, -4.1 [-5.0, -3.1] (18,000 deals); "
+                 "guided:default, the strongest agent (the network in the search), -0.9 [-5.3, +3.5] (600 deals). "
+                 "At strong play the Sun side leads or the sides are level; the same agent on other deals (seed 0 "
+                 "is not a held-out set) or on fewer deals differs within its interval. Figures and commands: "
                  "docs/RESULTS.md.")
 """Printed after every team-scoring run: the answer at strong play, with where to read it."""
 
@@ -412,8 +463,11 @@ def edge_figure(results: list[dict], seed: int | None = None):
 
 def study(configs: list[tuple[str, str]], deals, seed: int, workers: int, target: int = 1000,
           boot: int = 200, matches: int = 1000, progress: bool = True,
-          checkpoint: Checkpoint | None = None, records=None) -> list[dict]:
+          checkpoint: Checkpoint | None = None, records=None, deals_source: dict | None = None) -> list[dict]:
     """Play and analyse every configuration; returns one result dict per configuration.
+
+    ``deals_source`` (the run's, :func:`twilight_env.records.dealsets.deal_set`) lets each
+    answer say where its deals come from and whether they are held out (:func:`deals_words`).
 
     With a ``checkpoint``, deals it holds are not played again and each finished deal is
     recorded in it (written every ``CHECKPOINT_EVERY_S`` seconds). With ``records`` (a
@@ -453,7 +507,9 @@ def study(configs: list[tuple[str, str]], deals, seed: int, workers: int, target
             fig["matches"] = match_figures(moon, sunp, seed, key, target, boot, matches)
             label = solo if solo == sun else f"{solo} / {sun}"
             results.append({"label": label, "solo_spec": solo, "sun_spec": sun, "deals": len(deals),
-                            "figures": fig, "answer": verdict(fig, label, len(deals)),
+                            "figures": fig,
+                            "answer": verdict(fig, label, len(deals), agents_words(solo, sun),
+                                              deals_words(deals_source, len(deals))),
                             "moon_points": moon.tolist(), "sun_points": sunp.tolist(), "play_seconds": total,
                             "play_seconds_this_sitting": secs})
     finally:  # the records so far stay readable after Ctrl-C or an error
@@ -546,7 +602,8 @@ def run_study(settings: StudySettings | Sequence[str] | None = None, *, report_i
     try:
         with ray_runner(s.ray):
             results = study(run.configs, run.deals, run.seed, s.workers, run.target, run.boot, run.matches,
-                            progress=s.progress, checkpoint=run.checkpoint, records=s.records)
+                            progress=s.progress, checkpoint=run.checkpoint, records=s.records,
+                            deals_source=run.deals_source)
     except KeyboardInterrupt as e:
         line = run.checkpoint.interrupted(e)  # writes the checkpoint
         if report_interrupt:

@@ -228,3 +228,34 @@ def test_study_sizes_beyond_their_bounds_are_refused_before_playing(tmp_path, ca
     err = capsys.readouterr().err
     assert flag in err and len(err.strip().splitlines()) == 1, err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_strength_note_quotes_the_readme_and_names_the_strongest_agent():
+    """The note printed after every edge run gives the held-out figures the README's table
+    gives (each interval printed is one the README prints), the strongest agent's among them,
+    and does not claim a lead that the figures printed beside it contradict."""
+    import re
+    from pathlib import Path
+    from twilight_env.experiments.edge.solo_edge import STRENGTH_NOTE
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    figures = re.findall(r"[-+]\d+\.\d \[[-+]\d+\.\d, [-+]\d+\.\d\]", STRENGTH_NOTE)
+    assert len(figures) == 4 and all(f in readme for f in figures), figures
+    assert "guided:default" in STRENGTH_NOTE and "-0.9 [-5.3, +3.5]" in STRENGTH_NOTE
+    assert "heldout-2" in STRENGTH_NOTE and "not a held-out set" in STRENGTH_NOTE
+    assert "4 to 10" not in STRENGTH_NOTE
+
+
+def test_the_answer_names_the_agents_and_whether_the_deals_are_held_out(tmp_path):
+    from twilight_env.experiments.edge import solo_edge
+    from twilight_env.rules.heldout import HELDOUT_SEEDS
+
+    assert solo_edge.agents_words("policy", "policy") == "policy, the shipped network"
+    assert solo_edge.agents_words("pimc", "heuristic") == "pimc (solo) against heuristic (Sun)"
+    assert solo_edge.deals_words({"source": "seed", "seed": 0}, 8000) == "8000 deals of seed 0 (not a held-out set)"
+    held = {"source": "seed", "seed": HELDOUT_SEEDS["heldout-2"]}
+    assert solo_edge.deals_words(held, 600) == "the held-out deal set heldout-2 (600 deals)"
+    out = solo_edge.run_study(["heuristic"], deals=4, seed=0, workers=1, boot=5, matches=5, out=str(tmp_path / "e"),
+                              progress=False, verbose=False)
+    answer = solo_edge.load_result(out)["results"][0]["answer"]
+    assert answer.startswith("heuristic: for these agents (heuristic) on 4 deals of seed 0 (not a held-out set), ")
