@@ -394,7 +394,8 @@ class ArenaCheckpoint(RunCheckpoint):
         deals = check_deals(doc["deals"], "its deals")
         if not deals:
             raise ValueError("it holds no deals; a run has at least 1")
-        check_deal_source(st["deals_source"], "settings 'deals_source'", players, deals)
+        check_deal_source(st["deals_source"], "settings 'deals_source'", players, deals, st["seed"])
+        _check_arguments(st)
         pairings = len(specs) * (len(specs) - 1) // 2
         if not isinstance(doc["done"], dict):
             raise ValueError("'done' is not an object")
@@ -425,6 +426,27 @@ class ArenaCheckpoint(RunCheckpoint):
                     raise ValueError(f"a malformed result for deal {d} of pairing {k}: {e}") from None
                 done[k][int(d)] = {"points": list(pts), "side_scores": sides}
         return st, deals, done
+
+
+def _check_arguments(st: dict) -> None:
+    """Cross-check an arena checkpoint's settings with the command's saved arguments
+    (``settings["arguments"]``): the specs it was started with, in that order (the pairing
+    indices of the results follow them), and the seed.
+
+    Raises:
+        ValueError: naming the setting that differs.
+    """
+    args = st["arguments"]
+    given = args.get("specs")
+    if given is not None:
+        if not isinstance(given, list) or [x.strip() if isinstance(x, str) else x for x in given] != st["specs"]:
+            raise ValueError(f"settings 'specs' is {st['specs']!r}, but the run was started with {given!r} "
+                             "(settings 'arguments'); the results are stored per pairing of those specs; were the "
+                             "settings edited?")
+    seed = args.get("seed")
+    if seed is not None and seed != st["seed"]:
+        raise ValueError(f"settings 'seed' is {st['seed']!r}, but the run was started with --seed {seed!r} "
+                         "(settings 'arguments'); were the settings edited?")
 
 
 def _pairing_rows(res: dict, num_players: int) -> tuple[list[str], list[list]]:

@@ -592,13 +592,15 @@ def check_score_pair(pair, field: str) -> list[int]:
     return list(pair)
 
 
-def check_deal_source(meta, field: str, num_players: int, deals: list) -> dict:
+def check_deal_source(meta, field: str, num_players: int, deals: list, run_seed: int | None = None) -> dict:
     """Check a run's ``deals_source`` (:func:`twilight_env.records.dealsets.deal_set`'s meta)
     against its settings and deals.
 
     The source must be ``"seed"`` or ``"file"`` for ``num_players`` players; deals drawn
     from a seed must be exactly the first ``len(deals)`` deals of that seed (a deal list
-    edited by hand is refused).
+    edited by hand is refused), and that seed must be the run's ``run_seed`` when given (a
+    run on drawn deals uses the seed it drew them with). Deals from a file are checked by
+    :func:`check_deal_file` or the file's digest (:meth:`RunCheckpoint.load`).
 
     Raises:
         ValueError: naming ``field`` and what is allowed.
@@ -618,6 +620,9 @@ def check_deal_source(meta, field: str, num_players: int, deals: list) -> dict:
         check_int(seed, f"{field} 'seed'", 0)
     if source == "seed":
         check_int(seed, f"{field} 'seed'", 0)
+        if run_seed is not None and run_seed != seed:
+            raise ValueError(f"settings 'seed' is {run_seed!r}, but its deals were drawn with seed {seed} ({field}); "
+                             "a run on drawn deals uses their seed; were the settings edited?")
         if [[list(h) for h in d] for d in deals] != generate_deals(len(deals), seed):
             raise ValueError(f"its deals are not the first {len(deals)} deals of seed {seed} ({field} says they "
                              "were drawn from that seed); were the deals edited?")
@@ -680,6 +685,81 @@ def check_shipped_weights(saved, specs: Iterable[str], what: str) -> dict[str, s
     return dict(saved)
 
 
+DIGEST_KEY = "sha256"
+"""Key of a progress file's content digest (:func:`content_digest`)."""
+
+
+def content_digest(doc: dict) -> str:
+    """SHA-256 (hex) of a progress file's content: every key but :data:`DIGEST_KEY`, as
+    canonical JSON (sorted keys, no spaces, ASCII), so the digest does not depend on how the
+    file was formatted, only on what it holds."""
+    import hashlib
+
+    body = {k: v for k, v in doc.items() if k != DIGEST_KEY}
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(text.encode("ascii")).hexdigest()
+
+
+def with_digest(doc: dict) -> dict:
+    """``doc`` with its :func:`content_digest` under :data:`DIGEST_KEY`, computed over the
+    document as JSON reads it back (tuples as lists)."""
+    plain = json.loads(json.dumps({k: v for k, v in doc.items() if k != DIGEST_KEY}))
+    return {**plain, DIGEST_KEY: content_digest(plain)}
+
+
+def check_digest(doc: dict, path: str, what: str) -> bool:
+    """Check a progress file's content digest (:func:`with_digest`).
+
+    Returns:
+        True if the digest matches; False for a file written before files kept one (a
+        one-line notice goes to stderr: its contents are still checked field by field,
+        but an edit to an in-range value cannot be seen).
+
+    Raises:
+        ValueError: a digest that is not 64 hex digits, or one that does not match the
+            content (an edit or a damaged file), naming the file.
+    """
+    import sys
+
+    saved = doc.get(DIGEST_KEY)
+    if saved is None:
+        print(f"note: {what} {path!r} carries no content digest (written before files kept one); "
+              "its fields are checked, but an edit to an in-range value cannot be detected", file=sys.stderr)
+        return False
+    if not isinstance(saved, str) or len(saved) != 64 or any(c not in "0123456789abcdef" for c in saved):
+        raise ValueError(f"{what} {path!r} is malformed: {DIGEST_KEY!r} must be 64 lowercase hex digits")
+    if content_digest(doc) != saved:
+        raise ValueError(f"{what} {path!r} does not match its {DIGEST_KEY} digest: the file was edited or damaged "
+                         "after it was written; restore it, or start a new run")
+    return True
+
+
+def check_deal_file(meta, field: str, deals: list) -> None:
+    """For deals read from a file (``meta["source"] == "file"``): the deals must be the first
+    ``len(deals)`` deals of the file ``meta["path"]`` names; used for progress files without a
+    content digest (with one, the digest vouches for the deals).
+
+    Raises:
+        ValueError: the file is gone or unreadable, or its deals differ (naming ``field``
+            and the file).
+    """
+    from twilight_env.records.dealsets import load_deals
+
+    if not isinstance(meta, dict) or meta.get("source") != "file":
+        return
+    path = meta.get("path")
+    if not isinstance(path, str) or not path:
+        raise ValueError(f"{field} says the deals came from a file but names none ('path' is {path!r})")
+    try:
+        saved, _ = load_deals(path)
+    except ValueError as e:
+        raise ValueError(f"{field} names the deal file {path!r}, which cannot be read to check the deals "
+                         f"({e}); put the file back at that path, or start a new run") from None
+    if [[list(h) for h in d] for d in deals] != [[list(h) for h in d] for d in saved[:len(deals)]]:
+        raise ValueError(f"its deals are not the first {len(deals)} deals of {path!r} ({field} says they came "
+                         "from that file); were the deals or the file edited?")
+
+
 class RunCheckpoint:
     """The finished deals of a long run (``edge``, ``arena``), kept in its output folder.
 
@@ -710,7 +790,7 @@ class RunCheckpoint:
     VERSION = 1
     EVERY_S = 20.0
     KEYS = ("kind", "version", "settings", "deals", "elapsed_seconds", "done")
-    OPTIONAL_KEYS = ("num_deals", "play_seconds", "weights")
+    OPTIONAL_KEYS = ("num_deals", "play_seconds", "weights", DIGEST_KEY)
     """Keys of the file; the optional ones are absent from files written before they were added."""
 
     def __init__(self, folder: str, settings: dict, deals, done: dict | None = None, elapsed: float = 0.0,
@@ -781,7 +861,7 @@ class RunCheckpoint:
                "play_seconds": {k: self.play_seconds(k) for k in sorted(keys)},
                "done": {k: {str(d): r for d, r in v.items()} for k, v in self.done.items()},
                "weights": self.weights}
-        write_json_atomic(self.path, doc)
+        write_json_atomic(self.path, with_digest(doc))
         self._last_write = now
 
     def remove(self) -> None:
@@ -822,9 +902,12 @@ class RunCheckpoint:
         path = os.path.join(folder, cls.NAME)
         doc = read_progress_file(folder, cls.NAME, cls.KIND, cls.VERSION, what, f"{cls.COMMAND} checkpoint",
                                  cls.RESULT_FILE)
+        verified = check_digest(doc, path, what)
         try:
             check_keys(doc, "the file", cls.KEYS, cls.OPTIONAL_KEYS)
             settings, deals, done = cls.parse(doc)
+            if not verified:
+                check_deal_file(settings.get("deals_source"), "settings 'deals_source'", deals)
             if "num_deals" in doc:
                 n = check_int(doc["num_deals"], "'num_deals'", 1)
                 if n != len(deals):

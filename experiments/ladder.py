@@ -45,9 +45,10 @@ import numpy as np
 from twilight_env.util.argtypes import non_negative_int
 from twilight_env.util.seeding import check_seed
 
-from twilight_env.experiments.common import (check_deal_source, check_int, check_keys, check_seconds, check_specs, check_workers,
-                     default_workers, fmt_ci, git_hash, markdown_table, mean_ci, out_dir, possible_margin,
-                     read_progress_file, text_table, write_json_atomic)
+from twilight_env.experiments.common import (DIGEST_KEY, check_deal_file, check_deal_source, check_digest, check_int,
+                     check_keys, check_seconds, check_specs, check_workers, default_workers, fmt_ci, git_hash,
+                     markdown_table, mean_ci, out_dir, possible_margin, read_progress_file, text_table, with_digest,
+                     write_json_atomic)
 from twilight_env.records.dealsets import HELDOUT_SEEDS, check_deals, deal_set, heldout_seed
 from twilight_env.util.distributed import add_ray_argument, prepare_runner, ray_runner, runner_label
 
@@ -230,8 +231,9 @@ def _load_steps(folder: str) -> dict:
     path = os.path.join(folder, STEPS_FILE)
     doc = read_progress_file(folder, STEPS_FILE, STEPS_KIND, 1, "ladder progress file",
                              "twilight ladder progress file", "ladder.json")
+    verified = check_digest(doc, path, "ladder progress file")
     try:
-        check_keys(doc, "the file", ("kind", "version", "settings", "deals", "steps"), ("num_deals",))
+        check_keys(doc, "the file", ("kind", "version", "settings", "deals", "steps"), ("num_deals", DIGEST_KEY))
         st = check_keys(doc["settings"], "'settings'", ("rungs", "num_players", "seed", "boot", "source"),
                         ("left_out",))
         rungs = st["rungs"]
@@ -250,7 +252,9 @@ def _load_steps(folder: str) -> dict:
         if "num_deals" in doc and check_int(doc["num_deals"], "'num_deals'", 2) != len(deals):
             raise ValueError(f"'num_deals' is {doc['num_deals']} but the file holds {len(deals)} deals; the deal "
                              "list was shortened or lengthened by hand")
-        check_deal_source(st["source"], "settings 'source'", st["num_players"], deals)
+        check_deal_source(st["source"], "settings 'source'", st["num_players"], deals, st["seed"])
+        if not verified:
+            check_deal_file(st["source"], "settings 'source'", deals)
         name = st["source"].get("name")
         if name is not None and (name not in HELDOUT_SEEDS or st["source"].get("seed") != heldout_seed(name)):
             raise ValueError(f"settings 'source' names the deal set {name!r} with seed {st['source'].get('seed')!r}; "
@@ -391,9 +395,9 @@ def play_ladder(settings: LadderSettings) -> str:
                     print(f"step {k + 1}/{len(lad.rungs) - 1}: {upper} against {lower}", file=sys.stderr)
                 entry = play_step(upper, lower, lad.deals, lad.num_players, lad.seed, workers, k, s.progress)
                 lad.done.append(step_figures(entry, lad.num_players))
-                write_json_atomic(path, lad.progress_doc())
+                write_json_atomic(path, with_digest(lad.progress_doc()))
     except KeyboardInterrupt:
-        write_json_atomic(path, lad.progress_doc())
+        write_json_atomic(path, with_digest(lad.progress_doc()))
         print(f"\ninterrupted: {len(lad.done)} finished step(s) saved in {path}; "
               f"continue with: twilight ladder --resume {lad.folder}", file=sys.stderr)
         raise

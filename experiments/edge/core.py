@@ -343,7 +343,7 @@ class StudyCheckpoint(RunCheckpoint):
         deals = check_deals(doc["deals"], "its deals")
         if len(deals) < 2:
             raise ValueError(f"it holds {len(deals)} deal(s); a run has at least 2")
-        check_deal_source(st["deals_source"], "settings 'deals_source'", 3, deals)
+        check_deal_source(st["deals_source"], "settings 'deals_source'", 3, deals, st["seed"])
         keys = {str(config_key(a, b)): (a, b) for a, b in configs}
         if not isinstance(doc["done"], dict):
             raise ValueError("'done' is not an object")

@@ -9,6 +9,7 @@ import pytest
 
 import twilight_env.experiments.edge.solo_edge as edge
 from twilight_env.cli import main
+from twilight_env.experiments.common import with_digest
 
 SMALL = dict(boot=20, matches=50, workers=1, progress=False, verbose=False)
 
@@ -141,7 +142,7 @@ def test_malformed_checkpoints_are_refused_before_any_play(tmp_path, monkeypatch
         change(d)
         folder = tmp_path / name
         folder.mkdir()
-        (folder / edge.CHECKPOINT).write_text(json.dumps(d))
+        (folder / edge.CHECKPOINT).write_text(json.dumps(with_digest(d)))  # consistent edits: field checks
         return str(folder)
 
     cases = {

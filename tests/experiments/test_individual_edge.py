@@ -10,6 +10,7 @@ import pytest
 import twilight_env.experiments.edge.individual_edge as ind
 import twilight_env.experiments.edge.solo_edge as edge
 from twilight_env.cli import main
+from twilight_env.experiments.common import with_digest
 
 SMALL = dict(boot=20, matches=50, workers=1, progress=False, verbose=False)
 
@@ -118,11 +119,11 @@ def test_malformed_checkpoint_is_refused(tmp_path, monkeypatch):
     path = run / ind.CHECKPOINT
     doc = json.loads(path.read_text())
     doc["done"] = {str(edge.config_key("random", "random")): {"0": [[1, 2, 3]] * 3}}
-    path.write_text(json.dumps(doc))
+    path.write_text(json.dumps(with_digest(doc)))  # a consistent edit: the result check is under test
     with pytest.raises(ValueError, match="3 plays of 6 non-negative ints"):
         ind.Checkpoint.load(str(run))
     doc["done"] = {"12345": {}}
-    path.write_text(json.dumps(doc))
+    path.write_text(json.dumps(with_digest(doc)))
     with pytest.raises(ValueError, match="settings do not list"):
         ind.Checkpoint.load(str(run))
 
