@@ -35,14 +35,20 @@ def free_port() -> int:
 
 
 class LiveServer:
-    """uvicorn serving ``app`` on 127.0.0.1 in a daemon thread; ``url`` is its address."""
+    """uvicorn serving ``app`` on 127.0.0.1 in a daemon thread, with the options of
+    ``twilight serve`` (``twilight_env.serve.conn.uvicorn_options``, overridden by
+    ``options``); ``url`` is its address."""
 
-    def __init__(self, app):
+    def __init__(self, app, **options):
         import uvicorn
+
+        from twilight_env.serve.conn import uvicorn_options
 
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning"))
+        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning",
+                                **{**uvicorn_options(), **options})
+        self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 
     def __enter__(self):

@@ -281,8 +281,9 @@ def test_3p_record_names_the_person_human_and_the_new_moon_as_the_solo(client, s
     solo = "human" if seat == 0 else "random"
     sun = {0: ["random", "random"], 1: ["human", "heuristic"]}[seat]
     assert rec["agents"] == [solo, sun[0], solo, sun[1]]
-    frames = client.post("/api/replay", json=rec).json()["frames"]
-    assert frames[0]["who"][2] == f"new moon ({solo})" and frames[0]["who"][0] == solo
+    answer = client.post("/api/replay", json=rec).json()
+    assert answer["frames"][0]["deal"] == 1 and "who" not in answer["frames"][0]  # named once per deal
+    assert answer["who"]["1"][2] == f"new moon ({solo})" and answer["who"]["1"][0] == solo
 
 
 def test_record_download_equals_replay(client):

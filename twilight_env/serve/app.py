@@ -13,8 +13,9 @@ hint never blocks its game.
 
 from __future__ import annotations
 
-import asyncio
+import gzip
 import hashlib
+import json
 import threading
 from collections import OrderedDict
 import os
@@ -35,6 +36,7 @@ from twilight_env.util.jsonfile import JsonFileError, parse_json
 from twilight_env.serve.games import (DEFAULT_AGENT, Game, GameError, GameStore, Limits, action_text, credited, line_seats,
                     state_view)
 from twilight_env.serve.guard import BodyError, Guard, read_body, trusted_hosts
+from twilight_env.serve.pool import Busy, DecisionPool, is_heavy
 
 STATIC_DIR = os.path.join(os.path.dirname(__file__), "static")
 MAX_BODY = 4 * 1024 * 1024
@@ -48,9 +50,18 @@ this many seconds; the answer says how many were made and the page asks again.""
 REPLAY_PAGE = 500
 """Most positions one ``/api/replay`` answer holds (``?limit=``, default this)."""
 HEAVY_SLOTS = 2
-"""Hints and replays that may compute at once, server-wide; more wait their turn."""
-DISCONNECT_POLL = 0.2
-"""Seconds between checks whether the client of a running decision has gone."""
+"""Searches (advances, moves and hints of searching agents) and replays that may compute at
+once, server-wide (:class:`~twilight_env.serve.pool.DecisionPool`)."""
+HEAVY_QUEUE = 8
+"""Searches and replays that may wait for a slot besides; more are answered 429."""
+LIGHT_SLOTS = 8
+"""Agent moves of light agents (``random``, ``heuristic``, network agents) that may run at once."""
+LIGHT_QUEUE = 64
+"""Light agent moves that may wait besides; more are answered 429."""
+PARSE_INLINE = 16 * 1024
+"""Bodies up to this many bytes are parsed on the event loop (under a millisecond on any
+input, ``benchmarks/json_parse.py``); larger ones in a worker thread, so that no body holds
+up other requests."""
 
 
 async def _body(request: Request, required: bool = True) -> Any:
@@ -62,8 +73,20 @@ async def _body(request: Request, required: bool = True) -> Any:
         if required:
             raise GameError(400, "the request needs a JSON body")
         return {}
+    return await _parse(raw)
+
+
+async def _parse(raw: bytes) -> Any:
+    """The JSON of a request body (:func:`~twilight_env.util.jsonfile.parse_json`, linear in
+    the body), parsed in a worker thread when larger than :data:`PARSE_INLINE`.
+
+    Raises:
+        GameError: 400 with the reader's one line (not JSON, nested deeper than 64, ...).
+    """
     try:
-        return parse_json(raw, "the request body")
+        if len(raw) <= PARSE_INLINE:
+            return parse_json(raw, "the request body", max_size=MAX_BODY)
+        return await run_in_threadpool(parse_json, raw, "the request body", max_size=MAX_BODY)
     except JsonFileError as e:
         raise GameError(400, str(e)) from None
 
@@ -91,12 +114,15 @@ def replay_frames(record: Any, offset: int = 0, limit: int | None = None, states
         states: the record's states if already replayed (:func:`replay_states`).
 
     Returns:
-        ``{"kind": "deal" | "match", "count": int, "offset": int, "frames": [...]}``:
-        ``count`` is the number of positions of the whole record; one spectator view per
-        position of the page (every hand open: a record holds the whole deal), each with
-        ``text`` (the move that led there), ``deal`` (1-based), ``index``, ``who``
-        (the recorded agent of each seat) and ``credited`` (at the end of a deal: the
-        record's ``lines`` with their seats and ``deal_points``, R5, R7.5; else None).
+        ``{"kind": "deal" | "match", "count": int, "offset": int, "frames": [...],
+        "who": {deal: [4 names]}}``: ``count`` is the number of positions of the whole
+        record; one spectator view per position of the page (every hand open: a record
+        holds the whole deal), each with ``text`` (the move that led there), ``deal``
+        (1-based), ``index`` and ``credited`` (at the end of a deal: the record's
+        ``lines`` with their seats and ``deal_points``, R5, R7.5; else None). ``who``
+        names the recorded agent of each seat once per deal of the page (keys are the
+        deal numbers as text; a name is cut to :data:`MAX_NAME_CHARS`), so the answer does
+        not repeat the names in every position.
 
     Raises:
         GameError: 422 when the record cannot be replayed (the step and the reason).
@@ -108,6 +134,7 @@ def replay_frames(record: Any, offset: int = 0, limit: int | None = None, states
     stop = len(states) if limit is None else min(len(states), offset + limit)
     deal = 1 + sum(1 for st in states[:max(0, min(offset, len(states)) - 1)] if st.done)
     frames = []
+    who_by_deal: dict[str, list[str]] = {}
     for i in range(offset, stop):
         st = states[i]
         view = state_view(st)
@@ -121,18 +148,28 @@ def replay_frames(record: Any, offset: int = 0, limit: int | None = None, states
             else:
                 text = action_text(prev.acting_seat, prev.chooser, PHASE_NAMES[prev.phase], st.history[-1][2]
                                    if len(st.history) > len(prev.history) else _request_action(prev, st))
-        agents = seat_agents[deal - 1] if deal - 1 < len(seat_agents) else None
-        who = [a or "" for a in agents] if agents else ["", "", "", ""]
-        if st.num_players == 3:  # seat 2 holds the solo's entry, or null in older records (R7.3)
-            by = who[2] or who[0]
-            who[2] = f"new moon ({by})" if by else "new moon"
+        if str(deal) not in who_by_deal:
+            agents = seat_agents[deal - 1] if deal - 1 < len(seat_agents) else None
+            who = [_short(a) if isinstance(a, str) else "" for a in agents] if agents else ["", "", "", ""]
+            if st.num_players == 3:  # seat 2 holds the solo's entry, or null in older records (R7.3)
+                by = who[2] or who[0]
+                who[2] = f"new moon ({by})" if by else "new moon"
+            who_by_deal[str(deal)] = who
         d = deal_recs[deal - 1]
-        view.update({"text": text, "deal": deal, "index": i, "who": who,
+        view.update({"text": text, "deal": deal, "index": i,
                      "credited": credited(d["lines"], d["deal_points"], line_seats(d["lines"], st.seat_cult, d.get("solo")))
                      if st.done else None})
         frames.append(view)
     kind = "match" if record.get("format") == records.FORMAT_MATCH else "deal"
-    return {"kind": kind, "count": len(states), "offset": offset, "frames": frames}
+    return {"kind": kind, "count": len(states), "offset": offset, "frames": frames, "who": who_by_deal}
+
+
+MAX_NAME_CHARS = 200
+"""Longest agent name a replay answer shows; a longer one is cut, ending in ``…``."""
+
+
+def _short(name: str) -> str:
+    return name if len(name) <= MAX_NAME_CHARS else name[:MAX_NAME_CHARS - 1] + "…"
 
 
 def _request_action(prev, st) -> int:
@@ -164,45 +201,25 @@ class ReplayCache:
 
 
 def _query_int(request: Request, key: str, default: int, lo: int, hi: int) -> int:
+    """The query parameter ``key`` as an int ``lo..hi`` (``default`` when absent).
+
+    Only ASCII digits of at most as many digits as ``hi`` are read (``str.isdigit`` also
+    accepts ``'²'`` and other digits that ``int`` refuses, and ``int`` refuses more than
+    4,300 digits).
+
+    Raises:
+        GameError: 400 naming the parameter and the allowed range.
+    """
     raw = request.query_params.get(key)
     if raw is None:
         return default
-    if not raw.isdigit() or not lo <= int(raw) <= hi:
-        raise GameError(400, f"'{key}' must be an int {lo}..{hi}, got {raw[:20]!r}")
+    if not (raw.isascii() and raw.isdigit() and len(raw) <= len(str(hi))) or not lo <= int(raw) <= hi:
+        raise GameError(400, f"'{key}' must be an int {lo}..{hi} in ASCII digits, got {raw[:20]!r}")
     return int(raw)
 
 
-async def _until_done(request: Request, fn, on_disconnect: Callable[[], None] | None = None,
-                      slots: asyncio.Semaphore | None = None):
-    """Run ``fn`` in a worker thread and return its result, or None if the client went away.
-
-    While ``fn`` runs, check every :data:`DISCONNECT_POLL` seconds whether the client has
-    gone; if so, call ``on_disconnect`` (which asks ``fn`` to stop early) and answer
-    nothing: the thread ends on its own, within its caps. With ``slots``, one slot is held
-    from the start of ``fn`` to its end (also after the client has gone), so no more than
-    the semaphore's count of such threads ever run at once.
-    """
-    if slots is not None:
-        await slots.acquire()
-        if await request.is_disconnected():
-            slots.release()
-            return None
-    task = asyncio.ensure_future(run_in_threadpool(fn))
-    if slots is not None:
-        task.add_done_callback(lambda t: slots.release())
-    while True:
-        done, _ = await asyncio.wait({task}, timeout=DISCONNECT_POLL)
-        if done:
-            return task.result()
-        if await request.is_disconnected():
-            if on_disconnect is not None:
-                on_disconnect()
-            task.add_done_callback(lambda t: t.cancelled() or t.exception())  # retrieved: no warning
-            return None
-
-
 # ---------------------------------------------------------------------------------
-# the handlers; each reads the app's store, hint/replay slots and replay cache from
+# the handlers; each reads the app's store, decision pool and replay cache from
 # ``request.app.state`` (set by :func:`create_app`)
 # ---------------------------------------------------------------------------------
 
@@ -213,6 +230,28 @@ def _store(request: Request) -> GameStore:
 def _locked(game: Game, fn):
     with game.lock:
         return fn()
+
+
+async def _in_game(game: Game, fn):
+    """``fn()`` under the game's lock, in a worker thread. The request first waits for the
+    game's asyncio lock, so requests queued on a busy game hold no thread while they wait."""
+    async with game.alock:
+        return await run_in_threadpool(_locked, game, fn)
+
+
+async def _decide(request: Request, lane: str, fn, game: Game | None = None,
+                  on_gone: Callable[[], None] | None = None) -> Response:
+    """Run ``fn`` (agent decisions or a replay) in the decision pool's ``lane`` and answer
+    its result as JSON; with ``game``, under the game's locks (asyncio, then the thread
+    lock inside ``fn``). 429 with ``Retry-After`` when the lane is full (raised by
+    :meth:`DecisionPool.admit`); 499 (nothing sent) when the client went away."""
+    async with request.app.state.pool.admit(lane) as ticket:
+        if game is None:
+            ok, answer = await ticket.run(fn, request.is_disconnected, on_gone)
+        else:
+            async with game.alock:
+                ok, answer = await ticket.run(fn, request.is_disconnected, on_gone)
+    return JSONResponse(answer) if ok else Response(status_code=499)
 
 async def _index(request: Request) -> Response:
     return FileResponse(os.path.join(STATIC_DIR, "index.html"))
@@ -225,12 +264,12 @@ async def _agents(request: Request) -> Response:
 async def _create(request: Request) -> Response:
     body = await _body(request, required=False)
     game = await run_in_threadpool(_store(request).create, body)
-    view = await run_in_threadpool(_locked, game, game.view)
+    view = await _in_game(game, game.view)
     return JSONResponse(view, status_code=201)
 
 async def _show(request: Request) -> Response:
     game = _store(request).get(request.path_params["gid"])
-    return JSONResponse(await run_in_threadpool(_locked, game, game.view))
+    return JSONResponse(await _in_game(game, game.view))
 
 async def _delete(request: Request) -> Response:
     _store(request).delete(request.path_params["gid"])
@@ -249,8 +288,7 @@ async def _advancing(request: Request, game: Game, first: Callable[[], None] | N
             view = game.view()
             view["made"] = made
             return view
-    view = await _until_done(request, run, gone.set)
-    return JSONResponse(view) if view is not None else Response(status_code=499)
+    return await _decide(request, "heavy" if steps and game.heavy else "light", run, game, gone.set)
 
 async def _move(request: Request) -> Response:
     game = _store(request).get(request.path_params["gid"])
@@ -275,13 +313,12 @@ async def _hint(request: Request) -> Response:
         raise GameError(400, "the body must be a JSON object {\"agent\": SPEC}")
     spec = body.get("agent", DEFAULT_AGENT)
     # checked under the lock; the agent then thinks on a snapshot, outside it
-    spec, info, step = await run_in_threadpool(_locked, game, lambda: game.hint_position(spec))
-    answer = await _until_done(request, lambda: Game.hint_for(spec, info, step), slots=request.app.state.heavy)
-    return JSONResponse(answer) if answer is not None else Response(status_code=499)
+    spec, info, step = await _in_game(game, lambda: game.hint_position(spec))
+    return await _decide(request, "heavy" if is_heavy(spec) else "light", lambda: Game.hint_for(spec, info, step))
 
 async def _record(request: Request) -> Response:
     game = _store(request).get(request.path_params["gid"])
-    rec = await run_in_threadpool(_locked, game, game.record)
+    rec = await _in_game(game, game.record)
     name = f"twilight_{game.num_players}p_{game.episode}_{game.seed}.json"
     return JSONResponse(rec, headers={"Content-Disposition": f'attachment; filename="{name}"'})
 
@@ -294,20 +331,50 @@ async def _replay(request: Request) -> Response:
         raise GameError(e.status, e.message) from None
     if not raw.strip():
         raise GameError(400, "the request needs a JSON body: a record")
-    try:
-        body = parse_json(raw, "the request body")
-    except JsonFileError as e:
-        raise GameError(400, str(e)) from None
+    body = await _parse(raw)
+
+    gz = accepts_gzip(request.headers.get("accept-encoding", ""))
 
     def run():
-        return replay_frames(body, offset, limit, request.app.state.cache.states(raw, body))
-    answer = await _until_done(request, run, slots=request.app.state.heavy)
-    return JSONResponse(answer) if answer is not None else Response(status_code=499)
+        answer = replay_frames(body, offset, limit, request.app.state.cache.states(raw, body))
+        return json_bytes(answer, gz)
+    async with request.app.state.pool.admit("heavy") as ticket:
+        ok, out = await ticket.run(run, request.is_disconnected)
+    if not ok:
+        return Response(status_code=499)
+    data, zipped = out
+    headers = {"Vary": "Accept-Encoding"}
+    if zipped:
+        headers["Content-Encoding"] = "gzip"
+    return Response(data, media_type="application/json", headers=headers)
+
+
+def accepts_gzip(header: str) -> bool:
+    """True if an ``Accept-Encoding`` header accepts ``gzip`` (and does not give it ``q=0``)."""
+    for part in header.lower().split(","):
+        name, _, params = part.strip().partition(";")
+        if name.strip() in ("gzip", "*"):
+            q = params.strip()
+            return not (q.startswith("q=") and q[2:].strip().rstrip("0").rstrip(".") in ("", "0"))
+    return False
+
+
+def json_bytes(obj: Any, gzipped: bool) -> tuple[bytes, bool]:
+    """``obj`` as compact UTF-8 JSON (as ``JSONResponse`` writes it), gzip-compressed when
+    ``gzipped`` and longer than 1 KiB; returns ``(bytes, compressed)``. A replay page is
+    highly repetitive: compressed, it is smaller than the record it comes from."""
+    data = json.dumps(obj, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
+    if gzipped and len(data) > 1024:
+        return gzip.compress(data, compresslevel=6), True
+    return data, False
 
 async def _game_error(request: Request, exc: GameError) -> Response:
     # a body refused as too large is not read on: the connection closes
     headers = {"Connection": "close"} if exc.status == 413 else None
     return JSONResponse({"error": exc.message}, status_code=exc.status, headers=headers)
+
+async def _busy(request: Request, exc: Busy) -> Response:
+    return JSONResponse({"error": exc.message}, status_code=429, headers={"Retry-After": str(exc.retry_after)})
 
 async def _server_error(request: Request, exc: Exception) -> Response:
     return JSONResponse({"error": f"internal error ({type(exc).__name__}: {exc}); the game is as before "
@@ -335,9 +402,9 @@ def create_app(limits: Limits | None = None, clock: Callable[[], float] | None =
             or None for none.
 
     Returns:
-        A Starlette app; ``app.state.store`` is its :class:`GameStore`, ``app.state.heavy``
-        the semaphore of the ``HEAVY_SLOTS`` hints and replays that may compute at once,
-        ``app.state.cache`` the :class:`ReplayCache` of the last replayed records.
+        A Starlette app; ``app.state.store`` is its :class:`GameStore`, ``app.state.pool``
+        the :class:`~twilight_env.serve.pool.DecisionPool` where every agent decision and
+        replay runs, ``app.state.cache`` the :class:`ReplayCache` of the last replayed records.
     """
     if store is None:
         store = GameStore(limits, clock) if clock is not None else GameStore(limits)
@@ -356,8 +423,9 @@ def create_app(limits: Limits | None = None, clock: Callable[[], float] | None =
     ]
     guard = Middleware(Guard, hosts=trusted_hosts(host, allow_hosts), token=token)
     app = Starlette(routes=routes, middleware=[guard],
-                    exception_handlers={GameError: _game_error, HTTPException: _http_error, Exception: _server_error})
+                    exception_handlers={GameError: _game_error, Busy: _busy, HTTPException: _http_error,
+                                        Exception: _server_error})
     app.state.store = store
-    app.state.heavy = asyncio.Semaphore(HEAVY_SLOTS)
+    app.state.pool = DecisionPool(HEAVY_SLOTS, HEAVY_QUEUE, LIGHT_SLOTS, LIGHT_QUEUE, retry_after=int(ADVANCE_SECONDS))
     app.state.cache = ReplayCache()
     return app

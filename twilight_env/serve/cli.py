@@ -15,6 +15,7 @@ import sys
 import starlette  # noqa: F401  (a missing `serve` extra is reported before arguments are parsed)
 import uvicorn  # noqa: F401
 
+from twilight_env.serve.conn import uvicorn_options
 from twilight_env.serve.games import Limits
 from twilight_env.serve.guard import LOOPBACK_NAMES, check_token_value, is_loopback, is_wildcard, new_token, trusted_hosts
 
@@ -29,7 +30,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "the token printed at start")
     p.add_argument("--token", default=None,
                    help="the token for --allow-remote (default: a fresh random one, printed); at least 16 "
-                        "letters, digits, '-' or '_'")
+                        "ASCII letters, digits, '-' or '_'")
     p.add_argument("--allow-host", action="append", default=[], metavar="NAME",
                    help="a further name the Host header may carry (e.g. this machine's LAN name); repeatable")
     p.add_argument("--max-games", type=int, default=Limits.max_games,
@@ -74,5 +75,5 @@ def run(args) -> int:
                   "--allow-host NAME", flush=True)
     else:
         print(f"twilight serve: open http://{shown}:{args.port}/ in a browser (Ctrl-C stops)", flush=True)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning", **uvicorn_options())
     return 0

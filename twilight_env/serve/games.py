@@ -31,6 +31,7 @@ Agents come only from the server's list with capped options
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 import threading
 import time
@@ -45,6 +46,7 @@ from twilight_env.rules.cards import CARDS, CULT_NAMES, codes_of, multiplier_of,
 from twilight_env.rules.engine import NEW_MOON, REQUEST_BASE, Config, State
 from twilight_env.rules.infoset import InfoSet
 from twilight_env.rules.scoring import score_mask
+from twilight_env.serve.pool import is_heavy
 
 MODES = ("play", "watch")
 EPISODES = ("deal", "match")
@@ -434,6 +436,8 @@ class Game:
         self.created = self.last_used = clock()
         self.finished_at: float | None = None
         self.lock = threading.Lock()
+        self.alock = asyncio.Lock()  # the server's requests queue here without holding a thread
+        self.heavy = any(is_heavy(s) for s in specs)  # an agent that searches: the pool's heavy lane
         self._tricks_key: tuple | None = None
         self._tricks_list: list[dict] = []
         self._start_deal()

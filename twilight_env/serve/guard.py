@@ -150,19 +150,24 @@ async def read_body(request, limit: int) -> bytes:
 
     Raises:
         BodyError: 413 when the declared ``Content-Length`` or the bytes received pass
-            ``limit`` (the rest is not read); 415 when a ``POST`` with a body is not
-            ``application/json``.
+            ``limit`` (the rest is not read); 400 when the connection closed before the
+            body's end (the client went away, or sent too slowly).
     """
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > limit:
         raise BodyError(413, f"the request body is {declared} bytes; at most {limit} are accepted")
+    from starlette.requests import ClientDisconnect
+
     chunks: list[bytes] = []
     size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise BodyError(413, f"the request body passes {limit} bytes; at most {limit} are accepted")
-        chunks.append(chunk)
+    try:
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > limit:
+                raise BodyError(413, f"the request body passes {limit} bytes; at most {limit} are accepted")
+            chunks.append(chunk)
+    except ClientDisconnect:  # gone, or closed for sending too slowly (twilight_env.serve.conn)
+        raise BodyError(400, "the request body did not arrive: the connection closed before its end") from None
     return b"".join(chunks)
 
 
@@ -178,13 +183,17 @@ class Guard:
     Args:
         app: the ASGI app to guard.
         hosts: the trusted host names (:func:`trusted_hosts`).
-        token: the token every request must carry, or None (loopback: no token).
+        token: the token every request must carry (:func:`check_token_value`), or None
+            (loopback: no token).
+
+    Raises:
+        ValueError: a token of other characters than :data:`TOKEN_CHARS` or shorter than 16.
     """
 
     def __init__(self, app, hosts: Iterable[str], token: str | None = None):
         self.app = app
         self.hosts = {h.lower() for h in hosts}
-        self.token = token
+        self.token = None if token is None else check_token_value(token)
 
     def _header(self, scope, name: bytes) -> str | None:
         for k, v in scope.get("headers", []):
@@ -196,8 +205,10 @@ class Guard:
         host = self._header(scope, b"host")
         name = host_name(host) if host else None
         if name is None or name not in self.hosts:
-            return 400, ("the Host header names no address of this server; allowed: "
-                         + ", ".join(sorted(self.hosts)) + " (any port); twilight serve --allow-host NAME adds one")
+            # the trusted names are not listed: they would tell anyone this machine's names and addresses
+            return 400, ("the Host header names no address of this server: use the address twilight serve "
+                         "printed (localhost, 127.0.0.1 or the bound address, any port); "
+                         "twilight serve --allow-host NAME adds a name")
         origin = self._header(scope, b"origin")
         if origin is not None:
             o = urlsplit(origin)
@@ -281,12 +292,19 @@ def new_token() -> str:
     return secrets.token_urlsafe(32)
 
 
+TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+"""The characters a token may hold: ASCII letters, digits, ``-`` and ``_`` (URL-safe, and
+the same bytes in an address, a cookie and a header, so every way of sending it works)."""
+
+
 def check_token_value(token: Any) -> str:
-    """A token given on the command line: at least 16 URL-safe characters.
+    """A token given on the command line: at least 16 characters of :data:`TOKEN_CHARS`.
 
     Raises:
-        ValueError: naming ``--token`` and what is allowed.
+        ValueError: naming ``--token`` and what is allowed (a letter outside ASCII, such
+            as ``é``, is refused: a cookie or header would carry other bytes than the
+            address).
     """
-    if not isinstance(token, str) or len(token) < 16 or not all(c.isalnum() or c in "-_" for c in token):
-        raise ValueError("--token must be at least 16 characters of letters, digits, '-' and '_'")
+    if not isinstance(token, str) or len(token) < 16 or not set(token) <= TOKEN_CHARS:
+        raise ValueError("--token must be at least 16 characters of ASCII letters, digits, '-' and '_'")
     return token

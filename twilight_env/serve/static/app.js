@@ -493,8 +493,11 @@ async function openRecord(file) {
 // the server sends a record's positions a page at a time (at most REPLAY_PAGE per answer)
 const REPLAY_PAGE = 500;
 
-function replayPage(record, page) {
-  return api("POST", `/api/replay?offset=${page * REPLAY_PAGE}&limit=${REPLAY_PAGE}`, record);
+async function replayPage(record, page) {
+  const r = await api("POST", `/api/replay?offset=${page * REPLAY_PAGE}&limit=${REPLAY_PAGE}`, record);
+  // the answer names each deal's agents once ("who" by deal number); each frame shows its deal's
+  for (const f of r.frames) f.who = r.who[f.deal];
+  return r;
 }
 
 async function replayRecord(i) {
