@@ -84,6 +84,7 @@ from twilight_env.rules.engine import State
 from twilight_env.records.game_records import check_records_folder
 from twilight_env.records.dealsets import deal_set
 from twilight_env.util.distributed import ray_runner, runner_label
+from twilight_env.util.docs import doc_reference
 
 from twilight_env.experiments.common import (check_score_pair, check_shipped_weights, fmt_ci, git_hash, lockstep_ok,
                                              markdown_table, mean_ci, play_lockstep, play_seeded, run_tasks, text_table,
@@ -380,8 +381,9 @@ STRENGTH_NOTE = ("The answer holds for the agents and deals of this run. Who has
                  "guided:default, the strongest agent (the network in the search), -0.9 [-5.3, +3.5] (600 deals). "
                  "At strong play the Sun side leads or the sides are level; the same agent on other deals (seed 0 "
                  "is not a held-out set) or on fewer deals differs within its interval. Figures and commands: "
-                 "docs/RESULTS.md.")
-"""Printed after every team-scoring run: the answer at strong play, with where to read it."""
+                 f"{doc_reference('RESULTS.md')}.")
+"""Printed after every team-scoring run: the answer at strong play, with where to read it
+(the installed copy of RESULTS.md, :func:`twilight_env.util.docs.doc_reference`)."""
 
 
 def terminal_lines(results: list[dict]) -> list[str]:

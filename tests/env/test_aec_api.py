@@ -68,12 +68,26 @@ def _run(code: str) -> str:
     return out.stdout.strip()
 
 
-def test_engine_import_does_not_import_pettingzoo():
-    assert _run("import sys, twilight_env, twilight_env.rules.engine, twilight_env.rules.infoset, twilight_env.obs.encoding; "
+BARE_PACKAGE = ("import sys, types, importlib.util\n"
+                "_pkg = types.ModuleType('twilight_env')\n"
+                "_pkg.__path__ = list(importlib.util.find_spec('twilight_env').submodule_search_locations)\n"
+                "sys.modules['twilight_env'] = _pkg\n")
+"""Child-process prelude: ``twilight_env`` as a bare package, its ``__init__`` (which
+registers the envs, so imports Gymnasium and PettingZoo) not run, so what a submodule
+import loads is that submodule's own doing."""
+
+
+def test_engine_modules_do_not_import_pettingzoo():
+    """The engine, the information sets and the observation encoder import neither
+    PettingZoo nor Gymnasium; the package's ``__init__`` does, to register the envs."""
+    assert _run(BARE_PACKAGE + "import twilight_env.rules.engine, twilight_env.rules.infoset, twilight_env.obs.encoding\n"
                 "print('pettingzoo' in sys.modules, 'gymnasium' in sys.modules)") == "False False"
+    assert _run("import sys, twilight_env\n"
+                "print('pettingzoo' in sys.modules, 'gymnasium' in sys.modules)") == "True True"
 
 
-@pytest.mark.parametrize("order", ["twilight_env, pettingzoo", "pettingzoo, twilight_env"])
+@pytest.mark.parametrize("order", ["twilight_env, pettingzoo", "pettingzoo, twilight_env",
+                                   "twilight_env, gymnasium, pettingzoo", "gymnasium, pettingzoo, twilight_env"])
 def test_registration_in_either_import_order(order):
     code = (f"import {order}\n"
             "e = pettingzoo.make('aec', 'twilight/Twilight-v0', num_players=3)\n"

@@ -1,6 +1,9 @@
 """``gymnasium.make("twilight/SingleAgent-v0")``: registered on ``import twilight_env`` in
-either import order, and clean under Gymnasium's ``check_env``."""
+either import order without an import hook, named in the ``gymnasium.envs`` entry point
+group, and clean under Gymnasium's ``check_env``."""
 
+import ast
+import importlib.metadata
 import os
 import subprocess
 import sys
@@ -51,3 +54,55 @@ def test_registered_in_any_import_order(imports):
                        env={**os.environ, "PYTHONPATH": ROOT})
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "SingleAgentEnv"
+
+
+def _child(code: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": ROOT})
+
+
+def test_module_colon_id_imports_the_package_first():
+    """Gymnasium 1.x reads no entry points; its ``module:id`` form imports twilight_env, which
+    registers the id, in an interpreter that never imported it."""
+    r = _child("import gymnasium as gym\n"
+               "env = gym.make('twilight_env:twilight/SingleAgent-v0', num_players=3)\n"
+               "print(type(env.unwrapped).__name__)\n")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "SingleAgentEnv"
+
+
+def test_the_package_init_defines_no_import_hook():
+    """No finder or loader in ``twilight_env/__init__.py``, and none added to ``sys.meta_path``
+    by importing it."""
+    path = os.path.join(ROOT, "twilight_env", "__init__.py")
+    with open(path, encoding="utf-8") as f:
+        source = f.read()
+    tree = ast.parse(source)
+    classes = [node.name for node in ast.walk(tree) if isinstance(node, ast.ClassDef)]
+    assert classes == [], classes
+    assert "meta_path" not in source and "importlib.abc" not in source
+    r = _child("import sys\nbefore = list(sys.meta_path)\nimport twilight_env\n"
+               "print([type(f).__module__ for f in sys.meta_path if f not in before])\n")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "[]"
+
+
+def test_the_gymnasium_entry_point_registers_the_id(monkeypatch):
+    """``pyproject.toml`` names :func:`twilight_env.register_gymnasium` in the
+    ``gymnasium.envs`` group (read by Gymnasium 0.29 on ``import gymnasium``); loading and
+    calling it registers the id, once."""
+    try:
+        with open(os.path.join(ROOT, "pyproject.toml"), "rb") as f:
+            import tomllib
+            declared = tomllib.load(f)["project"]["entry-points"]["gymnasium.envs"]
+    except ModuleNotFoundError:  # Python 3.10 has no tomllib
+        pytest.skip("tomllib needs Python 3.11")
+    assert declared == {"twilight": "twilight_env:register_gymnasium"}
+    installed = {ep.name: ep for ep in importlib.metadata.entry_points(group="gymnasium.envs")}
+    if "twilight" in installed:  # the installed metadata matches (reinstall after editing pyproject)
+        assert installed["twilight"].value == declared["twilight"]
+    register = importlib.metadata.EntryPoint("twilight", declared["twilight"], "gymnasium.envs").load()
+    monkeypatch.delitem(gym.registry, twilight_env.SINGLE_AGENT_ID)
+    register()
+    register()
+    assert gym.registry[twilight_env.SINGLE_AGENT_ID].entry_point == "twilight_env.envs.wrappers:SingleAgentEnv"

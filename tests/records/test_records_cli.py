@@ -317,7 +317,10 @@ def test_records_module_is_pure():
     """records and the replay command import neither PettingZoo, Gymnasium nor torch."""
     import ast
 
-    code = ("import sys; import twilight_env.records.game_records, twilight_env.records.replay_log; "
+    code = ("import sys, types, importlib.util; _pkg = types.ModuleType('twilight_env'); "
+            "_pkg.__path__ = list(importlib.util.find_spec('twilight_env').submodule_search_locations); "
+            "sys.modules['twilight_env'] = _pkg; "  # the package's __init__ (env registration) not run
+            "import twilight_env.records.game_records, twilight_env.records.replay_log; "
             "print(sorted({m.split('.')[0] for m in sys.modules}))")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True).stdout
     loaded = set(ast.literal_eval(out))

@@ -1,6 +1,7 @@
 """PettingZoo AEC environment for Twilight: ``env(**config)`` and ``raw_env(**config)``.
 
-The only module that imports PettingZoo. Rules live in :mod:`twilight_env.rules.engine`,
+The env module that imports PettingZoo (``twilight_env/__init__.py`` also imports it, to
+register ``twilight/Twilight-v0``). Rules live in :mod:`twilight_env.rules.engine`,
 the observation vector in :mod:`twilight_env.obs.encoding`; this adapter holds spaces,
 masks, ``infos``, rendering and the scaling of scores into rewards.
 
@@ -87,6 +88,11 @@ Version history
 - v0 (0.1.0): first release.
 """
 
+
+There is no ``parallel_env``: the game's actions are sequential. One seat acts at a time
+(the chooser requests a seat, R3; the seats play to a trick in turn, R4) and each choice
+depends on what was played before it, so the AEC form is the natural one; a parallel
+step, where all agents act at once, would not describe the game.
 from __future__ import annotations
 
 import warnings
