@@ -187,7 +187,8 @@ def test_replay_prints_the_whole_records_of_a_cut_file_then_one_line(tmp_path, d
 
 def test_records_of_an_arena_killed_with_sigkill_read_back(tmp_path):
     """A real ``twilight arena --records`` killed with -9 mid-run: replay reads the whole
-    records and names the cut, without a traceback."""
+    records (and names the cut when the kill landed inside a block's write), without a
+    traceback."""
     rec_dir = tmp_path / "rec"
     path = rec_dir / "arena.records.jsonl.gz"
     cmd = [sys.executable, "-m", "twilight_env.cli", "arena", "random", "random", "--deals", "100000",
@@ -205,15 +206,22 @@ def test_records_of_an_arena_killed_with_sigkill_read_back(tmp_path):
         proc.kill()
         proc.wait(timeout=30)
     assert proc.returncode == -signal.SIGKILL
-    got = []
-    with pytest.raises(records.TruncatedRecordsError) as e:
+    # the file holds whole blocks (gzip members), and at most a part of one more after them
+    got, cut = [], None
+    try:
         for rec in records.load_many(path):
             got.append(rec)
-    assert len(got) == e.value.count >= 1 and all(r["format"] == records.FORMAT_DEAL for r in got)
+    except records.TruncatedRecordsError as e:
+        cut = e
+    assert len(got) >= 1 and all(r["format"] == records.FORMAT_DEAL for r in got)
+    assert cut is None or cut.count == len(got)
     p = subprocess.run([sys.executable, "-m", "twilight_env.cli", "replay", str(path)], cwd=ROOT,
                        capture_output=True, text=True, timeout=300)
-    assert p.returncode == 2 and "Traceback" not in p.stderr and "Deal score: " in p.stdout
-    assert p.stderr.strip() == f"twilight replay: error: {e.value}"
+    assert "Traceback" not in p.stderr and "Deal score: " in p.stdout
+    if cut is None:
+        assert p.returncode == 0, p.stderr
+    else:
+        assert p.returncode == 2 and p.stderr.strip() == f"twilight replay: error: {cut}"
 
 
 @pytest.mark.parametrize("name", ["r.json.gz", "r.jsonl.gz"])

@@ -6,10 +6,12 @@ records``; ``records.replay(rec)``), as from their module
 """
 
 from twilight_env.records.game_records import (  # noqa: F401
-    RecordError, RecordFileError, RecordWriter, TruncatedRecordsError, actions_of_history, check_record_file,
+    MAX_AGENT_CHARS, DamagedRecordsError, PartialRecordsError, RecordError, RecordFileError, RecordWriter,
+    TruncatedRecordsError, actions_of_history, check_record_file,
     check_records_folder, deal_record, dump, dump_many, env_config, load, load_any, load_many, match_record,
     replay, to_env_options, to_match, validate)
 
-__all__ = ["RecordError", "RecordFileError", "RecordWriter", "TruncatedRecordsError", "actions_of_history",
+__all__ = ["MAX_AGENT_CHARS", "DamagedRecordsError", "PartialRecordsError", "RecordError", "RecordFileError",
+           "RecordWriter", "TruncatedRecordsError", "actions_of_history",
            "check_record_file", "check_records_folder", "deal_record", "dump", "dump_many", "env_config", "load",
            "load_any", "load_many", "match_record", "replay", "to_env_options", "to_match", "validate"]

@@ -32,17 +32,19 @@ Example::
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import gzip
-import io
 import json
 import os
+import time
 import zlib
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from twilight_env.rules.cards import CARDS, PURGATORY_MASK, codes_of
 from twilight_env.rules.engine import (HOLD, NUM_TRICKS, REQUEST_BASE, Config, Match, State, fixed_solo_scores_problem,
                      validate_deal)
+from twilight_env.util.atomic import write_bytes, write_error
 from twilight_env.util.jsonfile import JsonFileError, open_binary, os_error_message, parse_json, read_json
 
 FORMAT_DEAL = "twilight-deal"
@@ -56,6 +58,10 @@ CONFIG_KEYS = ("num_players", "target", "goals_333", "three_player_scoring", "fi
 MAX_DEAL_SCORE = 360
 """Most points a deal scores: 60 souls times a multiplier of at most 6 (R5.1-R5.3); both
 sides' deal scores together stay within it too."""
+MAX_AGENT_CHARS = 200
+"""Longest agent spec a record holds (characters): the longest spec the project writes (a
+network agent with its options and a weights path) is under 100; writers and readers refuse
+a longer one, so that no record repeats a huge name."""
 SCHEMA_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "record.schema.json")
 """Path of the JSON Schema of both record kinds, shipped in the package."""
 
@@ -169,7 +175,8 @@ def _check_agents(agents, n: int, what: str) -> list | None:
         return None
     if isinstance(agents, (str, bytes)) or not hasattr(agents, "__len__") or len(agents) != n \
             or not all(a is None or isinstance(a, str) for a in agents):
-        raise ValueError(f"agents must be {n} agent specs (str or None) {what}, got {agents!r}")
+        raise ValueError(f"agents must be {n} agent specs (str or None) {what}, got {_short(agents)}")
+    _check_agent_lengths(agents)
     return list(agents)
 
 
@@ -616,7 +623,22 @@ def _validate_common(record: dict, fmt: str) -> None:
     n_agents = 4 if fmt == FORMAT_DEAL or n == 4 else 3
     a = record["agents"]
     _need(a is None or (isinstance(a, list) and len(a) == n_agents and all(x is None or isinstance(x, str) for x in a)),
-          "agents", f"agents must be null or a list of {n_agents} agent specs (string or null), got {a!r}")
+          "agents", f"agents must be null or a list of {n_agents} agent specs (string or null), got {_short(a)}")
+    _check_agent_lengths(a or [])
+
+
+def _short(value, limit: int = 120) -> str:
+    """``repr(value)``, cut to ``limit`` characters (a message never repeats a huge field)."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)"
+
+
+def _check_agent_lengths(agents) -> None:
+    """Refuse an agent spec longer than :data:`MAX_AGENT_CHARS` (``field`` ``agents[i]``)."""
+    for i, x in enumerate(agents):
+        if x is not None and len(x) > MAX_AGENT_CHARS:
+            raise RecordError(f"agents[{i}] is {len(x):,} characters long; an agent spec has at most "
+                              f"{MAX_AGENT_CHARS} characters (it starts {x[:40]!r})", field=f"agents[{i}]")
 
 
 def _num_lines(c: dict) -> int:
@@ -789,41 +811,65 @@ class RecordFileError(RecordError, JsonFileError):
         return self.reason
 
 
-class TruncatedRecordsError(RecordFileError):
+class PartialRecordsError(RecordFileError):
+    """A JSON-lines records file whose whole records before some point read back, and then
+    it is cut or damaged. :func:`load_many` raises it after yielding those records.
+
+    Attributes:
+        path: the file.
+        count: how many whole records the file holds before the cut or the damage.
+        line: the line (from 1) where the cut or the damage starts.
+        offset: the byte offset in the file's text (after gzip) where it starts.
+    """
+
+    def __init__(self, message: str, path: str, count: int, line: int, offset: int):
+        self.path = path
+        self.count = count
+        self.line = line
+        self.offset = offset
+        super().__init__(message)
+
+
+class TruncatedRecordsError(PartialRecordsError):
     """A JSON-lines records file that ends in the middle of a record, as a run killed
     while writing leaves it (a gzip stream cut short, or a last line without its end).
 
     :func:`load_many` raises it after yielding every whole record before the cut.
-
-    Attributes:
-        path: the file.
-        count: how many whole records the file holds before the cut.
     """
 
-    def __init__(self, path: str, count: int, how: str):
-        self.path = path
-        self.count = count
+    def __init__(self, path: str, count: int, how: str, *, line: int | None = None, offset: int = 0):
         super().__init__(f"{path!r} ends after record {count}: truncated ({how}); the {count} whole "
-                         f"record(s) before the cut read back")
+                         f"record(s) before the cut read back", path, count, count + 1 if line is None else line,
+                         offset)
 
 
-def _open_text(path: str | os.PathLike, mode: str):
-    path = os.fspath(path)
-    if path.endswith(".gz"):
-        return io.TextIOWrapper(gzip.open(path, mode + "b"), encoding="utf-8")
-    return open(path, mode, encoding="utf-8")
+class DamagedRecordsError(PartialRecordsError):
+    """A JSON-lines records file whose compressed data is damaged at some point (a gzip
+    check that fails, data that does not decompress, bytes after the last gzip member
+    that are not gzip). :func:`load_many` raises it after yielding every whole record
+    before the damage; its message names the file, the line and the byte offset (in the
+    text after gzip) where the damage starts.
+    """
+
+    def __init__(self, path: str, count: int, line: int, offset: int, how: str):
+        super().__init__(f"{path!r} is damaged after record {count} (from line {line}, byte {offset:,} of its "
+                         f"text): {how}; the {count} whole record(s) before the damage read back", path, count,
+                         line, offset)
 
 
 def dump(record: dict, path: str | os.PathLike) -> None:
-    """Write one record as JSON to ``path`` (gzip-compressed when it ends in ``.gz``).
+    """Write one record as JSON to ``path`` (gzip-compressed when it ends in ``.gz``),
+    atomically: a temporary file beside ``path`` is written, synced and renamed onto it
+    (:mod:`twilight_env.util.atomic`), so a full disk or a crash never leaves a partial or
+    empty file, and an existing file stays as it was on an error.
 
     Raises:
-        RecordError: if the record is malformed (:func:`validate`); OSError on a write error.
+        RecordError: if the record is malformed (:func:`validate`).
+        WriteError: (an ``OSError``) the file cannot be written, one line naming it.
     """
     validate(record)
-    with _open_text(path, "w") as f:
-        json.dump(record, f, indent=1)
-        f.write("\n")
+    data = (json.dumps(record, indent=1) + "\n").encode("utf-8")
+    write_bytes(path, gzip.compress(data, mtime=0) if os.fspath(path).endswith(".gz") else data)
 
 
 def _checked(record, where: str):
@@ -846,14 +892,22 @@ def load(path: str | os.PathLike) -> dict:
         RecordFileError: (a ``RecordError`` and a ``ValueError``) in one line naming the
             file: missing, a folder, unreadable, a truncated or damaged gzip stream, not
             UTF-8, not JSON (line and column), nested deeper than
-            :data:`~twilight_env.util.jsonfile.MAX_DEPTH`, or a malformed record (the field).
+            :data:`~twilight_env.util.jsonfile.MAX_DEPTH`, larger than
+            :data:`MAX_RECORD_BYTES` (after gzip; reading stops at the limit), or a
+            malformed record (the field).
     """
     p = os.fspath(path)
     try:
-        record = read_json(p, "record file")
+        record = read_json(p, "record file", max_bytes=MAX_RECORD_BYTES)
     except JsonFileError as e:
         raise RecordFileError(str(e)) from None
     return _checked(record, f"record file {p!r}")
+
+
+BLOCK_BYTES = 256 << 10
+"""Records text (bytes, before gzip) that :class:`RecordWriter` gathers before it writes a block."""
+BLOCK_SECONDS = 5.0
+"""Most seconds a record waits in :class:`RecordWriter` before its block is written."""
 
 
 class RecordWriter:
@@ -861,22 +915,101 @@ class RecordWriter:
 
     A context manager: ``with RecordWriter(path) as w: w.write(record)``. Each record is
     validated before it is written. :func:`dump_many` is the one-call form.
+
+    The records are written in **blocks** (every :data:`BLOCK_BYTES` of text or
+    :data:`BLOCK_SECONDS` seconds, and on :meth:`flush` and :meth:`close`). A block of a
+    ``.gz`` file is one complete gzip member (a gzip file may hold several one after the
+    other, and every gzip reader reads them as one stream), made in memory and then
+    written at the end of the file's last whole block; until that write returns, the
+    block's records stay in memory. An interruption anywhere (Ctrl-C landing inside a
+    write, an error, a full disk) therefore never touches what is already on disk: the
+    next :meth:`flush` or :meth:`close` cuts the unfinished block off and writes it
+    again, and a process killed in the middle of a write leaves whole blocks followed by
+    a part of one, which :func:`load_many` reads up to the cut.
+
+    Raises:
+        WriteError: (an ``OSError``) from the constructor, :meth:`write`, :meth:`flush` or
+            :meth:`close` when the file cannot be written (e.g. a full disk), one line
+            naming the file; the records already in whole blocks stay readable.
     """
 
-    def __init__(self, path: str | os.PathLike):
+    def __init__(self, path: str | os.PathLike, *, block_bytes: int = BLOCK_BYTES,
+                 block_seconds: float = BLOCK_SECONDS):
         self.path = os.fspath(path)
-        self.count = 0
-        self._f = _open_text(self.path, "w")
+        self.block_bytes = block_bytes
+        self.block_seconds = block_seconds
+        self._gzip = self.path.endswith(".gz")
+        # (bytes on disk in whole blocks, records in them, lines waiting): replaced in one
+        # assignment once a block is on disk, so an interruption never half-updates it
+        self._state: tuple[int, int, list[bytes]] = (0, 0, [])
+        self._waiting_bytes = 0
+        self._since = time.monotonic()
+        try:
+            self._fd: int | None = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+        except OSError as e:
+            raise write_error(self.path, e) from None
+
+    @property
+    def count(self) -> int:
+        """Records accepted so far (on disk or waiting for their block)."""
+        return self._state[1] + len(self._state[2])
 
     def write(self, record: dict) -> None:
-        """Validate and append one record (RecordError if malformed)."""
+        """Validate and append one record (RecordError if malformed; WriteError if a
+        block it completes cannot be written)."""
+        if self._fd is None:
+            raise ValueError(f"records file {self.path!r} is closed")
         validate(record)
-        self._f.write(json.dumps(record, separators=(",", ":")))
-        self._f.write("\n")
-        self.count += 1
+        line = (json.dumps(record, separators=(",", ":")) + "\n").encode("utf-8")
+        self._state[2].append(line)
+        self._waiting_bytes += len(line)
+        if self._waiting_bytes >= self.block_bytes or time.monotonic() - self._since >= self.block_seconds:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write the waiting records as one block (one gzip member for ``.gz``).
+
+        Raises:
+            WriteError: the block cannot be written (the file then ends with its whole
+                blocks; the records stay waiting for the next flush).
+        """
+        if self._fd is None:
+            return
+        size, count, lines = self._state
+        try:
+            os.ftruncate(self._fd, size)  # drops a block cut off by an interruption
+            if lines:
+                data = b"".join(lines)
+                block = gzip.compress(data, compresslevel=6, mtime=0) if self._gzip else data
+                view = memoryview(block)
+                while view:
+                    view = view[os.pwrite(self._fd, view, size + len(block) - len(view)):]
+                self._state = (size + len(block), count + len(lines), [])
+        except OSError as e:
+            raise write_error(self.path, e) from None
+        self._waiting_bytes = 0
+        self._since = time.monotonic()
 
     def close(self) -> None:
-        self._f.close()
+        """Write the waiting records, sync and close the file (a second call does nothing).
+
+        Raises:
+            WriteError: the last block cannot be written; the file is closed and ends with
+                its whole blocks.
+        """
+        if self._fd is None:
+            return
+        try:
+            self.flush()
+            os.fsync(self._fd)
+        except OSError as e:
+            raise write_error(self.path, e) from None
+        finally:
+            fd, self._fd = self._fd, None
+            if fd is not None:
+                with contextlib.suppress(OSError):
+                    os.ftruncate(fd, self._state[0])
+                os.close(fd)
 
     def __enter__(self) -> "RecordWriter":
         return self
@@ -979,16 +1112,32 @@ def check_records_folder(folder: str | os.PathLike, file_name: str, flag: str = 
     return check_record_file(os.path.join(folder, file_name), flag, force)
 
 
-MAX_LINE_BYTES = 64 << 20
-"""Longest line :func:`load_many` reads (bytes): 64 MiB; a match record is a few MB."""
+MAX_RECORD_BYTES = 16 << 20
+"""Largest single record read (bytes of JSON text, after gzip): 16 MiB, for a ``.json``
+record file and for one line of a JSON-lines file. A deal record is about 6 KB (4 KB on
+one line), a match record about 6 KB per deal: 16 MiB holds a match of over 2,500 deals.
+A larger file (a gzip bomb: 0.9 MB that grows to 1 GB) is refused as soon as the limit
+is passed, before it fills the memory."""
+MAX_RECORDS_FILE_BYTES = 16 << 30
+"""Largest JSON-lines records file read (bytes of text, after gzip): 16 GiB, over four
+million deal records. :func:`load_many` reads line by line, so the memory stays within
+one line (:data:`MAX_RECORD_BYTES`) whatever the size; the limit bounds the time."""
+MAX_BLANK_LINES = 1000
+"""Most blank lines a JSON-lines records file may hold (the writer writes none): a gzip
+bomb of newlines would otherwise cost seconds per megabyte without holding a record."""
+MAX_LINE_BYTES = MAX_RECORD_BYTES
+"""Longest line :func:`load_many` reads (bytes): :data:`MAX_RECORD_BYTES`."""
 
 
-def _raw_lines(path: str) -> Iterator[bytes]:
+def _raw_lines(path: str, offsets: list[int]) -> Iterator[bytes]:
     """The lines of ``path`` as bytes, each with its ending ``\\n`` (gzip for ``.gz``).
+    ``offsets[0]`` is kept at the byte offset (in the text) after the last line yielded.
 
     Raises:
-        RecordFileError: missing, a folder, unreadable or not gzip;
-        EOFError: a gzip stream that ends early (after every whole line decompressed).
+        RecordFileError: missing, a folder, unreadable or not gzip at its start, a line
+            longer than :data:`MAX_LINE_BYTES`, more text than :data:`MAX_RECORDS_FILE_BYTES`;
+        EOFError: a gzip stream that ends early (after every whole line decompressed);
+        gzip.BadGzipFile, zlib.error: damage after the start (after every line before it).
     """
     what = f"records file {path!r}"
     try:
@@ -1004,9 +1153,14 @@ def _raw_lines(path: str) -> Iterator[bytes]:
                 if len(line) > MAX_LINE_BYTES:
                     raise RecordFileError(f"{what} has a line of more than {MAX_LINE_BYTES:,} bytes; no record "
                                           "is so long")
+                if offsets[0] + len(line) > MAX_RECORDS_FILE_BYTES:
+                    raise RecordFileError(f"{what} holds more than {MAX_RECORDS_FILE_BYTES:,} bytes"
+                                          f"{' uncompressed' if path.endswith('.gz') else ''}; no records file "
+                                          "is so large")
+                offsets[0] += len(line)
                 yield line
-        except (gzip.BadGzipFile, zlib.error) as e:
-            raise RecordFileError(f"{what} is not a valid gzip file ({e})") from None
+        except (gzip.BadGzipFile, zlib.error):  # an OSError and a ValueError: load_many says where
+            raise
         except OSError as e:
             raise RecordFileError(os_error_message("records file", path, e)) from None
 
@@ -1014,23 +1168,31 @@ def _raw_lines(path: str) -> Iterator[bytes]:
 def load_many(path: str | os.PathLike) -> Iterator[dict]:
     """Iterate over the records of a JSON-lines file (``.gz``: gzip), each validated.
 
-    Blank lines are skipped and a UTF-8 byte-order mark is accepted. A file cut by a
-    crash (a run killed while writing: a gzip stream that ends early, or a last line
-    without its ``\\n`` that is not a whole record) yields every whole record before the
-    cut and then raises :class:`TruncatedRecordsError`, whose message says after which
-    record the file ends (``count`` holds that number).
+    Blank lines are skipped (at most :data:`MAX_BLANK_LINES`) and a UTF-8 byte-order mark
+    is accepted. A ``.gz`` file may hold several gzip members one after the other (as
+    :class:`RecordWriter` writes it). A file cut by a crash (a run killed while writing: a
+    gzip stream that ends early, or a last line without its ``\\n`` that is not a whole
+    record) yields every whole record before the cut and then raises
+    :class:`TruncatedRecordsError`; a file whose gzip data is damaged after its start (a
+    failed gzip check, data that does not decompress) yields every whole record before
+    the damage and then raises :class:`DamagedRecordsError`. Both say after which record,
+    from which line and at which byte of the text the cut or damage starts (``count``,
+    ``line``, ``offset``).
 
     Raises:
         TruncatedRecordsError: the file ends in the middle of a record (after yielding
             the whole ones).
+        DamagedRecordsError: the gzip data is damaged after some whole records.
         RecordFileError: (a ``RecordError``) in one line naming the file, and the line
             for a fault in a line: missing, a folder, unreadable, not gzip, not UTF-8, a
-            line that is not JSON or nested too deeply, or not a valid record.
+            line that is not JSON or nested too deeply, or not a valid record, a line or
+            a file over its size limit (:data:`MAX_RECORD_BYTES`,
+            :data:`MAX_RECORDS_FILE_BYTES`), too many blank lines.
     """
     p = os.fspath(path)
-    count = 0
-    lineno = 0
-    lines = _raw_lines(p)
+    count = lineno = blank = 0
+    offsets = [0]
+    lines = _raw_lines(p, offsets)
     while True:
         try:
             line = next(lines)
@@ -1038,16 +1200,25 @@ def load_many(path: str | os.PathLike) -> Iterator[dict]:
             return
         except EOFError:
             raise TruncatedRecordsError(p, count, "the gzip stream ends early, as when the run writing it "
-                                        "was killed") from None
+                                        "was killed", line=lineno + 1, offset=offsets[0]) from None
+        except (gzip.BadGzipFile, zlib.error) as e:
+            if offsets[0] == 0:
+                raise RecordFileError(f"records file {p!r} is not a valid gzip file ({e})") from None
+            raise DamagedRecordsError(p, count, lineno + 1, offsets[0], f"its gzip data is damaged ({e})") from None
         lineno += 1
         if not line.strip():
+            blank += 1
+            if blank > MAX_BLANK_LINES:
+                raise RecordFileError(f"records file {p!r} holds more than {MAX_BLANK_LINES:,} blank lines (line "
+                                      f"{lineno}); a records file holds one record per line")
             continue
         where = f"records file {p!r}, line {lineno}"
         try:
             record = parse_json(line, where)
         except JsonFileError as e:
             if not line.endswith(b"\n"):  # the last line, cut before its end
-                raise TruncatedRecordsError(p, count, f"line {lineno} stops in the middle of a record") from None
+                raise TruncatedRecordsError(p, count, f"line {lineno} stops in the middle of a record",
+                                            line=lineno, offset=offsets[0] - len(line)) from None
             raise RecordFileError(str(e)) from None
         yield _checked(record, where)
         count += 1
@@ -1140,7 +1311,8 @@ def to_match(record: dict) -> Match:
     return _replay_deal(record)[0]
 
 
-__all__ = ["RecordError", "RecordFileError", "TruncatedRecordsError", "RecordWriter", "FORMAT_DEAL", "FORMAT_MATCH",
+__all__ = ["RecordError", "RecordFileError", "PartialRecordsError", "TruncatedRecordsError", "DamagedRecordsError",
+           "RecordWriter", "MAX_AGENT_CHARS", "MAX_RECORD_BYTES", "MAX_RECORDS_FILE_BYTES", "FORMAT_DEAL", "FORMAT_MATCH",
            "VERSION", "SCHEMA_FILE", "MAX_DEAL_SCORE", "deal_record", "match_record", "replay", "validate", "dump",
            "load", "dump_many", "load_many", "load_any", "check_record_file", "check_records_folder", "nearest_existing",
            "to_env_options", "env_config", "to_match", "actions_of_history"]
