@@ -188,7 +188,7 @@ self-play on the batch engine. This notebook runs a short training in this proce
 TensorBoard scalars back and plots the learning curve, then plays the trained network against
 `random` on duplicate deals. Settings from the environment: `TWILIGHT_TRAIN_DECISIONS` (default
 1,000,000 self-play decisions: 52 s on one core of a 2-core machine) and
-`TWILIGHT_TRAIN_DIR` (default: a temporary folder). On the command line the same run is
+`TWILIGHT_TRAIN_DIR` (default: a temporary folder, removed by the last cell). On the command line the same run is
 `twilight train --players 4 --decisions 1000000 --actors 0 --eval-opponents random`."""),
     ("code", SETUP + """
 
@@ -196,7 +196,8 @@ from twilight_env.training.config import TrainConfig
 from twilight_env.training.train import summary_table, train
 
 decisions = int(os.environ.get("TWILIGHT_TRAIN_DECISIONS", 1_000_000))
-logdir = os.environ.get("TWILIGHT_TRAIN_DIR") or tempfile.mkdtemp(prefix="twilight_train_")
+scratch = tempfile.TemporaryDirectory(prefix="twilight_train_")  # removed by the last cell (or when Python exits)
+logdir = os.environ.get("TWILIGHT_TRAIN_DIR") or scratch.name
 cfg = TrainConfig(exp="notebook", players=4, decisions=decisions, actors=0, logdir=logdir,
                   eval_every=max(decisions // 4, 1), eval_deals=30, eval_opponents=("random",),
                   games_per_actor=128, chunk=2000, progress=False)
@@ -231,11 +232,13 @@ The checkpoint plays as `neural:path=RUN/checkpoint.pt` in every command (`arena
 `ladder`, `play`). Duplicate deals: each deal is played twice with the seats swapped."""),
     ("code", """from twilight_env.cli import main
 
-arena_dir = tempfile.mkdtemp(prefix="twilight_arena_")
-main(["arena", f"neural:path={run_dir / 'checkpoint.pt'}", "random", "--players", "4", "--deals", "50",
-      "--workers", "1", "--quiet", "--out", arena_dir, "--force"])"""),
+with tempfile.TemporaryDirectory(prefix="twilight_arena_") as arena_dir:
+    main(["arena", f"neural:path={run_dir / 'checkpoint.pt'}", "random", "--players", "4", "--deals", "50",
+          "--workers", "1", "--quiet", "--out", arena_dir, "--force"])"""),
     ("md", """To train on: `twilight train --resume RUN_DIR --minutes 30` (the command is printed at the
-end of every run); to start from the shipped network: `twilight train --players 3 --init default`."""),
+end of every run; set `TWILIGHT_TRAIN_DIR` to keep the run, else this cell removes its temporary
+folder); to start from the shipped network: `twilight train --players 3 --init default`."""),
+    ("code", """scratch.cleanup()"""),
 ]
 
 LADDER_CELLS = [
@@ -269,11 +272,12 @@ class StrongestCard:
     ("code", """from twilight_env.experiments.ladder import run_ladder
 
 deals = int(os.environ.get("TWILIGHT_LADDER_DEALS", 100))
-folder = run_ladder(["random", "mine", "heuristic"], num_players=3, deals=deals, workers=1, progress=False,
-                    verbose=False, out=tempfile.mkdtemp(prefix="twilight_ladder_"), force=True)
 from IPython.display import Image, Markdown, display
-display(Markdown(pathlib.Path(folder, "ladder.md").read_text()))
-display(Image(filename=str(pathlib.Path(folder, "ladder.png"))))"""),
+with tempfile.TemporaryDirectory(prefix="twilight_ladder_") as out:  # removed once shown
+    folder = run_ladder(["random", "mine", "heuristic"], num_players=3, deals=deals, workers=1, progress=False,
+                        verbose=False, out=out, force=True)
+    display(Markdown(pathlib.Path(folder, "ladder.md").read_text()))
+    display(Image(filename=str(pathlib.Path(folder, "ladder.png"))))"""),
     ("md", """A step **holds** when its interval is above 0. To compare with the project's own agents, add
 rungs (`pimc`, `ismcts`, `neural:default`) and deals; the same from a shell needs the agent
 importable there (a module that calls `register`), e.g. `twilight ladder random mine heuristic

@@ -199,7 +199,9 @@ def test_edge_figure_has_a_title_and_integer_deal_counts(tmp_path):
     assert os.path.getsize(os.path.join(out, "edge.png")) > 0
 
 
-def _execute(name, env, monkeypatch):
+def _execute(name, env, monkeypatch, tmp_path):
+    """Run a notebook with ``env`` set; its temporary folders go under ``tmp_path/tmp``
+    (``TMPDIR``), which must be empty again when it ends: a notebook cleans up after itself."""
     nbformat = pytest.importorskip("nbformat")
     nbclient = pytest.importorskip("nbclient")
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -208,8 +210,12 @@ def _execute(name, env, monkeypatch):
     assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code")  # kept cleared
     for k, v in env.items():
         monkeypatch.setenv(k, v)
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setenv("TMPDIR", str(scratch))
     nbclient.NotebookClient(nb, timeout=300, kernel_name="python3",
                             resources={"metadata": {"path": os.path.dirname(path)}}).execute()
+    assert not [p.name for p in scratch.iterdir() if p.name.startswith("twilight_")], "temporary folders left"
     return "".join(o.get("text", "") + o.get("data", {}).get("text/markdown", "")
                    for c in nb.cells if c.cell_type == "code" for o in c.outputs)
 
@@ -219,15 +225,15 @@ def test_the_training_notebook_trains_plots_and_plays(tmp_path, monkeypatch):
     pytest.importorskip("torch")
     pytest.importorskip("tensorboard")
     shown = _execute("train_agent.ipynb", {"TWILIGHT_TRAIN_DECISIONS": "12000", "TWILIGHT_TRAIN_DIR": str(tmp_path)},
-                     monkeypatch)
+                     monkeypatch, tmp_path)
     assert "gradient updates" in shown and "evaluations: [(0," in shown
     assert "Duplicate arena, 4 players, 50 deals" in shown
     assert list(tmp_path.glob("notebook__*/checkpoint.pt"))
 
 
-def test_the_ladder_notebook_puts_a_new_agent_on_the_ladder(monkeypatch):
+def test_the_ladder_notebook_puts_a_new_agent_on_the_ladder(monkeypatch, tmp_path):
     """notebooks/my_agent_on_ladder.ipynb: a registered agent plays a ladder between random and heuristic."""
-    shown = _execute("my_agent_on_ladder.ipynb", {"TWILIGHT_LADDER_DEALS": "8"}, monkeypatch)
+    shown = _execute("my_agent_on_ladder.ipynb", {"TWILIGHT_LADDER_DEALS": "8"}, monkeypatch, tmp_path)
     assert "| 1 | mine |" in shown and "| 2 | heuristic |" in shown and "8 deals (heldout-1)" in shown
 
 
