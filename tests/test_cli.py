@@ -70,3 +70,43 @@ def test_damaged_input_a_reader_missed_is_still_one_line(monkeypatch, capsys, tm
     assert main(["replay", str(tmp_path / "x.json")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("twilight replay: error: damaged input (") and str(error) in err
+
+
+def test_train_minutes_count_from_training_not_start_up(tmp_path, monkeypatch, capsys):
+    """``twilight train --minutes M`` trains for M minutes after start-up and the first
+    evaluation: a start-up longer than the budget (here an evaluation made slow) used to
+    leave no time to train, and the summary said 0.0 decisions/s."""
+    pytest.importorskip("torch")
+    pytest.importorskip("tensorboard")
+    import dataclasses
+    import time
+
+    from twilight_env.training import train as tr
+
+    real = tr.evaluate
+
+    def slow_evaluate(*a, **k):
+        time.sleep(1.5)  # longer than the whole budget below (0.01 min = 0.6 s)
+        return real(*a, **k)
+
+    monkeypatch.setattr(tr, "evaluate", slow_evaluate)
+    # the command's settings, with a small network and chunk so that the test is quick
+    monkeypatch.setattr(tr, "config_from_args", lambda args, real=tr.config_from_args: dataclasses.replace(
+        real(args), chunk=500, trunk=(32,), head=(16,), batch_size=128))
+    rc = main(["train", "--players", "4", "--minutes", "0.01", "--actors", "0", "--eval-deals", "2",
+               "--eval-opponents", "random", "--games-per-actor", "16",
+               "--logdir", str(tmp_path / "runs"), "--no-progress"])
+    out = capsys.readouterr().out
+    assert rc == 0
+    decisions = int(next(line for line in out.splitlines() if line.startswith("decisions")).split()[1].replace(",", ""))
+    assert decisions > 0 and "decisions/s overall" in out and " 0.0 decisions/s" not in out
+
+
+def test_train_summary_without_self_play_says_so():
+    pytest.importorskip("torch")
+    from twilight_env.training.train import summary_table
+
+    s = {"run_dir": "runs/x", "players": 4, "actors": 2, "decisions": 0, "updates": 0, "episodes": 0,
+         "selfplay_decisions_per_s": 0.0, "actor_decisions_per_s": None, "wall_seconds": 31.0, "eval": {}}
+    text = summary_table(s)
+    assert "decisions/s" not in text and "give more --minutes" in text

@@ -19,7 +19,8 @@ class TrainConfig:
     players: int = 4
     """Variant: 4 players, or 3 players (solo with the new moon, R7) (seats at the table)."""
     minutes: float | None = None
-    """Wall-clock budget of this invocation (minutes); None = no time limit."""
+    """Wall-clock budget of this invocation's training (minutes), counted once start-up and
+    the first evaluation are done, so even a short budget trains; None = no time limit."""
     decisions: int | None = None
     """Budget: total self-play decisions seen by the learner, resumed ones included (decisions)."""
     actors: int = 1

@@ -73,7 +73,9 @@ def add_arguments(parser) -> None:
     d = TrainConfig()
     parser.add_argument("--players", type=int, choices=(3, 4), default=None,
                         help="variant: 4 or 3 players (default 4; a resumed run keeps its own)")
-    parser.add_argument("--minutes", type=positive_float, default=None, help="wall-clock budget of this run (minutes)")
+    parser.add_argument("--minutes", type=positive_float, default=None,
+                        help="wall-clock budget of this run's training (minutes), counted from the first self-play "
+                             "chunk's start, after start-up and the first evaluation")
     parser.add_argument("--decisions", type=positive_int, default=None,
                         help="budget: total self-play decisions seen, resumed ones included")
     parser.add_argument("--actors", type=non_negative_int, default=d.actors, help="actor processes (0 = in-process)")
@@ -187,10 +189,14 @@ def summary_table(summary: dict) -> str:
     who = "per actor process" if summary.get("actors") else "in the learner process"
     rows = [("run directory", summary["run_dir"]), ("players", summary["players"]),
             ("decisions", num(summary["decisions"])), ("gradient updates", num(summary["updates"])),
-            ("deals", num(summary["episodes"])),
-            ("self-play", f"{num(summary['selfplay_decisions_per_s'], '{:,.1f}')} decisions/s overall"),
-            ("", f"{num(summary['actor_decisions_per_s'], '{:,.1f}')} decisions/s {who} while generating"),
-            ("wall time", f"{summary['wall_seconds']:.1f} s")]
+            ("deals", num(summary["episodes"]))]
+    if summary["decisions"]:
+        rows += [("self-play", f"{num(summary['selfplay_decisions_per_s'], '{:,.1f}')} decisions/s overall"),
+                 ("", f"{num(summary['actor_decisions_per_s'], '{:,.1f}')} decisions/s {who} while generating")]
+    else:  # say why, rather than a speed of 0.0 decisions/s
+        rows.append(("self-play", "none: no self-play arrived within the budget (the actors were still "
+                                  "starting); give more --minutes"))
+    rows.append(("wall time", f"{summary['wall_seconds']:.1f} s"))
     width = max(len(k) for k, _ in rows)
     out = [f"{k.ljust(width)}  {v}".rstrip() for k, v in rows]
     ev = summary.get("eval") or {}
@@ -1001,18 +1007,21 @@ def _train(cfg: TrainConfig, override: set | None, t_start: float, signals: _Sig
     counters = learner.counters
     ghash = git_hash() or "unknown"
     writer = source = bar = None
+    t_train = None  # when the --minutes budget began (time.perf_counter)
     try:
         writer = open_writer(run_dir, cfg, counters, ghash, resumed=ckpt is not None)
         source = _selfplay_source(learner, cfg, ckpt)
         budget_s = cfg.minutes * 60 if cfg.minutes is not None else math.inf
         target = cfg.decisions
-        bar = progress_bar(cfg, counters["decisions"], time.perf_counter() - t_start)
         next_eval = ((counters["decisions"] // cfg.eval_every) + 1) * cfg.eval_every if cfg.eval_every else math.inf
-        last_ckpt = time.perf_counter()
-        rate = _Throughput()
         if ckpt is None and opponents and cfg.eval_every:
             evaluate(learner, opponents, deals, writer)  # the starting point of the learning curve
-        while (target is None or counters["decisions"] < target) and time.perf_counter() - t_start < budget_s:
+        # --minutes budgets training: it counts from here, after start-up and the first
+        # evaluation (a short budget would otherwise end before the first chunk)
+        t_train = last_ckpt = time.perf_counter()
+        bar = progress_bar(cfg, counters["decisions"], 0.0)
+        rate = _Throughput()
+        while (target is None or counters["decisions"] < target) and time.perf_counter() - t_train < budget_s:
             # 1. self-play data
             want = cfg.chunk if target is None else max(1, min(cfg.chunk, target - counters["decisions"]))
             # a chunk is played, learnt from and logged whole, or not at all: an interrupt
@@ -1025,7 +1034,7 @@ def _train(cfg: TrainConfig, override: set | None, t_start: float, signals: _Sig
                 losses = learner_step(learner, chunks)
                 source.publish(learner.model)
                 # 3. log
-                step = _log_chunks(writer, bar, cfg, counters, chunks, losses, rate, t_start)
+                step = _log_chunks(writer, bar, cfg, counters, chunks, losses, rate, t_train)
             # 4. evaluate, checkpoint
             if step >= next_eval:
                 evaluate(learner, opponents, deals, writer)
@@ -1045,8 +1054,9 @@ def _train(cfg: TrainConfig, override: set | None, t_start: float, signals: _Sig
             save_train_checkpoint(learner, run_dir, ghash, source)
             if writer is not None:
                 writer.close()
+        trained = 0.0 if t_train is None else time.perf_counter() - t_train
         raise TrainingInterrupted(getattr(e, "signum", signal.SIGINT), run_dir, counters["decisions"],
-                                  resume_command(run_dir, cfg, time.perf_counter() - t_start)) from None
+                                  resume_command(run_dir, cfg, trained)) from None
     except BaseException:
         _close(source, bar)
         raise
@@ -1078,9 +1088,10 @@ class _Throughput:
 
 
 def _log_chunks(writer, bar, cfg: TrainConfig, counters: dict, chunks: list, losses: list, rate: _Throughput,
-                t_start: float) -> int:
+                t_train: float) -> int:
     """Count the chunks' decisions in ``rate``, write the step's scalars (:func:`log_step`)
-    and move the progress bar; returns the step (decisions so far)."""
+    and move the progress bar (``t_train``: when the ``--minutes`` budget began, in
+    ``time.perf_counter`` seconds); returns the step (decisions so far)."""
     new = sum(c[2].decisions for c in chunks)
     rate.decisions += new
     rate.seconds += sum(c[2].seconds for c in chunks)
@@ -1091,7 +1102,7 @@ def _log_chunks(writer, bar, cfg: TrainConfig, counters: dict, chunks: list, los
     log_step(writer, step, losses, dps, actor_dps, [p for c in chunks for p in c[2].side0_points], counters)
     bar.set_postfix(dec=f"{step:,}", dps=f"{dps:.0f}", loss=f"{np.mean(losses):.4f}" if losses else "-",
                     refresh=False)
-    advance_bar(bar, cfg, new, time.perf_counter() - t_start)
+    advance_bar(bar, cfg, new, time.perf_counter() - t_train)
     return step
 
 
