@@ -17,8 +17,10 @@ masks, ``infos``, rendering and the scaling of scores into rewards.
 Config keywords (any other keyword, or a bad value, raises ``ValueError`` naming it and
 the allowed values): ``num_players`` (4 or 3), ``episode`` (``"deal"`` or ``"match"``),
 ``target`` (1000), ``goals_333`` (False, R6.2), ``three_player_scoring`` (``"team"`` or
-``"individual"``, R8), ``fixed_solo`` (False, R7.6), ``render_mode`` (None, ``"human"``,
-``"ansi"``).
+``"individual"``, R8), ``fixed_solo`` (False, R7.6), ``tricks`` (7: tricks per deal, 1..7;
+fewer play the reduced deck of :class:`~twilight_env.rules.engine.Config`, whose hands
+hold ``tricks`` cards and whose left-out cards are flagged as gone in the observation),
+``render_mode`` (None, ``"human"``, ``"ansi"``).
 
 Seats and agents
 ----------------
@@ -30,7 +32,7 @@ rotates p0, p2, p1, ... in matches (R7.4). The new moon is never an agent.
 ``reset(seed=None, options=None)``: ``seed`` (an int >= 0 or None; a bool, a negative or
 a non-integer seed raises ``ValueError`` naming ``seed``) seeds this env's own ``numpy``
 generator (never the global one), so the same seed gives the same deals. ``options`` may hold
-``"deal"`` (4 lists of 7 card codes by seat), ``"dealer"`` (4 players: the dealer's
+``"deal"`` (4 lists of 7 card codes by seat; ``tricks`` codes of the reduced deck when ``tricks`` < 7), ``"dealer"`` (4 players: the dealer's
 seat; the seat after it leads, R2.4), ``"solo"`` (3 players: the solo player 0..2) and
 ``"scores"`` (match episodes: starting totals by score line, see
 :class:`~twilight_env.rules.engine.Match`; under ``fixed_solo`` the two Sun players share one
@@ -123,6 +125,7 @@ CONFIG_DEFAULTS: dict[str, Any] = {
     "goals_333": False,
     "three_player_scoring": "team",
     "fixed_solo": False,
+    "tricks": 7,
     "render_mode": None,
 }
 """Accepted config keywords and their defaults (``docs/API.md``, Environment)."""
@@ -156,7 +159,7 @@ def parse_config(config: dict) -> tuple[Config, str, str | None]:
     if c["num_players"] == 4 and isinstance(c["fixed_solo"], (bool, np.bool_)) and c["fixed_solo"]:
         raise ValueError("fixed_solo=True is a 3-player option (R7.6); use num_players=3")
     cfg = Config(num_players=c["num_players"], target=c["target"], goals_333=c["goals_333"],
-                 three_player_scoring=c["three_player_scoring"], fixed_solo=c["fixed_solo"])
+                 three_player_scoring=c["three_player_scoring"], fixed_solo=c["fixed_solo"], tricks=c["tricks"])
     return cfg, c["episode"], c["render_mode"]
 
 
@@ -234,7 +237,7 @@ class raw_env(AECEnv):
                 raise ValueError(f"option 'solo' must be a player 0..2, got {solo!r}")
         if deal is not None:
             try:
-                validate_deal(deal)
+                validate_deal(deal, self.config.tricks)
             except ValueError as e:
                 raise ValueError(f"option 'deal': {e}") from None
         scores = opts.get("scores")
@@ -441,7 +444,7 @@ class raw_env(AECEnv):
             for a in self.rewards:
                 self.rewards[a] = 0.0
             self._rewards_dirty = False
-        if st.trick == 7:
+        if st.trick == st.num_tricks:
             self._end_deal()
         else:
             self._select()

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from twilight_env.rules.cards import CARDS, codes_of, multiplier_of, souls_of
-from twilight_env.rules.engine import HOLD, NEW_MOON, NUM_TRICKS, State
+from twilight_env.rules.engine import HOLD, NEW_MOON, State
 
 _CULT = ("Sun", "Moon")
 
@@ -52,7 +52,7 @@ def render_deal(state: State, seat_names: Sequence[str], *, header: str = "",
         if state.phase == HOLD:
             act = (f"seat {c} requested seat {state.holder} ({seat_names[state.holder]}) for a "
                    f"{_CULT[state.seat_cult[c]]} card; seat {state.holder} holds")
-        lines.append(f"Trick {state.trick + 1} of {NUM_TRICKS}, place {state.place + 1}, leader seat "
+        lines.append(f"Trick {state.trick + 1} of {state.num_tricks}, place {state.place + 1}, leader seat "
                      f"{state.leader}: {act}")
     # what is in front of each seat this trick
     front = ["", "", "", ""]

@@ -12,6 +12,7 @@ Parameters
 | ``three_player_scoring`` | ``"team"`` or ``"individual"`` (``"team"``) | how ``returns`` credit a 3-player deal (R7.5, R8) |
 | ``goals_333`` | False | the R6.2 match rule; only ``False`` is accepted, as one deal has no match totals |
 | ``fixed_solo`` | False | the R7.6 match rule; only ``False`` is accepted, for the same reason |
+| ``tricks`` | 1..7 (7) | tricks per deal; fewer play the reduced deck of the engine's ``Config`` (``tricks`` cards a hand, each cult ``2 * tricks`` cards) |
 
 The values are checked by the env's :class:`~twilight_env.rules.engine.Config`; a bad value,
 or a match rule set to True, raises ``ValueError`` naming it.
@@ -28,7 +29,8 @@ Chance and actions
 - 4 players: the first chance node draws the first leader (outcomes 0..3, uniform, as
   the env draws the dealer, R2.4). 3 players: the solo leads (R7.3); no such node.
 - Then 28 chance nodes deal the cards one by one, seat 0's seven first, then seats 1,
-  2, 3 (outcome = card id 0..27, uniform over the cards not dealt yet, R2.3).
+  2, 3 (outcome = card id 0..27, uniform over the cards not dealt yet, R2.3). A reduced
+  deck (``tricks`` < 7) deals its ``4 * tricks`` cards the same way, ``tricks`` to a seat.
   :func:`deal_state` plays these nodes for a given deal.
 - Player actions are the env's: 0..27 play that card, 28/29/30 request the seat at
   offset +1/+2/+3 from the chooser (R3.2). At most 56 player actions (28 cards, 28
@@ -70,19 +72,22 @@ from typing import Sequence
 import numpy as np
 import pyspiel
 
-from twilight_env.rules.cards import CARDS, MOON_MASK, NUM_CARDS, SUN_MASK, codes_of, ids_of
+from twilight_env.rules.cards import CARDS, MOON_MASK, NUM_CARDS, SUN_MASK, codes_of, deck_mask, ids_of
 from twilight_env.obs.encoding import OBS_SIZE, encode_observation
-from twilight_env.rules.engine import (HOLD, HAND_SIZE, NEW_MOON, NUM_ACTIONS, REQUEST_BASE, Config, State,
-                     validate_deal)
+from twilight_env.rules.engine import (HOLD, HAND_SIZE, NEW_MOON, NUM_ACTIONS, NUM_TRICKS, REQUEST_BASE, Config,
+                                      ReducedState, State, validate_deal)
 from twilight_env.rules.infoset import InfoSet
 
 GAME_NAME = "python_twilight"
+NUM_SEATS_CARDS = 4
+"""Cards dealt per trick of the deal: one to each of the 4 seats (R2.3)."""
 MAX_PLAYER_ACTIONS = 2 * NUM_CARDS
 """28 cards, each possibly after a request (R3.2)."""
 INFO_STATE_SIZE = OBS_SIZE + NUM_CARDS * 4
 """Observation, then ``[card, place]`` flags of the played cards (1080)."""
 
-_PARAMS = {"players": 4, "three_player_scoring": "team", "goals_333": False, "fixed_solo": False}
+_PARAMS = {"players": 4, "three_player_scoring": "team", "goals_333": False, "fixed_solo": False,
+           "tricks": NUM_TRICKS}
 _SEAT_OF_PLAYER = {4: (0, 1, 2, 3), 3: (0, 1, 3)}
 _PLAYER_OF_SEAT = {4: (0, 1, 2, 3), 3: (0, 1, 0, 2)}
 _SEEN_SEATS = {4: ((0,), (1,), (2,), (3,)), 3: ((0, 2), (1, 2), (3, 2))}
@@ -114,7 +119,8 @@ def _config(params: dict) -> Config:
     if p["players"] not in (3, 4) or isinstance(p["players"], bool):
         raise ValueError(f"python_twilight parameter 'players' must be 3 or 4, got {p['players']!r}")
     cfg = Config(num_players=p["players"], goals_333=p["goals_333"],
-                 three_player_scoring=p["three_player_scoring"], fixed_solo=p["fixed_solo"])
+                 three_player_scoring=p["three_player_scoring"], fixed_solo=p["fixed_solo"],
+                 tricks=p["tricks"])
     if cfg.num_players == 4 and cfg.three_player_scoring != "team":
         raise ValueError("three_player_scoring='individual' is a 3-player variant (R8); use players=3")
     if cfg.goals_333 or cfg.fixed_solo:
@@ -138,6 +144,9 @@ class TwilightGame(pyspiel.Game):
         self.config = _config(params)
         n = self.config.num_players
         self.num_seats_players = n
+        self.tricks = t = self.config.tricks
+        self.deck = deck_mask(t)
+        self.deck_ids = ids_of(self.deck)
         game_type = _GAME_TYPE
         if n == 4:  # side against side: zero-sum
             game_type = pyspiel.GameType(
@@ -158,7 +167,7 @@ class TwilightGame(pyspiel.Game):
             min_utility=-1.0,
             max_utility=1.0,
             utility_sum=0.0 if n == 4 else None,
-            max_game_length=MAX_PLAYER_ACTIONS)
+            max_game_length=2 * NUM_SEATS_CARDS * t)
         full = {**_PARAMS, **params}
         super().__init__(game_type, info, full)
 
@@ -167,8 +176,8 @@ class TwilightGame(pyspiel.Game):
         return TwilightState(self)
 
     def max_chance_nodes_in_history(self):
-        """28 deal nodes, plus the first-leader node in 4 players."""
-        return NUM_CARDS + (1 if self.num_seats_players == 4 else 0)
+        """28 deal nodes (``4 * tricks`` with a reduced deck), plus the first-leader node in 4 players."""
+        return NUM_SEATS_CARDS * self.tricks + (1 if self.num_seats_players == 4 else 0)
 
     def make_py_observer(self, iig_obs_type=None, params=None):
         """The observer for tensors and strings (see the module docstring).
@@ -219,6 +228,8 @@ class TwilightState(pyspiel.State):
     def __init__(self, game: TwilightGame):
         super().__init__(game)
         self._n = game.num_seats_players
+        self._hand = game.tricks
+        self._deck_ids = game.deck_ids
         self._scoring = game.config.three_player_scoring
         self._core = _Core()
         if self._n == 3:
@@ -230,13 +241,13 @@ class TwilightState(pyspiel.State):
         eng = core.engine
         if eng is None:
             return pyspiel.PlayerId.CHANCE
-        if eng.trick == 7:
+        if eng.done:
             return pyspiel.PlayerId.TERMINAL
         return _PLAYER_OF_SEAT[self._n][eng.deciding_seat]
 
     def is_terminal(self):
         eng = self._core.engine
-        return eng is not None and eng.trick == 7
+        return eng is not None and eng.done
 
     def _legal_actions(self, player):
         return list(self._core.engine.legal_actions())
@@ -245,7 +256,8 @@ class TwilightState(pyspiel.State):
         core = self._core
         if core.leader < 0:
             return [(s, 0.25) for s in range(4)]
-        left = [c for c in range(NUM_CARDS) if c not in set(core.dealt)]
+        dealt = set(core.dealt)
+        left = [c for c in self._deck_ids if c not in dealt]
         p = 1.0 / len(left)
         return [(c, p) for c in left]
 
@@ -261,19 +273,21 @@ class TwilightState(pyspiel.State):
                 raise ValueError(f"the first chance node draws the leader seat 0..3, got {action}")
             core.leader = int(action)
             return
-        if not 0 <= action < NUM_CARDS or action in core.dealt:
-            raise ValueError(f"chance deals a card not dealt yet (0..27), got {action}")
+        if action not in self._deck_ids or action in core.dealt:
+            raise ValueError(f"chance deals a card of the deck not dealt yet ({' '.join(CARDS[c] for c in self._deck_ids)}), "
+                             f"got {action}")
         core.dealt.append(int(action))
-        if len(core.dealt) == NUM_CARDS:
+        k = self._hand
+        if len(core.dealt) == NUM_SEATS_CARDS * k:
             hands = [0, 0, 0, 0]
-            for k, c in enumerate(core.dealt):
-                hands[k // HAND_SIZE] |= 1 << c
-            core.engine = State(hands, core.leader, self._n)
+            for i, c in enumerate(core.dealt):
+                hands[i // k] |= 1 << c
+            core.engine = (State if k == HAND_SIZE else ReducedState)(hands, core.leader, self._n)
 
     # -- results -----------------------------------------------------------------------
     def returns(self):
         eng = self._core.engine
-        if eng is None or eng.trick != 7:
+        if eng is None or not eng.done:
             return [0.0] * self._n
         if self._n == 3 and self._scoring == "individual":
             seat = eng.seat_scores()
@@ -291,7 +305,7 @@ class TwilightState(pyspiel.State):
         if player == pyspiel.PlayerId.CHANCE:
             if self._core.leader < 0:
                 return f"leader seat {action}"
-            return f"deal {CARDS[action]} to seat {len(self._core.dealt) // HAND_SIZE}"
+            return f"deal {CARDS[action]} to seat {len(self._core.dealt) // self._hand}"
         if action >= REQUEST_BASE:
             return f"request +{action - REQUEST_BASE + 1}"
         return f"play {CARDS[action]}"
@@ -299,7 +313,8 @@ class TwilightState(pyspiel.State):
     def __str__(self):
         core = self._core
         if core.engine is None:
-            dealt = [codes_of(sum(1 << c for c in core.dealt[7 * s:7 * s + 7])) for s in range(4)]
+            k = self._hand
+            dealt = [codes_of(sum(1 << c for c in core.dealt[k * s:k * s + k])) for s in range(4)]
             return f"dealing: leader {core.leader}, " + " | ".join(" ".join(h) for h in dealt)
         eng = core.engine
         hands = " | ".join(" ".join(codes_of(h)) for h in eng.hands)
@@ -365,13 +380,15 @@ def _resample(state: TwilightState, player: int, rng: np.random.Generator) -> Tw
     n = state._n
     seen = _SEEN_SEATS[n][player]
     dealt = core.dealt[:]
-    hidden_pos = [k for k in range(len(dealt)) if k // HAND_SIZE not in seen]
+    size = state._hand
+    deck = state.get_game().deck
+    hidden_pos = [k for k in range(len(dealt)) if k // size not in seen]
     if core.engine is None:
         # mid-deal: the hidden cards dealt so far, each keeping its cult (card back, R2.5)
-        known = {dealt[k] for k in range(len(dealt)) if k // HAND_SIZE in seen}
+        known = {dealt[k] for k in range(len(dealt)) if k // size in seen}
         for cmask in (SUN_MASK, MOON_MASK):
             pos = [k for k in hidden_pos if cmask >> dealt[k] & 1]
-            pool = [c for c in ids_of(cmask) if c not in known]
+            pool = [c for c in ids_of(cmask & deck) if c not in known]
             pick = rng.choice(len(pool), size=len(pos), replace=False)
             for k, j in zip(pos, pick):
                 dealt[k] = pool[j]
@@ -383,7 +400,7 @@ def _resample(state: TwilightState, player: int, rng: np.random.Generator) -> Tw
         for s in range(4):
             if s in seen:
                 continue
-            block = range(HAND_SIZE * s, HAND_SIZE * s + HAND_SIZE)
+            block = range(size * s, size * s + size)
             for cmask in (SUN_MASK, MOON_MASK):
                 pos = [k for k in block if cmask >> dealt[k] & 1]
                 cards = list(ids_of(hands[s] & cmask))
@@ -422,7 +439,8 @@ def deal_state(game: TwilightGame, deal: Sequence[Sequence[str | int]], leader: 
     Args:
         game: a loaded ``python_twilight`` game.
         deal: 4 hands of 7 card codes (or ids) by seat (R2.3); 3 players: seat 0 solo,
-            seat 2 the new moon.
+            seat 2 the new moon. A game with ``tricks`` < 7: hands of ``tricks`` cards of
+            its reduced deck.
         leader: the first leader, a seat 0..3 (4 players); must be 0 in 3 players (R7.3).
 
     Returns:
@@ -431,7 +449,7 @@ def deal_state(game: TwilightGame, deal: Sequence[Sequence[str | int]], leader: 
     Raises:
         ValueError: on a bad deal (as the engine's ``validate_deal``) or leader.
     """
-    hands = validate_deal(deal)
+    hands = validate_deal(deal, game.tricks)
     if isinstance(leader, bool) or not isinstance(leader, (int, np.integer)) or not 0 <= leader < 4:
         raise ValueError(f"leader must be a seat 0..3, got {leader!r}")
     if game.num_seats_players == 3 and leader != 0:
@@ -504,8 +522,9 @@ class TwilightObserver:
         seen = _SEEN_SEATS[n][player]
         if self.perfect_recall:
             parts = [f"p{player}", f"leader {core.leader}"]
+            k = state._hand
             for s in range(4):
-                block = core.dealt[HAND_SIZE * s:HAND_SIZE * s + HAND_SIZE]
+                block = core.dealt[k * s:k * s + k]
                 if s in seen:
                     parts.append(f"s{s}:" + ",".join(CARDS[c] for c in block))
                 else:
@@ -515,7 +534,7 @@ class TwilightObserver:
             return " ".join(parts)
         eng = core.engine
         if eng is None:
-            mine = [CARDS[c] for k, c in enumerate(core.dealt) if k // HAND_SIZE in seen]
+            mine = [CARDS[c] for i, c in enumerate(core.dealt) if i // state._hand in seen]
             return f"p{player} dealing, seen {','.join(mine)}"
         info = InfoSet(eng, _SEAT_OF_PLAYER[n][player])
         hands = " ".join(f"s{s}:" + ",".join(codes_of(info.known_masks[s])) for s in seen)

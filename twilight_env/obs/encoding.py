@@ -21,6 +21,11 @@ counts (card backs, R2.5), the public history of plays (chooser, holder, card, R
 the current trick, the pending pile (R4.3), the cards each seat took (R4.2), and the
 match context given by the caller.
 
+Reduced decks (``Config.tricks`` < 7, :class:`~twilight_env.rules.engine.ReducedState`): the
+same vector; the cards left out of the deck are flagged in ``GONE`` from the first
+decision (every player knows the deck), the phase reads "deal over" after trick
+``tricks``, and ``TRICK_NO`` counts up to ``tricks``.
+
 Layout
 ------
 The first ``NUM_BITS`` entries are 0/1 flags, the last ``NUM_SCALARS`` are scalars in
@@ -576,7 +581,7 @@ def _encode_state(state, seat, totals, target, out, want_mask):
                  | state.hands[seat] << _REC[seat])
     if np_ == 3:
         seat_bits |= h2 << (2 * SEAT_SIZE)  # the open hand (R7.1)
-    done = state.trick == NUM_TRICKS
+    done = state.trick == state.num_tricks
     phase = state.phase
     acting = state.holder if phase == HOLD else (state.leader + state.place) & 3
     deciding = 0 if (np_ == 3 and acting == NEW_MOON) else acting
@@ -592,7 +597,7 @@ def _encode_state_nb(state, seat, totals, target, out, want_mask):
     """:func:`_encode_state` through the compiled encoder (same bytes)."""
     np_ = state.num_players
     h0, h1, h2, h3 = state.hands
-    done = state.trick == NUM_TRICKS
+    done = state.trick == state.num_tricks
     phase = state.phase
     leader = state.leader
     place = state.place
@@ -637,11 +642,11 @@ def encode_infoset(infoset) -> np.ndarray:
     for s in range(4):
         sun, moon = inf.hand_counts[s]
         seat_bits |= (inf.known_masks[s] | 1 << (COUNTS + sun) | 1 << (COUNTS + COUNT_SLOTS + moon)) << _REC[s]
-    done = inf.trick == NUM_TRICKS
+    done = inf.trick == inf.num_tricks
     phase = HOLD if inf.phase == "hold" else 0
     return _encode(None, inf.seat, inf.num_players, done, phase, inf.acting_seat, inf.deciding_seat,
                    inf.leader, inf.trick, inf.place, inf.holder, seat_bits, inf.history, inf.trick_cards,
-                   inf.trick_holders, inf.pending, inf.captured, inf.played, totals, target, None)
+                   inf.trick_holders, inf.pending, inf.captured, inf.played | (ALL_MASK ^ inf.deck), totals, target, None)
 
 
 def action_mask(legal: Sequence[int], out: np.ndarray | None = None) -> np.ndarray:

@@ -14,6 +14,9 @@ mask, bit ``i`` set when card id ``i`` is in it (the engine's representation).
 | ``MULT_OF_CULT[c]`` | the multiplier for a side of cult ``c``: its own cult's sanctuaries only | R5.2 |
 | ``STRONG_FIRST[c]`` | cult ``c``'s 14 ids, strongest first (then more souls, higher multiplier, lower id) | R4.1, R5 |
 
+The reduced decks (fewer tricks, each cult still two cards per trick) keep the kinds of
+``KEEP_ORDER`` in order; :func:`deck_mask` gives a deck's cards.
+
 Tables over a 14-bit *half mask* ``m`` (one cult's part of a 28-bit mask, ``mask &
 SUN_MASK`` or ``mask >> 14``; both cults have the same kinds at the same offsets, so
 one table serves both), 16384 entries each:
@@ -86,6 +89,30 @@ SANCTUARY_MASK: tuple[int, int] = (
     sum(1 << i for i in range(14) if MULTIPLIER[i]),
     sum(1 << i for i in range(14, 28) if MULTIPLIER[i]),
 )
+
+
+KEEP_ORDER: tuple[str, ...] = ("7", "O", "C1", "P", "6", "T", "C2", "5", "A", "C3", "4", "C4", "3", "C5")
+"""The order in which a reduced deck keeps each cult's kinds: a deal of ``t`` tricks (1..7)
+keeps the first ``2 t`` kinds of this list in both cults, so that every trick still holds
+two Sun and two Moon cards (R3.4). The list takes the strongest remaining card of each
+group in turn, souls (most souls first), sanctuaries (highest multiplier first), clerics
+(Hierarch first) and the Purgatory: 1 trick keeps a soul card and a sanctuary (the least
+that scores, R5.3); 2 tricks add the Hierarch and the Purgatory (strength above souls,
+R4.1; the pending pile and the neutral last trick, R4.3, R4.4); 3 tricks a second soul card
+and sanctuary; 7 tricks are the whole deck (R1)."""
+
+
+def deck_mask(tricks: int) -> int:
+    """28-bit mask of the cards of a deal of ``tricks`` tricks (:data:`KEEP_ORDER`; 7: all 28).
+
+    Raises:
+        ValueError: unless ``tricks`` is an int 1..7.
+    """
+    if isinstance(tricks, bool) or not isinstance(tricks, int) and not hasattr(tricks, "__index__") \
+            or not 1 <= int(tricks) <= 7:
+        raise ValueError(f"tricks must be an int 1..7 (7 is the full deck), got {tricks!r}")
+    kinds = KEEP_ORDER[:2 * int(tricks)]
+    return sum(1 << (CARDS_PER_CULT * c + KINDS.index(k)) for c in (SUN, MOON) for k in kinds)
 
 
 def card_id(code: str) -> int:

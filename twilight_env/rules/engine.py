@@ -78,6 +78,7 @@ from twilight_env.rules.cards import (
     SUN_MASK,
     card_id,
     codes_of,
+    deck_mask,
 )
 from twilight_env.rules.scoring import score_mask
 
@@ -128,6 +129,13 @@ class Config:
         goals_333: the R6.2 variant (also end on exactly 333, 666 or 999).
         three_player_scoring: ``"team"`` (R7.5) or ``"individual"`` (R8).
         fixed_solo: 3 players: the same player is solo every deal (R7.6).
+        tricks: tricks per deal, 1..7; 7 (the default) is the game of R1-R5. Fewer
+            tricks play a reduced deck (:data:`~twilight_env.rules.cards.KEEP_ORDER`):
+            ``tricks`` cards per hand, each cult ``2 * tricks`` cards, so every trick
+            still holds two Sun and two Moon cards; the rules are R2-R5 unchanged, with
+            the last trick's Purgatory rule (R4.4) on trick ``tricks``. Its deals are
+            :class:`ReducedState` (pure Python; the compiled core, the batch engine and
+            the agents' kernels play only the full deck).
 
     Raises:
         ValueError: on a bad value, naming the field and the allowed values.
@@ -138,6 +146,7 @@ class Config:
     goals_333: bool = False
     three_player_scoring: str = "team"
     fixed_solo: bool = False
+    tricks: int = NUM_TRICKS
 
     def __post_init__(self):
         if isinstance(self.num_players, bool) or self.num_players not in (3, 4):
@@ -151,6 +160,9 @@ class Config:
                 f"three_player_scoring must be 'team' or 'individual', got {self.three_player_scoring!r}")
         if not isinstance(self.fixed_solo, (bool, np.bool_)):
             raise ValueError(f"fixed_solo must be True or False, got {self.fixed_solo!r}")
+        if isinstance(self.tricks, bool) or not isinstance(self.tricks, (int, np.integer)) \
+                or not 1 <= self.tricks <= NUM_TRICKS:
+            raise ValueError(f"tricks must be an int 1..7 (tricks per deal; 7 is the full deck), got {self.tricks!r}")
 
     @property
     def seat_cult(self) -> tuple[int, int, int, int]:
@@ -199,6 +211,10 @@ class _Rules:
     """
 
     __slots__ = ()  # the fields live in the concrete classes below
+    num_tricks = NUM_TRICKS
+    """Tricks in this deal (7; a :class:`ReducedState` has fewer)."""
+    deck = (1 << NUM_CARDS) - 1
+    """Mask of the cards in this deal (all 28; a :class:`ReducedState` has fewer)."""
 
     def __init__(self, hands: Sequence[int], leader: int = 0, num_players: int = 4):
         if num_players.__class__ is not int or (num_players != 4 and num_players != 3):
@@ -518,6 +534,84 @@ class PurePythonState(_Rules):
     __slots__ = _FIELDS
 
 
+class ReducedState(PurePythonState):
+    """A deal of a reduced deck: ``num_tricks`` tricks (1..7) of the cards of
+    :func:`~twilight_env.rules.cards.deck_mask` (see :class:`Config`, ``tricks``).
+
+    The rules are those of :class:`PurePythonState` (R2-R5, R7.1-R7.3), with two fields
+    more: ``num_tricks`` (the deal ends after that many tricks) and ``deck`` (the mask of
+    the cards in play). A Purgatory in trick ``num_tricks`` leaves the pending pile
+    neutral (R4.4 on the last trick). Every trick holds two Sun and two Moon cards, since
+    each cult has ``2 * num_tricks`` cards (R3.4). Actions keep the 0..30 encoding: the
+    cards keep their ids. Pure Python: the compiled core plays the full deck only.
+
+    The constructor ``ReducedState(hands, leader, num_players)`` trusts ``hands`` (4 masks
+    of equal size, together a deck of :func:`deck_mask`); :meth:`from_deal` and
+    :meth:`random` build checked deals.
+    """
+
+    __slots__ = ("num_tricks", "deck")
+
+    def __init__(self, hands: Sequence[int], leader: int = 0, num_players: int = 4):
+        super().__init__(hands, leader, num_players)
+        self.deck = deck = self.hands[0] | self.hands[1] | self.hands[2] | self.hands[3]
+        self.num_tricks = bin(deck).count("1") // NUM_SEATS
+
+    @classmethod
+    def from_deal(cls, deal: Sequence[Sequence[str | int]], leader: int = 0, num_players: int = 4,
+                  tricks: int | None = None) -> "ReducedState":
+        """A fresh deal from four hands of card codes (or ids), by seat.
+
+        Args:
+            deal: 4 hands of ``tricks`` cards each, together the deck of :func:`deck_mask`.
+            leader: the first leader, a seat 0..3.
+            num_players: 4 or 3.
+            tricks: 1..7; None reads it from the hand size.
+
+        Raises:
+            ValueError: on a deal that is not the reduced deck of ``tricks`` tricks dealt
+                to 4 hands of ``tricks`` cards, or a bad ``leader``.
+        """
+        if tricks is None:
+            first = deal[0] if hasattr(deal, "__getitem__") and len(deal) else ()
+            tricks = len(first) if hasattr(first, "__len__") and not isinstance(first, str) else 0
+        return cls(validate_deal(deal, tricks), leader, num_players)
+
+    @classmethod
+    def random(cls, rng: np.random.Generator, leader: int = 0, num_players: int = 4,
+               tricks: int = NUM_TRICKS) -> "ReducedState":
+        """A shuffled deal of the reduced deck of ``tricks`` tricks (R2.3) drawn with ``rng``."""
+        return cls(random_hands(rng, tricks), leader, num_players)
+
+    def clone(self) -> "ReducedState":
+        s = _Rules.clone(self)
+        s.num_tricks = self.num_tricks
+        s.deck = self.deck
+        return s
+
+    @property
+    def done(self) -> bool:
+        """True once all ``num_tricks`` tricks are played."""
+        return self.trick == self.num_tricks
+
+    def _resolve(self) -> None:
+        """The full deck's trick resolution (R4.1-R4.3); then a Purgatory in the last
+        trick, ``num_tricks``, leaves the pending pile neutral (R4.4)."""
+        _Rules._resolve(self)
+        if self.trick == self.num_tricks and self.pending:
+            self.neutral |= self.pending
+            self.pending = 0
+
+    def _illegal(self, action) -> str:
+        if self.trick == self.num_tricks:
+            return f"the deal is over: no action is legal (got {action!r})"
+        return _Rules._illegal(self, action)
+
+    def __reduce__(self):
+        fields = {f: getattr(self, f) for f in _FIELDS + self.__slots__ if hasattr(self, f)}
+        return _rebuild, (self.__class__, fields)
+
+
 def _source_hash(path: str) -> str:
     """The first 16 hex digits of the SHA-256 of a file (``setup.py`` compiles the same
     digest of ``_engine_c.c`` into the core as ``SOURCE_HASH``)."""
@@ -650,16 +744,20 @@ def legal_actions(state: DealState) -> tuple[int, ...]:
     return state.legal_actions()
 
 
-def validate_deal(deal: Sequence[Sequence[str | int]]) -> tuple[int, int, int, int]:
+def validate_deal(deal: Sequence[Sequence[str | int]], tricks: int = NUM_TRICKS) -> tuple[int, int, int, int]:
     """Check an explicit deal and return its 4 hand masks.
 
     Args:
         deal: four hands by seat, each 7 card codes (``"SC1"``) or ids.
+        tricks: 1..7; fewer than 7 checks a deal of the reduced deck of that many tricks
+            (:func:`~twilight_env.rules.cards.deck_mask`): hands of ``tricks`` cards.
 
     Raises:
         ValueError: saying what is wrong (not 4 hands, a hand not of 7, an unknown card,
-            a card twice, a card missing).
+            a card twice, a card missing, a card not in the reduced deck).
     """
+    if tricks != NUM_TRICKS:
+        return _validate_reduced(deal, tricks)
     if isinstance(deal, (str, bytes)) or not hasattr(deal, "__len__") or len(deal) != NUM_SEATS:
         raise ValueError(f"a deal must be 4 hands (one per seat) of 7 cards, got {deal!r}")
     masks = []
@@ -683,21 +781,55 @@ def validate_deal(deal: Sequence[Sequence[str | int]]) -> tuple[int, int, int, i
     return tuple(masks)
 
 
+def _validate_reduced(deal, tricks: int) -> tuple[int, int, int, int]:
+    """:func:`validate_deal` for a reduced deck of ``tricks`` tricks."""
+    deck = deck_mask(tricks)
+    if isinstance(deal, (str, bytes)) or not hasattr(deal, "__len__") or len(deal) != NUM_SEATS:
+        raise ValueError(f"a deal must be 4 hands (one per seat) of {tricks} cards, got {deal!r}")
+    masks = []
+    for seat, hand in enumerate(deal):
+        if isinstance(hand, (str, bytes)) or not hasattr(hand, "__len__") or len(hand) != tricks:
+            raise ValueError(f"hand of seat {seat} must be a list of {tricks} card codes (a deal of {tricks} "
+                             f"tricks), got {hand!r}")
+        m = 0
+        for c in hand:
+            try:
+                i = card_id(c) if isinstance(c, str) else _check_id(c)
+            except ValueError as e:
+                raise ValueError(f"hand of seat {seat}: {e}") from None
+            if not deck >> i & 1:
+                raise ValueError(f"card {CARDS[i]} is not in the deck of {tricks} tricks; its cards: "
+                                 f"{' '.join(codes_of(deck))}")
+            if m >> i & 1 or any(x >> i & 1 for x in masks):
+                raise ValueError(f"card {CARDS[i]} is dealt twice")
+            m |= 1 << i
+        masks.append(m)
+    return tuple(masks)
+
+
 def _check_id(c) -> int:
     if isinstance(c, bool) or not isinstance(c, (int, np.integer)) or not 0 <= c < NUM_CARDS:
         raise ValueError(f"unknown card {c!r}; use a code of twilight_env.rules.cards.CARDS or an id 0..27")
     return int(c)
 
 
-def random_hands(rng: np.random.Generator) -> tuple[int, int, int, int]:
+def random_hands(rng: np.random.Generator, tricks: int = NUM_TRICKS) -> tuple[int, int, int, int]:
     """Four 7-card hand masks of a uniformly shuffled deck (R2.3).
+
+    With ``tricks`` < 7: four hands of ``tricks`` cards of the reduced deck
+    (:func:`~twilight_env.rules.cards.deck_mask`), uniformly shuffled.
 
     Raises:
         TypeError: if ``rng`` is not a ``numpy.random.Generator``.
+        ValueError: if ``tricks`` is not an int 1..7.
     """
     if rng.__class__ is not np.random.Generator and not isinstance(rng, np.random.Generator):
         raise TypeError(f"rng must be a numpy.random.Generator (numpy.random.default_rng(seed)), "
                         f"got {type(rng).__name__}")
+    if tricks != NUM_TRICKS:
+        ids = [i for i in _DECK if deck_mask(tricks) >> i & 1]
+        rng.shuffle(ids)
+        return tuple(sum(1 << c for c in ids[tricks * s:tricks * s + tricks]) for s in range(NUM_SEATS))
     # ``rng.shuffle`` of a list draws exactly as ``rng.permutation(28)`` does (the same
     # Fisher-Yates steps), so a seed gives the same deal either way; it skips the array.
     p = list(_DECK)
@@ -850,11 +982,17 @@ class Match:
 
     def _start_deal(self, rng, deal) -> None:
         leader = (self.dealer + 1) % 4 if self.config.num_players == 4 else 0
-        if deal is not None:
+        if deal is None and rng is None:
+            raise ValueError("a random deal needs a numpy.random.Generator")
+        tricks = self.config.tricks
+        if tricks != NUM_TRICKS:
+            if deal is not None:
+                self.state = ReducedState.from_deal(deal, leader, self.config.num_players, tricks)
+            else:
+                self.state = ReducedState.random(rng, leader, self.config.num_players, tricks)
+        elif deal is not None:
             self.state = State.from_deal(deal, leader, self.config.num_players)
         else:
-            if rng is None:
-                raise ValueError("a random deal needs a numpy.random.Generator")
             self.state = State.random(rng, leader, self.config.num_players)
 
     def deal_points(self) -> list[int]:

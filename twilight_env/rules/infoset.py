@@ -22,7 +22,7 @@ from typing import Sequence
 import numpy as np
 
 from twilight_env.rules.cards import ALL_MASK, CARDS, CULT_MASK, MOON_MASK, SUN_MASK, codes_of, ids_of
-from twilight_env.rules.engine import NEW_MOON, PHASE_NAMES, State, held_mask
+from twilight_env.rules.engine import NEW_MOON, NUM_TRICKS, PHASE_NAMES, ReducedState, State, held_mask
 
 
 class InfoSet:
@@ -50,12 +50,15 @@ class InfoSet:
         played: mask of every card played so far.
         legal_actions: the legal actions if ``to_act``, else ``()``.
         totals, target: match context (score lines, target) or None.
+        num_tricks, deck: tricks in the deal and the mask of its cards (7 and all 28, or
+            a reduced deck's, :class:`~twilight_env.rules.engine.ReducedState`); public.
     """
 
     __slots__ = ("seat", "num_players", "seat_cult", "acting_seat", "deciding_seat", "to_act",
                  "phase", "leader", "first_leader", "trick", "place", "chooser", "holder",
                  "known_masks", "hand_counts", "history", "trick_cards", "trick_holders",
-                 "pending", "captured", "neutral", "played", "legal_actions", "totals", "target")
+                 "pending", "captured", "neutral", "played", "legal_actions", "totals", "target",
+                 "num_tricks", "deck")
 
     def __init__(self, state: State, seat: int, totals: Sequence[int] | None = None,
                  target: int | None = None):
@@ -94,6 +97,8 @@ class InfoSet:
         self.legal_actions = state.legal_actions() if self.to_act else ()
         self.totals = None if totals is None else tuple(totals)
         self.target = target
+        self.num_tricks = state.num_tricks
+        self.deck = state.deck
 
     # -- public views (docs/API.md, Information sets) -----------------------------
     @property
@@ -129,7 +134,7 @@ class InfoSet:
     def unseen_mask(self) -> int:
         """Cards not played and not in a hand the viewer sees."""
         k = self.known_masks
-        return ALL_MASK & ~self.played & ~(k[0] | k[1] | k[2] | k[3])
+        return self.deck & ~self.played & ~(k[0] | k[1] | k[2] | k[3])
 
     def history_codes(self) -> list[tuple[int, int, str]]:
         """History as ``(chooser, holder, card_code)`` tuples."""
@@ -187,7 +192,12 @@ class InfoSet:
                 raise ValueError(f"world gives seat {s} {sun} Sun and {moon} Moon cards; it holds {self.hand_counts[s]}")
         if (hands[0] | hands[1] | hands[2] | hands[3]) & self.played:
             raise ValueError("world holds a card already played")
-        st = State.__new__(State)
+        if self.num_tricks == NUM_TRICKS:
+            st = State.__new__(State)
+        else:
+            st = ReducedState.__new__(ReducedState)
+            st.num_tricks = self.num_tricks
+            st.deck = self.deck
         st.num_players = self.num_players
         st.seat_cult = self.seat_cult
         st.hands = [int(h) for h in hands]
