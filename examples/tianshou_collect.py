@@ -5,7 +5,9 @@ Every seat plays Tianshou's masked random policy
 ``Collector`` over a ``DummyVectorEnv`` of ``PettingZooEnv(twilight_env.env())`` gathers
 whole deals. The script checks Tianshou's per-episode returns (one value per player)
 against the deal scores the engine computed for the same deals, independently of the
-rewards Tianshou read::
+rewards Tianshou read. A multi-agent env's episode return is one value per player, so the
+collector keeps per-player summary statistics (:class:`PerPlayerStats`) where Tianshou's
+default ones expect one number per episode::
 
     python examples/tianshou_collect.py --episodes 20
 
@@ -15,8 +17,27 @@ Needs the ``examples`` extra (``pip install -e ".[examples]"``).
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 
 import numpy as np
+from tianshou.data import CollectStats
+from tianshou.data.stats import SequenceSummaryStats, compute_dim_to_summary_stats
+
+
+@dataclass(kw_only=True)
+class PerPlayerStats(CollectStats):
+    """Tianshou's collect statistics for a multi-agent env, whose episode returns are an
+    array ``(episodes, players)``: ``returns_stat_by_player`` maps a player index to the
+    summary of its returns, and ``returns_stat`` (one number per episode in Tianshou's
+    default statistics) stays ``None``, instead of summarising the flattened array."""
+
+    returns_stat_by_player: dict[int, SequenceSummaryStats] | None = None
+
+    def refresh_return_stats(self) -> None:
+        if self.returns.ndim == 2 and self.returns.size > 0:
+            self.returns_stat, self.returns_stat_by_player = None, compute_dim_to_summary_stats(self.returns.T)
+        else:
+            super().refresh_return_stats()
 
 
 def main(episodes: int = 20, num_players: int = 4, seed: int = 0, verbose: bool = True) -> dict:
@@ -57,14 +78,15 @@ def main(episodes: int = 20, num_players: int = 4, seed: int = 0, verbose: bool 
     space = env.action_space[0]
     agents = [f"player_{i}" for i in range(num_players)]
     policy = MultiAgentPolicy({a: MARLRandomDiscreteMaskedOffPolicyAlgorithm(space).policy for a in agents})
-    collector = Collector(policy, env)
+    collector = Collector(policy, env, collect_stats_class=PerPlayerStats)
     collector.reset(gym_reset_kwargs={"seed": seed})
     stats = collector.collect(n_episode=episodes)
     out = {"collector": np.asarray(stats.returns, dtype=float).reshape(episodes, num_players),
-           "engine": np.asarray(finished[:episodes], dtype=float)}
+           "engine": np.asarray(finished[:episodes], dtype=float),
+           "mean_by_player": np.array([stats.returns_stat_by_player[i].mean for i in range(num_players)])}
     if verbose:
         print(f"{episodes} deals, {num_players} players: mean return per player (Tianshou) "
-              f"{np.round(out['collector'].mean(0), 3)}, (engine) {np.round(out['engine'].mean(0), 3)}; "
+              f"{np.round(out['mean_by_player'], 3)}, (engine) {np.round(out['engine'].mean(0), 3)}; "
               f"largest difference {np.abs(out['collector'] - out['engine']).max():.2e}")
     env.close()
     return out

@@ -1,7 +1,9 @@
 """The scripts in ``examples/`` run, with tiny budgets, and what they print holds."""
 
 import importlib.util
+import logging
 import os
+import sys
 
 import numpy as np
 import pytest
@@ -12,16 +14,22 @@ EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.
 def _load(name):
     spec = importlib.util.spec_from_file_location(f"example_{name}", os.path.join(EXAMPLES, f"{name}.py"))
     mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # as a script's __main__ is (dataclasses look their module up there)
     spec.loader.exec_module(mod)
     return mod
 
 
 @pytest.mark.parametrize("players", [3, 4])
-def test_tianshou_collector_returns_are_the_engines_deal_scores(players):
+def test_tianshou_collector_returns_are_the_engines_deal_scores(players, caplog):
+    """... and Tianshou logs no warning: its statistics are kept per player, not computed
+    on the flattened (episodes, players) array."""
     pytest.importorskip("tianshou")
-    out = _load("tianshou_collect").main(episodes=4, num_players=players, seed=players, verbose=False)
+    with caplog.at_level(logging.WARNING):
+        out = _load("tianshou_collect").main(episodes=4, num_players=players, seed=players, verbose=False)
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
     assert out["collector"].shape == out["engine"].shape == (4, players)
     np.testing.assert_allclose(out["collector"], out["engine"], atol=1e-12)
+    np.testing.assert_allclose(out["mean_by_player"], out["engine"].mean(axis=0), atol=1e-12)
     assert np.abs(out["engine"]).max() > 0  # some deal scored
     if players == 4:  # partners share the reward, sides are opposite
         np.testing.assert_allclose(out["collector"][:, 0], out["collector"][:, 2])
