@@ -67,8 +67,9 @@ def test_the_exact_value_lies_between_every_responder_and_the_clairvoyant_one():
     """The exact best response chooses one action per information set, so it is at least any
     responder's value and at most the mean over worlds of the per-world (clairvoyant) best;
     with one world the two bounds meet, and with several they differ on some position (4 players,
-    one responder seat, 3 tricks left: several worlds stay consistent)."""
-    _check_bounds(4, "seat=0", 6, 3, 11)
+    one responder seat, 3 tricks left: several worlds stay consistent; seed 15 holds such a
+    position for the shipped network exit:default reads)."""
+    _check_bounds(4, "seat=0", 6, 3, 15)
 
 
 @pytest.mark.slow
