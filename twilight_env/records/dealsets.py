@@ -28,11 +28,16 @@ from typing import Sequence
 import numpy as np
 
 from twilight_env.rules.engine import hands_to_codes, random_hands, validate_deal
+from twilight_env.util.atomic import atomic_file
 from twilight_env.util.jsonfile import read_json
 from twilight_env.rules.heldout import HELDOUT_SEEDS, check_not_heldout, heldout_seed  # noqa: F401 (re-exported)
 
 FORMAT = "twilight-deals"
 VERSION = 1
+MAX_DEAL_FILE_BYTES = 256 << 20
+"""Largest deal file read (bytes of JSON text, after gzip for ``.gz``): 256 MiB. A deal takes
+about 200 bytes, so this holds over a million deals; a larger file (a gzip bomb) is refused
+as soon as the limit is passed, before it fills the memory."""
 DEALS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "deals")
 
 
@@ -75,8 +80,12 @@ def check_deals(deals: Sequence, where: str = "deals") -> list[list[list[str]]]:
 def save_deals(path: str, deals: Sequence, seed: int | None, num_players: int) -> None:
     """Write deals to a JSON deal file (format in the module docstring).
 
+    The file is written atomically (:func:`twilight_env.util.atomic.atomic_file`): a crash or a
+    full disk leaves the previous file, never a part of the new one.
+
     Raises:
         ValueError: on an invalid deal or a num_players other than 3 or 4.
+        WriteError: (an ``OSError``) the file cannot be written, one line naming it.
     """
     if num_players not in (3, 4):
         raise ValueError(f"num_players must be 3 or 4, got {num_players!r}")
@@ -85,7 +94,7 @@ def save_deals(path: str, deals: Sequence, seed: int | None, num_players: int) -
            "deals": deals}
     parent = os.path.dirname(os.path.abspath(path))
     os.makedirs(parent, exist_ok=True)
-    with open(path, "w") as f:
+    with atomic_file(path) as f:  # whole or not at all (a full disk: WriteError naming the file)
         f.write('{"format": %s, "version": %d, "seed": %s, "num_players": %d, "deals": [\n'
                 % (json.dumps(FORMAT), VERSION, json.dumps(seed), num_players))
         f.write(",\n".join(json.dumps(d) for d in doc["deals"]))
@@ -107,11 +116,12 @@ def load_deals(path: str, num_players: int | None = None) -> tuple[list[list[lis
     Raises:
         ValueError: in one line naming the file: missing, a folder or unreadable, a
             truncated or damaged gzip stream, not UTF-8, not JSON (line and column), nested
-            deeper than any deal file (a :class:`~twilight_env.util.jsonfile.JsonFileError`);
+            deeper than any deal file, larger than :data:`MAX_DEAL_FILE_BYTES` (a
+            :class:`~twilight_env.util.jsonfile.JsonFileError`);
             wrong format, a bad deal (its index and the fault), no deals, or a num_players
             mismatch.
     """
-    doc = read_json(path, "deal file")
+    doc = read_json(path, "deal file", max_bytes=MAX_DEAL_FILE_BYTES)
     if not isinstance(doc, dict) or "deals" not in doc:
         raise ValueError(f"deal file {path!r} must be a JSON object with keys 'deals', 'seed', 'num_players' "
                          f"(format {FORMAT!r})")

@@ -11,7 +11,8 @@ agents by seat and followed by the match totals.
 
 ``--index K`` picks the K-th record (from 0) of a JSON-lines file, or the K-th deal of a
 match record; without it the first record of a JSON-lines file and every deal of a
-match are printed. ``--all`` prints every record of a JSON-lines file.
+match are printed. ``--all`` prints every record of a JSON-lines file. Agent specs are
+printed escaped (:func:`printable`): a record cannot send terminal escape sequences.
 
 Damaged files: a file that cannot be read as records (missing, a folder, truncated or
 damaged gzip, not JSON, nested too deeply, a malformed record) ends the command with one
@@ -19,7 +20,9 @@ line ``twilight replay: error: ...`` naming the file and what is wrong, exit sta
 never a traceback. A JSON-lines file cut by a crash (a run killed while writing its
 ``--records``) is read up to the cut: the asked-for record (or, with ``--all``, every
 whole record) is printed, then the line ``twilight replay: error: 'FILE' ends after record
-N: truncated (...)``, and the exit status is 2.
+N: truncated (...)``, and the exit status is 2; a file damaged after some records (a gzip
+check that fails) is read the same way up to the damage (``... is damaged after record N
+(from line L, byte B of its text): ...``).
 """
 
 from __future__ import annotations
@@ -89,7 +92,7 @@ def format_record(rec: dict, deal: int | None = None) -> str:
              f"lines {', '.join(rec['lines'])}"]
     if rec["agents"] is not None:
         who = "seat" if rec["config"]["num_players"] == 4 else "player"
-        lines.append("Agents: " + ", ".join(f"{who} {i}: {a}" for i, a in enumerate(rec["agents"])))
+        lines.append("Agents: " + ", ".join(f"{who} {i}: {printable(a)}" for i, a in enumerate(rec["agents"])))
     for k, d in enumerate(deals, first):
         lines += ["", f"=== Deal {k + 1} of {rec['deals_played']} ===", _format_one(d)]
     lines += ["", "Match totals: " + _by_line(rec["lines"], rec["totals"])]
@@ -100,6 +103,30 @@ def format_record(rec: dict, deal: int | None = None) -> str:
     return "\n".join(lines)
 
 
+def printable(text: str | None) -> str:
+    """``text`` safe to print on a terminal: every character that is not printable (control
+    characters such as ESC and BEL, which start terminal escape sequences that set the
+    window title, clear the screen or write the clipboard; Unicode format characters such
+    as bidirectional overrides; separators other than the space) is written as a Python
+    escape (``\\x1b``, ``\\u202e``), and a backslash as ``\\\\``, so the text shown is
+    the text stored. None prints as ``None``.
+    """
+    if text is None:
+        return "None"
+    if text.isprintable() and "\\" not in text:
+        return text
+    out = []
+    for ch in text:
+        if ch == "\\":
+            out.append("\\\\")
+        elif ch.isprintable():
+            out.append(ch)
+        else:
+            code = ord(ch)
+            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
+    return "".join(out)
+
+
 def _by_line(names, values) -> str:
     return ", ".join(f"{n} {v}" for n, v in zip(names, values))
 
@@ -108,7 +135,7 @@ def _format_one(rec: dict) -> str:
     match = records.to_match(rec)
     lines = []
     if rec["agents"] is not None:
-        lines.append("Agents by seat: " + ", ".join(f"{s}: {a}" for s, a in enumerate(rec["agents"])))
+        lines.append("Agents by seat: " + ", ".join(f"{s}: {printable(a)}" for s, a in enumerate(rec["agents"])))
     lines.append(format_deal(match, rec["seed"]))
     if any(rec["totals_before"]):
         lines.append("Totals: " + _by_line(rec["lines"], rec["totals_before"]) + " before, "
@@ -131,7 +158,7 @@ def _print_many(path: str, index: int | None, every: bool) -> None:
             if every or count - 1 == k:
                 print(format_record(rec), flush=True)
                 printed += 1
-    except records.TruncatedRecordsError as e:
+    except records.PartialRecordsError as e:  # cut by a crash, or damaged after some records
         cut = e
     if not printed:
         if count == 0 and cut is None:
@@ -172,4 +199,4 @@ CHECKED = ("checked: {what} replayed on the engine, every action legal and every
 """The last line of a successful ``twilight replay`` (the printed records are replayed)."""
 
 
-__all__ = ["add_arguments", "run", "pick", "format_record"]
+__all__ = ["add_arguments", "run", "pick", "format_record", "printable"]
