@@ -38,7 +38,6 @@ from __future__ import annotations
 import argparse
 import csv
 import itertools
-import json
 import os
 import sys
 import time
@@ -46,7 +45,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from twilight_env.util.argtypes import interrupt_status, non_negative_int, positive_int
+from twilight_env.util.argtypes import MAX_DEALS, deal_count, interrupt_status, non_negative_int, positive_int
+from twilight_env.util.atomic import atomic_file, write_json
 from twilight_env.rules.engine import State
 from twilight_env.records.game_records import check_records_folder
 from twilight_env.util.seeding import check_seed
@@ -62,8 +62,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("specs", nargs="*", metavar="SPEC",
                    help="agent specs, at least two, e.g. random heuristic pimc:worlds=32 (none with --resume)")
     p.add_argument("--players", type=int, choices=(3, 4), default=None, help="4 or 3 players (default 4)")
-    p.add_argument("--deals", type=positive_int, default=None,
-                   help="number of deals, each played twice per pairing (default 200, or all of --deals-file)")
+    p.add_argument("--deals", type=deal_count, default=None,
+                   help=f"number of deals, each played twice per pairing (1..{MAX_DEALS:,}; default 200, or all of "
+                        "--deals-file)")
     p.add_argument("--seed", type=non_negative_int, default=None,
                    help="seed of the deals and the agents' streams (default 0; with --deals-file, the seed saved "
                         "in the file)")
@@ -581,11 +582,12 @@ def run(args) -> int:
 
 def write_outputs(folder: str, doc: dict) -> None:
     """Write ``arena.json`` (``doc``), ``arena.csv`` (one row per pairing; in 3 players
-    also the figures per role) and ``ratings.csv`` into ``folder``."""
+    also the figures per role) and ``ratings.csv`` into ``folder``, each atomically
+    (:mod:`twilight_env.util.atomic`: a full disk leaves the previous file whole and raises
+    a one-line ``WriteError`` naming the file)."""
     res, players = doc["results"], doc["num_players"]
-    with open(os.path.join(folder, "arena.json"), "w") as f:
-        json.dump(doc, f, indent=1)
-    with open(os.path.join(folder, "arena.csv"), "w", newline="") as f:
+    write_json(os.path.join(folder, "arena.json"), doc, indent=1)
+    with atomic_file(os.path.join(folder, "arena.csv"), newline="") as f:
         w = csv.writer(f)
         cols = ["a", "b", "deals", "mean", "ci_low", "ci_high", "win_rate"]
         extra = ["solo_mean", "solo_ci_low", "solo_ci_high", "sun_mean", "sun_ci_low", "sun_ci_high"] \
@@ -598,7 +600,7 @@ def write_outputs(folder: str, doc: dict) -> None:
                     r = p[f"a_as_{role}"]
                     row += [r["mean"], r["ci_low"], r["ci_high"]]
             w.writerow(row)
-    with open(os.path.join(folder, "ratings.csv"), "w", newline="") as f:
+    with atomic_file(os.path.join(folder, "ratings.csv"), newline="") as f:
         w = csv.writer(f)
         w.writerow(["agent", "spec", "mu", "sigma", "ordinal"])
         for r in res["ratings"]:

@@ -162,9 +162,20 @@ def default_workers() -> int:
 
 
 def check_workers(workers: int) -> int:
-    """Raises ValueError unless ``workers`` is a positive int."""
+    """``workers`` if it is a positive int; more workers than CPU cores print a one-line
+    warning on stderr (the extra processes only share the cores).
+
+    Raises:
+        ValueError: not a positive int.
+    """
+    import sys
+
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ValueError(f"--workers must be a positive integer (1 runs in this process), got {workers!r}")
+    cores = os.cpu_count() or 1
+    if workers > cores:
+        print(f"warning: --workers {workers} is more than the {cores} CPU core(s) here; the extra processes share "
+              f"the cores and make the run no faster (--workers {cores} uses them all)", file=sys.stderr)
     return workers
 
 
@@ -474,6 +485,13 @@ def _new_default_folder(base: str) -> str:
     raise ValueError(f"the default --out {base!r} and 9,998 numbered variants are taken; give --out")
 
 
+MAX_CHECKPOINT_BYTES = 512 << 20
+"""Largest study checkpoint read (bytes of JSON): 512 MiB. A checkpoint holds the deals
+(about 200 bytes each) and every finished deal's points (about 100 bytes per deal and
+pairing or configuration): a million deals of two configurations fit. A larger file is
+refused as soon as the limit is passed, before it fills the memory."""
+
+
 def read_progress_file(folder: str, name: str, kind: str, version: int, what: str, title: str,
                        result_file: str | None = None) -> dict:
     """Read and check the JSON progress file ``folder/name`` of an interrupted run.
@@ -487,7 +505,8 @@ def read_progress_file(folder: str, name: str, kind: str, version: int, what: st
 
     Raises:
         ValueError: no such file (finished or never started), a file that is not JSON
-            (truncated, nested deeper than ``twilight_env.util.jsonfile.MAX_DEPTH``, not UTF-8:
+            (truncated, nested deeper than ``twilight_env.util.jsonfile.MAX_DEPTH``, not UTF-8,
+            larger than :data:`MAX_CHECKPOINT_BYTES`:
             :class:`twilight_env.util.jsonfile.JsonFileError`, one line naming the file), or
             another kind or version.
     """
@@ -497,7 +516,7 @@ def read_progress_file(folder: str, name: str, kind: str, version: int, what: st
             raise ValueError(f"the run in {folder!r} has already finished (its {result_file} is there); "
                              "there is nothing to resume")
         raise ValueError(f"no {what} in {folder!r} (expected {path}); a finished run removes it")
-    doc = read_json(path, what)  # JsonFileError (a ValueError): one line naming the file
+    doc = read_json(path, what, max_bytes=MAX_CHECKPOINT_BYTES)  # JsonFileError (a ValueError): one line
     if not isinstance(doc, dict) or doc.get("kind") != kind or doc.get("version") != version:
         raise ValueError(f"{path!r} is not a {title} (version {version})")
     return doc

@@ -33,7 +33,6 @@ still missing (a step interrupted midway is played again from its start).
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import sys
@@ -42,7 +41,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from twilight_env.util.argtypes import non_negative_int
+from twilight_env.util.argtypes import MAX_DEALS, deal_count, non_negative_int
+from twilight_env.util.atomic import save_figure, write_json, write_text
 from twilight_env.util.seeding import check_seed
 
 from twilight_env.experiments.common import (DIGEST_KEY, check_deal_file, check_deal_source, check_digest, check_int,
@@ -68,8 +68,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("rungs", nargs="*", metavar="SPEC",
                    help=f"agent specs, weakest first (default: {' '.join(DEFAULT_RUNGS)}, those available here)")
     p.add_argument("--players", type=int, choices=(3, 4), default=3, help="3 or 4 players (default 3)")
-    p.add_argument("--deals", type=int, default=None,
-                   help=f"deals per step, each played twice (default {DEFAULT_DEALS}, or all of --deals-file)")
+    p.add_argument("--deals", type=deal_count, default=None,
+                   help=f"deals per step, each played twice (2..{MAX_DEALS:,}; default {DEFAULT_DEALS}, or all of "
+                        "--deals-file)")
     p.add_argument("--deal-set", default="heldout-1", choices=sorted(HELDOUT_SEEDS),
                    help="named held-out deal set (default heldout-1); --seed or --deals-file replace it")
     p.add_argument("--seed", type=non_negative_int, default=None,
@@ -500,8 +501,7 @@ def summary(doc: dict) -> str:
 
 
 def write_outputs(folder: str, doc: dict) -> None:
-    with open(os.path.join(folder, "ladder.json"), "w") as f:
-        json.dump(doc, f, indent=1)
+    write_json(os.path.join(folder, "ladder.json"), doc, indent=1)  # atomically (twilight_env.util.atomic)
     header, rows = table_rows(doc)
     lines = [f"# Strength ladder, {doc['num_players']} players", "", markdown_table(header, rows), "",
              summary(doc), "",
@@ -510,8 +510,7 @@ def write_outputs(folder: str, doc: dict) -> None:
              "Elo: 400 log10(w / (1 - w)) of each step's win rate w, summed. Rating intervals: percentile "
              f"bootstrap over the deals ({doc['boot']} resamples).", "",
              f"Run time {doc['run_seconds']:.0f} s ({doc['runner']}, {doc['workers']} worker(s))."]
-    with open(os.path.join(folder, "ladder.md"), "w") as f:
-        f.write("\n".join(lines) + "\n")
+    write_text(os.path.join(folder, "ladder.md"), "\n".join(lines) + "\n")
     plot(doc, os.path.join(folder, "ladder.png"))
 
 
@@ -554,7 +553,7 @@ def plot(doc: dict, path: str) -> None:
     fig.suptitle(f"Strength ladder, {doc['num_players']} players, {doc['deals']} duplicate deals per step "
                  f"({deal_set_label(doc)}), 95% bootstrap intervals")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    save_figure(fig, path, dpi=110)
     plt.close(fig)
 
 

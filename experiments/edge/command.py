@@ -25,7 +25,7 @@ import argparse
 import os
 from dataclasses import dataclass
 
-from twilight_env.util.argtypes import interrupt_status, non_negative_int, positive_int
+from twilight_env.util.argtypes import MAX_DEALS, deal_count, interrupt_status, non_negative_int, positive_int
 from twilight_env.util.distributed import add_ray_argument
 
 from twilight_env.experiments.common import default_workers
@@ -145,8 +145,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.epilog = modes_help()
     p.add_argument("specs", nargs="*", metavar="SPEC",
                    help=f"agent specs; each plays all three chairs (default {DEFAULT_SPEC} unless --solo/--sun)")
-    p.add_argument("--deals", type=positive_int, default=None,
-                   help=f"number of deals N, each played 3 times (default {DEFAULT_DEALS}, or all of --deals-file)")
+    p.add_argument("--deals", type=deal_count, default=None,
+                   help=f"number of deals N, each played 3 times (1..{MAX_DEALS:,}; default {DEFAULT_DEALS}, or all of "
+                        "--deals-file)")
     p.add_argument("--seed", type=non_negative_int, default=None,
                    help="seed of the deals, agents and bootstrap (default 0; with --deals-file, the seed saved in the "
                         "file)")

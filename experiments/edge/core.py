@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from twilight_env.records.dealsets import check_deals, deal_set, run_seed
+from twilight_env.util.argtypes import MAX_DEALS
 from twilight_env.util.distributed import check_address, prepare_runner
 from twilight_env.util.jsonfile import JsonFileError, read_json
 from twilight_env.util.seeding import check_seed
@@ -200,6 +201,8 @@ class StudySettings:
             raise ValueError(f"specs must be a list of agent spec strings, got {specs!r}")
         object.__setattr__(self, "specs", tuple(specs))
         check_workers(self.workers)
+        if isinstance(self.deals, int) and self.deals > MAX_DEALS:  # before any deal is drawn (a resume grows to it)
+            raise ValueError(f"--deals must be an integer in 2..{MAX_DEALS:,}, got {self.deals:,}")
         object.__setattr__(self, "seed", check_seed(self.seed, "--seed"))
         if self.scoring not in SCORINGS:
             raise ValueError(f"--scoring must be one of {', '.join(SCORINGS)}, got {self.scoring!r}")
