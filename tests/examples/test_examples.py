@@ -59,3 +59,23 @@ def test_maskable_ppo_learns_to_beat_a_random_policy():
     out = _load("maskable_ppo").main(timesteps=30000, eval_deals=200, num_players=3, opponents="random",
                                      seed=0, solo=True, verbose=False)
     assert out["diff"] > 0 and out["trained"] > out["random"], out
+
+
+@pytest.mark.parametrize("players", [3, 4])
+def test_rllib_wrapper_returns_are_the_engines_deal_scores(players):
+    """RLlib's PettingZoo wrapper over the env: the rewards it hands each agent sum to the
+    engine's deal scores (skipped where RLlib cannot be imported: the ``rllib`` extra)."""
+    try:
+        import ray.rllib.env.wrappers.pettingzoo_env  # noqa: F401
+        import ray.tune.registry  # noqa: F401
+    except ImportError as e:  # RLlib raises ImportError, not only ModuleNotFoundError, for missing parts
+        pytest.skip(f"RLlib is not importable (pip install -e \".[rllib]\"): {e}")
+    mod = _load("rllib_random_rollout")
+    out = mod.main(episodes=3, num_players=players, seed=players, verbose=False)
+    assert out["rllib"].shape == out["engine"].shape == (3, players)
+    np.testing.assert_allclose(out["rllib"], out["engine"], atol=1e-12)
+    assert np.abs(out["engine"]).max() > 0 and out["steps"] >= 3 * 28 * players // 4
+    env = mod.make_env({"num_players": players})
+    assert sorted(env.possible_agents) == [f"player_{i}" for i in range(players)]
+    with pytest.raises(ValueError, match="episodes"):
+        mod.main(episodes=0)
