@@ -34,7 +34,8 @@ Spec: ``guided:PATH,iterations=I,batch=32,c=1.0,lam=L,fpu=0.0,device=cpu``, wher
 ``agents/weights/policy_{3,4}p.npz`` (NumPy only: playing it needs no torch), chosen by
 the deal's number of players: the expert-iteration networks of iteration 8 (3 players) and
 6 (4 players), :data:`twilight_env.agents.policy.DEFAULT_SOURCES`. The iteration-1
-networks it searched with before are ``guided:results/exit_scale/{3,4}p/checkpoint.pt``.
+networks it searched with before are ``guided:results/exit_scale/{3,4}p/checkpoint.pt``
+(checkpoints kept in the history: ``results/README.md`` gives the command that restores them).
 """
 
 from __future__ import annotations

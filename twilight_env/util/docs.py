@@ -1,7 +1,7 @@
 """Where the project's documentation is on this machine.
 
-The wheel ships the repository's ``docs/*.md`` (and their figures) as
-``twilight_env/docs/``; an editable install (``pip install -e .``) leaves them in the
+The wheel ships the repository's ``docs/*.md`` (their figures stay in the repository, so
+the wheel stays under 8 MB) as ``twilight_env/docs/``; an editable install (``pip install -e .``) leaves them in the
 checkout's ``docs/`` folder beside ``twilight_env/``. Messages that send a user to a
 document name its path from :func:`doc_path`, which exists in either case.
 """
