@@ -14,6 +14,7 @@ prompt is repeated. In 3 players the solo (seat 0) also decides for the new moon
 from __future__ import annotations
 
 import argparse
+import os
 from typing import Callable
 
 import numpy as np
@@ -180,7 +181,9 @@ def play_game(players: int, human: int, opponents: str, partner: str, seed: int,
     by seat, the person as ``"human"``) is written there (``.gz``: gzip); a deal left
     before its end writes none. The path is checked before the deal starts
     (:func:`twilight_env.records.game_records.check_record_file`): a folder, an existing file (unless
-    ``force``) or a place that cannot be written is refused naming ``--record``.
+    ``force``) or a place that cannot be written (a full disk included: a trial file is
+    written there first) is refused naming ``--record``. The record is written atomically:
+    a write error at the end leaves no empty or partial file and is one line naming it.
 
     Raises:
         ValueError: bad seat, agent spec or ``--record`` path (before the deal starts).
@@ -192,8 +195,7 @@ def play_game(players: int, human: int, opponents: str, partner: str, seed: int,
     check_specs([opponents], "--opponents")
     check_specs([partner], "--partner")
     if record is not None:
-        from twilight_env.records.game_records import check_record_file
-        record = check_record_file(record, "--record", force)
+        record = _check_record_target(record, force)
     specs = seat_specs(players, human, opponents, partner)
     agents = _seat_agents(specs, players, human)
     rngs = {s: agent_rng(seed, 0, 0, s) for s in range(4)}
@@ -337,8 +339,30 @@ def _say_result(match: Match, state: State, human: int, say: Callable[[str], Non
         else "The deal is a tie.")
 
 
+def _check_record_target(path: str, force: bool) -> str:
+    """``--record``'s path, checked before the deal starts: a path
+    :func:`~twilight_env.records.game_records.check_record_file` accepts, its folder made,
+    and a trial file of 64 KiB (a record takes about 6 KB) written, synced and removed
+    beside it, so that a full disk is found before the deal, not after it.
+
+    Raises:
+        ValueError: naming ``--record`` and what is wrong.
+    """
+    from twilight_env.records.game_records import check_record_file
+    from twilight_env.util.atomic import check_can_write
+
+    path = check_record_file(path, "--record", force)
+    try:
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        check_can_write(path)
+    except OSError as e:
+        raise ValueError(f"--record {path!r} cannot be written: {e.strerror or e}") from None
+    return path
+
+
 def _write_record(path: str, state: State, specs: list[str], seed: int, human: int) -> None:
-    """Write the finished deal's record (docs/RECORDS.md) to ``path``."""
+    """Write the finished deal's record (docs/RECORDS.md) to ``path``, atomically
+    (:func:`twilight_env.records.game_records.dump`: a write error leaves no partial file)."""
     from twilight_env.records.game_records import deal_record, dump
 
     agents = ["human" if s == "you" else s for s in specs]

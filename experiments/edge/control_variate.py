@@ -63,6 +63,7 @@ from twilight_env.experiments.edge.core import rotated_deal
 from twilight_env.records.dealsets import deal_set, generate_deals
 from twilight_env.rules.engine import State
 from twilight_env.rules.heldout import check_not_heldout
+from twilight_env.util.atomic import write_text
 from twilight_env.util.report import mean_ci, text_table
 
 CONTROLS = ("heuristic", "value", "policy")
@@ -335,7 +336,7 @@ def main(argv=None) -> int:
         print(f"deal share: correlation over deals of the run's Y and a replay's (agent seed {REPLAY_SEED}); "
               "95% bootstrap interval; no deal-level control removes more of the variance")
         if args.json:
-            Path(args.json).write_text(json.dumps(rows, indent=1), encoding="utf-8")
+            write_text(args.json, json.dumps(rows, indent=1))
         return 0
     print(f"controls {', '.join(args.controls)} on the run's deals and {args.baseline_deals:,} baseline deals ...",
           file=sys.stderr, flush=True)
@@ -355,7 +356,7 @@ def main(argv=None) -> int:
     print(f"controls' means from {args.baseline_deals:,} deals of seed {BASELINE_SEED}; beta cross-fitted "
           "(two halves); 95% t intervals")
     if args.json:
-        Path(args.json).write_text(json.dumps(rows, indent=1), encoding="utf-8")
+        write_text(args.json, json.dumps(rows, indent=1))  # atomically (twilight_env.util.atomic)
     return 0
 
 

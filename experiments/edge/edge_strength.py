@@ -34,7 +34,6 @@ Outputs in ``FOLDER_OUT`` (default ``out/edge_ladder__{seed}__{unixtime}``):
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 import os
 import re
@@ -47,6 +46,7 @@ from typing import Mapping
 import numpy as np
 
 from twilight_env.util.distributed import check_address
+from twilight_env.util.atomic import save_figure, write_json, write_text
 from twilight_env.util.jsonfile import JsonFileError, read_json
 
 from twilight_env.experiments.common import check_workers, fmt_ci, markdown_table, mean_ci, out_dir
@@ -538,8 +538,7 @@ def _shown_path(path: str) -> str:
 
 
 def write_outputs(folder: str, result: dict) -> None:
-    with open(os.path.join(folder, "edge_vs_strength.json"), "w") as f:
-        json.dump(result, f, indent=1)
+    write_json(os.path.join(folder, "edge_vs_strength.json"), result, indent=1)
     header, rows = table_rows(result)
     lines = ["# The solo-vs-Sun edge against strength (3 players)", "",
              f"Edge runs on the held-out deal set {result['deal_set']} (each rung's N deals x 3 plays, column N); "
@@ -556,8 +555,7 @@ def write_outputs(folder: str, result: dict) -> None:
     lines.append("Moon − Sun: deal points per deal, each deal's three plays averaged, Student-t interval. Deals for "
                  f"±{TARGET_HALF_WIDTH:g}: N (half-width / {TARGET_HALF_WIDTH:g})², hours at the measured time per "
                  "deal, divided by the number of Ray workers (on paper).")
-    with open(os.path.join(folder, "edge_vs_strength.md"), "w") as f:
-        f.write("\n".join(lines) + "\n")
+    write_text(os.path.join(folder, "edge_vs_strength.md"), "\n".join(lines) + "\n")
     plot(result, os.path.join(folder, "edge_vs_strength.png"))
 
 
@@ -620,4 +618,4 @@ def plot(result: dict, path: str) -> None:
         ax2.legend(fontsize=7, loc="best")
         ax2.grid(alpha=0.3, axis="y")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    save_figure(fig, path, dpi=110)

@@ -30,7 +30,6 @@ prints one row per run (and writes a Markdown table with ``--out``).
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import sys
@@ -38,6 +37,7 @@ import sys
 import numpy as np
 
 from twilight_env.experiments.common import markdown_table, text_table
+from twilight_env.util.atomic import write_json, write_text
 from twilight_env.experiments.edge.core import finished_run
 from twilight_env.experiments.edge.matches import check_match_settings, percentile_ci, simulate_fixed_solo
 
@@ -227,10 +227,8 @@ def main(argv=None) -> int:
         print(f"fewer than {MIN_DEALS} deals ({', '.join(few)}): the interval is wide and the bootstrap unreliable; "
               "use more deals")
     if args.out:
-        with open(args.out, "w") as f:
-            f.write(markdown_table(header, body) + "\n\n" + NOTE + "\n")
-        with open(os.path.splitext(args.out)[0] + ".json", "w") as f:
-            json.dump(rows, f, indent=1)
+        write_text(args.out, markdown_table(header, body) + "\n\n" + NOTE + "\n")  # atomically
+        write_json(os.path.splitext(args.out)[0] + ".json", rows, indent=1)
     return 0
 
 

@@ -45,7 +45,6 @@ of an uninterrupted one, on either runner (local processes or ``--ray``).
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import sys
@@ -55,6 +54,7 @@ from typing import Sequence
 import numpy as np
 
 from twilight_env.rules.engine import State
+from twilight_env.util.atomic import write_json, write_text
 from twilight_env.util.jsonfile import JsonFileError, read_json
 
 from twilight_env.experiments.common import (MAX_DEAL_SCORE, check_score_pair, check_shipped_weights, fmt_ci, git_hash,
@@ -267,8 +267,7 @@ def run_study(settings: StudySettings | Sequence[str] | None = None, **options) 
            "runner": runner_label(s.ray), "git": git_hash(), "run_seconds": run.checkpoint.elapsed + time.time() - t0,
            "resumed": s.resume is not None, "plays_columns": list(LINES) + ["moon_team", "sun_team"],
            "weights": run.checkpoint.weights, "results": results}
-    with open(os.path.join(run.folder, RESULT), "w") as f:
-        json.dump(doc, f, indent=1)
+    write_json(os.path.join(run.folder, RESULT), doc, indent=1)  # atomically (twilight_env.util.atomic)
     write_markdown(run.folder, doc)
     run.checkpoint.remove()
     if s.verbose:
@@ -329,8 +328,7 @@ def write_markdown(folder: str, doc: dict) -> str:
     lines += [f"- {verdict(r['figures'], r['label'], doc['deals'])}" for r in doc["results"]]
     lines.append(f"\nRun time {doc['run_seconds']:.1f} s {where}.")
     path = os.path.join(folder, "individual.md")
-    with open(path, "w") as f:
-        f.write("\n".join(lines) + "\n")
+    write_text(path, "\n".join(lines) + "\n")
     return path
 
 

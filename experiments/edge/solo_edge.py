@@ -71,7 +71,6 @@ table of modes, in :mod:`~twilight_env.experiments.edge.command`.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import sys
@@ -83,6 +82,7 @@ import numpy as np
 from twilight_env.rules.engine import State
 from twilight_env.records.game_records import check_records_folder
 from twilight_env.records.dealsets import deal_set
+from twilight_env.util.atomic import save_figure, write_json, write_text
 from twilight_env.util.distributed import ray_runner, runner_label
 from twilight_env.util.docs import doc_reference
 
@@ -409,8 +409,10 @@ def plot(results: list[dict], path: str, seed: int | None = None) -> None:
     fig = edge_figure(results, seed)  # selects the Agg backend before pyplot is imported here
     import matplotlib.pyplot as plt
 
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    try:
+        save_figure(fig, path, dpi=110)  # atomically: a full disk leaves no partial png
+    finally:
+        plt.close(fig)
 
 
 def edge_figure(results: list[dict], seed: int | None = None):
@@ -541,11 +543,12 @@ def rotating_line(r: dict) -> str:
 
 
 def write_outputs(folder: str, doc: dict) -> dict[str, str]:
-    """Write edge.json, edge.md and edge.png; returns their paths by kind."""
+    """Write edge.json, edge.md and edge.png, each atomically (:mod:`twilight_env.util.atomic`:
+    a full disk leaves the previous file whole and raises a one-line ``WriteError`` naming
+    the file); returns their paths by kind."""
     results = doc["results"]
     paths = {k: os.path.join(folder, f"edge.{k}") for k in ("json", "md", "png")}
-    with open(paths["json"], "w") as f:
-        json.dump(doc, f, indent=1)
+    write_json(paths["json"], doc, indent=1)
     header, rows = table_rows(results)
     lines = [f"# Solo vs Sun side, 3 players (seed {doc['seed']}, N = {doc['deals']} deals × 3 plays)", "",
              markdown_table(header, rows), "",
@@ -559,8 +562,7 @@ def write_outputs(folder: str, doc: dict) -> dict[str, str]:
     runner = doc.get("runner", "local")
     where = f"with {doc['workers']} worker(s)" if runner == "local" else f"on {runner}"
     lines.append(f"\nRun time {doc['run_seconds']:.1f} s {where}.")
-    with open(paths["md"], "w") as f:
-        f.write("\n".join(lines) + "\n")
+    write_text(paths["md"], "\n".join(lines) + "\n")
     plot(results, paths["png"], doc["seed"])
     return paths
 

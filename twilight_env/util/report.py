@@ -13,12 +13,13 @@ The lowest layer: training and experiments both use it, and it imports neither.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from typing import Any, Sequence
 
 import numpy as np
+
+from twilight_env.util.atomic import write_json
 
 
 
@@ -112,13 +113,14 @@ def markdown_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
 
 def write_json_atomic(path: str, obj) -> None:
     """Write ``obj`` as JSON to a temporary file beside ``path``, then ``os.replace`` it
-    onto ``path``: a reader (or a crash) sees the old file or the new one, never half."""
-    tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "w") as f:
-        json.dump(obj, f)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    onto ``path``: a reader (or a crash) sees the old file or the new one, never half
+    (:func:`twilight_env.util.atomic.write_json`).
+
+    Raises:
+        WriteError: (an ``OSError``) the file cannot be written, e.g. a full disk: one line
+            naming ``path``; the temporary file is removed and ``path`` is unchanged.
+    """
+    write_json(path, obj)
 
 
 def git_hash(root: str | os.PathLike | None = None) -> str | None:
