@@ -77,7 +77,7 @@ from twilight_env.rules.infoset import InfoSet
 
 from twilight_env.training.config import TrainConfig
 from twilight_env.training.selfplay import Batch, CollectStats, _choose, eval_deals
-from twilight_env.training.train import (TrainingInterrupted, _Signals, _rng_state, _set_rng_state, _to_cpu, build_learner,
+from twilight_env.training.train import (TrainingInterrupted, check_finite_weights, _Signals, _rng_state, _set_rng_state, _to_cpu, build_learner,
                     git_hash, learner_step, log_step)
 
 DEAL_SETS: dict[str, int] = {"heldout-1": 2_026_120_101, "heldout-2": 2_026_120_102, "heldout-3": 2_026_120_103}
@@ -498,7 +498,11 @@ def save_br_checkpoint(learner, source: BestResponseSource, cfg: BRConfig, run_d
                        evals: dict, cpu_seconds: float) -> None:
     """Write ``run_dir/checkpoint.pt`` atomically: the trainer's checkpoint format (weights,
     optimizer, counters, RNG states, replay buffer) plus ``best_response`` (the
-    :class:`BRConfig`) and ``br_state`` (the agent's RNG state, sides played, evaluations)."""
+    :class:`BRConfig`) and ``br_state`` (the agent's RNG state, sides played, evaluations).
+
+    Raises:
+        TrainingDiverged: non-finite weights (nothing is written)."""
+    check_finite_weights(learner.model, "the network")
     save_checkpoint({
         "format": FORMAT, "version": VERSION, "num_players": cfg.players, "net": learner.net_cfg.to_dict(),
         "model": {k: v.detach().cpu() for k, v in learner.model.state_dict().items()},
@@ -513,18 +517,59 @@ def save_br_checkpoint(learner, source: BestResponseSource, cfg: BRConfig, run_d
     }, run_dir / CHECKPOINT_NAME)
 
 
-def load_br_checkpoint(run_dir: str | os.PathLike) -> dict:
-    """The checkpoint of a best-response run directory (or file).
+def check_br_checkpoint(ckpt: dict, path: str) -> None:
+    """Check a best-response run's checkpoint in full before it resumes: the trainer's
+    entries (:func:`twilight_env.training.checkpoint.check_dmc_checkpoint`), then
+    ``best_response`` (:meth:`BRConfig.validate`, budget aside; the same players) and
+    ``br_state`` (the agent's RNG state, sides played, evaluations, CPU seconds).
 
     Raises:
-        ValueError: if it is missing or corrupt, or not written by a best-response run.
+        ValueError: naming the file, the entry and what is allowed.
     """
+    from twilight_env.training.checkpoint import (check_bitgen_state, check_count, check_dmc_checkpoint,
+                                                   check_entries, check_finite, check_number, fail)
+    cfg = check_dmc_checkpoint(ckpt, path, ("best_response", "br_state"))
+    if not isinstance(ckpt["best_response"], dict):
+        fail(path, "'best_response' must be a dict")
+    try:
+        br = BRConfig.from_dict(ckpt["best_response"])
+        br.minutes, br.decisions, br.cpu_minutes = 1.0, None, None  # budget and machinery: from the command line
+        br.actors, br.ray = 0, None
+        br.validate()
+    except (TypeError, ValueError) as e:
+        fail(path, f"'best_response': {e}")
+    if br.players != cfg.players:
+        fail(path, f"'best_response' plays {br.players} players, its config {cfg.players}")
+    st = check_entries(ckpt["br_state"], path, "'br_state'", (),
+                       ("agent_rng", "sides_played", "evals", "cpu_seconds"))
+    if "agent_rng" in st:
+        check_bitgen_state(st["agent_rng"], path, "'br_state' 'agent_rng'")
+    sides = st.get("sides_played", [])
+    if not isinstance(sides, list) or len(sides) > 4:
+        fail(path, "'br_state' 'sides_played' must be a list of at most 4 counts")
+    for x in sides:
+        check_count(x, path, "'br_state' 'sides_played'")
+    check_number(st.get("cpu_seconds", 0.0), path, "'br_state' 'cpu_seconds'", 0.0)
+    if not isinstance(st.get("evals", {}), dict):
+        fail(path, "'br_state' 'evals' must be a dict")
+    check_finite(st.get("evals", {}), path, "'br_state' 'evals'")
+
+
+def load_br_checkpoint(run_dir: str | os.PathLike) -> dict:
+    """The checkpoint of a best-response run directory (or file), checked in full
+    (:func:`twilight_env.training.checkpoint.load_resume_checkpoint`).
+
+    Raises:
+        ValueError: if it is missing or corrupt, not written by a best-response run, or
+            edited or malformed (naming the file and the entry).
+    """
+    from twilight_env.training.checkpoint import load_resume_checkpoint
     ckpt = load_checkpoint(run_dir)
     if "best_response" not in ckpt or "optimizer" not in ckpt:
         raise ValueError(f"{str(run_dir)!r} holds a network checkpoint, but not one of a best-response run "
                          f"(no 'best_response' entry); give the --out folder of "
                          f"`python -m twilight_env.training.best_response`")
-    return ckpt
+    return load_resume_checkpoint(run_dir, check_br_checkpoint)  # digest and every entry checked
 
 
 def resume_command(run_dir: Path, cfg: BRConfig, elapsed_s: float) -> str:

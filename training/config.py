@@ -7,7 +7,44 @@ TensorBoard text entry of a run.
 
 from __future__ import annotations
 
+import math
+import numbers
 from dataclasses import asdict, dataclass, fields
+
+LIMITS = {
+    "actors": (0, 1024), "games_per_actor": (1, 100_000), "chunk": (1, 100_000_000), "batch_size": (1, 1_000_000),
+    "buffer_size": (0, 10_000_000), "pool_size": (1, 1_000), "threads": (1, 1_024), "eval_deals": (0, 1_000_000),
+    "eval_every": (0, 10 ** 15), "snapshot_every": (0, 10 ** 15), "decisions": (1, 10 ** 15), "seed": (0, 2 ** 63 - 1),
+}
+"""Allowed range of each integer setting (inclusive). The caps keep a typing slip from
+allocating what no machine has: the replay buffer takes about 220 bytes per sample (25
+int64 feature masks, role, action, target), so 10,000,000 samples are 2.2 GB."""
+
+FLOAT_LIMITS = {"minutes": (0.0, 10.0 ** 7), "checkpoint_every": (0.0, 10.0 ** 7), "lr": (0.0, math.inf),
+                "reuse": (0.0, 1_000.0), "max_grad_norm": (0.0, math.inf)}
+"""Open lower and closed upper bound of each float setting; every float must also be finite."""
+
+MAX_LAYERS, MAX_WIDTH = 16, 65_536
+"""Most hidden layers in the trunk or a head, and the widest layer (units)."""
+
+
+def _check_int(value, name: str, low: int, high: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not low <= value <= high:
+        raise ValueError(f"{name} must be an integer in {low:,}..{high:,}, got {value!r}")
+
+
+def _check_float(value, name: str, low: float, high: float) -> None:
+    if (isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value)
+            or not low < value <= high):
+        raise ValueError(f"{name} must be a finite number > {low:g} and <= {high:g}, got {value!r}")
+
+
+def _check_layers(value, name: str) -> None:
+    if (not isinstance(value, (tuple, list)) or len(value) > MAX_LAYERS
+            or any(isinstance(w, bool) or not isinstance(w, numbers.Integral) or not 1 <= w <= MAX_WIDTH
+                   for w in value)):
+        raise ValueError(f"{name} must be at most {MAX_LAYERS} layer widths, each an integer in 1..{MAX_WIDTH:,}, "
+                         f"got {value!r}")
 
 
 @dataclass
@@ -88,15 +125,33 @@ class TrainConfig:
     """Show a tqdm progress bar (flag)."""
 
     def validate(self) -> "TrainConfig":
-        """Check values; return self.
+        """Check values (types, and the ranges of :data:`LIMITS`, :data:`FLOAT_LIMITS` and
+        :data:`MAX_LAYERS`/:data:`MAX_WIDTH`); return self.
 
         Raises:
             ValueError: naming the bad field and what is allowed.
         """
-        if self.players not in (3, 4):
+        if self.players not in (3, 4) or isinstance(self.players, bool):
             raise ValueError(f"players must be 3 or 4, got {self.players!r}")
         if self.minutes is None and self.decisions is None:
             raise ValueError("give a budget: --minutes M or --decisions N (or both)")
+        for name, (low, high) in LIMITS.items():
+            if getattr(self, name) is not None:
+                _check_int(getattr(self, name), name, low, high)
+        for name, (low, high) in FLOAT_LIMITS.items():
+            if getattr(self, name) is not None:
+                _check_float(getattr(self, name), name, low, high)
+        for name in ("epsilon", "pool_prob"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, numbers.Real):
+                raise ValueError(f"{name} must be a number in [0, 1], got {v!r}")
+        _check_layers(self.trunk, "trunk")
+        _check_layers(self.head, "head")
+        if not isinstance(self.shared_head, bool):
+            raise ValueError(f"shared_head must be true or false, got {self.shared_head!r}")
+        if not isinstance(self.eval_opponents, (tuple, list)) or not all(isinstance(x, str)
+                                                                         for x in self.eval_opponents):
+            raise ValueError(f"eval_opponents must be a list of agent specs, got {self.eval_opponents!r}")
         if self.minutes is not None and not self.minutes > 0:
             raise ValueError(f"minutes must be > 0, got {self.minutes!r}")
         if self.decisions is not None and self.decisions < 1:
@@ -140,4 +195,4 @@ class TrainConfig:
         return cls(**kw)
 
 
-__all__ = ["TrainConfig"]
+__all__ = ["FLOAT_LIMITS", "LIMITS", "MAX_LAYERS", "MAX_WIDTH", "TrainConfig"]

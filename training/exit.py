@@ -530,6 +530,7 @@ def train(data_folders, run, settings: FitSettings | None = None, init: str | No
             if k != "epoch":
                 writer.add_scalar(k.replace("train_", "train/").replace("val_", "val/"), v, epoch)
         writer.flush()
+        _check_finite_epoch(model, last, epoch, s.lr)
         save_checkpoint(new_checkpoint(model, npl, optimizer=_to_cpu(opt.state_dict()), epoch=epoch, config=config,
                                        rng=json.dumps(rng.bit_generator.state), last=last, git=git_hash()),
                         ckpt_path)
@@ -547,8 +548,69 @@ def _resumed(ckpt_path: Path, data_folders, s: FitSettings) -> tuple[dict, list,
     Raises:
         ValueError: a missing or unreadable checkpoint (naming the file).
     """
-    ckpt = load_exit_checkpoint(ckpt_path)
+    from twilight_env.training.checkpoint import load_resume_checkpoint
+    ckpt = load_resume_checkpoint(ckpt_path, check_exit_checkpoint, load_exit_checkpoint)  # digest, every entry
     return ckpt, ckpt["config"]["data"], replace(s, **{k: ckpt["config"][k] for k in FIXED_ON_RESUME})
+
+
+def check_exit_checkpoint(ckpt: dict, path: str) -> None:
+    """Check an expert-iteration training checkpoint (``python -m twilight_env.training.exit
+    train``) in full before a resumed run trains: keys, players, network shape and finite
+    weights, the Adam state, ``epoch`` (0..10^6), the saved settings (the
+    :class:`~twilight_env.training.exit.FitSettings` a resumed run keeps, and the data folders),
+    the RNG state and the last epoch's figures.
+
+    Raises:
+        ValueError: naming the file, the entry and what is allowed.
+    """
+    from twilight_env.training.checkpoint import (check_bitgen_state, check_count, check_entries, check_finite,
+                                                   check_layers, check_number, check_optimizer, fail)
+    check_entries(ckpt, path, "the checkpoint",
+                  ("format", "version", "num_players", "net", "model", "optimizer", "epoch", "config", "rng"),
+                  ("last", "git"))
+    if ckpt["num_players"] not in (3, 4) or isinstance(ckpt["num_players"], bool):
+        fail(path, f"'num_players' must be 3 or 4, got {ckpt['num_players']!r}")
+    if not isinstance(ckpt["net"], dict):
+        fail(path, "'net' must be a dict")
+    check_layers(ckpt["net"], path, "'net'")
+    try:
+        model = PolicyValueNet(PVConfig.from_dict(ckpt["net"]))
+        model.load_state_dict(ckpt["model"])
+    except (KeyError, TypeError, RuntimeError, AttributeError, ValueError) as e:
+        fail(path, f"its weights do not fit its network ({type(e).__name__}: {str(e)[:200]})")
+    if model.cfg.num_roles != num_roles(ckpt["num_players"]):
+        fail(path, f"{model.cfg.num_roles} heads for {ckpt['num_players']} players")
+    check_finite(ckpt["model"], path, "'model'")
+    check_optimizer(ckpt["optimizer"], model, path)
+    check_count(ckpt["epoch"], path, "'epoch'", 10 ** 6)
+    config = check_entries(ckpt["config"], path, "'config'", ("data",) + FIXED_ON_RESUME, ("init",))
+    data = config["data"]
+    if not isinstance(data, list) or not data or not all(isinstance(x, str) for x in data):
+        fail(path, f"'config' 'data' must be a non-empty list of data folders, got {data!r}")
+    try:
+        s = FitSettings(**{k: config[k] for k in FIXED_ON_RESUME}).validate()
+        check_count(s.seed, path, "'config' 'seed'", 2 ** 63 - 1)
+        check_number(s.lr, path, "'config' 'lr'", 0.0)
+        check_number(s.weight_decay, path, "'config' 'weight_decay'", 0.0)
+        check_number(s.value_weight, path, "'config' 'value_weight'", 0.0)
+        check_count(s.batch_size, path, "'config' 'batch_size'", 1_000_000)
+    except (TypeError, ValueError) as e:
+        fail(path, f"'config': {e}")
+    if not isinstance(ckpt["rng"], str):
+        fail(path, "'rng' must be a JSON string of a NumPy bit-generator state")
+    try:
+        state = json.loads(ckpt["rng"])
+    except ValueError:
+        fail(path, "'rng' is not JSON")
+    check_bitgen_state(state, path, "'rng'")
+    last = ckpt.get("last", {})
+    if not isinstance(last, dict):
+        fail(path, "'last' must be a dict")
+    for k, v in last.items():
+        if k == "epoch":
+            check_count(v, path, "'last' 'epoch'", ckpt["epoch"])
+        else:
+            check_number(v, path, f"'last' {k!r}")
 
 
 def _start_model(ckpt: dict | None, ckpt_path: Path, init: str | None, npl: int, s: FitSettings):
@@ -575,6 +637,24 @@ def _start_model(ckpt: dict | None, ckpt_path: Path, init: str | None, npl: int,
         raise ValueError(f"{str(ckpt_path)!r} is for {ckpt['num_players']} players, the data for {npl}")
     model.train()
     return model
+
+
+def _check_finite_epoch(model, figures: dict, epoch: int, lr: float) -> None:
+    """Stop a diverged run before its checkpoint is written: every loss of the epoch and
+    every weight must be finite.
+
+    Raises:
+        TrainingDiverged: naming the epoch, the losses and the learning rate.
+    """
+    import torch
+
+    from twilight_env.training.train import TrainingDiverged
+    bad = {k: v for k, v in figures.items() if k != "epoch" and not math.isfinite(v)}
+    if bad or not all(bool(torch.isfinite(p).all()) for p in model.parameters()):
+        what = ", ".join(f"{k} {v}" for k, v in bad.items()) or "NaN or inf weights"
+        raise TrainingDiverged(f"training diverged at epoch {epoch} ({what}; learning rate {lr:g}): the run stops "
+                               "without saving this epoch (the last checkpoint, if any, is kept); restart it with a "
+                               "lower --lr")
 
 
 def _batch(tensors: dict, idx: np.ndarray) -> dict:

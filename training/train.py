@@ -56,6 +56,7 @@ from twilight_env.util.argtypes import non_negative_int, positive_float, positiv
 
 from twilight_env.agents.nn.checkpoint import (CHECKPOINT_NAME, FORMAT, VERSION, load_checkpoint, model_from_checkpoint,
                                   save_checkpoint)
+from twilight_env.training.checkpoint import load_resume_checkpoint
 from twilight_env.agents.nn.features import NUM_MASKS, num_roles
 from twilight_env.agents.nn.network import NetConfig, QNetwork
 
@@ -485,7 +486,7 @@ def resolve_config(cfg: TrainConfig, override: set | None) -> tuple[TrainConfig,
             raise ValueError(f"the run directory {str(run_dir)!r} exists already (a run with the same --exp and "
                              "--seed started in the same second); give another --exp")
         return cfg, None, run_dir
-    ckpt = load_checkpoint(cfg.resume)
+    ckpt = load_resume_checkpoint(cfg.resume)  # digest and every entry checked (training.checkpoint)
     saved = TrainConfig.from_dict(ckpt["config"])
     # keep the run's own settings; take only budget and machinery from the command line
     for name in ("minutes", "decisions", "actors", "device", "ray", "progress", "resume", "eval_deals",
@@ -562,6 +563,22 @@ def build_learner(cfg: TrainConfig, ckpt: dict | None, device: torch.device) -> 
     return learner
 
 
+class TrainingDiverged(ValueError):
+    """Raised when a loss or the weights stop being finite (NaN or inf, e.g. a learning rate
+    far too high): training stops with this one-line error and non-finite weights are
+    never saved."""
+
+
+def check_finite_weights(model: torch.nn.Module, what: str) -> None:
+    """Raise :class:`TrainingDiverged` if any weight of ``model`` is NaN or inf (called
+    before every checkpoint, so none holds non-finite weights)."""
+    bad = [name for name, p in model.named_parameters() if not bool(torch.isfinite(p).all())]
+    if bad:
+        raise TrainingDiverged(f"training diverged: {what} holds NaN or inf weights ({', '.join(bad[:3])}); the run "
+                               "stops without saving them (the last checkpoint, if any, is kept); resume or restart "
+                               "it with a lower --lr")
+
+
 def learner_step(learner: Learner, chunks: list) -> list[float]:
     """Take self-play chunks into the replay buffer and counters, then make the gradient
     updates they are owed (``reuse`` updates per ``batch_size`` recorded samples).
@@ -572,6 +589,9 @@ def learner_step(learner: Learner, chunks: list) -> list[float]:
 
     Returns:
         The MSE loss of each update made (possibly none).
+
+    Raises:
+        TrainingDiverged: a loss is NaN or inf (checked before its update is applied).
     """
     cfg, model, buffer, counters = learner.cfg, learner.model, learner.buffer, learner.counters
     for _, batch, stats in chunks:
@@ -588,12 +608,17 @@ def learner_step(learner: Learner, chunks: list) -> list[float]:
             idx = torch.from_numpy(learner.rng.integers(0, buffer.size, cfg.batch_size)).to(learner.device)
             q = model(buffer.rows[idx], buffer.roles[idx], buffer.actions[idx])
             loss = torch.nn.functional.mse_loss(q, buffer.targets[idx])
+            value = loss.item()
+            if not math.isfinite(value):  # before the step: the weights stay those of the last finite loss
+                raise TrainingDiverged(f"training diverged: the loss is {value} at update {counters['updates'] + 1:,} "
+                                       f"(learning rate {cfg.lr:g}); the run stops and nothing more is saved (the "
+                                       "last checkpoint, if any, is kept); resume or restart it with a lower --lr")
             learner.optimizer.zero_grad(set_to_none=True)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
             learner.optimizer.step()
             counters["updates"] += 1
-            losses.append(loss.item())
+            losses.append(value)
     model.eval()
     return losses
 
@@ -635,7 +660,12 @@ def save_train_checkpoint(learner: Learner, run_dir: Path, git: str, source=None
 
     With ``actors=0`` on the batch engine, ``source`` (the in-process generator) adds its
     deals in progress and opponent pool (``selfplay_state``), so that a resumed run plays
-    on exactly as an unstopped one (``tests/training/test_train.py``)."""
+    on exactly as an unstopped one (``tests/training/test_train.py``).
+
+    Raises:
+        TrainingDiverged: non-finite weights (nothing is written).
+        OSError: the file cannot be written (one line naming it, e.g. a full disk)."""
+    check_finite_weights(learner.model, "the network")
     cfg = learner.cfg
     sp_state = _rng_state(learner.selfplay_rng) if cfg.actors == 0 else None
     gen_state = source.state_dict() if isinstance(source, InProcessSelfPlay) else None
@@ -1129,4 +1159,5 @@ def _to_cpu(obj):
     return obj
 
 
-__all__ = ["add_arguments", "run", "train", "TrainConfig", "TrainingInterrupted", "resume_command", "summary_table"]
+__all__ = ["add_arguments", "run", "train", "TrainConfig", "TrainingDiverged", "TrainingInterrupted", "resume_command",
+           "summary_table"]

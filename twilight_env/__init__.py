@@ -35,9 +35,16 @@ __version__ = "0.1.0"
 ENV_ID = "twilight/Twilight-v0"
 SINGLE_AGENT_ID = "twilight/SingleAgent-v0"
 
-from twilight_env.util.cachedir import configure_numba_cache as _configure_numba_cache  # noqa: E402
 
-_configure_numba_cache()  # numba's kernel cache: the user's cache folder, never the source tree
+def _numba_cache() -> None:
+    """numba's kernel cache in the user's cache folder, never the source tree
+    (:func:`twilight_env.util.cachedir.configure_numba_cache`), before any kernel compiles."""
+    from twilight_env.util.cachedir import configure_numba_cache
+
+    configure_numba_cache()
+
+
+_numba_cache()
 
 
 def register_pettingzoo() -> None:

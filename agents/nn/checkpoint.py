@@ -20,6 +20,12 @@ A checkpoint is a plain dict readable with ``torch.load(path, weights_only=True)
 | ``git`` | git hash of the code that trained it |
 
 Only ``format``, ``version``, ``num_players``, ``net`` and ``model`` are needed to play.
+
+Every file :func:`save_checkpoint` writes ends with its content digest: the zip archive's
+comment (which ``torch.load`` and every zip reader skip) is ``twilight-sha256:`` and the
+SHA-256 of the file's bytes without that comment, so an edit or a flipped bit anywhere in
+the file is seen by :func:`checkpoint_digest` (``twilight train --resume`` and the other
+trainers' resumes check it).
 """
 
 from __future__ import annotations
@@ -39,29 +45,107 @@ CHECKPOINT_NAME = "checkpoint.pt"
 """File name of the last checkpoint inside a run directory."""
 
 
+DIGEST_PREFIX = b"twilight-sha256:"
+"""Start of the zip comment that carries a checkpoint's digest (64 hex digits follow)."""
+_EOCD = b"PK\x05\x06"  # zip end-of-central-directory record: 22 bytes, then the comment
+_TRAILER = len(DIGEST_PREFIX) + 64
+
+
+def _stamp_digest(f) -> None:
+    """Append the content digest to a checkpoint just written by ``torch.save`` into ``f``
+    (opened ``w+b``): the SHA-256 of every byte so far becomes the zip comment. A file that
+    does not end with a comment-free zip directory (not written by ``torch.save``) is left as is."""
+    import hashlib
+
+    f.flush()
+    size = f.seek(0, os.SEEK_END)
+    if size < 22:
+        return
+    f.seek(size - 22)
+    if (tail := f.read(22))[:4] != _EOCD or tail[20:22] != b"\0\0":
+        return
+    h = hashlib.sha256()
+    f.seek(0)
+    while block := f.read(1 << 20):
+        h.update(block)
+    f.seek(size - 2)
+    f.write(_TRAILER.to_bytes(2, "little") + DIGEST_PREFIX + h.hexdigest().encode("ascii"))
+
+
+def checkpoint_digest(path: str | os.PathLike) -> bool:
+    """Check the content digest a checkpoint file ends with (module docstring).
+
+    Returns:
+        True if it matches; False for a file without one (written before checkpoints
+        carried one, or by another program).
+
+    Raises:
+        ValueError: naming the file: a digest that does not match the bytes (an edit, a
+            flipped bit, a truncated file), a damaged digest, or an unreadable file.
+    """
+    import hashlib
+
+    p = os.fspath(path)
+    try:
+        with open(p, "rb") as f:
+            size = f.seek(0, os.SEEK_END)
+            f.seek(max(0, size - 22 - _TRAILER))
+            tail = f.read()
+            stamped = DIGEST_PREFIX in tail or (len(tail) == 22 + _TRAILER and tail[:4] == _EOCD
+                                                 and tail[20:22] == _TRAILER.to_bytes(2, "little"))
+            if not stamped:
+                return False  # no digest (a zip without a comment, or not a zip: torch.load says so)
+            body = size - _TRAILER - 2
+            if (len(tail) != 22 + _TRAILER or tail[:4] != _EOCD
+                    or tail[20:22] != _TRAILER.to_bytes(2, "little") or not tail[22:].startswith(DIGEST_PREFIX)):
+                raise ValueError(f"checkpoint {p!r} is damaged: it does not end with a zip directory and its "
+                                 "twilight-sha256 digest (edited, truncated or not written by this package); "
+                                 "restore it, or start a new run")
+            saved = tail[22 + len(DIGEST_PREFIX):]
+            h = hashlib.sha256()
+            f.seek(0)
+            left = body
+            while left > 0 and (block := f.read(min(1 << 20, left))):
+                h.update(block)
+                left -= len(block)
+            h.update(b"\0\0")
+    except OSError as e:
+        raise ValueError(f"cannot read checkpoint {p!r}: {e.strerror or e}") from None
+    if h.hexdigest().encode("ascii") != saved:
+        raise ValueError(f"checkpoint {p!r} does not match its sha256 digest: the file was edited or damaged after "
+                         "it was written; restore it, or start a new run")
+    return True
+
+
 def save_checkpoint(obj: dict, path: str | os.PathLike) -> None:
     """Write ``obj`` with ``torch.save`` so that ``path`` always holds a whole checkpoint.
 
-    The bytes go to a temporary file in the same folder (``{name}.tmp{pid}``), are flushed
-    and ``fsync``-ed, and the file is then renamed onto ``path`` with ``os.replace`` (atomic
+    The bytes go to a temporary file in the same folder (``{name}.tmp{pid}``), end with
+    their content digest (module docstring), are flushed and ``fsync``-ed, and the file is then renamed onto ``path`` with ``os.replace`` (atomic
     on POSIX; the folder is ``fsync``-ed after it). A reader, a crash or a ``kill -9`` at any
     moment sees the previous checkpoint or the new one, never a partial file. If the write
     fails, the temporary file is removed and the error is raised; ``path`` is untouched.
 
     Raises:
-        OSError: if the folder is not writable or the disk is full.
+        OSError: if the folder is not writable or the disk is full (one line naming ``path``).
     """
     path = Path(path)
     tmp = path.with_name(path.name + f".tmp{os.getpid()}")
     try:
-        with open(tmp, "wb") as f:
+        with open(tmp, "w+b") as f:
             torch.save(obj, f)
+            _stamp_digest(f)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as e:
         with contextlib.suppress(OSError):
             tmp.unlink()
+        if isinstance(e, OSError):  # e.g. a full disk: one line naming the file
+            raise OSError(e.errno, f"cannot write checkpoint {str(path)!r}: {e.strerror or e}") from None
+        if isinstance(e, RuntimeError):  # torch's writer reports a failed write (full disk) as RuntimeError
+            raise OSError(f"cannot write checkpoint {str(path)!r}: the write failed (disk full, or the file "
+                          f"system refused it; {str(e).strip()[:120]})") from None
         raise
     with contextlib.suppress(OSError):  # make the rename itself durable (not possible on every OS)
         fd = os.open(path.parent, os.O_RDONLY)
@@ -172,4 +256,5 @@ def model_from_checkpoint(ckpt: dict, path: str = "checkpoint") -> QNetwork:
     return model.eval()
 
 
-__all__ = ["FORMAT", "VERSION", "CHECKPOINT_NAME", "save_checkpoint", "load_checkpoint", "model_from_checkpoint"]
+__all__ = ["FORMAT", "VERSION", "CHECKPOINT_NAME", "DIGEST_PREFIX", "checkpoint_digest", "save_checkpoint",
+           "load_checkpoint", "model_from_checkpoint"]
