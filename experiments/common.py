@@ -670,6 +670,36 @@ def shipped_weights_digest(specs: Iterable[str]) -> dict[str, str]:
     return out
 
 
+RETIRED_WEIGHTS: dict[str, tuple[str, str | None, tuple[str, ...]]] = {
+    "neural_3p.pt": ("0e9de13601ecd26f9850c354ca17479a96df408f41d7d5c0f6d3fb2761964786", "neural_3p.npz", ("neural",)),
+    "neural_4p.pt": ("12498b461636d7f9bdb065bd8541f6dcd908a3172b21d6db2bed83c067531210", "neural_4p.npz", ("neural",)),
+    "exit_3p.pt": ("747347b16c8e2b5621d3c5cd9bae557ca20ae1789e268c466490fa7106aa11e0", None, ("exit", "exit-search")),
+    "exit_4p.pt": ("dffec1f3afad6a7e97a6c5e8da9d38d29b66bcfe1082621bd665d955c51621c0", None, ("exit", "exit-search")),
+}
+"""Shipped weights files that left ``agents/weights/`` (results/README.md: the commit that holds
+them): file -> (its sha256 when it left, the file that holds the same weights since, or None,
+the agents that read it). A run saved while they were shipped resumes if it did not depend on
+them: the same weights are still checked under the other file (``neural_{3,4}p.pt``, exported
+bit for bit to ``.npz``), or none of its specs names an agent that read the file
+(``exit_{3,4}p.pt``: ``exit`` and ``exit-search``, and ``respond``, whose target may be one)."""
+
+
+def _retired_and_unused(name: str, digest: str, saved: dict, changed: set[str], specs: list[str]) -> bool:
+    """Whether a file of a run's saved digest that is no longer shipped played no part in the
+    run (:data:`RETIRED_WEIGHTS`)."""
+    import re
+
+    if name not in RETIRED_WEIGHTS:
+        return False
+    sha, successor, readers = RETIRED_WEIGHTS[name]
+    if digest != sha:
+        return False
+    if successor is not None and successor in saved and successor not in changed:
+        return True
+    words = re.compile(r"(?<![\w-])(" + "|".join(re.escape(r) for r in (*readers, "respond")) + r")(?![\w-])")
+    return not any(words.search(spec) for spec in specs)
+
+
 def check_shipped_weights(saved, specs: Iterable[str], what: str) -> dict[str, str]:
     """The saved digest of a run's shipped weights, after checking that every file it
     names is unchanged (:func:`shipped_weights_digest`).
@@ -695,8 +725,10 @@ def check_shipped_weights(saved, specs: Iterable[str], what: str) -> dict[str, s
         return {}
     if not isinstance(saved, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in saved.items()):
         raise ValueError(f"{what} is malformed: 'weights' must map file names to sha256 digests")
+    specs = list(specs)
     now = shipped_weights_digest(specs) if saved else {}
-    changed = sorted(k for k, v in saved.items() if now.get(k) != v)
+    changed = {k for k, v in saved.items() if now.get(k) != v}
+    changed = sorted(k for k in changed if k in now or not _retired_and_unused(k, saved[k], saved, changed, specs))
     if changed:
         raise ValueError(f"{what}: the shipped weights {', '.join(changed)} changed since the run started, so "
                          "its finished deals were played with other networks than a resumed sitting would use; "

@@ -137,3 +137,44 @@ def test_a_run_saved_without_a_digest_grows_only_without_shipped_weights(tmp_pat
     else:
         assert rc == 2 and "keeps no digest of the shipped weights" in err and "policy read them" in err
         assert json.loads((run / "edge.json").read_text())["deals"] == 3  # nothing lost
+
+
+def _saved_before_the_files_left():
+    """The digest a run saved while ``neural_{3,4}p.pt`` and ``exit_{3,4}p.pt`` were shipped:
+    today's files plus those four as they were when they left (results/README.md)."""
+    from twilight_env.experiments.common import RETIRED_WEIGHTS
+
+    saved = shipped_weights_digest(["policy"])
+    saved.update({name: sha for name, (sha, _, _) in RETIRED_WEIGHTS.items()})
+    return saved
+
+
+@pytest.mark.parametrize("specs", [["guided:default,iterations=20"], ["policy"], ["neural:default", "heuristic"],
+                                   ["pimc:inference=model", "policy:default"]])
+def test_a_run_saved_before_weights_left_resumes_when_it_did_not_read_them(specs):
+    """``neural_{3,4}p.pt`` left for the same weights in ``.npz``, and ``exit_{3,4}p.pt`` left
+    (``exit:default`` reads ``policy:default``'s network since): a run of other agents that was
+    saved while they were shipped resumes (e.g. the ``guided:default`` edge study)."""
+    from twilight_env.experiments.common import check_shipped_weights
+
+    saved = _saved_before_the_files_left()
+    assert check_shipped_weights(saved, specs, "the checkpoint") == saved
+
+
+@pytest.mark.parametrize("specs", [["exit:default"], ["exit-search:default,iterations=10", "policy"],
+                                   ["respond:target=policy", "policy"]])
+def test_a_run_that_read_the_retired_exit_networks_is_refused(specs):
+    from twilight_env.experiments.common import check_shipped_weights
+
+    with pytest.raises(ValueError, match=r"the shipped weights exit_3p\.pt, exit_4p\.pt changed since the run started"):
+        check_shipped_weights(_saved_before_the_files_left(), specs, "the checkpoint")
+
+
+def test_a_retired_file_of_another_content_or_a_changed_successor_is_refused():
+    from twilight_env.experiments.common import check_shipped_weights
+
+    saved = _saved_before_the_files_left()
+    with pytest.raises(ValueError, match=r"exit_3p\.pt changed"):
+        check_shipped_weights({**saved, "exit_3p.pt": "0" * 64}, ["policy"], "the checkpoint")
+    with pytest.raises(ValueError, match=r"neural_4p\.npz, neural_4p\.pt changed"):
+        check_shipped_weights({**saved, "neural_4p.npz": "0" * 64}, ["neural"], "the checkpoint")
