@@ -141,6 +141,48 @@ def test_page_and_static_files_are_served(client):
     assert "heuristic" in agents["agents"] and agents["default"] == "heuristic"
 
 
+def test_the_agent_list_names_the_agents_this_install_cannot_run(client, monkeypatch):
+    """``GET /api/agents`` lists under ``unavailable`` the served agents whose package is
+    missing (``exit`` and ``exit-search`` without torch), with the 400 message a game that
+    names one gets, so the page can leave them out."""
+    import importlib.util
+    import sys
+
+    from twilight_env.serve.specs import NEEDS
+
+    here = client.get("/api/agents").json()["unavailable"]
+    assert set(here) == {n for n, p in NEEDS.items() if importlib.util.find_spec(p) is None}
+    monkeypatch.setitem(sys.modules, "torch", None)  # an install without torch
+    monkeypatch.delitem(sys.modules, "twilight_env.agents.exit", raising=False)
+    off = client.get("/api/agents").json()["unavailable"]
+    assert set(off) == {"exit", "exit-search"}
+    assert off["exit"]["needs"] == "torch" and "train" in off["exit"]["message"]
+    r = client.post("/api/games", json={"mode": "watch", "players": 4, "agents": "exit-search:iterations=5"})
+    assert r.status_code == 400 and "needs torch" in r.json()["error"], r.text
+
+
+def test_the_agents_said_to_need_a_package_are_those_that_fail_without_it():
+    """:data:`twilight_env.serve.specs.NEEDS` is right: with torch blocked, exactly the agents
+    it names fail to import (the others run on the NumPy backends)."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import sys\nsys.modules['torch'] = None\n"
+            "from twilight_env.agents.base import agent_factory\n"
+            "from twilight_env.serve.specs import ALLOWED\n"
+            "failed = []\n"
+            "for name in sorted(ALLOWED):\n"
+            "    try:\n        agent_factory(name)\n"
+            "    except ImportError:\n        failed.append(name)\n"
+            "print(','.join(failed))\n")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    r = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    from twilight_env.serve.specs import NEEDS
+    assert r.stdout.strip().split(",") == sorted(n for n, p in NEEDS.items() if p == "torch")
+
+
 def test_two_games_do_not_share_state(client):
     a = new_game(client, players=4, seat=0, deal=DEAL, dealer=3, seed=3)
     b = new_game(client, players=4, seat=0, deal=DEAL, dealer=3, seed=3)

@@ -94,6 +94,11 @@ def test_play_a_3_player_deal_by_clicking(server, driver):
     assert shown["moon"] == pts[solo]
     assert all(shown["sun"] == pts[p] for p in game.players if p != solo)
     assert driver.find_element(By.ID, "download").is_displayed()
+    # the header says the game is over, not that it is being played; the board says the result
+    status = driver.find_element(By.ID, "status").text
+    assert status.startswith("Game over · you played · 3 players") and "Playing" not in status, status
+    prompt = driver.find_element(By.ID, "prompt")
+    assert prompt.is_displayed() and prompt.text == final.text, (prompt.text, final.text)
     assert driver.find_element(By.ID, "score-sun").get_attribute("data-score") == str(shown["sun"])
     # the deal is over: the score is final, and each player's credited points are shown (R7.5)
     assert driver.find_element(By.ID, "score-head").get_attribute("textContent") == "Final"
@@ -307,5 +312,77 @@ def test_the_layout_fits_a_phone_and_a_laptop_screen(server, driver):
             turns += 1
             assert turns < 60
         assert turns >= 7
+    finally:
+        driver.set_window_size(1400, 1000)
+
+
+def test_the_page_offers_only_agents_this_install_can_run(server, driver, monkeypatch):
+    """Without torch the agent suggestions leave out ``exit`` and ``exit-search`` and the page
+    says why; naming one anyway is answered on the page, with no game created; watching
+    agents that can run starts."""
+    import sys
+
+    from selenium.webdriver.common.by import By
+
+    monkeypatch.setitem(sys.modules, "torch", None)  # the server runs in this process
+    driver.get(server.url + "/?speed=0")
+    _wait(driver, lambda: driver.execute_script("return document.body.dataset.ready"), what="the page to load")
+    offered = [o.get_attribute("value") for o in driver.find_elements(By.CSS_SELECTOR, "#agent-list option")]
+    assert "heuristic" in offered and "exit" not in offered and "exit-search" not in offered, offered
+    note = driver.find_element(By.ID, "agents-off")
+    assert note.is_displayed() and "exit (needs torch)" in note.text and "exit-search (needs torch)" in note.text
+    store = server.server.config.app.state.store
+    before = len(store)
+    driver.find_element(By.ID, "tab-watch").click()
+    box = driver.find_element(By.ID, "watch-agent-0")
+    box.clear()
+    box.send_keys("exit")
+    driver.find_element(By.ID, "start-watch").click()
+    err = driver.find_element(By.ID, "error")
+    _wait(driver, lambda: err.is_displayed() and "needs torch" in err.text, what="the error")
+    assert len(store) == before
+    box.clear()
+    box.send_keys("random")
+    driver.find_element(By.ID, "start-watch").click()
+    _wait(driver, lambda: driver.execute_script("return app.view && app.mode === 'watch' && app.view.step > 0"),
+          what="the agents to play")
+    errors = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+    assert not errors, f"the page logged errors: {errors}"
+
+
+def test_at_400_px_the_solos_hand_and_the_final_score_are_on_screen(server, driver):
+    """A 400x800 window, a 3-player deal as the solo (the tallest board: the new moon's open
+    hand above the trick): on each of the person's turns their own hand and every glowing
+    move are on screen without scrolling, and at the end the final score is."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    rect = "const b = arguments[0].getBoundingClientRect(); return [b.top, b.bottom];"
+    try:
+        driver.set_window_size(400, 800)
+        driver.get(server.url + "/?speed=0")
+        _wait(driver, lambda: driver.execute_script("return document.body.dataset.ready"), what="the page to load")
+        Select(driver.find_element(By.ID, "play-players")).select_by_value("3")
+        Select(driver.find_element(By.ID, "play-seat")).select_by_value("0")
+        driver.find_element(By.ID, "play-seed").send_keys("1")
+        driver.find_element(By.ID, "start-play").click()
+        turns = 0
+        while _wait(driver, lambda: _idle_state(driver), what="your turn or the end") == "your-turn":
+            ih, y = driver.execute_script("return [window.innerHeight, window.scrollY]")
+            assert y == 0, f"turn {turns}: the page scrolled to {y}"
+            for el in [driver.find_element(By.ID, "pos-bottom")] + driver.find_elements(By.CSS_SELECTOR, ".legal"):
+                top, bottom = driver.execute_script(rect, el)
+                assert 0 <= top and bottom <= ih, \
+                    f"turn {turns}: {el.get_attribute('id') or el.get_attribute('data-card')} at y {top:.0f}..{bottom:.0f}, below the {ih} px fold"
+            step = driver.execute_script("return app.view.step")
+            (driver.find_elements(By.CSS_SELECTOR, ".card.legal") or driver.find_elements(By.CSS_SELECTOR, ".legal"))[0].click()
+            _wait(driver, lambda: driver.execute_script("return app.view.step") > step, what="the move to land")
+            turns += 1
+            assert turns < 60
+        ih = driver.execute_script("return window.innerHeight")
+        for name in ("final", "prompt"):
+            top, bottom = driver.execute_script(rect, driver.find_element(By.ID, name))
+            assert 0 <= top and bottom <= ih, f"#{name} at y {top:.0f}..{bottom:.0f}, below the {ih} px fold"
+        assert driver.find_element(By.ID, "prompt").text.startswith("Final: Sun ")
     finally:
         driver.set_window_size(1400, 1000)

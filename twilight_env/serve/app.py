@@ -257,9 +257,9 @@ async def _index(request: Request) -> Response:
     return FileResponse(os.path.join(STATIC_DIR, "index.html"))
 
 async def _agents(request: Request) -> Response:
-    from twilight_env.serve.specs import MAX_SPEC_CHARS, allowed_agents, describe
+    from twilight_env.serve.specs import MAX_SPEC_CHARS, allowed_agents, describe, unavailable_agents
     return JSONResponse({"agents": allowed_agents(), "default": DEFAULT_AGENT, "options": describe(),
-                         "max_spec_chars": MAX_SPEC_CHARS})
+                         "unavailable": unavailable_agents(), "max_spec_chars": MAX_SPEC_CHARS})
 
 async def _create(request: Request) -> Response:
     body = await _body(request, required=False)

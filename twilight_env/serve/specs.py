@@ -18,6 +18,8 @@ server guards against).
 
 from __future__ import annotations
 
+import importlib.util
+
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -116,6 +118,33 @@ listed (``threads``; ``openspiel``'s bots) are the server's own business and ref
 def allowed_agents() -> list[str]:
     """The agent names a request may use, sorted."""
     return sorted(ALLOWED)
+
+
+NEEDS: dict[str, str] = {"exit": "torch", "exit-search": "torch"}
+"""Served agents whose module imports a package of an extra (torch: the ``train`` extra),
+by agent name; ``tests/serve/test_api.py`` checks that these, and only these, fail to
+import without it."""
+
+
+def unavailable_agents() -> dict[str, dict[str, str]]:
+    """Served agents that cannot run on this install, for ``GET /api/agents``: name ->
+    ``{"needs": PACKAGE, "message": ...}``, e.g. ``exit`` and ``exit-search`` without torch.
+
+    Looks the packages of :data:`NEEDS` up without importing them
+    (``importlib.util.find_spec``), so it is quick; the message is the one a request
+    naming the agent gets (HTTP 400).
+    """
+    from twilight_env.util.extras import missing_message
+
+    out = {}
+    for name, package in NEEDS.items():
+        try:
+            found = importlib.util.find_spec(package) is not None
+        except (ImportError, ValueError):  # a package blocked or half-imported counts as missing
+            found = False
+        if not found and name in ALLOWED:
+            out[name] = {"needs": package, "message": f"agent {name!r} {missing_message(package)}"}
+    return out
 
 
 def describe() -> dict:

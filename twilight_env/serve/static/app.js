@@ -16,6 +16,7 @@ const app = {
   mode: "play",      // play | watch | replay
   view: null,        // last view from the server (or the replay frame shown)
   gid: null,
+  unavailable: {},   // agents this install cannot run (GET /api/agents), name -> {needs, message}
   busy: false,
   paused: false,
   timer: null,
@@ -183,8 +184,21 @@ function renderTrick(v) {
   }
 }
 
+function finalText(v) {
+  // the final score of a finished game, with what it means for the person playing
+  const sun = v.sides.find((s) => s.cult === "sun").score;
+  const moon = v.sides.find((s) => s.cult === "moon").score;
+  let res = "";
+  if (app.mode === "play" && v.you && v.episode === "deal") {
+    const mine = v.seats[v.you.seat].cult === "sun" ? sun - moon : moon - sun;
+    res = mine > 0 ? ` Your side wins by ${mine}.` : mine < 0 ? ` Your side loses by ${-mine}.` : " A tie.";
+  }
+  return `${v.episode === "match" ? "Last deal" : "Final"}: Sun ${sun}, Moon ${moon}.${res}`;
+}
+
 function promptText(v) {
-  if (v.phase === "over") return "";
+  // a finished game says its result in the middle of the board, on screen on a phone too
+  if (v.phase === "over") return v.over && app.mode !== "replay" ? finalText(v) : "";
   if (app.mode === "play" && v.to_act) {
     const forNm = v.acting_seat !== v.you.seat;
     const need = cultName(v.seats[v.chooser].cult);
@@ -226,13 +240,7 @@ function renderScores(v) {
   if (v.over) {
     const sun = v.sides.find((s) => s.cult === "sun").score;
     const moon = v.sides.find((s) => s.cult === "moon").score;
-    let res = "";
-    if (app.mode === "play" && v.you && v.episode === "deal") {
-      const mine = v.seats[v.you.seat].cult === "sun" ? sun - moon : moon - sun;
-      res = mine > 0 ? ` Your side wins by ${mine}.` : mine < 0 ? ` Your side loses by ${-mine}.` : " A tie.";
-    }
-    const label = v.episode === "match" ? "Last deal" : "Final";
-    h += `<div id="final" data-sun="${sun}" data-moon="${moon}">${label}: Sun ${sun}, Moon ${moon}.${res}</div>`;
+    h += `<div id="final" data-sun="${sun}" data-moon="${moon}">${finalText(v)}</div>`;
     if (v.episode === "match" && v.winners) {
       const names = v.winners.map((i) => v.lines[i]).join(" and ");
       let m = v.winners.length ? `Match over: ${esc(names)} won` : "Match over: the new-moon line won";
@@ -295,8 +303,10 @@ function renderStatus(v) {
     const rec = n > 1 ? ` · <b id="rp-which">record ${app.record} of ${n}</b> (numbered 0..${n - 1})` : "";
     h = `Replay${rec} · ${v.num_players} players · deal ${v.deal} · position ${app.frame} of ${app.count - 1}`;
   } else {
-    h = `${app.mode === "play" ? "Playing" : "Watching"} · ${v.num_players} players · ${v.episode === "match" ? "match, deal " + v.deal_number : "one deal"}${v.seed === null ? "" : " · seed " + v.seed}`;
-    if (v.over) h += " · <b>game over</b>";
+    // while it runs: "Playing · ..." or "Watching · ..."; once over: "Game over · you played · ..."
+    const what = `${v.num_players} players · ${v.episode === "match" ? "match, deal " + v.deal_number : "one deal"}${v.seed === null ? "" : " · seed " + v.seed}`;
+    if (v.over) h = `<b>Game over</b> · ${app.mode === "play" ? "you played" : "agents played"} · ${what}`;
+    else h = `${app.mode === "play" ? "Playing" : "Watching"} · ${what}`;
   }
   $("status").innerHTML = h;
 }
@@ -404,8 +414,19 @@ async function sendMove(action) {
   schedule();
 }
 
+function unavailableIn(specs) {
+  // the first spec naming an agent this install cannot run (GET /api/agents: unavailable), or null
+  for (const s of specs) {
+    const name = (s || "").split(":")[0].trim();
+    if (app.unavailable && Object.prototype.hasOwnProperty.call(app.unavailable, name)) return app.unavailable[name].message;
+  }
+  return null;
+}
+
 async function startGame(body) {
   clearTimeout(app.timer);
+  const off = unavailableIn([body.opponents, body.partner, ...(body.agents || [])]);
+  if (off) { showError(off); return; }
   try {
     const v = await api("POST", "/api/games", body);
     if (app.gid) api("DELETE", `/api/games/${app.gid}`).catch(() => {});
@@ -440,7 +461,7 @@ function playBody() {
 function watchBody() {
   const n = Number($("watch-players").value);
   const agents = [];
-  for (let i = 0; i < n; i++) twilight_env.agents.push($(`watch-agent-${i}`).value.trim());
+  for (let i = 0; i < n; i++) agents.push($(`watch-agent-${i}`).value.trim());
   const b = { mode: "watch", players: n, episode: $("watch-episode").value, agents };
   if (b.episode === "match") b.target = intOrNull($("watch-target"));
   const seed = intOrNull($("watch-seed"));
@@ -608,7 +629,13 @@ async function init() {
   matchOnly();
   try {
     const r = await api("GET", "/api/agents");
-    $("agent-list").innerHTML = r.agents.map((a) => `<option value="${esc(a)}">`).join("");
+    // offer only the agents that can run on this install; say which are left out and why
+    app.unavailable = r.unavailable || {};
+    const off = Object.keys(app.unavailable);
+    $("agent-list").innerHTML = r.agents.filter((a) => !off.includes(a)).map((a) => `<option value="${esc(a)}">`).join("");
+    const note = $("agents-off");
+    note.textContent = off.length ? `Not available on this install: ${off.map((a) => `${a} (needs ${app.unavailable[a].needs})`).join(", ")}.` : "";
+    note.classList.toggle("hidden", !off.length);
   } catch (e) { showError(e.message); }
   for (const f of document.querySelectorAll("form")) f.addEventListener("submit", (e) => e.preventDefault());
   for (const b of document.querySelectorAll(".tab")) b.addEventListener("click", () => switchTab(b.dataset.tab));
@@ -639,6 +666,8 @@ async function init() {
   $("new-game").addEventListener("click", () => { showSetup(); window.scrollTo(0, 0); });
   $("hint").addEventListener("click", async () => {
     try {
+      const off = unavailableIn([$("hint-agent").value]);
+      if (off) { showError(off); return; }
       const h = await api("POST", `/api/games/${app.gid}/hint`, { agent: $("hint-agent").value.trim() });
       app.hint = h;
       $("hint-text").textContent = `${h.agent} would: ${h.text}`;
