@@ -77,7 +77,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="write the deals used to this JSON deal file (an existing file needs --force)")
     p.add_argument("--force", action="store_true",
                    help="write over the outputs in an existing --out folder and an existing --save-deals file")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--quiet", action="store_true",
+                   help="no progress (a bar on a terminal, else a line every 30 s on stderr)")
     p.add_argument("--no-lockstep", action="store_true",
                    help="play deal by deal even with a batched agent (neural, policy); same results, slower")
     p.add_argument("--resume", default=None, metavar="FOLDER",

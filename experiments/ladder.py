@@ -81,7 +81,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="worker processes (default: os.cpu_count(); 1 runs in this process)")
     p.add_argument("--out", default=None, help="output folder (default out/ladder__{seed}__{unixtime})")
     p.add_argument("--force", action="store_true", help="write into an --out folder that already holds files")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--quiet", action="store_true",
+                   help="no progress (a bar on a terminal, else a line every 30 s on stderr)")
     p.add_argument("--resume", default=None, metavar="FOLDER",
                    help="finish an interrupted ladder: play only the steps missing from FOLDER (its settings are "
                         "kept; only --workers, --ray and --quiet may be given with it)")

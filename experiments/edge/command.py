@@ -167,7 +167,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--boot", type=positive_int, default=None, help="bootstrap resamples of the deal set (default 200)")
     p.add_argument("--matches", type=positive_int, default=None,
                    help="simulated matches per bootstrap resample (default 1000)")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--quiet", action="store_true",
+                   help="no progress (a bar on a terminal, else a line every 30 s on stderr)")
     p.add_argument("--resume", default=None, metavar="FOLDER",
                    help="finish an interrupted run from the checkpoint in its output folder (its settings are "
                         "kept; only --workers, --ray, --quiet and --deals may be given with it; a run started on "
