@@ -174,7 +174,7 @@ def _from_npz(p: Path, fmt: str, kind: str) -> dict:
     Raises:
         ValueError: a damaged file, or an ``.npz`` of another format (naming the file).
     """
-    from twilight_env.agents.nn.numpy_net import read_weights_npz
+    from twilight_env.agents.nn.npz_file import read_weights_npz
 
     meta, params = read_weights_npz(p, f"{kind} weights")
     if not isinstance(meta, dict) or meta.get("format") != f"{fmt}-npz":

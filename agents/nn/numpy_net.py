@@ -16,14 +16,13 @@ parameter of the torch ``state_dict`` under the same name (``trunk.0.weight`` ..
 
 from __future__ import annotations
 
-import json
 import os
-import zipfile
 from typing import Sequence
 
 import numpy as np
 
 from twilight_env.agents.nn.features import ACTION_FEATURES, ACTION_SIZE, BITS_PER_MASK, NUM_MASKS, STATE_SIZE
+from twilight_env.agents.nn.npz_file import read_weights_npz, write_weights_npz  # noqa: F401 (also exported here)
 
 FORMAT = "twilight-dmc-npz"
 VERSION = 1
@@ -150,44 +149,6 @@ class NumpyQNetwork:
             out.append(q[k:k + len(legal)])
             k += len(legal)
         return out
-
-
-def write_weights_npz(path: str | os.PathLike, meta: dict, params: dict) -> None:
-    """Write ``params`` (float32) and ``meta`` (as the JSON ``__meta__`` entry) to an ``.npz``
-    file atomically (temporary file, ``os.replace``); shared by the weight formats here and
-    in :mod:`twilight_env.agents.nn.numpy_pv`."""
-    path = os.fspath(path)
-    tmp = f"{path}.tmp{os.getpid()}.npz"
-    try:
-        np.savez(tmp, __meta__=np.array(json.dumps(meta)),
-                 **{k: np.asarray(v, dtype=np.float32) for k, v in params.items()})
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-
-
-def read_weights_npz(path: str | os.PathLike, what: str = "network weights") -> tuple[dict | None, dict]:
-    """``(meta or None, params)`` of an ``.npz`` written by :func:`write_weights_npz`, without pickles.
-
-    Raises:
-        ValueError: missing, a folder, or damaged; the message names ``what`` and the file.
-    """
-    path = os.fspath(path)
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            if not isinstance(z, np.lib.npyio.NpzFile):
-                raise ValueError("a single array, not an archive")
-            files = list(z.files)
-            meta = json.loads(str(z["__meta__"])) if "__meta__" in files else None
-            params = {k: z[k] for k in files if k != "__meta__"}
-    except FileNotFoundError:
-        raise ValueError(f"{what} file {path!r} does not exist") from None
-    except IsADirectoryError:
-        raise ValueError(f"{what} file {path!r} is a folder, not a file") from None
-    except (zipfile.BadZipFile, OSError, EOFError, ValueError, KeyError) as e:
-        raise ValueError(f"{what} file {path!r} is damaged or not an .npz file ({e})") from None
-    return meta, params
 
 
 def save_npz(path: str | os.PathLike, params: dict, net: dict, num_players: int) -> None:

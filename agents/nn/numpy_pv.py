@@ -21,7 +21,8 @@ import os
 import numpy as np
 
 from twilight_env.agents.nn.features import BITS_PER_MASK, STATE_SIZE
-from twilight_env.agents.nn.numpy_net import _linear_names, read_weights_npz, write_weights_npz
+from twilight_env.agents.nn.npz_file import read_weights_npz, write_weights_npz
+from twilight_env.agents.nn.numpy_net import _linear_names
 
 PV_FORMAT = "twilight-exit-npz"
 PV_VERSION = 1

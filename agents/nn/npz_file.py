@@ -1,0 +1,56 @@
+"""The ``.npz`` weights files of the torch-free networks: float32 arrays under their torch
+``state_dict`` names plus a JSON ``__meta__`` entry, written atomically and read without pickles.
+
+Shared by :mod:`twilight_env.agents.nn.numpy_net` (DMC), :mod:`twilight_env.agents.nn.numpy_pv`
+(expert iteration) and :func:`twilight_env.agents.nn.checkpoint.load_checkpoint` (which reads
+the shipped ``.npz`` weights for the torch agents); NumPy and the standard library only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import zipfile
+
+import numpy as np
+
+
+def write_weights_npz(path: str | os.PathLike, meta: dict, params: dict) -> None:
+    """Write ``params`` (float32) and ``meta`` (as the JSON ``__meta__`` entry) to an ``.npz``
+    file atomically (temporary file, ``os.replace``); shared by the weight formats of
+    :mod:`twilight_env.agents.nn.numpy_net` and :mod:`twilight_env.agents.nn.numpy_pv`."""
+    path = os.fspath(path)
+    tmp = f"{path}.tmp{os.getpid()}.npz"
+    try:
+        np.savez(tmp, __meta__=np.array(json.dumps(meta)),
+                 **{k: np.asarray(v, dtype=np.float32) for k, v in params.items()})
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+
+
+def read_weights_npz(path: str | os.PathLike, what: str = "network weights") -> tuple[dict | None, dict]:
+    """``(meta or None, params)`` of an ``.npz`` written by :func:`write_weights_npz`, without pickles.
+
+    Raises:
+        ValueError: missing, a folder, or damaged; the message names ``what`` and the file.
+    """
+    path = os.fspath(path)
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            if not isinstance(z, np.lib.npyio.NpzFile):
+                raise ValueError("a single array, not an archive")
+            files = list(z.files)
+            meta = json.loads(str(z["__meta__"])) if "__meta__" in files else None
+            params = {k: z[k] for k in files if k != "__meta__"}
+    except FileNotFoundError:
+        raise ValueError(f"{what} file {path!r} does not exist") from None
+    except IsADirectoryError:
+        raise ValueError(f"{what} file {path!r} is a folder, not a file") from None
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError, KeyError) as e:
+        raise ValueError(f"{what} file {path!r} is damaged or not an .npz file ({e})") from None
+    return meta, params
+
+
+__all__ = ["read_weights_npz", "write_weights_npz"]
