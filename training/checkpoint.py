@@ -72,6 +72,8 @@ MAX_COUNT = 2 ** 62
 MAX_TARGET = 10.0
 """Largest absolute replay-buffer target: targets are deal points / 360 (R5: at most 360), so
 real ones lie in [-1, 1]."""
+EVAL_KEYS = ("points", "ci95", "win_rate", "deals", "points_side0", "points_side1", "at_decisions")
+"""The figures of each opponent in a checkpoint's ``last_eval`` (``train.evaluate``)."""
 _DMC_REQUIRED = ("format", "version", "num_players", "net", "model", "optimizer", "decisions", "updates",
                  "episodes", "config")
 _DMC_OPTIONAL = ("recorded", "resumes", "git", "rng", "buffer", "update_credit", "last_eval", "selfplay_state")
@@ -265,6 +267,7 @@ def _check_last_eval(last, path: str, decisions: int) -> None:
     for name, figs in last.items():
         if not isinstance(name, str) or not isinstance(figs, dict):
             fail(path, "'last_eval' must map opponent names to their figures")
+        check_entries(figs, path, f"'last_eval' {name!r}", EVAL_KEYS)
         for k, v in figs.items():
             if k in ("at_decisions", "deals"):
                 check_count(v, path, f"'last_eval' {name!r} {k!r}", decisions if k == "at_decisions" else MAX_COUNT)
@@ -382,6 +385,6 @@ def load_resume_checkpoint(path: str | os.PathLike, check=check_dmc_checkpoint, 
     return ckpt
 
 
-__all__ = ["BULKY_KEYS", "MAX_COUNT", "MAX_TARGET", "check_bitgen_state", "check_count", "check_dmc_checkpoint",
+__all__ = ["BULKY_KEYS", "EVAL_KEYS", "MAX_COUNT", "MAX_TARGET", "check_bitgen_state", "check_count", "check_dmc_checkpoint",
            "check_entries", "check_finite", "check_layers", "check_number", "check_optimizer", "compact_checkpoint",
            "export_weights", "fail", "load_resume_checkpoint"]

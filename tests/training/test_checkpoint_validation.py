@@ -57,6 +57,10 @@ def _set(path, value):
     return edit
 
 
+EVAL = {"points": 1.5, "ci95": 3.0, "win_rate": 0.5, "deals": 10, "points_side0": 1.0, "points_side1": 2.0,
+        "at_decisions": 0}
+"""A well-formed ``last_eval`` entry."""
+
 EDITS = {
     "update_credit inf": (_set(["update_credit"], math.inf), "'update_credit' must be a finite number"),
     "update_credit 1e300": (_set(["update_credit"], 1e300), "'update_credit' must be a finite number in"),
@@ -68,9 +72,11 @@ EDITS = {
     "updates float": (_set(["updates"], 1.5), r"'updates' must be an integer"),
     "no config": (lambda c: c.pop("config"), "lacks 'config'"),
     "no targets": (lambda c: c["buffer"].pop("targets"), "'buffer' lacks 'targets'"),
-    "points text": (_set(["last_eval"], {"heuristic": {"points": "x", "at_decisions": 0}}),
+    "points text": (_set(["last_eval"], {"heuristic": dict(EVAL, points="x")}),
                     "'last_eval' 'heuristic' 'points' must be a finite number"),
-    "eval after the end": (_set(["last_eval"], {"heuristic": {"points": 1.0, "at_decisions": 10 ** 9}}),
+    "no points": (_set(["last_eval"], {"heuristic": {k: v for k, v in EVAL.items() if k != "points"}}),
+                  "'last_eval' 'heuristic' lacks 'points'"),
+    "eval after the end": (_set(["last_eval"], {"heuristic": dict(EVAL, at_decisions=10 ** 9)}),
                            "'at_decisions' must be an integer in 0..800"),
     "buffer_size 10^13": (_set(["config", "buffer_size"], 10 ** 13),
                           r"buffer_size must be an integer in 0\.\.10,000,000"),
