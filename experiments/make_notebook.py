@@ -19,6 +19,41 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PATH = os.path.join(ROOT, "notebooks", "solo_edge.ipynb")
 
+CHECK_INSTALL = """import os
+import pathlib
+
+try:
+    import twilight_env
+except ImportError:
+    raise ImportError("this notebook needs the twilight-env package: pip install \\"twilight-env[study]\\" "
+                      "(in a checkout of the repository: pip install -e \\".[study]\\")") from None"""
+"""The first lines of every notebook: the installed package, else one line saying how to
+install it. Nothing assumes a checkout of the repository."""
+
+CHECKOUT_HELPERS = """
+
+
+def find_checkout(start=None):
+    \"\"\"The repository checkout that the working directory is in (the folder with its
+    pyproject.toml, twilight_env/ and results/), or None: the notebook runs outside one too.\"\"\"
+    here = pathlib.Path(start or pathlib.Path.cwd()).resolve()
+    return next((p for p in [here, *here.parents]
+                 if (p / "pyproject.toml").is_file() and (p / "twilight_env").is_dir() and (p / "results").is_dir()), None)
+
+
+def shown_path(path):
+    \"\"\"``path`` relative to the checkout or the working directory when inside one, else as given.\"\"\"
+    p = pathlib.Path(path).resolve()
+    for base in [b for b in (CHECKOUT, pathlib.Path.cwd().resolve()) if b]:
+        if p.is_relative_to(base):
+            return str(p.relative_to(base))
+    return str(path)
+
+
+CHECKOUT = find_checkout()"""
+"""The study notebook's helpers: ``CHECKOUT`` (the checkout it runs in, or None) for the
+project's committed studies in ``results/``."""
+
 CELLS = [
     ("md", """# Solo vs Sun side in 3-player Twilight
 
@@ -30,17 +65,19 @@ once with each player's hand as the solo hand, and the deal points of both sides
 This notebook shows the results of one `twilight edge` run. Which run:
 
 1. the folder in the environment variable `TWILIGHT_EDGE_DIR`, else
-2. the newest `out/edge__*` folder of this checkout, else
-3. a tiny run made here (20 deals, one process): enough to see the layout, far too few to answer
-   the question. Run `twilight edge` (about a minute) for a real answer."""),
-    ("code", """import glob
-import json
-import os
-import pathlib
-import sys
+2. the newest `out/edge__*` folder (what `twilight edge` writes) in the working directory or
+   the repository checkout it is in, else
+3. in a checkout, the project's study of the shipped network on the held-out set `heldout-2`
+   (`results/edge_policy_h2`), else
+4. a tiny run made here (20 deals, one process, into `out/edge__notebook`): enough to see the
+   layout, far too few to answer the question. Run `twilight edge` (about a minute) for a real answer.
 
-ROOT = next(p for p in [pathlib.Path.cwd(), *pathlib.Path.cwd().parents] if (p / "pyproject.toml").exists())
-sys.path.insert(0, str(ROOT))
+It needs only the installed package (`pip install "twilight-env[study]"`); the sections that
+show the project's committed studies (`results/`) say so when run outside a checkout."""),
+    ("code", CHECK_INSTALL + CHECKOUT_HELPERS + """
+
+import glob
+import json
 
 import numpy as np
 from IPython.display import Image, Markdown, display
@@ -50,14 +87,17 @@ from twilight_env.experiments.common import agent_available, markdown_table, mea
 
 folder = os.environ.get("TWILIGHT_EDGE_DIR")
 if not folder:
-    runs = sorted(glob.glob(str(ROOT / "out" / "edge__*" / "edge.json")), key=os.path.getmtime)
+    bases = [pathlib.Path.cwd()] + ([CHECKOUT] if CHECKOUT else [])
+    runs = sorted({r for b in bases for r in glob.glob(str(b / "out" / "edge__*" / "edge.json"))}, key=os.path.getmtime)
     folder = os.path.dirname(runs[-1]) if runs else None
+if not folder and CHECKOUT and (CHECKOUT / "results" / "edge_policy_h2" / "edge.json").is_file():
+    folder = str(CHECKOUT / "results" / "edge_policy_h2")
 if not folder:
     spec = solo_edge.DEFAULT_SPEC if agent_available(solo_edge.DEFAULT_SPEC) else "random"
     folder = solo_edge.run_study([spec], deals=20, seed=0, workers=1,
-                                 out=str(ROOT / "out" / "edge__notebook"), progress=False, verbose=False)
+                                 out=os.path.join("out", "edge__notebook"), progress=False, verbose=False)
 doc = solo_edge.load_result(folder)
-print(f"edge output: {folder}")
+print(f"edge output: {shown_path(folder)}")
 print(f"N = {doc['deals']} deals x 3 plays, seed {doc['seed']}, match target {doc['target']}, "
       f"run time {doc['run_seconds']:.0f} s with {doc['workers']} worker(s)")"""),
     ("md", """## The answer
@@ -139,15 +179,19 @@ that are not rungs (their own table, against the top rung). The folder in the en
 variable `TWILIGHT_EDGE_LADDER_DIR` is shown if set; otherwise the project's own run in
 `results/edge_vs_strength/`."""),
     ("code", """from twilight_env.experiments.edge import edge_strength
-ladder_dir = os.environ.get("TWILIGHT_EDGE_LADDER_DIR") or str(ROOT / "results" / "edge_vs_strength")
-res = json.loads(pathlib.Path(ladder_dir, "edge_vs_strength.json").read_text())
-header, rows = edge_strength.table_rows(res)
-display(Markdown(markdown_table(header, rows)))
-display(Markdown(edge_strength.top_two_line(res)))
-if res.get("off_ladder"):  # agents that are not rungs (--off-ladder), against the top rung
-    header, rows = edge_strength.off_ladder_rows(res)
+ladder_dir = os.environ.get("TWILIGHT_EDGE_LADDER_DIR") or (CHECKOUT and str(CHECKOUT / "results" / "edge_vs_strength"))
+if ladder_dir:
+    res = json.loads(pathlib.Path(ladder_dir, "edge_vs_strength.json").read_text())
+    header, rows = edge_strength.table_rows(res)
     display(Markdown(markdown_table(header, rows)))
-display(Image(filename=os.path.join(ladder_dir, "edge_vs_strength.png")))"""),
+    display(Markdown(edge_strength.top_two_line(res)))
+    if res.get("off_ladder"):  # agents that are not rungs (--off-ladder), against the top rung
+        header, rows = edge_strength.off_ladder_rows(res)
+        display(Markdown(markdown_table(header, rows)))
+    display(Image(filename=os.path.join(ladder_dir, "edge_vs_strength.png")))
+else:
+    print("not in a checkout of the repository, so no results/edge_vs_strength to show: set TWILIGHT_EDGE_LADDER_DIR "
+          "to the folder of a `twilight edge --ladder` run")"""),
     ("md", """## The `three_player_scoring="individual"` variant (R8)
 Every seat scores only its own tricks and the new moon's tricks are a fourth score line.
 `twilight edge SPEC --scoring individual` writes `individual.json`; agents that play for their
@@ -156,7 +200,10 @@ variable `TWILIGHT_EDGE_INDIVIDUAL_DIRS` (separated by `os.pathsep`), else those
 `results/individual/`."""),
     ("code", """from twilight_env.experiments.edge import individual_edge
 dirs = os.environ.get("TWILIGHT_EDGE_INDIVIDUAL_DIRS")
-dirs = dirs.split(os.pathsep) if dirs else sorted(glob.glob(str(ROOT / "results" / "individual" / "*")))
+if dirs:
+    dirs = dirs.split(os.pathsep)
+else:  # the project's runs, in a checkout
+    dirs = sorted(glob.glob(str(CHECKOUT / "results" / "individual" / "*"))) if CHECKOUT else []
 results = []
 for d in dirs:
     f = pathlib.Path(d, individual_edge.RESULT)
@@ -168,17 +215,13 @@ if results:
     for r in results:
         print(individual_edge.verdict(r["figures"], r["label"], r["deals"]))
 else:
-    print("no individual-scoring run found: twilight edge heuristic --scoring individual")"""),
+    print("no individual-scoring run found (outside a checkout set TWILIGHT_EDGE_INDIVIDUAL_DIRS): "
+          "twilight edge heuristic --scoring individual")"""),
 ]
 
 
-SETUP = """import os
-import pathlib
-import sys
-import tempfile
-
-ROOT = next(p for p in [pathlib.Path.cwd(), *pathlib.Path.cwd().parents] if (p / "pyproject.toml").exists())
-sys.path.insert(0, str(ROOT))"""
+SETUP = CHECK_INSTALL + """
+import tempfile"""
 
 TRAIN_CELLS = [
     ("md", """# Training an agent by self-play and watching its curve
