@@ -823,8 +823,11 @@ class RunCheckpoint:
     plays only the missing deals and ends with the figures of an uninterrupted run.
 
     :meth:`load` checks everything before anything is played: the file's JSON (one line
-    naming the file for a truncated, deeply nested or malformed file), its keys (unknown
-    ones refused), the durations, and, through the subclass's :meth:`parse`, every
+    naming the file for a truncated, deeply nested or malformed file), its content digest
+    (``sha256``, :func:`check_digest`: an edit, even to another in-range value, or a flipped
+    bit is refused; a file written before files kept one resumes after a one-line notice,
+    its deals checked against the deal file they came from, :func:`check_deal_file`), its
+    keys (unknown ones refused), the durations, and, through the subclass's :meth:`parse`, every
     setting's type and range, the deals and every stored result against what a deal
     can produce (R5), and that the shipped weights its agents may read are those it
     started with (``weights``, :func:`check_shipped_weights`). Subclasses set ``NAME``,
@@ -904,7 +907,8 @@ class RunCheckpoint:
         return sum(len(v) for v in self.done.values())
 
     def write(self) -> None:
-        """Write the file now (atomically: a crash leaves the previous version)."""
+        """Write the file now (atomically: a crash leaves the previous version), with its
+        content digest (:func:`with_digest`)."""
         now = clock()
         keys = set(self.seconds) | ({self._playing[0]} if self._playing is not None else set())
         doc = {"kind": self.KIND, "version": self.VERSION, "settings": self.settings, "deals": self.deals,
