@@ -169,3 +169,13 @@ def test_the_installed_package_points_at_its_own_copy_of_the_docs(installed, tmp
     r = _child(code, installed, tmp_path)
     assert r.returncode == 0, r.stderr[-3000:]
     assert r.stdout.strip() == str(installed / "twilight_env" / "docs" / "RESULTS.md")
+
+
+def test_the_installed_command_names_its_documentation_folder(installed, tmp_path):
+    """``twilight --help`` ends with the folder of the installed documents, which exists."""
+    r = _child("import sys\nfrom twilight_env.cli import main\nsys.argv = ['twilight', '--help']\nmain(['--help'])\n",
+               installed, tmp_path)
+    assert r.returncode == 0, r.stderr[-3000:]
+    folder = str(installed / "twilight_env" / "docs")
+    assert f"Documentation: {folder} " in " ".join(r.stdout.split()), r.stdout
+    assert (Path(folder) / "COMMANDS.md").is_file() and (Path(folder) / "API.md").is_file()

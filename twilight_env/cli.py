@@ -54,7 +54,11 @@ from twilight_env.util.argtypes import (Interrupted, _raise_interrupted, interru
 
 
 def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
-    parser = argparse.ArgumentParser(prog="twilight", description="Twilight (Bambus, 2001) research environment")
+    from twilight_env.util.docs import doc_reference
+
+    parser = argparse.ArgumentParser(prog="twilight", description="Twilight (Bambus, 2001) research environment",
+                                     epilog=f"Documentation: {os.path.dirname(doc_reference('RESULTS.md'))} "
+                                            "(COMMANDS.md: every command; RESULTS.md: the measured figures; API.md)")
     parser.add_argument("--version", action="version", version=f"twilight-env {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     subparsers = {}
