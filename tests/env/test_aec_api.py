@@ -93,3 +93,13 @@ def test_registration_in_either_import_order(order):
             "e = pettingzoo.make('aec', 'twilight/Twilight-v0', num_players=3)\n"
             "e.reset(seed=0); print(len(e.agents))")
     assert _run(code) == "3"
+
+
+def test_dir_and_star_import_list_env_and_raw_env():
+    """``env`` and ``raw_env`` load on first use (module ``__getattr__``), yet ``dir()`` and
+    ``from twilight_env import *`` show them like the other public names."""
+    assert {"env", "raw_env", "ENV_ID", "SINGLE_AGENT_ID", "register_gymnasium", "register_pettingzoo"} \
+        <= set(dir(twilight_env))
+    names: dict = {}
+    exec("from twilight_env import *", names)
+    assert names["env"] is twilight_env.env and names["raw_env"] is twilight_env.raw_env
