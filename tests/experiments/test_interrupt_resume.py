@@ -145,6 +145,8 @@ def test_signal_to_a_real_run_saves_the_deals_in_one_line(tmp_path, command, sig
                                  name, sig, 5.0, tmp_path, whole_group=sig == signal.SIGINT)
     assert rc == 128 + sig, err
     assert out == ""
+    err = "".join(line for line in err.splitlines(keepends=True)
+                  if not line.startswith("warning: --workers"))  # a machine with one core says so first
     assert err.count("\n") == 1 and "Traceback" not in err, err
     assert f"--resume {folder}" in err
     if command[0] == "arena":
