@@ -1,12 +1,14 @@
-"""Write the notebooks of ``notebooks/`` (outputs cleared) with nbformat, one per kind of user.
+"""Write the notebooks of ``notebooks/`` with nbformat, one per kind of user.
 
 - ``solo_edge.ipynb``: reading a study (a ``twilight edge`` output folder);
 - ``train_agent.ipynb``: training a self-play network and watching its learning curve;
 - ``my_agent_on_ladder.ipynb``: writing your own agent and putting it on the strength ladder.
 
-Run from the repository root: ``python -m twilight_env.experiments.make_notebook``. Edit the cells
-here, not in the notebooks, so they stay reviewable and free of outputs. Each notebook is
-executed by the tests on a small run.
+Run from the repository root: ``python -m twilight_env.experiments.make_notebook`` writes them
+with empty outputs; ``--execute`` runs each one (in ``notebooks/``, with its default settings:
+about 3 CPU-minutes in all, most of it the training notebook's million decisions) and writes it
+with its outputs, so the figures show where the repository is browsed. Edit the cells here, not
+in the notebooks, so they stay reviewable. Each notebook is executed by the tests on a small run.
 """
 
 from __future__ import annotations
@@ -67,8 +69,8 @@ This notebook shows the results of one `twilight edge` run. Which run:
 1. the folder in the environment variable `TWILIGHT_EDGE_DIR`, else
 2. the newest `out/edge__*` folder (what `twilight edge` writes) in the working directory or
    the repository checkout it is in, else
-3. in a checkout, the project's study of the shipped network on the held-out set `heldout-2`
-   (`results/edge_policy_h2`), else
+3. in a checkout, the project's study of the shipped network (`policy:default`) on the held-out
+   set `heldout-2`, 18,000 deals (`results/edge_policy_it8_h2`, the README's `policy` row), else
 4. a tiny run made here (20 deals, one process, into `out/edge__notebook`): enough to see the
    layout, far too few to answer the question. Run `twilight edge` (about a minute) for a real answer.
 
@@ -90,8 +92,8 @@ if not folder:
     bases = [pathlib.Path.cwd()] + ([CHECKOUT] if CHECKOUT else [])
     runs = sorted({r for b in bases for r in glob.glob(str(b / "out" / "edge__*" / "edge.json"))}, key=os.path.getmtime)
     folder = os.path.dirname(runs[-1]) if runs else None
-if not folder and CHECKOUT and (CHECKOUT / "results" / "edge_policy_h2" / "edge.json").is_file():
-    folder = str(CHECKOUT / "results" / "edge_policy_h2")
+if not folder and CHECKOUT and (CHECKOUT / "results" / "edge_policy_it8_h2" / "edge.json").is_file():
+    folder = str(CHECKOUT / "results" / "edge_policy_it8_h2")  # the shipped network on heldout-2
 if not folder:
     spec = solo_edge.DEFAULT_SPEC if agent_available(solo_edge.DEFAULT_SPEC) else "random"
     folder = solo_edge.run_study([spec], deals=20, seed=0, workers=1,
@@ -343,10 +345,46 @@ def build(cells=None) -> nbformat.NotebookNode:
     return nb
 
 
-def main() -> None:
+RUN_ENV = ("TWILIGHT_EDGE_DIR", "TWILIGHT_EDGE_LADDER_DIR", "TWILIGHT_EDGE_INDIVIDUAL_DIRS", "TWILIGHT_TRAIN_DIR",
+           "TWILIGHT_TRAIN_DECISIONS", "TWILIGHT_LADDER_DEALS")
+"""The notebooks' settings from the environment, unset for ``--execute`` so the committed
+outputs are those of the defaults (the study notebook then shows ``results/``)."""
+
+
+def execute(nb: nbformat.NotebookNode, timeout: int = 1800) -> nbformat.NotebookNode:
+    """Run ``nb`` in a Python 3 kernel with ``notebooks/`` as its working directory and the
+    variables of :data:`RUN_ENV` unset; returns it with its outputs.
+
+    Raises:
+        nbclient.exceptions.CellExecutionError: a cell raised (the notebook is not written).
+    """
+    import nbclient
+
+    saved = {k: os.environ.pop(k) for k in RUN_ENV if k in os.environ}
+    try:
+        nbclient.NotebookClient(nb, timeout=timeout, kernel_name="python3",
+                                resources={"metadata": {"path": os.path.dirname(PATH)}}).execute()
+    finally:
+        os.environ.update(saved)
+    return nb
+
+
+def main(argv: list[str] | None = None) -> None:
+    import argparse
+
+    ap = argparse.ArgumentParser(description="write the notebooks of notebooks/ from the cells in this module")
+    ap.add_argument("--execute", action="store_true",
+                    help="run each notebook with its defaults and write it with its outputs (about 3 CPU-minutes)")
+    ap.add_argument("names", nargs="*", metavar="NAME", help=f"only these notebooks ({', '.join(NOTEBOOKS)}); default all")
+    args = ap.parse_args(argv)
+    unknown = [n for n in args.names if n not in NOTEBOOKS]
+    if unknown:
+        ap.error(f"no notebook {unknown[0]!r}; the notebooks: {', '.join(NOTEBOOKS)}")
     os.makedirs(os.path.dirname(PATH), exist_ok=True)
-    for name, cells in NOTEBOOKS.items():
-        nb = build(cells)
+    for name in args.names or NOTEBOOKS:
+        nb = build(NOTEBOOKS[name])
+        if args.execute:
+            nb = execute(nb)
         nbformat.validate(nb)
         path = os.path.join(os.path.dirname(PATH), name)
         nbformat.write(nb, path)

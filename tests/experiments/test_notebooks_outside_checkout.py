@@ -56,4 +56,4 @@ def test_the_study_notebook_in_a_checkout_shows_the_projects_study(tmp_path, mon
     for var in ("TWILIGHT_EDGE_DIR", "TWILIGHT_EDGE_LADDER_DIR", "TWILIGHT_EDGE_INDIVIDUAL_DIRS"):
         monkeypatch.delenv(var, raising=False)
     shown = _run_elsewhere("solo_edge.ipynb", ROOT / "notebooks", {}, monkeypatch, tmp=tmp_path)
-    assert "edge output: results/edge_policy_h2" in shown
+    assert "edge output: results/edge_policy_it8_h2" in shown

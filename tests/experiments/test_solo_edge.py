@@ -133,7 +133,6 @@ def test_notebook_executes_on_an_edge_output(tmp_path, monkeypatch):
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     path = os.path.join(root, "notebooks", "solo_edge.ipynb")
     nb = nbformat.read(path, as_version=4)
-    assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code")  # kept cleared
     monkeypatch.setenv("TWILIGHT_EDGE_DIR", str(out))
     ind_out = _individual_run(tmp_path)
     monkeypatch.setenv("TWILIGHT_EDGE_INDIVIDUAL_DIRS", str(ind_out))
@@ -207,7 +206,6 @@ def _execute(name, env, monkeypatch, tmp_path):
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     path = os.path.join(root, "notebooks", name)
     nb = nbformat.read(path, as_version=4)
-    assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code")  # kept cleared
     for k, v in env.items():
         monkeypatch.setenv(k, v)
     scratch = tmp_path / "tmp"
@@ -259,12 +257,24 @@ def test_batched_agents_play_in_blocks_with_the_same_results_and_records(monkeyp
 
 
 def test_notebooks_are_those_make_notebook_writes():
-    """The committed notebooks hold the cells of experiments/make_notebook.py (edit them there)."""
+    """The committed notebooks hold the cells of experiments/make_notebook.py (edit them there),
+    with the outputs of one whole run (``make_notebook --execute``) or none: no error, no path
+    of the checkout or home folder of the machine that ran them (the training notebook's run
+    folder is a temporary one, removed by its last cell)."""
     nbformat = pytest.importorskip("nbformat")
     from twilight_env.experiments import make_notebook
 
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     for name, cells in make_notebook.NOTEBOOKS.items():
-        nb = nbformat.read(os.path.join(root, "notebooks", name), as_version=4)
+        path = os.path.join(root, "notebooks", name)
+        nb = nbformat.read(path, as_version=4)
         assert [(c.cell_type, c.source) for c in nb.cells] == \
             [("markdown" if kind == "md" else "code", src) for kind, src in cells], name
+        code = [c for c in nb.cells if c.cell_type == "code"]
+        runs = [c.execution_count for c in code]
+        assert runs == list(range(1, len(code) + 1)) or runs == [None] * len(code), (name, runs)
+        assert not [o for c in code for o in c.outputs if o.output_type == "error"], name
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        for machine_path in (root, os.path.expanduser("~") + "/"):
+            assert machine_path not in text, (name, machine_path)
