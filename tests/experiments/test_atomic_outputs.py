@@ -183,3 +183,15 @@ def test_play_record_on_a_disk_that_fills_during_the_deal_leaves_no_empty_file(t
         play_game(4, 1, "random", "random", seed=3, ask=first_legal, say=lambda s: None, record=str(path))
     assert str(e.value) == f"cannot write {str(path)!r}: no space left on the device (errno 28)"
     assert list(tmp_path.iterdir()) == []  # neither a 0-byte record nor a temporary file
+
+
+def test_play_record_into_a_new_folder_makes_it_before_the_deal(tmp_path):
+    from twilight_env.experiments.play import play_game
+    from twilight_env.records import game_records as records
+
+    def first_legal(prompt: str) -> str:
+        return prompt[prompt.index("[") + 1: prompt.rindex("]")].split(" | ")[0]
+
+    path = tmp_path / "new" / "deeper" / "game.json"
+    assert play_game(4, 2, "random", "random", seed=6, ask=first_legal, say=lambda s: None, record=str(path)) == 0
+    assert records.load(path)["agents"][2] == "human" and sorted(os.listdir(path.parent)) == ["game.json"]
