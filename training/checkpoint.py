@@ -61,8 +61,6 @@ def compact_checkpoint(src: str | os.PathLike, dst: str | os.PathLike) -> dict:
     return small
 
 
-
-
 # ---------------------------------------------------------------------------------
 # resuming: every checkpoint checked in full before anything runs
 # ---------------------------------------------------------------------------------
@@ -295,9 +293,10 @@ def _check_selfplay_state(state, path: str, model: torch.nn.Module, cfg) -> None
 
 def check_dmc_checkpoint(ckpt: dict, path: str, extra_keys: tuple = ()):
     """Check a DMC training checkpoint (``twilight train``; the best responder's with its
-    ``extra_keys``, which :mod:`twilight_env.training.best_response` checks) in full, before anything runs: its keys (unknown ones refused), the
-    settings (:meth:`TrainConfig.validate`, budget aside; the best responder's
-    :class:`BRConfig` too) and that they agree with the stored players and network shape,
+    ``extra_keys``, which :mod:`twilight_env.training.best_response` checks) in full,
+    before anything runs: its keys (unknown ones refused), the settings
+    (:meth:`TrainConfig.validate`, budget aside) and that they agree with the stored
+    players and network shape,
     the counters (integers in 0..2^62), ``update_credit`` (finite, at most the updates a
     full buffer owes), weights, optimizer, replay buffer, RNG states, self-play state and
     last evaluation (types, shapes, ranges; every float finite).
