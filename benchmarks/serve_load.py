@@ -23,10 +23,16 @@ the moves made with the hostile client is compared with the p95 of those made wi
 as the server answers, the requests ``docs/SERVE.md`` (What the server guards against)
 lists: agent specs naming files, ``text/plain`` and form bodies, foreign ``Origin`` and
 ``Host`` headers, a hint with 10^9 iterations, 48 MiB chunked bodies, JSON nested 100,000
-deep, a replay page over the cap and a watched match to 10^9 points.
+deep, bodies of 32 KiB and 4 MiB that made the old JSON check quadratic (65 ``[``, a ``"``,
+then ``\\"`` repeated), a replay page over the cap and a watched match to 10^9 points. In
+the same process, 40 threads each watch a game of ``ismcts:iterations=20000`` (the
+server's cap) and ask for 1000 agent moves at a time: each sends its advance again as soon
+as it is answered (after a 429, once the ``Retry-After`` has passed). Besides the p95
+ratio it prints every answer's status by kind (the goal: no 5xx) and the server's memory
+(resident, and its peak) before and after the hostile rounds.
 
     python benchmarks/serve_load.py [--games 20] [--moves 2000] [--think-ms 0] [--seed 0]
-    python benchmarks/serve_load.py --hostile [--rounds 2] [--moves 1000]
+    python benchmarks/serve_load.py --hostile [--rounds 2] [--moves 1000] [--attackers 40]
 """
 
 from __future__ import annotations
@@ -181,17 +187,76 @@ def hostile_requests(port: int) -> list[tuple[str, bytes, bytes, int]]:
          b'{"agent": "ismcts:iterations=1000000000"}', 0),
         ("48 MiB chunked body", head("POST", "/api/replay"), b"", 48 * 1024 * 1024),
         ("JSON nested 100,000 deep", head("POST", "/api/replay"), deep, 0),
+        ("32 KiB of escaped quotes", head("POST", "/api/replay"), escaped_quotes(32 * 1024), 0),
+        ("4 MiB of escaped quotes", head("POST", "/api/replay"), escaped_quotes(4 * 1024 * 1024 - 1024), 0),
         ("replay page of 10^6", head("POST", "/api/replay?limit=1000000"), b"{}", 0),
         ("watched match to 10^9", head("POST", "/api/games"), b'{"mode": "watch", "episode": "match", '
                                                            b'"target": 1000000000}', 0),
     ]
 
 
-def hostile(port: int, stop, counts) -> None:
-    """The hostile client (run in a process of its own): the requests of
-    :func:`hostile_requests` in a loop until ``stop`` is set; ``counts["NAME: STATUS"]``
-    counts the answers (status 0: the connection was reset before an answer was read)."""
+def escaped_quotes(size: int) -> bytes:
+    """65 ``[``, a ``"``, then ``\\"`` repeated to ``size`` bytes: a string never closed."""
+    return b"[" * 65 + b'"' + b'\\"' * ((size - 66) // 2)
+
+
+ATTACK_SPEC = "ismcts:iterations=20000"
+"""The searching agent of the advance attack (the server's cap)."""
+
+
+def advance_attack(port: int, stop, counts, attackers: int) -> list:
+    """Start ``attackers`` threads, each watching a game of :data:`ATTACK_SPEC` and asking
+    for 1000 agent moves at a time until ``stop`` is set (again at once after an answer;
+    after a 429 once its ``Retry-After`` has passed); ``counts["advance of ...: STATUS"]``
+    counts the answers. Returns the threads."""
+    import threading
+
+    name = f"advance of {ATTACK_SPEC}"
+
+    def one(i: int) -> None:
+        h = Http(port)
+        # a watched match to 10,000 points: far more than 1000 moves, so every advance searches
+        status, view = h.call("POST", "/api/games", {"mode": "watch", "agents": ATTACK_SPEC, "episode": "match",
+                                                     "target": 10000, "seed": 10**6 + i})
+        gid = view.get("id", "none") if isinstance(view, dict) else "none"
+        while not stop.is_set():
+            try:
+                h.conn.request("POST", f"/api/games/{gid}/advance", body=b'{"steps": 1000}',
+                               headers={"Content-Type": "application/json"})
+                r = h.conn.getresponse()
+                r.read()
+                status, wait = r.status, r.getheader("retry-after")
+            except OSError:
+                status, wait = 0, None
+                h = Http(port)
+            key = f"{name}: {status}"
+            counts[key] = counts.get(key, 0) + 1
+            if status == 429 and wait is not None:
+                stop.wait(float(wait))
+    threads = [threading.Thread(target=one, args=(i,), daemon=True) for i in range(attackers)]
+    for t in threads:
+        t.start()
+    return threads
+
+
+def hostile(port: int, stop, counts, attackers: int = 40) -> None:
+    """The hostile client (run in a process of its own): :func:`advance_attack`, and the
+    requests of :func:`hostile_requests` in a loop until ``stop`` is set;
+    ``counts["NAME: STATUS"]`` counts the answers (status 0: the connection was reset
+    before an answer was read)."""
     reqs = hostile_requests(port)
+    local: dict = {}
+    threads = advance_attack(port, stop, local, attackers) if attackers else []
+    try:
+        _hostile_loop(port, stop, counts, reqs)
+    finally:
+        for t in threads:
+            t.join(120)
+        for k, v in local.items():
+            counts[k] = counts.get(k, 0) + v
+
+
+def _hostile_loop(port: int, stop, counts, reqs) -> None:
     while not stop.is_set():
         for name, head, body, chunked in reqs:
             status = _raw(port, head, body, chunked)
@@ -201,38 +266,61 @@ def hostile(port: int, stop, counts) -> None:
                 break
 
 
-def compare(port: int, games: int, moves: int, seed: int, rounds: int) -> dict:
+def memory_kib(pid: int) -> dict:
+    """``{"rss": KiB now, "peak": highest KiB so far}`` of a process (Linux ``/proc``; empty elsewhere)."""
+    out = {}
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    out["rss"] = int(line.split()[1])
+                elif line.startswith("VmHWM:"):
+                    out["peak"] = int(line.split()[1])
+    except OSError:
+        pass
+    return out
+
+
+def compare(port: int, games: int, moves: int, seed: int, rounds: int, attackers: int = 40,
+            server_pid: int | None = None) -> dict:
     """Rounds without and with the hostile client, alternating; the p95 (ms) of each kind,
-    pooled over the rounds, their ratio and the hostile client's answers by status."""
+    pooled over the rounds, their ratio, the hostile client's answers by status, the
+    count of 5xx answers (games and hostile client) and the server's memory (KiB) after
+    the warm-up and at the end."""
     lat = {False: [], True: []}
     counts: dict = {}
     errors: list[str] = []
     run(port, games, max(100, moves // 5), seed + 10**6, 0.0)  # warm-up, not measured
+    mem0 = memory_kib(server_pid) if server_pid else {}
     for r in range(rounds):
         for with_hostile in (False, True):
             proc = None
             if with_hostile:
                 mgr_counts = multiprocessing.Manager().dict()
                 stop = multiprocessing.Event()
-                proc = multiprocessing.Process(target=hostile, args=(port, stop, mgr_counts), daemon=True)
+                proc = multiprocessing.Process(target=hostile, args=(port, stop, mgr_counts, attackers), daemon=True)
                 proc.start()
-                time.sleep(0.5)  # let it get going
+                time.sleep(2.0)  # let it get going: its games created, its searches running
             try:
                 got, _, errs, _ = run(port, games, moves, seed + 2 * r + with_hostile, 0.0)
             finally:
                 if proc is not None:
                     stop.set()
-                    proc.join(60)
+                    proc.join(180)
                     if proc.is_alive():
                         proc.kill()
                     for k, v in dict(mgr_counts).items():
                         counts[k] = counts.get(k, 0) + v
             lat[with_hostile] += got
             errors += errs
+    mem1 = memory_kib(server_pid) if server_pid else {}
     quiet = float(np.percentile(np.array(lat[False]) * 1000, 95))
     loud = float(np.percentile(np.array(lat[True]) * 1000, 95))
+    five = sum(n for k, n in counts.items() if k.rpartition(": ")[2].startswith("5"))
+    five += sum(1 for e in errors if e.split()[1].startswith("5"))
     return {"p95_quiet_ms": quiet, "p95_hostile_ms": loud, "ratio": loud / quiet, "moves": {k: len(v) for k, v in
-            lat.items()}, "hostile_answers": dict(sorted(counts.items())), "errors": errors}
+            lat.items()}, "hostile_answers": dict(sorted(counts.items())), "errors": errors, "answers_5xx": five,
+            "memory_kib": {"after_warmup": mem0, "end": mem1}}
 
 
 def start_server(games: int):
@@ -265,9 +353,11 @@ def main(argv=None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--hostile", action="store_true", help="compare rounds without and with a hostile client")
     p.add_argument("--rounds", type=int, default=2, help="with --hostile: rounds of each kind (default 2)")
+    p.add_argument("--attackers", type=int, default=40,
+                   help=f"with --hostile: threads each advancing a game of {ATTACK_SPEC} (default 40; 0: none)")
     args = p.parse_args(argv)
-    if args.games < 1 or args.moves < 1 or args.rounds < 1:
-        p.error("--games, --moves and --rounds must be >= 1")
+    if args.games < 1 or args.moves < 1 or args.rounds < 1 or args.attackers < 0:
+        p.error("--games, --moves and --rounds must be >= 1, --attackers >= 0")
     load0 = f"{os.getloadavg()[0]:.2f}"
     try:
         server, port = start_server(args.games)
@@ -277,17 +367,23 @@ def main(argv=None) -> int:
     try:
         if args.hostile:
             t0 = time.perf_counter()
-            res = compare(port, args.games, args.moves, args.seed, args.rounds)
+            res = compare(port, args.games, args.moves, args.seed, args.rounds, args.attackers, server.pid)
             print(f"{args.games} concurrent games, {args.rounds} rounds of {args.moves} moves without and with a "
                   f"hostile client, {time.perf_counter() - t0:.1f} s; load average before/after {load0} / "
                   f"{os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
             print(f"move latency p95: without {res['p95_quiet_ms']:.1f} ms, with the hostile client "
                   f"{res['p95_hostile_ms']:.1f} ms, ratio {res['ratio']:.2f} (target <= 2)")
             print(f"hostile client's answers (request: status): {res['hostile_answers']}")
+            print(f"answers 5xx (games and hostile client): {res['answers_5xx']}")
+            m0, m1 = res["memory_kib"]["after_warmup"], res["memory_kib"]["end"]
+            if m0 and m1:
+                print(f"server memory: resident {m0['rss'] / 1024:.0f} -> {m1['rss'] / 1024:.0f} MiB, peak "
+                      f"{m0['peak'] / 1024:.0f} -> {m1['peak'] / 1024:.0f} MiB (growth {(m1['peak'] - m0['peak']) / 1024:.0f}"
+                      " MiB; target <= 50 MB)")
             print(f"game errors: {len(res['errors'])}")
             for e in res["errors"][:5]:
                 print("  ", e)
-            return 1 if res["errors"] else 0
+            return 1 if res["errors"] or res["answers_5xx"] else 0
         cpu0 = cpu_seconds(server.pid)
         me0 = cpu_seconds(os.getpid())
         lat, create_lat, errors, wall = run(port, args.games, args.moves, args.seed, args.think_ms / 1000)

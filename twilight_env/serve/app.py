@@ -35,7 +35,7 @@ from twilight_env.rules.engine import PHASE_NAMES
 from twilight_env.util.jsonfile import JsonFileError, parse_json
 from twilight_env.serve.games import (DEFAULT_AGENT, Game, GameError, GameStore, Limits, action_text, credited, line_seats,
                     state_view)
-from twilight_env.serve.guard import BodyError, Guard, read_body, trusted_hosts
+from twilight_env.serve.guard import BodyError, Guard, check_token_value, read_body, trusted_hosts
 from twilight_env.serve.pool import Busy, DecisionPool, is_heavy
 
 STATIC_DIR = os.path.join(os.path.dirname(__file__), "static")
@@ -405,7 +405,13 @@ def create_app(limits: Limits | None = None, clock: Callable[[], float] | None =
         A Starlette app; ``app.state.store`` is its :class:`GameStore`, ``app.state.pool``
         the :class:`~twilight_env.serve.pool.DecisionPool` where every agent decision and
         replay runs, ``app.state.cache`` the :class:`ReplayCache` of the last replayed records.
+
+    Raises:
+        ValueError: a token shorter than 16 characters or of other characters than ASCII
+            letters, digits, ``-`` and ``_`` (:func:`~twilight_env.serve.guard.check_token_value`).
     """
+    if token is not None:
+        check_token_value(token)  # before serving anything: ASCII letters, digits, '-', '_'
     if store is None:
         store = GameStore(limits, clock) if clock is not None else GameStore(limits)
     routes = [

@@ -207,8 +207,7 @@ class Guard:
         if name is None or name not in self.hosts:
             # the trusted names are not listed: they would tell anyone this machine's names and addresses
             return 400, ("the Host header names no address of this server: use the address twilight serve "
-                         "printed (localhost, 127.0.0.1 or the bound address, any port); "
-                         "twilight serve --allow-host NAME adds a name")
+                         "printed (any port); twilight serve --allow-host NAME adds a name")
         origin = self._header(scope, b"origin")
         if origin is not None:
             o = urlsplit(origin)
