@@ -10,13 +10,18 @@ one can be computed. This module does so on endgames of a few tricks:
    the responder is to decide with at least two legal actions.
 2. **Every world.** Every deal of the unseen cards consistent with the responder's
    information set (R2.5: each hidden hand keeps its public Sun and Moon counts; R7.1: the
-   new moon's hand is open) is enumerated, and the ones in which the target would have made
-   each of its past decisions as it did are kept (Bayes' rule for a deterministic policy;
-   all deals of the unseen cards are equally likely a priori, R2.3).
+   new moon's hand is open) is enumerated and weighted by the likelihood of the target's
+   play in it: the product over the target's past decisions of its probability of the
+   action it took there (Bayes' rule; all deals of the unseen cards are equally likely a
+   priori, R2.3). A greedy target's probabilities are 0 or 1: the worlds in which it would
+   have made each of its past decisions as it did are kept, with equal weights. A sampled
+   target (``temperature > 0``, :mod:`twilight_env.agents.sampling`) keeps every world of
+   positive likelihood, weighted.
 3. **The exact best response** over the rest of the deal: the responder chooses at each of
    its information sets (all plays are public, so the worlds it cannot tell apart are those
-   with the same public actions), the target plays its policy in each world, and the value
-   is the mean over the kept worlds of the responder side's deal score minus the other's
+   with the same public actions), the target plays its policy in each world (a sampled
+   target: each of its actions, weighted by its probability), and the value is the
+   weighted mean over the kept worlds of the responder side's deal score minus the other's
    (deal points, R5), maximised by backward induction (``max`` at the responder's
    information sets, one action for all worlds in them).
 4. **Each approximate responder** plays every responder decision of the same endgame (its
@@ -30,6 +35,8 @@ Usage::
 
     python -m twilight_env.training.br_validation --target exit:default --players 3 --mode solo \\
         --positions 100 --tricks-left 2 --responder respond:target=exit:default --seed 5
+    python -m twilight_env.training.br_validation --target policy:default,temperature=1 \\
+        --positions 100 --tricks-left 2 --responder respond:target=policy:default,temperature=1
 
 It prints one row per responder (mean gap with a 95% interval, positions with no gap,
 positions whose first action is a best one) and writes the per-position figures as JSON
@@ -53,8 +60,9 @@ from twilight_env.rules.engine import State  # noqa: E402
 from twilight_env.rules.infoset import InfoSet  # noqa: E402
 from twilight_env.util.report import fmt_ci, mean_ci, write_json_atomic  # noqa: E402
 from twilight_env.util.seeding import check_seed  # noqa: E402
-from twilight_env.training.search_response import (NEW_MOON, Target, _outcome, _split,  # noqa: E402,F401
-                                                    consistent_worlds, enumerate_hands, exact_value)
+from twilight_env.training.search_response import (NEW_MOON, Target, _outcome, _split, _total,  # noqa: E402,F401
+                                                    consistent_worlds, enumerate_hands, exact_value,
+                                                    target_branches, tree_value, weighted_worlds)
 
 def responder_seats(mode: str, num_players: int) -> frozenset[int]:
     """The deciding seats the responder plays: ``solo`` (3 players: seat 0, which decides for
@@ -80,26 +88,34 @@ def responder_seats(mode: str, num_players: int) -> frozenset[int]:
 
 
 def policy_value(states: list[State], target: Target, resp: frozenset[int], side: int, responder,
-                 rng: np.random.Generator) -> tuple[float, int | None]:
-    """The total outcome over ``states`` when ``responder`` (an agent) plays every responder
-    decision from its information set; also its action at the root (None unless it decides)."""
+                 rng: np.random.Generator, weights: np.ndarray | None = None) -> tuple[float, int | None]:
+    """The total outcome over ``states`` (times ``weights``, the likelihood of the target's
+    play in each world; None: all 1) when ``responder`` (an agent) plays every responder
+    decision from its information set, the target's decisions taken in expectation over its
+    probabilities; also the responder's action at the root (None unless it decides).
+    ``responder`` None: the target's own policy on the responder seats too, in expectation."""
+    if not target.deterministic:  # level by level, the target's probabilities in batches
+        w = np.ones(len(states)) if weights is None else weights
+        total, per = tree_value(states, w, target, resp, side, responder, rng, best=False)
+        return total, (next(iter(per)) if per else None)
     if states[0].done:
-        return float(sum(_outcome(s, side) for s in states)), None
+        return _total(states, weights, side), None
     dec = states[0].deciding_seat
-    if dec in resp:
+    if dec in resp and responder is not None:
         info = InfoSet(states[0], dec)
         legal = info.legal_actions
         a = int(legal[0]) if len(legal) == 1 else int(responder.act(info, legal, rng))
-        return policy_value(_split(states, [a] * len(states))[a], target, resp, side, responder, rng)[0], a
-    groups = _split(states, target.actions(states))
-    return float(sum(policy_value(g, target, resp, side, responder, rng)[0] for g in groups.values())), None
+        return policy_value(_split(states, [a] * len(states))[a], target, resp, side, responder, rng, weights)[0], a
+    return float(sum(policy_value(g, target, resp, side, responder, rng, w)[0]
+                     for _, g, w in target_branches(states, weights, target))), None
 
 
 def endgame_positions(target: Target, num_players: int, resp: frozenset[int], n: int, tricks_left: int,
                       seed: int, explore: float = 0.3) -> list[State]:
     """``n`` positions with ``tricks_left`` tricks to play and the responder to decide among
-    two or more actions, from deals played by the target (the responder's decisions
-    replaced by a random legal action with probability ``explore``)."""
+    two or more actions, from deals played by the target (a sampled target's actions drawn
+    from its probabilities; the responder's decisions replaced by a random legal action with
+    probability ``explore``)."""
     rng = np.random.default_rng(seed)
     out = []
     while len(out) < n:
@@ -114,20 +130,24 @@ def endgame_positions(target: Target, num_players: int, resp: frozenset[int], n:
             if st.deciding_seat in resp and rng.random() < explore:
                 a = int(la[int(rng.integers(len(la)))])
             else:
-                a = target.actions([st])[0]
+                a = target.actions([st], rng)[0]
             st.apply(a)
     return out
 
 
 @dataclass
 class PositionResult:
-    """One endgame's figures (deal points per world, the responder side's view)."""
+    """One endgame's figures (deal points per world, the responder side's view; for a sampled
+    target, means over the worlds weighted by the likelihood of its play)."""
 
-    worlds: int
+    worlds: float
+    """Consistent worlds; for a sampled target their effective number ``(Σw)² / Σw²``."""
     exact: float
     exact_best_actions: list[int]
     target_value: float
     responders: dict[str, dict]
+    positive_worlds: int
+    """Worlds in which the target's play has a positive likelihood."""
 
 
 def validate(target_spec: str, responder_specs: list[str], num_players: int, mode: str, positions: int,
@@ -155,19 +175,23 @@ def validate(target_spec: str, responder_specs: list[str], num_players: int, mod
     for k, st in enumerate(endgame_positions(target, num_players, resp, positions, tricks_left, seed)):
         info = InfoSet(st, st.deciding_seat)
         side = st.deciding_seat & 1
-        worlds = consistent_worlds(info, target, resp)
-        if not worlds:  # cannot happen for a deterministic target on its own play; kept as a check
+        worlds, weights = weighted_worlds(info, target, resp)
+        if not worlds:  # cannot happen for a target on its own play; kept as a check
             raise AssertionError(f"position {k}: no world is consistent with the target's play")
-        n = len(worlds)
-        best, per = exact_value(worlds, target, resp, side)
-        best_actions = sorted(a for a, v in per.items() if v >= best - 1e-9)
-        tv, _ = policy_value(worlds, target, resp, side, target.agent, np.random.default_rng(0))
+        if target.deterministic:
+            weights = None  # all 1: the sums of integer outcomes, as before weights existed
+            n = norm = float(len(worlds))
+        else:
+            n, norm = float(weights.sum() ** 2 / (weights ** 2).sum()), float(weights.sum())
+        best, per = exact_value(worlds, target, resp, side, weights)
+        best_actions = sorted(a for a, v in per.items() if v >= best - 1e-9 * max(1.0, abs(best)))
+        tv, _ = policy_value(worlds, target, resp, side, None, np.random.default_rng(0), weights)
         res = {}
         for spec, agent in responders.items():
-            v, first = policy_value(worlds, target, resp, side, agent, np.random.default_rng((seed, k)))
-            res[spec] = {"value": v / n, "gap": (best - v) / n, "first_action": first,
+            v, first = policy_value(worlds, target, resp, side, agent, np.random.default_rng((seed, k)), weights)
+            res[spec] = {"value": v / norm, "gap": (best - v) / norm, "first_action": first,
                          "first_is_best": first in best_actions}
-        rows.append(PositionResult(n, best / n, best_actions, tv / n, res))
+        rows.append(PositionResult(n, best / norm, best_actions, tv / norm, res, len(worlds)))
         if progress:
             print(f"position {k + 1}/{positions}: {n} worlds, exact {best / n:+.1f}, target {tv / n:+.1f}, "
                   + ", ".join(f"{s.split(':')[0]} gap {r['gap']:.1f}" for s, r in res.items()), flush=True)
@@ -179,7 +203,9 @@ def validate(target_spec: str, responder_specs: list[str], num_players: int, mod
     room = np.array([r.exact - r.target_value for r in rows])
     return {"target": target_spec, "players": num_players, "mode": mode, "positions": positions,
             "tricks_left": tricks_left, "seed": seed, "seconds": time.perf_counter() - t0,
-            "mean_worlds": float(np.mean([r.worlds for r in rows])), "exact_minus_target": list(mean_ci(room)),
+            "mean_worlds": float(np.mean([r.worlds for r in rows])),
+            "mean_positive_worlds": float(np.mean([r.positive_worlds for r in rows])),
+            "exact_minus_target": list(mean_ci(room)),
             "summary": summary, "rows": [r.__dict__ for r in rows]}
 
 
@@ -187,7 +213,9 @@ def report(result: dict) -> str:
     """The summary table of :func:`validate`'s result (deal points per position)."""
     lines = [f"target {result['target']}, {result['players']} players, mode {result['mode']}, "
              f"{result['positions']} positions with {result['tricks_left']} tricks left "
-             f"(mean {result['mean_worlds']:.1f} consistent worlds), {result['seconds']:.0f} s",
+             + (f"(mean {result['mean_worlds']:.1f} consistent worlds)" if result["mean_positive_worlds"]
+                == result["mean_worlds"] else f"(mean {result['mean_positive_worlds']:.1f} worlds of positive "
+                f"likelihood, effectively {result['mean_worlds']:.1f})") + f", {result['seconds']:.0f} s",
              "exact best response minus the target on the responder seats: "
              + fmt_ci(*result["exact_minus_target"], digits=2, signed=True),
              f"{'responder':44s} {'mean gap [95% CI]':>24s} {'no gap':>7s} {'first best':>11s}"]
@@ -199,7 +227,8 @@ def report(result: dict) -> str:
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--target", default="exit:default", help="the fixed agent (deterministic; default exit:default)")
+    ap.add_argument("--target", default="exit:default",
+                    help="the fixed agent: exit, neural or policy (any temperature) or heuristic; default exit:default")
     ap.add_argument("--responder", action="append", required=True,
                     help="an approximate responder's agent spec (repeat for several)")
     ap.add_argument("--players", type=int, choices=(3, 4), default=3)

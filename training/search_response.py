@@ -1,22 +1,29 @@
 """A search responder: determinized search in which a fixed network agent's own policy plays its seats.
 
-For a fixed, deterministic agent (``exit:...`` or ``neural:...``: the greedy action of a
-network over the deciding seat's compact row; or ``heuristic``), a responder on the other side
-can simulate the agent *exactly* inside its search, because the agent's policy is one
-forward pass. The ``respond`` agent (``respond:target=exit:default,worlds=32``) does so:
+For a fixed agent whose action probabilities are known (``exit:...``, ``neural:...`` or
+``policy:...``: a network over the deciding seat's compact row, greedy or sampled with
+``temperature``, :mod:`twilight_env.agents.sampling`; or ``heuristic``), a responder on the
+other side can simulate the agent *exactly* inside its search, because the agent's policy is
+one forward pass. The ``respond`` agent (``respond:target=exit:default,worlds=32``) does so:
 
-1. **Worlds consistent with the agent's play.** It draws ``worlds × candidates`` deals
-   of the unseen cards uniformly from its information set (R2.5;
-   :func:`twilight_env.agents.fast_ismcts.sample_hands`), replays the deal's public
-   actions in each with the batch engine and keeps the worlds in which the fixed agent
-   would have made every one of its past decisions as it did (Bayes' rule for a
-   deterministic policy: the other worlds have probability 0). The first ``worlds``
-   consistent ones are used; if none is, all candidates are (uniform worlds).
+1. **Worlds weighted by the likelihood of the agent's play.** It draws ``worlds ×
+   candidates`` deals of the unseen cards uniformly from its information set (R2.5;
+   :func:`twilight_env.agents.fast_ismcts.sample_hands`), replays the deal's public actions
+   in each with the batch engine and weighs each world by the likelihood of everything the
+   fixed agent played: the product, over the other side's past decisions, of the agent's
+   probability, in that world, of the action it took (Bayes' rule; all deals of the unseen
+   cards are equally likely a priori, R2.3). A greedy agent's probabilities are 0 or 1, so
+   its weights keep the worlds in which it would have made every one of its past decisions
+   as it did; the first ``worlds`` of them are used (all candidates' first ``worlds`` if
+   none is). For a sampled agent ``worlds`` draws are made from the candidates in
+   proportion to their weights (sampling-importance-resampling), each distinct world kept
+   once with its number of draws as its weight.
 2. **Every legal action, played out.** In each kept world, each legal action is
    applied and the deal played to its end with the fixed agent's policy on every seat
-   (the responder's own later decisions included), all worlds and actions in lockstep,
-   one forward pass per step.
-3. It plays the action with the best mean outcome for its side (R5; ties to the lowest id).
+   (the responder's own later decisions included; a sampled agent's actions drawn from its
+   probabilities), all worlds and actions in lockstep, one forward pass per step.
+3. It plays the action with the best weighted mean outcome for its side (R5; ties to the
+   lowest id).
 
 Its margin against the fixed agent (duplicate deals, both sides) is a lower bound on the
 agent's exploitability; it is the *search* responder of the exploitability table, beside
@@ -26,20 +33,22 @@ not a best response.
 
 In the last ``exact_tricks`` tricks (option, 0..3; 0, the default, is off) the responder
 plays the exact best response instead: every deal of the unseen cards is enumerated
-(when there are at most ``max_worlds``), the ones consistent with the target's play are
-kept (the partner's past play, like the responder's own, rules out no world), and the
-deciding seat's remaining decisions are chosen by backward induction with the target's
-policy on every other seat, the partner's included
-(:func:`exact_value`, validated by :mod:`twilight_env.training.br_validation`). For the 3-player solo, who
-decides for both Moon hands (R7.3), this is the exact best response to the target in those
-tricks; for a seat with a partner it is exact when the partner plays the target's policy
-and its past play is not used.
+(when there are at most ``max_worlds``), each weighted by the likelihood of the target's
+play (:func:`weighted_worlds`; the partner's past play, like the responder's own, weighs no
+world), and the deciding seat's remaining decisions are chosen by backward induction with
+the target's policy on every other seat, the partner's included, in expectation over a
+sampled target's probabilities (:func:`exact_value`, validated by
+:mod:`twilight_env.training.br_validation`). For the 3-player solo, who decides for both
+Moon hands (R7.3), this is the exact best response to the target in those tricks; for a
+seat with a partner it is exact when the partner plays the target's policy and its past
+play is not used.
 
 Spec: ``respond:target=SPEC,worlds=32,candidates=8,exact_tricks=0,max_worlds=2000`` where SPEC is ``exit:default``,
-``exit:PATH``, ``neural:default``, ``neural:PATH``, ``policy:default``, ``policy:PATH`` (the ``threads`` and ``backend``
-options of those agents are not taken here) or ``heuristic`` (deterministic too: its
-compiled copy, :func:`twilight_env.agents.fast_rollout.decide_state`, which
-``tests/agents/test_fast_rollout.py`` holds equal to it, is what is simulated).
+``exit:PATH``, ``neural:default``, ``neural:PATH``, ``policy:default``, ``policy:PATH``, each with
+an optional ``temperature`` (e.g. ``respond:target=policy:default,temperature=0.5``; the
+``threads`` and ``backend`` options of those agents are not taken here), or ``heuristic``
+(deterministic too: its compiled copy, :func:`twilight_env.agents.fast_rollout.decide_state`,
+which ``tests/agents/test_fast_rollout.py`` holds equal to it, is what is simulated).
 """
 
 from __future__ import annotations
@@ -49,7 +58,9 @@ import itertools
 import numpy as np
 import torch
 
-from twilight_env.agents.base import make_agent
+from twilight_env.agents import sampling
+from twilight_env.agents.base import make_agent, parse_spec
+from twilight_env.agents.sampling import check_temperature
 from twilight_env.agents.pimc import _positive_int
 from twilight_env.envs.vector import VectorEngine
 from twilight_env.rules.cards import MOON_MASK, SUN_MASK
@@ -58,8 +69,9 @@ from twilight_env.rules.infoset import InfoSet
 from twilight_env.training.vec_selfplay import greedy_actions, vector_rows
 
 TARGETS = ("exit", "neural", "policy", "heuristic")
-"""Agents whose policy the responder simulates exactly (deterministic: the greedy network
-agents and the heuristic, simulated by its compiled copy)."""
+"""Agents whose policy the responder simulates exactly: the network agents, greedy or sampled
+(``temperature``, :mod:`twilight_env.agents.sampling`: their action probabilities are one forward
+pass), and the deterministic heuristic, simulated by its compiled copy."""
 
 
 def public_actions(info) -> list[int]:
@@ -85,11 +97,17 @@ def initial_hands(info, hands: np.ndarray) -> np.ndarray:
     return init
 
 
+def _target_temperature(agent) -> float:
+    return float(getattr(agent, "temperature", 0.0) or 0.0)
+
+
 class TargetPolicy:
-    """The exact greedy policy of a fixed network agent, over batch-engine rows.
+    """The exact policy of a fixed agent over batch-engine rows: its greedy action, or (a
+    sampled network agent) its action probabilities.
 
     Args:
-        spec: ``exit:...`` or ``neural:...`` (:data:`TARGETS`).
+        spec: ``exit:...``, ``neural:...``, ``policy:...`` (any ``temperature``) or
+            ``heuristic`` (:data:`TARGETS`).
 
     Raises:
         ValueError: another agent, or a bad spec or checkpoint.
@@ -99,30 +117,74 @@ class TargetPolicy:
         agent = make_agent(spec)
         kind = spec.split(":", 1)[0]
         if kind not in TARGETS or (kind not in ("heuristic", "policy") and not hasattr(agent, "model_for")):
-            raise ValueError(f"the target must be a deterministic agent ({', '.join(TARGETS)}), got {spec!r}")
+            raise ValueError(f"the target must be an agent whose action probabilities are known ("
+                             f"{', '.join(TARGETS)}; the networks at any temperature), got {spec!r}")
         self.spec, self.kind, self.agent = spec, kind, agent
+        self.temperature = _target_temperature(agent)
+        self.deterministic = self.temperature == 0
+        """True when the target plays one action per information set (temperature 0, or the heuristic)."""
 
-    def actions(self, eng: VectorEngine, idx: np.ndarray) -> np.ndarray:
+    def actions(self, eng: VectorEngine, idx: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:
         """The agent's action in each row ``idx`` of ``eng`` (deals in progress), as it would
-        choose from its deciding seat's information there. Returns ``(len(idx),)`` int64."""
+        choose from its deciding seat's information there: its greedy action, or for a sampled
+        target a draw from :meth:`probs` with ``rng`` (one uniform per row).
+        Returns ``(len(idx),)`` int64."""
+        if not self.deterministic:
+            return sampling.sample(self.probs(eng, idx), rng)
         if self.kind == "heuristic":
             from twilight_env.agents.fast_rollout import decide_state
 
             return np.array([decide_state(eng.to_state(int(i))) for i in idx], dtype=np.int64)
-        rows = vector_rows(eng, eng.deciding_seat)[idx]
-        roles = eng.acting_seat[idx] if eng.num_players == 3 else np.zeros(idx.size, dtype=np.int64)
-        bits = eng.legal_bits()[idx]
+        rows, roles, bits, legal = self._inputs(eng, idx)
         if self.kind == "policy":  # the NumPy network: the greedy action, lowest id on ties, as the agent
-            legal = ((bits[:, None] >> np.arange(NUM_ACTIONS)) & 1).astype(bool)
             probs, _ = self.agent.net_for(eng.num_players).forward(rows, roles, legal)
             return np.where(legal, probs, -1.0).argmax(1)
         model = self.agent.model_for(eng.num_players)
         if self.kind == "neural":
             return greedy_actions(model, rows, roles, bits, "cpu")
-        legal = ((bits[:, None] >> np.arange(NUM_ACTIONS)) & 1).astype(bool)
         with torch.no_grad():
             logits, _ = model(torch.from_numpy(rows), torch.from_numpy(roles), torch.from_numpy(legal))
         return logits.argmax(1).numpy()  # the first maximum: ties to the lowest id, as the agent
+
+    def probs(self, eng: VectorEngine, idx: np.ndarray) -> np.ndarray:
+        """The agent's action probabilities in each row ``idx`` of ``eng``, as its
+        ``action_probs`` gives them from the deciding seat's information set there.
+
+        Returns:
+            ``(len(idx), 31)`` float64 by action id, 0 on illegal actions, rows summing to 1
+            (one-hot at the greedy action for a deterministic target).
+        """
+        if self.kind == "heuristic":
+            return sampling.one_hot(self.actions(eng, idx))
+        rows, roles, bits, legal = self._inputs(eng, idx)
+        t = self.temperature
+        if self.kind == "policy":
+            probs, _ = self.agent.net_for(eng.num_players).forward(rows, roles, legal)
+            return sampling.tempered_probs(probs, legal, t)
+        model = self.agent.model_for(eng.num_players)
+        if self.kind == "neural":
+            owner, acts = np.nonzero(legal)
+            if isinstance(model, torch.nn.Module):
+                with torch.no_grad():
+                    q = model(*(torch.from_numpy(x) for x in (rows, roles, acts, owner))).numpy()
+            else:  # the NumPy backend
+                q = model.forward(rows, roles, acts, owner)
+            full = np.zeros(legal.shape, dtype=np.float64)
+            full[owner, acts] = q
+            return sampling.boltzmann(full, legal, t)
+        with torch.no_grad():
+            logits, _ = model(torch.from_numpy(rows), torch.from_numpy(roles), torch.from_numpy(legal))
+            probs = torch.softmax(logits, dim=1).numpy()
+        return sampling.tempered_probs(probs, legal, t)
+
+    @staticmethod
+    def _inputs(eng: VectorEngine, idx: np.ndarray):
+        """Compact rows, heads, legal bits and the ``(k, 31)`` legal mask of rows ``idx``."""
+        rows = vector_rows(eng, eng.deciding_seat)[idx]
+        roles = eng.acting_seat[idx] if eng.num_players == 3 else np.zeros(idx.size, dtype=np.int64)
+        bits = eng.legal_bits()[idx]
+        legal = ((bits[:, None] >> np.arange(NUM_ACTIONS)) & 1).astype(bool)
+        return rows, roles, bits, legal
 
 
 def _replay(num_players: int, init: np.ndarray, leader: int, actions: list[int]) -> VectorEngine:
@@ -181,51 +243,89 @@ class Target:
     """The fixed agent, asked one batch of decisions at a time (``act_batch`` when it has one).
 
     Args:
-        spec: a deterministic agent (its action a function of the information set): the
-            greedy networks (``exit``, ``neural``, ``policy``) or ``heuristic``.
+        spec: an agent whose action probabilities are known (:data:`TARGETS`): the network
+            agents (``exit``, ``neural``, ``policy``; greedy, or sampled with ``temperature``)
+            or ``heuristic``.
 
     Raises:
-        ValueError: an agent that is not deterministic (e.g. ``pimc``, ``ismcts``): the
-            worlds consistent with its play, and so the exact best response, assume that
-            its action is a function of the information set.
+        ValueError: any other agent (e.g. ``pimc``, ``ismcts``): the likelihood of its past
+            play in a world, and so the exact best response, needs its action probabilities
+            as a function of the information set.
     """
 
     def __init__(self, spec: str):
         # the same check as the search responder's (its ValueError names the allowed agents)
         self.spec, self.agent = spec, TargetPolicy(spec).agent
+        self.deterministic = _target_temperature(self.agent) == 0
+        """True when the target plays one action per information set."""
         self.calls = 0
 
-    def actions(self, states: list[State]) -> list[int]:
-        """The target's action in each state, from its deciding seat's information set."""
+    def actions(self, states: list[State], rng: np.random.Generator | None = None) -> list[int]:
+        """The target's action in each state, from its deciding seat's information set (a
+        sampled target: a draw from :meth:`probs` with ``rng``)."""
         infos = [InfoSet(s, s.deciding_seat) for s in states]
         self.calls += len(states)
+        if not self.deterministic:
+            return [int(a) for a in sampling.sample(self._probs(infos), rng)]
         if hasattr(self.agent, "act_batch"):
             return [int(a) for a in self.agent.act_batch(infos, [i.legal_actions for i in infos])]
         return [int(self.agent.act(i, i.legal_actions, np.random.default_rng(0))) for i in infos]
 
+    def probs(self, states: list[State]) -> np.ndarray:
+        """``(len(states), 31)`` float64: the target's action probabilities in each state
+        (one-hot at its action for a deterministic target)."""
+        if self.deterministic:
+            return sampling.one_hot(np.array(self.actions(states), dtype=np.int64))
+        self.calls += len(states)
+        return self._probs([InfoSet(s, s.deciding_seat) for s in states])
 
-def consistent_worlds(info: InfoSet, target: Target, resp: frozenset[int], worlds=None) -> list[State]:
-    """The states of the worlds in which the target made each of its past decisions as it did.
+    def _probs(self, infos) -> np.ndarray:
+        return self.agent.action_probs_batch(infos, [i.legal_actions for i in infos])
+
+
+def weighted_worlds(info: InfoSet, target: Target, resp: frozenset[int], worlds=None) -> tuple[list[State], np.ndarray]:
+    """The worlds of an information set with the likelihood of the target's past play in each.
 
     Every world (``worlds``, 4 hand masks each; None: :func:`enumerate_hands`) is replayed
     from its dealt hands through the deal's public actions; at each decision of a seat the
-    responder does not play, the worlds where the target would have chosen another action
-    are dropped.
+    responder does not play, the world's weight is multiplied by the target's probability of
+    the action that was played there (Bayes' rule: all deals of the unseen cards are equally
+    likely a priori, R2.3, so the posterior of a world is its weight over the total). Worlds
+    of weight 0 are dropped. For a deterministic target the weights are 1 on the worlds in
+    which it would have made each of its past decisions as it did.
+
+    Returns:
+        the kept worlds' states (at the information set's position) and their weights,
+        ``(k,)`` float64 in (0, 1].
     """
     worlds = enumerate_hands(info) if worlds is None else worlds
     if not worlds:
-        return []
+        return [], np.zeros(0)
     states = [State([int(h) for h in init], info.first_leader, info.num_players)
               for init in initial_hands(info, np.array(worlds, dtype=np.int64))]
+    weights = np.ones(len(states))
     for a in public_actions(info):
         if not states:  # no world explains the target's play (it did not play these seats)
             break
         dec = states[0].deciding_seat  # public: the same in every world
         if dec not in resp:
-            states = [s for s, t in zip(states, target.actions(states)) if t == a]
+            if target.deterministic:
+                keep = np.array(target.actions(states)) == a
+            else:
+                weights = weights * target.probs(states)[:, a]
+                keep = weights > 0
+            states = [s for s, k in zip(states, keep) if k]
+            weights = weights[keep]
         for s in states:
             s.apply(a)
-    return states
+    return states, weights
+
+
+def consistent_worlds(info: InfoSet, target: Target, resp: frozenset[int], worlds=None) -> list[State]:
+    """The states of the worlds in which the target's past play has a positive likelihood
+    (:func:`weighted_worlds` without the weights): for a deterministic target, those in
+    which it made each of its past decisions as it did."""
+    return weighted_worlds(info, target, resp, worlds)[0]
 
 
 def _outcome(s: State, side: int) -> int:
@@ -242,48 +342,180 @@ def _split(states: list[State], acts: list[int]) -> dict[int, list[State]]:
     return groups
 
 
-def exact_value(states: list[State], target: Target, resp: frozenset[int], side: int) -> tuple[float, dict]:
+def target_branches(states: list[State], weights: np.ndarray | None, target: Target):
+    """The target's move at a decision of its own, over worlds the responder cannot tell
+    apart: ``(action, child states, child weights)`` for each action the target may play in
+    some world, the worlds where it may, each weight times the action's probability there
+    (weights None: all 1, a deterministic target's groups of :func:`_split`)."""
+    if target.deterministic:
+        acts = target.actions(states)
+        groups = _split(states, acts)
+        if weights is None:
+            return [(a, g, None) for a, g in groups.items()]
+        acts = np.array(acts)
+        return [(a, g, weights[acts == a]) for a, g in groups.items()]
+    w = np.ones(len(states)) if weights is None else weights
+    p = target.probs(states)
+    out = []
+    for a in np.flatnonzero((p > 0).any(axis=0)):
+        sel = np.flatnonzero(p[:, a] > 0)
+        out.append((int(a), _split([states[i] for i in sel], [int(a)] * sel.size)[int(a)], w[sel] * p[sel, a]))
+    return out
+
+
+def _total(states: list[State], weights: np.ndarray | None, side: int) -> float:
+    if weights is None:
+        return float(sum(_outcome(s, side) for s in states))
+    return float(np.dot(weights, [_outcome(s, side) for s in states]))
+
+
+def exact_value(states: list[State], target: Target, resp: frozenset[int], side: int,
+                weights: np.ndarray | None = None) -> tuple[float, dict]:
     """The exact best response's total outcome over ``states`` (worlds the responder cannot
-    tell apart), and at the root each legal action's total.
+    tell apart, weighted by ``weights``, the likelihood of the target's play in each, from
+    :func:`weighted_worlds`; None: all 1), and at the root each legal action's total. At the
+    target's decisions the value is the expectation over its action probabilities.
 
     Returns:
-        ``(total, {action: total})`` in deal points summed over the worlds (divide by their
-        number for the mean); the dict is empty unless the responder decides at the root.
+        ``(total, {action: total})`` in deal points summed over the worlds times their
+        weights (divide by the weights' sum for the mean); the dict is empty unless the
+        responder decides at the root.
     """
+    if not target.deterministic:
+        return tree_value(states, np.ones(len(states)) if weights is None else weights, target, resp, side)
     if states[0].done:
-        return float(sum(_outcome(s, side) for s in states)), {}
+        return _total(states, weights, side), {}
     dec = states[0].deciding_seat
     if dec in resp:
         per = {}
         for a in states[0].legal_actions():
-            per[a] = exact_value(_split(states, [a] * len(states))[a], target, resp, side)[0]
+            per[a] = exact_value(_split(states, [a] * len(states))[a], target, resp, side, weights)[0]
         return max(per.values()), per
-    groups = _split(states, target.actions(states))
-    return float(sum(exact_value(g, target, resp, side)[0] for g in groups.values())), {}
+    return float(sum(exact_value(g, target, resp, side, w)[0]
+                     for _, g, w in target_branches(states, weights, target))), {}
+
+
+def tree_value(states: list[State], weights: np.ndarray, target: Target, resp: frozenset[int], side: int,
+               responder=None, rng: np.random.Generator | None = None, best: bool = True) -> tuple[float, dict]:
+    """:func:`exact_value` (``best``) or a responder's value, computed level by level: the
+    states of one depth are expanded together and the target's probabilities at all of
+    them come from one batch (a sampled target branches on every action it may play, so the
+    depth-first recursion would ask for them one small group at a time).
+
+    Every state is keyed by the public actions played since the root: the states of one key
+    are the worlds the responder cannot tell apart (all plays are public). A key's total is
+    the sum of its worlds' weighted outcomes at the end, the sum over the target's actions at
+    its decisions, and at the responder's decisions the largest over its legal actions
+    (``best``), or the total after the action ``responder`` (an agent) takes from its
+    information set, drawing on ``rng``; ``best`` False with no responder: the target plays
+    the responder seats too.
+
+    Returns:
+        ``(total, {action: total})`` as :func:`exact_value`, the dict filled when the
+        responder decides at the root (with ``responder``: its one action there).
+    """
+    kind: dict[tuple, str] = {}
+    kids: dict[tuple, set] = {}
+    ends: dict[tuple, float] = {}
+    items = [(s, float(w), ()) for s, w in zip(states, weights)]
+    while items:
+        groups: dict[tuple, list] = {}
+        for it in items:
+            groups.setdefault(it[2], []).append(it)
+        items, mine_to_move = [], []
+        for key, its in groups.items():
+            s0 = its[0][0]
+            if s0.done:
+                kind[key] = "end"
+                ends[key] = float(sum(w * _outcome(s, side) for s, w, _ in its))
+                continue
+            if s0.deciding_seat in resp and (best or responder is not None):
+                kind[key] = "max" if best else "pick"
+                if best:
+                    acts = s0.legal_actions()
+                else:
+                    info = InfoSet(s0, s0.deciding_seat)
+                    legal = info.legal_actions
+                    acts = [int(legal[0]) if len(legal) == 1 else int(responder.act(info, legal, rng))]
+                kids[key] = {key + (int(a),) for a in acts}
+                items.extend((_child(s, a), w, key + (int(a),)) for s, w, _ in its for a in acts)
+            else:
+                kind[key] = "sum"
+                kids[key] = set()
+                mine_to_move.extend(its)
+        if mine_to_move:
+            probs = target.probs([s for s, _, _ in mine_to_move])
+            for (s, w, key), p in zip(mine_to_move, probs):
+                for a in np.flatnonzero(p > 0):
+                    kids[key].add(key + (int(a),))
+                    items.append((_child(s, int(a)), w * float(p[a]), key + (int(a),)))
+    value: dict[tuple, float] = {}
+    for key in sorted(kind, key=len, reverse=True):
+        k = kind[key]
+        if k == "end":
+            value[key] = ends[key]
+        elif k == "max":
+            value[key] = max(value[c] for c in kids[key])
+        else:
+            value[key] = float(sum(value[c] for c in sorted(kids[key])))
+    per = {c[0]: value[c] for c in sorted(kids.get((), ()))} if kind[()] in ("max", "pick") else {}
+    return value[()], per
+
+
+def _child(state: State, action: int) -> State:
+    c = state.clone()
+    c.apply(int(action))
+    return c
+
+
+def _with_temperature(target: str, temperature) -> str:
+    """The target spec with the ``respond`` option ``temperature`` handed to it.
+
+    Raises:
+        ValueError: a temperature for ``heuristic``, or one also set in the target spec.
+    """
+    if temperature is None:
+        return target
+    name, kwargs = parse_spec(target)
+    if name == "heuristic":
+        raise ValueError("respond option temperature is the target's; the heuristic target has none "
+                         "(targets with one: exit, neural, policy)")
+    if "temperature" in kwargs:
+        raise ValueError(f"respond: the target's temperature is given twice (target={target!r} and "
+                         f"temperature={temperature!r}); give it once")
+    check_temperature(temperature, name)
+    return f"{target},temperature={temperature:g}"
 
 
 class SearchResponder:
     """The ``respond`` agent (module docstring).
 
     Args:
-        target: the fixed agent's spec (:data:`TARGETS`).
-        worlds: worlds kept per decision (>= 1); candidates: worlds drawn per kept world (>= 1).
+        target: the fixed agent's spec (:data:`TARGETS`, any temperature).
+        worlds: worlds kept per decision (>= 1; for a sampled target, draws); candidates:
+            worlds drawn per kept world (>= 1).
+        temperature: the *target's* ``temperature`` (None: the target spec's own, 0 by
+            default). In a spec string ``respond:target=policy:default,temperature=0.5`` the
+            comma makes it an option of ``respond``, which hands it to the target; the
+            responder itself always plays its best action.
 
     Raises:
-        ValueError: a bad option or target.
+        ValueError: a bad option or target (a temperature for ``heuristic``, or one given
+            both here and in the target spec).
     """
 
     stateless = True
     """Decisions depend only on (information set, legal actions, rng)."""
 
     def __init__(self, target: str = "exit:default", worlds: int = 32, candidates: int = 8, exact_tricks: int = 0,
-                 max_worlds: int = 2000):
+                 max_worlds: int = 2000, temperature: float | None = None):
+        target = _with_temperature(str(target), temperature)
         _positive_int("worlds", worlds)
         _positive_int("candidates", candidates)
         _positive_int("max_worlds", max_worlds)
         if isinstance(exact_tricks, bool) or not isinstance(exact_tricks, int) or not 0 <= exact_tricks <= 3:
             raise ValueError(f"respond option exact_tricks must be an integer 0..3 (0: off), got {exact_tricks!r}")
-        self.target = TargetPolicy(str(target))
+        self.target = TargetPolicy(target)
         self.worlds, self.candidates = int(worlds), int(candidates)
         self.exact_tricks, self.max_worlds = int(exact_tricks), int(max_worlds)
         self._exact_target = None
@@ -295,31 +527,68 @@ class SearchResponder:
     def reset(self) -> None:
         """Nothing to reset: each decision draws fresh worlds."""
 
-    def consistent_worlds(self, info, rng: np.random.Generator) -> np.ndarray:
-        """``(k, 4)`` dealt hands of worlds in which the fixed agent's past decisions are
-        its own (step 1 of the module docstring); all candidates when none is."""
+    def likelihoods(self, info, init: np.ndarray) -> np.ndarray:
+        """The likelihood of the target's past play in each world (step 1 of the module
+        docstring): the product, over the deal's decisions of the other side, of the target's
+        probability of the action played there, in that world.
+
+        Args:
+            info: the responder's information set.
+            init: ``(n, 4)`` int64 dealt hands of the worlds (:func:`initial_hands`).
+
+        Returns:
+            ``(n,)`` float64 in [0, 1]; for a deterministic target 1 where it would have made
+            each of its past decisions as it did, else 0.
+        """
+        eng = VectorEngine(len(init), info.num_players)
+        eng.reset(deals=init, leaders=np.full(len(init), info.first_leader))
+        w = np.ones(len(init))
+        mine = info.seat & 1
+        for a in public_actions(info):
+            dec = int(eng.deciding_seat[0])  # public: the same in every world
+            if (dec & 1) != mine and (w > 0).any():
+                idx = np.flatnonzero(w > 0)
+                if self.target.deterministic:
+                    w[idx[self.target.actions(eng, idx) != a]] = 0.0
+                else:
+                    w[idx] *= self.target.probs(eng, idx)[:, a]
+            eng.apply(np.full(len(init), a, dtype=np.int64))
+        return w
+
+    def weighted_worlds(self, info, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray | None]:
+        """``(k, 4)`` dealt hands of the worlds to play out and their weights (step 1 of the
+        module docstring).
+
+        A deterministic target: the first ``worlds`` of the candidates in which its past
+        decisions are its own (all candidates' first ``worlds`` when none is), weights None
+        (all equal). A sampled target: ``worlds`` draws from the candidates with probability
+        proportional to :meth:`likelihoods` (sampling-importance-resampling), each distinct
+        world once with its number of draws as its weight.
+        """
         from twilight_env.agents.fast_ismcts import sample_hands
 
         hands = sample_hands(info, self.worlds * self.candidates, rng)
         init = initial_hands(info, hands)
-        actions = public_actions(info)
-        eng = VectorEngine(len(init), info.num_players)
-        eng.reset(deals=init, leaders=np.full(len(init), info.first_leader))
-        ok = np.ones(len(init), dtype=bool)
-        mine = info.seat & 1
-        for a in actions:
-            dec = int(eng.deciding_seat[0])  # public: the same in every world
-            if (dec & 1) != mine and ok.any():
-                idx = np.flatnonzero(ok)
-                ok[idx[self.target.actions(eng, idx) != a]] = False
-            eng.apply(np.full(len(init), a, dtype=np.int64))
+        w = self.likelihoods(info, init)
+        ok = w > 0
         self.last_consistent = int(ok.sum())
-        keep = init[ok][:self.worlds] if ok.any() else init[:self.worlds]
-        return keep
+        if self.target.deterministic or not ok.any():
+            return (init[ok][:self.worlds] if ok.any() else init[:self.worlds]), None
+        draws = rng.choice(len(init), size=self.worlds, p=w / w.sum())
+        kept, counts = np.unique(draws, return_counts=True)
+        return init[kept], counts.astype(np.float64)
+
+    def consistent_worlds(self, info, rng: np.random.Generator) -> np.ndarray:
+        """``(k, 4)`` dealt hands of the worlds :meth:`weighted_worlds` plays out (without
+        their weights): for a deterministic target those in which its past decisions are
+        its own (all candidates when none is)."""
+        return self.weighted_worlds(info, rng)[0]
 
     def action_values(self, info, legal, rng: np.random.Generator) -> dict[int, float]:
-        """Mean outcome for the responder's side (deal points, R5) of each legal action."""
-        worlds = self.consistent_worlds(info, rng)
+        """Mean outcome for the responder's side (deal points, R5) of each legal action,
+        over the kept worlds weighted as :meth:`weighted_worlds` gives them; a sampled
+        target's later actions are drawn with ``rng``."""
+        worlds, weights = self.weighted_worlds(info, rng)
         legal = sorted(int(a) for a in legal)
         k, n = len(worlds), len(legal)
         init = np.repeat(worlds, n, axis=0)
@@ -330,11 +599,14 @@ class SearchResponder:
             if not live.size:
                 break
             acts = np.zeros(len(init), dtype=np.int64)
-            acts[live] = self.target.actions(eng, live)
+            acts[live] = self.target.actions(eng, live, rng)
             eng.apply(acts, active=~eng.done)
         s = eng.side_scores()
         diff = (s[:, 0] - s[:, 1]).astype(np.float64) * (1 if info.seat & 1 == 0 else -1)
-        means = diff.reshape(k, n).mean(axis=0)
+        if weights is None:
+            means = diff.reshape(k, n).mean(axis=0)
+        else:
+            means = weights @ diff.reshape(k, n) / weights.sum()
         return {a: float(m) for a, m in zip(legal, means)}
 
     def act(self, info, legal_actions, rng: np.random.Generator) -> int:
@@ -365,13 +637,17 @@ class SearchResponder:
         if self._exact_target is None:
             self._exact_target = Target(self.target.spec)
         side = frozenset(s for s in range(4) if (s & 1) == (info.seat & 1))
-        worlds = consistent_worlds(info, self._exact_target, side, every)  # the partner's past play filters nothing
+        # the partner's past play, like the responder's own, weighs no world
+        worlds, weights = weighted_worlds(info, self._exact_target, side, every)
         self.last_consistent = len(worlds)
         if not worlds:
             return None
-        _, per = exact_value(worlds, self._exact_target, frozenset({info.seat}), info.seat & 1)
-        return {a: v / len(worlds) for a, v in per.items()}
+        if self._exact_target.deterministic:
+            _, per = exact_value(worlds, self._exact_target, frozenset({info.seat}), info.seat & 1)
+            return {a: v / len(worlds) for a, v in per.items()}
+        _, per = exact_value(worlds, self._exact_target, frozenset({info.seat}), info.seat & 1, weights)
+        return {a: v / weights.sum() for a, v in per.items()}
 
 
 __all__ = ["SearchResponder", "TargetPolicy", "TARGETS", "public_actions", "initial_hands", "Target",
-           "enumerate_hands", "consistent_worlds", "exact_value"]
+           "enumerate_hands", "consistent_worlds", "weighted_worlds", "target_branches", "exact_value", "tree_value"]

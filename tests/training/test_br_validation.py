@@ -119,7 +119,7 @@ def test_validate_reports_gaps_and_writes_nothing_it_was_not_asked_to(tmp_path, 
     ({"tricks_left": 5}, "tricks_left"),
     ({"positions": 0}, "positions"),
     ({"seed": -1}, "seed"),
-    ({"target_spec": "pimc"}, "deterministic agent"),  # its worlds would be kept as if it were
+    ({"target_spec": "pimc"}, "action probabilities are known"),  # its worlds would be weighed as if they were
 ])
 def test_bad_settings_are_refused(kwargs, match):
     args = {"target_spec": "exit:default", "responder_specs": ["random"], "num_players": 3, "mode": "solo",

@@ -101,7 +101,7 @@ def test_plays_legal_moves_and_refuses_bad_targets():
             a = me.act(info, info.legal_actions, rng)
             assert a in info.legal_actions
             st.apply(a)
-    with pytest.raises(ValueError, match="deterministic agent"):
+    with pytest.raises(ValueError, match="action probabilities are known"):
         make_agent("respond:target=pimc")
     with pytest.raises(ValueError, match="worlds"):
         make_agent("respond:worlds=0")
@@ -136,3 +136,49 @@ def test_exact_endgames_with_a_partner_play_legal_moves():
 def test_bad_exact_options_are_refused(spec, match):
     with pytest.raises(ValueError, match=match):
         make_agent(spec)
+
+
+@pytest.mark.parametrize("spec", ["policy:default,temperature=1", "exit:default,temperature=0.5",
+                                  "neural:default,temperature=0.05"])
+def test_the_simulated_probabilities_are_the_agents(spec):
+    """For a sampled target, the probabilities the responder simulates on batch-engine rows
+    are the agent's own ``action_probs`` from the information set (float32 tolerance)."""
+    target, agent = TargetPolicy(spec), make_agent(spec)
+    assert not target.deterministic
+    for n in (3, 4):
+        states = [s for s in (_played(k, n, 3 + k % 30) for k in range(16)) if s is not None]
+        for s in states:
+            info = InfoSet(s, s.deciding_seat)
+            one = VectorEngine(1, n)
+            one.reset(deals=[s.initial_hands], leaders=[s.first_leader])
+            for a in public_actions(info):
+                one.apply(np.array([a]))
+            got = target.probs(one, np.array([0]))[0]
+            assert np.allclose(got, agent.action_probs(info, info.legal_actions), atol=1e-5)
+
+
+@pytest.mark.parametrize("spec,match", [
+    ("respond:target=heuristic,temperature=1", "the heuristic target has none"),
+    ("respond:target=policy:default,temperature=-1", r"policy option temperature must be a finite number in \[0, 100\]"),
+])
+def test_a_bad_target_temperature_is_refused(spec, match):
+    with pytest.raises(ValueError, match=match):
+        make_agent(spec)
+    with pytest.raises(ValueError, match="given twice"):
+        SearchResponder("policy:default,temperature=1", temperature=0.5)
+
+
+def test_a_target_temperature_reaches_the_target_and_zero_is_the_greedy_responder():
+    """``respond:...,temperature=T`` samples the target at T; ``temperature=0`` is the greedy
+    target of before: the same worlds and the same decisions as without the option."""
+    me = make_agent("respond:target=policy:default,temperature=0.5,worlds=4,candidates=2")
+    assert me.target.temperature == 0.5 and me.target.spec == "policy:default,temperature=0.5"
+    plain = make_agent("respond:target=policy:default,worlds=4,candidates=2")
+    zero = make_agent("respond:target=policy:default,temperature=0,worlds=4,candidates=2")
+    assert zero.target.deterministic
+    st = State.random(np.random.default_rng(4), 0, 3)
+    for _ in range(12):
+        st.apply(st.legal_actions()[0])
+    info = InfoSet(st, st.deciding_seat)
+    a = plain.action_values(info, info.legal_actions, np.random.default_rng(3))
+    assert zero.action_values(info, info.legal_actions, np.random.default_rng(3)) == a
