@@ -587,7 +587,7 @@ def write_outputs(folder: str, doc: dict) -> None:
     (:mod:`twilight_env.util.atomic`: a full disk leaves the previous file whole and raises
     a one-line ``WriteError`` naming the file)."""
     res, players = doc["results"], doc["num_players"]
-    write_json(os.path.join(folder, "arena.json"), doc, indent=1)
+    write_json(os.path.join(folder, "arena.json"), doc, arrays_inline=True)
     with atomic_file(os.path.join(folder, "arena.csv"), newline="") as f:
         w = csv.writer(f)
         cols = ["a", "b", "deals", "mean", "ci_low", "ci_high", "win_rate"]

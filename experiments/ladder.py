@@ -502,7 +502,7 @@ def summary(doc: dict) -> str:
 
 
 def write_outputs(folder: str, doc: dict) -> None:
-    write_json(os.path.join(folder, "ladder.json"), doc, indent=1)  # atomically (twilight_env.util.atomic)
+    write_json(os.path.join(folder, "ladder.json"), doc, arrays_inline=True)  # atomically (twilight_env.util.atomic)
     header, rows = table_rows(doc)
     lines = [f"# Strength ladder, {doc['num_players']} players", "", markdown_table(header, rows), "",
              summary(doc), "",

@@ -538,7 +538,7 @@ def _shown_path(path: str) -> str:
 
 
 def write_outputs(folder: str, result: dict) -> None:
-    write_json(os.path.join(folder, "edge_vs_strength.json"), result, indent=1)
+    write_json(os.path.join(folder, "edge_vs_strength.json"), result, arrays_inline=True)
     header, rows = table_rows(result)
     lines = ["# The solo-vs-Sun edge against strength (3 players)", "",
              f"Edge runs on the held-out deal set {result['deal_set']} (each rung's N deals x 3 plays, column N); "

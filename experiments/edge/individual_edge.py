@@ -267,7 +267,7 @@ def run_study(settings: StudySettings | Sequence[str] | None = None, **options) 
            "runner": runner_label(s.ray), "git": git_hash(), "run_seconds": run.checkpoint.elapsed + time.time() - t0,
            "resumed": s.resume is not None, "plays_columns": list(LINES) + ["moon_team", "sun_team"],
            "weights": run.checkpoint.weights, "results": results}
-    write_json(os.path.join(run.folder, RESULT), doc, indent=1)  # atomically (twilight_env.util.atomic)
+    write_json(os.path.join(run.folder, RESULT), doc, arrays_inline=True)  # atomically (twilight_env.util.atomic)
     write_markdown(run.folder, doc)
     run.checkpoint.remove()
     if s.verbose:

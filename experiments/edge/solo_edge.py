@@ -548,7 +548,7 @@ def write_outputs(folder: str, doc: dict) -> dict[str, str]:
     the file); returns their paths by kind."""
     results = doc["results"]
     paths = {k: os.path.join(folder, f"edge.{k}") for k in ("json", "md", "png")}
-    write_json(paths["json"], doc, indent=1)
+    write_json(paths["json"], doc, arrays_inline=True)
     header, rows = table_rows(results)
     lines = [f"# Solo vs Sun side, 3 players (seed {doc['seed']}, N = {doc['deals']} deals × 3 plays)", "",
              markdown_table(header, rows), "",

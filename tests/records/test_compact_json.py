@@ -54,3 +54,24 @@ def test_rewrite_in_place_and_the_command(tmp_path, capsys):
     assert main([]) == 2 and "usage:" in capsys.readouterr().err
     with pytest.raises(ValueError, match="is not JSON"):
         rewrite(bad)
+
+
+def test_write_json_with_arrays_inline_writes_this_form_atomically(tmp_path):
+    """The study outputs (edge.json, arena.json, ladder.json, individual.json,
+    edge_vs_strength.json) are written so: the same values, arrays of numbers on one line."""
+    from twilight_env.util.atomic import write_json
+
+    f = tmp_path / "edge.json"
+    write_json(f, DOC, arrays_inline=True)
+    assert f.read_text(encoding="utf-8") == dumps(DOC) + "\n"
+    assert not list(tmp_path.glob("*.tmp*"))
+
+
+def test_a_study_writes_its_per_deal_points_on_one_line(tmp_path):
+    from twilight_env.experiments.edge import solo_edge
+
+    out = solo_edge.run_study(["random"], deals=3, seed=4, out=str(tmp_path / "a"), boot=5, matches=5, workers=1,
+                              progress=False, verbose=False)
+    text = (tmp_path / "a" / "edge.json").read_text(encoding="utf-8")
+    assert text == dumps(json.loads(text)) + "\n" and str(out) == str(tmp_path / "a")
+    assert sum(line.lstrip().startswith('"moon_points": [[') for line in text.splitlines()) == 1

@@ -127,16 +127,27 @@ def write_text(path: str | os.PathLike, text: str, *, newline: str | None = None
         f.write(text)
 
 
-def write_json(path: str | os.PathLike, obj: Any, *, indent: int | None = None) -> None:
+def write_json(path: str | os.PathLike, obj: Any, *, indent: int | None = None, arrays_inline: bool = False) -> None:
     """Write ``obj`` as JSON to ``path`` atomically (:func:`atomic_file`).
 
     The JSON text is made before the file is opened, so a value that is not JSON
     (``TypeError``) leaves no file behind.
 
+    Args:
+        indent: as ``json.dumps`` (None: one line).
+        arrays_inline: the form of the result files with per-deal arrays
+            (:func:`twilight_env.util.compact_json.dumps`: objects one key a line, arrays of
+            numbers on one line); ``indent`` is then not used.
+
     Raises:
         WriteError: the file could not be written (e.g. a full disk); ``path`` unchanged.
         TypeError, ValueError: ``obj`` is not JSON data.
     """
+    if arrays_inline:
+        from twilight_env.util.compact_json import dumps
+
+        write_text(path, dumps(obj) + "\n")
+        return
     write_text(path, json.dumps(obj, indent=indent) + ("\n" if indent is not None else ""))
 
 
