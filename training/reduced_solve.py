@@ -656,17 +656,59 @@ def _slots_of(model: Model, sets: np.ndarray) -> np.ndarray:
     return np.repeat(model.iset_offset[sets] - starts, sizes) + np.arange(int(sizes.sum()))
 
 
-def solve_size(tricks: int, num_players: int, iterations: int, checkpoints: int = 10,
-               leaders: tuple[int, ...] | None = None, lp: bool = True) -> dict:
-    """Build one reduced game, solve its teams model exactly and run CFR+ on its seats model.
+def run_cfr_plus(tree: GameTree, model: Model, iterations: int,
+                 seconds: float | None = None) -> tuple[np.ndarray, list[dict], int, float]:
+    """CFR+ on ``model`` for ``iterations`` (or until ``seconds`` of solving have passed),
+    with NashConv measured after iterations 1, 2, 5, 10, 20, 50, ... and the last (not timed).
+
+    Returns:
+        ``(average policy, curve, iterations done, seconds)``; the curve holds
+        ``{"iteration", "seconds", "nash_conv"}`` (deal points).
+    """
+    solver = CFR(tree, model, plus=True)
+    marks = {m * 10 ** e for e in range(12) for m in (1, 2, 5)}
+    curve: list[dict] = []
+    spent = 0.0
+    for it in range(1, iterations + 1):
+        t0 = time.perf_counter()
+        solver.step()
+        spent += time.perf_counter() - t0
+        last = it == iterations or (seconds is not None and spent >= seconds)
+        if it in marks or last:
+            nc, _, _ = nash_conv(tree, model, solver.average_policy())
+            curve.append({"iteration": it, "seconds": round(spent, 2), "nash_conv": nc})
+        if last:
+            break
+    return solver.average_policy(), curve, solver.iteration, spent
+
+
+def by_leader(tree: GameTree, model: Model, policy: np.ndarray) -> dict[int, float]:
+    """The Moon side's value (deal points) under ``policy`` given each first leader: in 4 players
+    the side that leads; the whole game's value is their mean."""
+    util = utilities(tree, model)
+    moon = int(np.flatnonzero(model.moon)[0])
+    v = values(tree, model, policy, util, moon)
+    lo, hi = tree.levels[0]
+    out = {}
+    for lead in sorted(set(tree.leaders.tolist())):
+        pick = tree.leaders == lead
+        out[lead] = float(v[lo:hi][pick].mean())
+    return out
+
+
+def solve_size(tricks: int, num_players: int, iterations: int, seconds: float | None = None,
+               leaders: tuple[int, ...] | None = None, lp_max_slots: int = 200_000) -> dict:
+    """Build one reduced game; solve its teams model (exactly by linear program when it has
+    at most ``lp_max_slots`` information-set actions, else by CFR+ with the value bracketed by
+    the two best responses) and run CFR+ on its seats model.
 
     Args:
         tricks: 1..6.
         num_players: 4 or 3.
-        iterations: CFR+ iterations on the seats model.
-        checkpoints: NashConv is measured at about this many iterations along the run.
+        iterations: CFR+ iterations per model.
+        seconds: stop each CFR+ run after this many seconds of solving (None: no limit).
         leaders: 4 players: first leaders to include (default all four).
-        lp: also solve the teams model by linear program.
+        lp_max_slots: the largest teams model solved by linear program.
 
     Returns:
         a dict of sizes, times (seconds), values and NashConv (deal points), as written to
@@ -681,43 +723,57 @@ def solve_size(tricks: int, num_players: int, iterations: int, checkpoints: int 
     row.update(first_leaders=sorted(set(tree.leaders.tolist())), histories=tree.num_nodes,
                terminal_histories=tree.num_terminals, infosets_seats=seats.num_isets,
                infosets_teams=teams.num_isets, build_seconds=round(time.perf_counter() - t0, 2))
-    if lp:
+    util = utilities(tree, teams)
+    if teams.num_slots <= lp_max_slots:
         t0 = time.perf_counter()
         value, x, y = solve_lp(tree, teams)
-        pol = np.where(teams.iset_player[np.repeat(np.arange(teams.num_isets), np.diff(teams.iset_offset))] == 0,
-                       x, y)
-        nc, _, _ = nash_conv(tree, teams, pol)
-        row["teams_lp"] = {"value": value, "nash_conv": nc, "seconds": round(time.perf_counter() - t0, 2)}
-    solver = CFR(tree, seats, plus=True)
-    marks = sorted({max(1, round(iterations * k / checkpoints)) for k in range(1, checkpoints + 1)})
-    curve = []
-    t0 = time.perf_counter()
-    spent = 0.0
-    for it in range(1, iterations + 1):
-        solver.step()
-        if it in marks:
-            spent += time.perf_counter() - t0
-            nc, on, _ = nash_conv(tree, seats, solver.average_policy())
-            curve.append({"iteration": it, "seconds": round(spent, 2), "nash_conv": nc})
-            t0 = time.perf_counter()
-    avg = solver.average_policy()
-    nc, on, br = nash_conv(tree, seats, avg)
+        owner = teams.iset_player[np.repeat(np.arange(teams.num_isets), np.diff(teams.iset_offset))]
+        nc, _, _ = nash_conv(tree, teams, np.where(owner == 0, x, y))
+        row["teams"] = {"method": "linear program", "value": value, "lower": value, "upper": value,
+                        "nash_conv": nc, "seconds": round(time.perf_counter() - t0, 2),
+                        "value_by_first_leader": by_leader(tree, teams, np.where(owner == 0, x, y))}
+    else:
+        avg, curve, done, spent = run_cfr_plus(tree, teams, iterations, seconds)
+        upper = best_response_value(tree, teams, avg, util, 0)
+        lower = -best_response_value(tree, teams, avg, util, 1)
+        row["teams"] = {"method": "CFR+", "iterations": done, "value": 0.5 * (lower + upper), "lower": lower,
+                        "upper": upper, "nash_conv": upper - lower, "seconds": round(spent, 2), "curve": curve,
+                        "value_by_first_leader": by_leader(tree, teams, avg)}
+    avg, curve, done, spent = run_cfr_plus(tree, seats, iterations, seconds)
+    nc, on, _ = nash_conv(tree, seats, avg)
     moon = int(np.flatnonzero(seats.moon)[0])
     lower, upper = team_bounds(tree, seats, teams, avg)
-    row["seats_cfr_plus"] = {"iterations": iterations, "seconds": round(spent, 2), "value": float(on[moon]),
+    row["seats_cfr_plus"] = {"iterations": done, "seconds": round(spent, 2), "value": float(on[moon]),
                              "nash_conv": nc, "nash_conv_openspiel": nc / 360.0,
-                             "team_bounds": {"lower": lower, "upper": upper}, "curve": curve}
+                             "team_bounds": {"lower": lower, "upper": upper}, "curve": curve,
+                             "value_by_first_leader": by_leader(tree, seats, avg)}
     return row
 
 
-def size_only(tricks: int, num_players: int) -> dict:
-    """The counts of a size that is not enumerated here: deals and complete lines of play."""
-    return {"tricks": tricks, "players": num_players, "deck": [CARDS[c] for c in ids_of(deck_mask(tricks))],
-            "deals": count_deals(tricks), "terminal_histories": count_terminal_histories(tricks, num_players)}
+def size_only(tricks: int, num_players: int, infosets: bool = True) -> dict:
+    """The counts of a size whose tree is not built: deals, complete lines of play and (with
+    ``infosets``) the information sets of both models (:func:`count_infosets`), with the
+    seconds the count took."""
+    row = {"tricks": tricks, "players": num_players, "deck": [CARDS[c] for c in ids_of(deck_mask(tricks))],
+           "deals": count_deals(tricks), "terminal_histories": count_terminal_histories(tricks, num_players)}
+    if infosets:
+        t0 = time.perf_counter()
+        row["infosets_seats"] = count_infosets(tricks, num_players, "seats")
+        row["infosets_teams"] = count_infosets(tricks, num_players, "teams")
+        row["count_seconds"] = round(time.perf_counter() - t0, 2)
+    return row
 
 
 def _fmt(x, digits=2):
     return "—" if x is None else f"{x:+.{digits}f}" if isinstance(x, float) else f"{x:,}"
+
+
+def _teams_cell(t: dict) -> str:
+    if not t:
+        return "—"
+    if t["method"] == "linear program":
+        return f"{t['value']:+.3f} (LP)"
+    return f"[{t['lower']:+.3f}, {t['upper']:+.3f}] (CFR+, {t['iterations']} it.)"
 
 
 def report(rows: list[dict], command: str) -> str:
@@ -733,18 +789,18 @@ def report(rows: list[dict], command: str) -> str:
            "from best responses of a side sharing information (lower: the Sun side's against the Moon "
            "seats; upper: the Moon side's against the Sun seats).", "",
            "| tricks | players | deals | histories | terminal histories | infosets (seats) | infosets (teams) "
-           "| build s | teams value (LP) | LP NashConv | LP s | CFR+ iters | CFR+ s | seats value | "
+           "| build s | teams value | teams NashConv | teams s | CFR+ iters | CFR+ s | seats value | "
            "seats NashConv | bounds [lower, upper] |",
            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        lp = r.get("teams_lp") or {}
+        lp = r.get("teams") or {}
         cf = r.get("seats_cfr_plus") or {}
         b = cf.get("team_bounds") or {}
         bounds = f"[{b['lower']:+.2f}, {b['upper']:+.2f}]" if b else "—"
         out.append("| " + " | ".join([
             str(r["tricks"]), str(r["players"]), _fmt(r["deals"]), _fmt(r.get("histories")),
             _fmt(r["terminal_histories"]), _fmt(r.get("infosets_seats")), _fmt(r.get("infosets_teams")),
-            str(r.get("build_seconds", "—")), _fmt(lp.get("value"), 3), _fmt(lp.get("nash_conv"), 6),
+            str(r.get("build_seconds", "—")), _teams_cell(lp), _fmt(lp.get("nash_conv"), 6),
             str(lp.get("seconds", "—")), _fmt(cf.get("iterations")), str(cf.get("seconds", "—")),
             _fmt(cf.get("value"), 3), _fmt(cf.get("nash_conv"), 4), bounds]) + " |")
     out += ["", "Decks (`twilight_env.rules.cards.KEEP_ORDER`, both cults):", ""]
@@ -766,21 +822,35 @@ def report(rows: list[dict], command: str) -> str:
     return "\n".join(out) + "\n"
 
 
+def _size(text: str) -> tuple[int, int]:
+    """``"2:3"`` -> (2, 3); SystemExit naming the format on anything else."""
+    try:
+        t, n = (int(x) for x in text.split(":"))
+        deck_mask(t)
+        if n not in (3, 4) or t > 6:
+            raise ValueError
+    except ValueError:
+        raise SystemExit(f"a size is TRICKS:PLAYERS with tricks 1..6 and players 3 or 4, e.g. 2:3; got {text!r}")
+    return t, n
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--tricks", type=int, nargs="+", default=[1], help="trick counts to solve (1..6)")
-    ap.add_argument("--players", type=int, nargs="+", default=[3, 4], help="3 and/or 4")
+    ap.add_argument("--sizes", nargs="+", default=["1:3", "1:4"],
+                    help="sizes to build and solve, TRICKS:PLAYERS (tricks 1..6, players 3 or 4)")
     ap.add_argument("--iterations", type=int, default=1000, help="CFR+ iterations per size")
-    ap.add_argument("--count-only", type=int, nargs="*", default=[],
-                    help="trick counts to count (deals, lines of play) without building the tree")
-    ap.add_argument("--no-lp", action="store_true", help="skip the linear program of the teams model")
+    ap.add_argument("--count-only", nargs="*", default=[],
+                    help="sizes TRICKS:PLAYERS to count (deals, lines of play, information sets) without "
+                         "building the tree")
+    ap.add_argument("--seconds", type=float, default=None,
+                    help="stop each CFR+ run after this many seconds of solving (default: no limit)")
+    ap.add_argument("--lp-max-slots", type=int, default=200_000,
+                    help="largest teams model (information-set actions) solved by linear program; "
+                         "larger ones by CFR+ with the value bracketed")
     ap.add_argument("--out", default="results/reduced_decks", help="output folder (JSON and Markdown)")
     a = ap.parse_args(argv)
-    for t in list(a.tricks) + list(a.count_only):
-        deck_mask(t)
-    for n in a.players:
-        if n not in (3, 4):
-            raise SystemExit(f"--players must be 3 or 4, got {n}")
+    sizes = [_size(x) for x in a.sizes]
+    counts = [_size(x) for x in a.count_only]
     if a.iterations < 1:
         raise SystemExit(f"--iterations must be at least 1, got {a.iterations}")
     import os
@@ -789,14 +859,14 @@ def main(argv=None) -> None:
     from twilight_env.util.report import write_json_atomic
 
     rows = []
-    for t in a.tricks:
-        for n in a.players:
-            print(f"solving {t} trick(s), {n} players ...", flush=True)
-            rows.append(solve_size(t, n, a.iterations, lp=not a.no_lp))
-            print(f"  {rows[-1].get('teams_lp')} NashConv {rows[-1]['seats_cfr_plus']['nash_conv']:.4f}", flush=True)
-    for t in a.count_only:
-        for n in a.players:
-            rows.append(size_only(t, n))
+    for t, n in sizes:
+        print(f"solving {t} trick(s), {n} players ...", flush=True)
+        rows.append(solve_size(t, n, a.iterations, a.seconds, lp_max_slots=a.lp_max_slots))
+        print(f"  teams {_teams_cell(rows[-1]['teams'])}, seats NashConv "
+              f"{rows[-1]['seats_cfr_plus']['nash_conv']:.4f}", flush=True)
+    for t, n in counts:
+        print(f"counting {t} trick(s), {n} players ...", flush=True)
+        rows.append(size_only(t, n))
     os.makedirs(a.out, exist_ok=True)
     command = "python -m twilight_env.training.reduced_solve " + " ".join(sys.argv[1:] if argv is None else argv)
     write_json_atomic(os.path.join(a.out, "reduced_decks.json"), {"command": command, "rows": rows})
@@ -807,3 +877,117 @@ def main(argv=None) -> None:
 
 if __name__ == "__main__":
     main()
+
+
+def count_infosets(tricks: int, num_players: int, model: str = "seats") -> int:
+    """Number of information sets of a model, counted without building the tree.
+
+    For each player, an information set is a view (the hands it sees as dealt, every seat's
+    Sun and Moon counts, the first leader) and a public sequence of actions at which it
+    decides. Given the view, a sequence can happen exactly when every card played from a
+    hand the player does not see is a card it does not see, not yet played, of the
+    chooser's cult, from a seat whose public count of that cult is above 0 (R2.5, R3.2,
+    R3.5): the hidden cards can then always be dealt to match. So the sequences of one view
+    are the nodes of a tree over (seen hands left, counts left, unseen cards left, the
+    trick so far), counted with memoisation. Agrees with :func:`make_model` where both run
+    (tests).
+
+    Raises:
+        ValueError: on a bad size or model name.
+    """
+    deck_mask(tricks)
+    if num_players not in (3, 4):
+        raise ValueError(f"num_players must be 3 or 4, got {num_players!r}")
+    if model == "seats":
+        players, seat_player = num_players, PLAYER_OF_SEAT[num_players]
+        seen_of = [set(SEEN[num_players][p]) for p in range(num_players)]
+    elif model == "teams":
+        players = 2
+        moon_seats = team_seats(num_players)[0]
+        seat_player = tuple(0 if s in moon_seats else 1 for s in range(4))
+        seen_of = [set(team_seats(num_players)[t]) | ({NEW_MOON} if num_players == 3 else set()) for t in (0, 1)]
+    else:
+        raise ValueError(f"model must be 'seats' or 'teams', got {model!r}")
+    total = 0
+    for p in range(players):
+        total += _count_player(tricks, num_players, p, seat_player, tuple(sorted(seen_of[p])))
+    return total
+
+
+def _count_player(tricks: int, n: int, p: int, seat_player, seen: tuple[int, ...]) -> int:
+    from functools import lru_cache
+
+    from twilight_env.rules.cards import PURGATORY_MASK, STRENGTH
+
+    seat_cult = (0, 1, 0, 1) if n == 4 else (1, 0, 1, 0)
+    deck = deck_mask(tricks)
+    hidden = tuple(s for s in range(4) if s not in seen)
+
+    @lru_cache(maxsize=None)
+    def nodes(hands, counts, pool, leader, place, holder, trick):
+        if not any(a or b for a, b in counts):
+            return 0
+        chooser = (leader + place) & 3
+        cult = seat_cult[chooser]
+        acting = chooser if holder < 0 else holder
+        deciding = 0 if (n == 3 and acting == NEW_MOON) else acting
+        total = 1 if seat_player[deciding] == p else 0
+        cmask = ((1 << 14) - 1) << (14 * cult)
+        if holder < 0:
+            source = [chooser] if (chooser in seen or counts[chooser][cult]) else []
+            for o in (1, 2, 3):  # requests (R3.2, R3.5)
+                s = (chooser + o) & 3
+                if counts[s][cult]:
+                    total += nodes(hands, counts, pool, leader, place, s, trick)
+        else:
+            source = [holder]
+        for s in source:
+            cards = ids_of((hands[s] if s in seen else pool) & cmask)
+            for c in cards:
+                hs = tuple(h & ~(1 << c) if i == s else h for i, h in enumerate(hands))
+                cs = tuple((a - (cult == 0), b - (cult == 1)) if i == s else (a, b)
+                           for i, (a, b) in enumerate(counts))
+                tr = trick + (c,)
+                pl = pool if s in seen else pool & ~(1 << c)
+                if len(tr) < 4:
+                    total += nodes(hs, cs, pl, leader, place + 1, -1, tr)
+                    continue
+                if any(PURGATORY_MASK >> x & 1 for x in tr):  # R4.3: the first Purgatory's seat leads
+                    nxt = (leader + next(i for i, x in enumerate(tr) if PURGATORY_MASK >> x & 1)) & 3
+                else:  # R4.1: the first strongest card takes
+                    nxt = (leader + max(range(4), key=lambda i: (STRENGTH[tr[i]], -i))) & 3
+                total += nodes(hs, cs, pl, nxt, 0, -1, ())
+        return total
+
+    total = 0
+    leaders = (0, 1, 2, 3) if n == 4 else (0,)
+    for hands in _seen_hands(ids_of(deck), tricks, seen):
+        seen_mask = sum(hands)
+        pool = deck & ~seen_mask
+        n_sun = bin(pool & ((1 << 14) - 1)).count("1")
+        for split in itertools.product(range(tricks + 1), repeat=len(hidden)):
+            if sum(split) != n_sun:
+                continue
+            counts = [(0, 0)] * 4
+            for s in seen:
+                h = hands[s]
+                counts[s] = (bin(h & ((1 << 14) - 1)).count("1"), bin(h >> 14).count("1"))
+            for s, k in zip(hidden, split):
+                counts[s] = (k, tricks - k)
+            for lead in leaders:
+                total += nodes(tuple(hands), tuple(counts), pool, lead, 0, -1, ())
+    return total
+
+
+def _seen_hands(ids, tricks: int, seen: tuple[int, ...]):
+    """Every way to deal ``tricks`` cards to each seen seat: 4 masks by seat (0 for the others)."""
+    def rec(i, avail, hands):
+        if i == len(seen):
+            yield hands
+            return
+        for h in itertools.combinations(avail, tricks):
+            rest = [c for c in avail if c not in h]
+            new = list(hands)
+            new[seen[i]] = sum(1 << c for c in h)
+            yield from rec(i + 1, rest, new)
+    yield from rec(0, list(ids), [0, 0, 0, 0])

@@ -113,6 +113,13 @@ def test_counts(players):
     assert rs.count_deals(2) == 2520 and rs.count_terminal_histories(2, 3) == 2520 * 576
 
 
+@pytest.mark.parametrize("players", [3, 4])
+def test_information_sets_counted_without_the_tree(players):
+    tree = rs.build_tree(1, players)
+    for model in ("seats", "teams"):
+        assert rs.count_infosets(1, players, model) == rs.make_model(tree, model).num_isets
+
+
 def test_bad_arguments():
     with pytest.raises(ValueError, match="tricks must be an int 1..7"):
         rs.build_tree(0, 3)
@@ -126,12 +133,12 @@ def test_bad_arguments():
 
 
 def test_command_writes_the_table(tmp_path):
-    rs.main(["--tricks", "1", "--players", "3", "--iterations", "20", "--count-only", "3",
+    rs.main(["--sizes", "1:3", "--iterations", "20", "--count-only", "3:3",
              "--out", str(tmp_path)])
     data = json.loads((tmp_path / "reduced_decks.json").read_text())
     rows = data["rows"]
     assert [(r["tricks"], r["players"]) for r in rows] == [(1, 3), (3, 3)]
-    assert rows[0]["teams_lp"]["value"] == pytest.approx(rs.solve_lp(*_tree_teams(1, 3))[0])
+    assert rows[0]["teams"]["value"] == pytest.approx(rs.solve_lp(*_tree_teams(1, 3))[0])
     assert rows[0]["seats_cfr_plus"]["iterations"] == 20 and rows[0]["seats_cfr_plus"]["curve"]
     assert rows[1]["terminal_histories"] == rs.count_terminal_histories(3, 3)
     text = (tmp_path / "README.md").read_text()
