@@ -325,14 +325,18 @@ class Progress:
 
 
 def run_tasks(fn: Callable, tasks: Sequence, workers: int, desc: str = "", progress: bool = True,
-              on_result: Callable | None = None, done: int = 0, units: Callable[[Any], int] | None = None) -> list:
+              on_result: Callable | None = None, done: int = 0, units: Callable[[Any], int] | None = None,
+              timing: dict | None = None) -> list:
     """``[fn(t) for t in tasks]``, in worker processes when ``workers > 1``, with progress in deals.
 
     Results come back in task order whatever the number of workers. ``fn`` must be a
     module-level function (it is pickled to the workers). ``on_result(r)``, when given, is
     called in this process with each result as it arrives (e.g. to checkpoint). Progress
     (:class:`Progress`: a bar on a terminal, a line every 30 s elsewhere) counts deals:
-    ``units(task)`` deals per task (default 1), and ``done`` deals finished earlier.
+    ``units(task)`` deals per task (default 1), and ``done`` deals finished earlier. A
+    ``timing`` dict receives ``"seconds_per_deal"``: wall seconds per deal measured after
+    the first results arrived (:meth:`Progress.seconds_per_deal`; None for a run too short
+    to time), so start-up does not count as play.
 
     On Ctrl-C (``KeyboardInterrupt``, raised here in the main process; workers ignore
     SIGINT) the workers are ended at once and the interruption is re-raised, so the
@@ -357,8 +361,8 @@ def run_tasks(fn: Callable, tasks: Sequence, workers: int, desc: str = "", progr
         if address is not None:  # inside `with ray_runner(...)`: the tasks run on Ray
             from twilight_env.util.distributed import run_tasks_ray
 
-            return run_tasks_ray(fn, tasks, address, on_result=arrived)
-        if workers <= 1 or len(tasks) <= 1:
+            out = run_tasks_ray(fn, tasks, address, on_result=arrived)
+        elif workers <= 1 or len(tasks) <= 1:
             from threadpoolctl import threadpool_limits
 
             # one BLAS thread, as in a pool worker (_init_worker): 64 deals of `policy` in
@@ -368,8 +372,11 @@ def run_tasks(fn: Callable, tasks: Sequence, workers: int, desc: str = "", progr
                 for t in tasks:
                     out.append(fn(t))
                     arrived(out[-1])
-            return out
-        return _run_in_pool(fn, tasks, workers, arrived)
+        else:
+            out = _run_in_pool(fn, tasks, workers, arrived)
+        if timing is not None:
+            timing["seconds_per_deal"] = bar.seconds_per_deal()
+        return out
     finally:
         bar.close()
 

@@ -20,7 +20,7 @@ Outputs in ``FOLDER_OUT`` (default ``out/edge_ladder__{seed}__{unixtime}``):
   hours they took, and, where the half-width is above ``TARGET_HALF_WIDTH`` (2 deal
   points), the deals that reaching it needs (the half-width shrinks as 1/sqrt(N)) and
   the hours that takes here and on N Ray workers (assuming time per deal stays as
-  measured and N workers play N times as fast);
+  measured after start-up, and N workers play N times as fast);
 - the difference between the top two rungs' edges, paired by deal: every rung plays the
   first N deals of the same deal set, so the difference is taken deal by deal over the
   deals both rungs played, with a Student-t 95% interval (the Welch interval over all
@@ -90,16 +90,20 @@ def projection(half_width: float, deals: int, seconds: float, workers: tuple[int
                used: int = 1) -> dict:
     """Deals and hours needed for a half-width of ``TARGET_HALF_WIDTH`` (1/sqrt(N) scaling).
 
-    ``seconds`` is the wall time the run took with ``used`` workers; N workers are taken
-    to play N / ``used`` times as fast (on paper).
+    ``seconds`` is the wall time ``deals`` deals take with ``used`` workers, start-up left
+    out (:func:`run_seconds`), or None when the run was too short to time; N workers are
+    taken to play N / ``used`` times as fast (on paper).
 
     Returns:
         ``{"deals_needed", "hours_here", "hours_on": {workers: hours}}``; deals_needed is
-        ``deals`` when the target is already met.
+        ``deals`` when the target is already met; the hours are None (``hours_on`` empty)
+        without ``seconds``.
     """
     if not math.isfinite(half_width) or deals < 2:
         return {"deals_needed": None, "hours_here": None, "hours_on": {}}
     need = max(deals, math.ceil(deals * (half_width / TARGET_HALF_WIDTH) ** 2))
+    if seconds is None:
+        return {"deals_needed": need, "hours_here": None, "hours_on": {}}
     hours = seconds / deals * need / 3600.0
     return {"deals_needed": need, "hours_here": hours, "hours_on": {str(w): hours * used / w for w in workers}}
 
@@ -337,6 +341,19 @@ def _say(text: str) -> None:
     print("\n".join(wrap(text)), file=sys.stderr)
 
 
+def run_seconds(doc: dict) -> float | None:
+    """Seconds a finished one-agent edge run (``edge.json``) spent playing its deals, start-up
+    left out: its measured time per deal after start-up times its deals
+    (``seconds_per_deal``, :func:`twilight_env.experiments.edge.solo_edge.study`), None when
+    the run was too short to time; for a run written before that figure existed, its run
+    time (those runs took hours, start-up a few seconds of them)."""
+    r = doc["results"][0]
+    if "seconds_per_deal" not in r:
+        return float(doc["run_seconds"])
+    per = r["seconds_per_deal"]
+    return None if per is None else float(per) * doc["deals"]
+
+
 def _edge_row(doc: dict, folder: str) -> dict:
     """The figures of a finished one-agent edge run (``edge.json`` read by ``load_result``)."""
     r = doc["results"][0]
@@ -345,7 +362,7 @@ def _edge_row(doc: dict, folder: str) -> dict:
     return {"spec": r["label"], "deals": doc["deals"], "diff": f["diff"],
             "half_width": hw, "p_moon_outscores": f["p_moon_outscores"],
             "p_solo_wins": f["matches"]["fixed_solo"], "hours": doc["run_seconds"] / 3600.0,
-            "projection": projection(hw, doc["deals"], doc["run_seconds"], used=int(doc.get("workers", 1))),
+            "projection": projection(hw, doc["deals"], run_seconds(doc), used=int(doc.get("workers", 1))),
             "workers": int(doc.get("workers", 1)), "folder": folder,
             "diff_per_deal": (np.asarray(r["moon_points"], float) - np.asarray(r["sun_points"], float))
             .mean(axis=1).tolist()}
@@ -510,8 +527,11 @@ def table_rows(result: dict) -> tuple[list[str], list[list[str]]]:
 
 def _need(r: dict) -> str:
     pr = r["projection"]
-    return "met" if r["half_width"] <= TARGET_HALF_WIDTH else (
-        f"{pr['deals_needed']} ({pr['hours_here']:.1f} / {pr['hours_on']['8']:.1f} / {pr['hours_on']['32']:.2f})")
+    if r["half_width"] <= TARGET_HALF_WIDTH:
+        return "met"
+    if pr["hours_here"] is None:  # the run was too short to time its deals apart from start-up
+        return f"{pr['deals_needed']} (run too short to time)"
+    return f"{pr['deals_needed']} ({pr['hours_here']:.1f} / {pr['hours_on']['8']:.1f} / {pr['hours_on']['32']:.2f})"
 
 
 def off_ladder_rows(result: dict) -> tuple[list[str], list[list[str]]]:
@@ -553,8 +573,8 @@ def write_outputs(folder: str, result: dict) -> None:
                   "holds the first N deals of the set), Student-t interval.", "",
                   markdown_table(oh, orows), ""]
     lines.append("Moon − Sun: deal points per deal, each deal's three plays averaged, Student-t interval. Deals for "
-                 f"±{TARGET_HALF_WIDTH:g}: N (half-width / {TARGET_HALF_WIDTH:g})², hours at the measured time per "
-                 "deal, divided by the number of Ray workers (on paper).")
+                 f"±{TARGET_HALF_WIDTH:g}: N (half-width / {TARGET_HALF_WIDTH:g})², hours at the time per deal "
+                 "measured after start-up, divided by the number of Ray workers (on paper).")
     write_text(os.path.join(folder, "edge_vs_strength.md"), "\n".join(lines) + "\n")
     plot(result, os.path.join(folder, "edge_vs_strength.png"))
 

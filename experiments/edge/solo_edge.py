@@ -168,7 +168,7 @@ def _play_edge_block(task) -> list[tuple]:
 
 def play_config(deals, solo: str, sun: str, seed: int, config: int, workers: int,
                 progress: bool = True, done: dict | None = None,
-                on_result=None, records=None) -> tuple[np.ndarray, np.ndarray]:
+                on_result=None, records=None, timing: dict | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Play every deal three times (one per solo hand) with the given agents.
 
     Args:
@@ -179,6 +179,8 @@ def play_config(deals, solo: str, sun: str, seed: int, config: int, workers: int
             as it finishes.
         records: called with each deal record (``docs/RECORDS.md``) of each play as its
             deal finishes, or None (no records are made).
+        timing: a dict that receives ``"seconds_per_deal"``, wall seconds per deal after
+            start-up (:func:`~twilight_env.experiments.common.run_tasks`).
 
     Returns:
         ``(moon, sun)``: int arrays of shape ``(N, 3)``, deal points ``[deal, play r]``.
@@ -200,12 +202,12 @@ def play_config(deals, solo: str, sun: str, seed: int, config: int, workers: int
                  for i in range(0, len(todo), LOCKSTEP_BLOCK)]
         blocks = run_tasks(_play_edge_block, tasks, workers, desc=f"edge {label}", progress=progress,
                            on_result=lambda rs: [one(r) for r in rs], done=len(deals) - len(todo),
-                           units=lambda task: len(task[0]))
+                           units=lambda task: len(task[0]), timing=timing)
         res = [r for rs in blocks for r in rs]
     else:
         tasks = [(d, deals[d], solo, sun, seed, config) + keep for d in todo]
         res = run_tasks(_play_edge_deal, tasks, workers, desc=f"edge {label}", progress=progress,
-                        on_result=one, done=len(deals) - len(tasks))
+                        on_result=one, done=len(deals) - len(tasks), timing=timing)
     for d, m, u, *_ in res:
         done[d] = (m, u)
     order = range(len(deals))
@@ -482,7 +484,9 @@ def study(configs: list[tuple[str, str]], deals, seed: int, workers: int, target
     figures plus ``"matches"``), ``answer`` (a sentence), ``moon_points`` and
     ``sun_points`` (N × 3 lists, deal points by deal and play), ``play_seconds`` (time
     spent playing the configuration's deals over every sitting of the run: the
-    checkpoint keeps the time of earlier sittings) and ``play_seconds_this_sitting``.
+    checkpoint keeps the time of earlier sittings), ``play_seconds_this_sitting`` and
+    ``seconds_per_deal`` (this sitting's wall seconds per deal after start-up, None when
+    it played too little to time: what projections of longer runs use).
     """
     results = []
     writer = None
@@ -500,8 +504,9 @@ def study(configs: list[tuple[str, str]], deals, seed: int, workers: int, target
                 done = checkpoint.finished(key)
                 record = (lambda r, key=key: checkpoint.record(key, *r))
                 checkpoint.start(key)
+            timing = {}
             moon, sunp = play_config(deals, solo, sun, seed, key, workers, progress, done, record,
-                                     writer.write if writer is not None else None)
+                                     writer.write if writer is not None else None, timing)
             secs = time.time() - t0
             total = secs
             if checkpoint is not None:
@@ -515,7 +520,7 @@ def study(configs: list[tuple[str, str]], deals, seed: int, workers: int, target
                             "answer": verdict(fig, label, len(deals), agents_words(solo, sun),
                                               deals_words(deals_source, len(deals))),
                             "moon_points": moon.tolist(), "sun_points": sunp.tolist(), "play_seconds": total,
-                            "play_seconds_this_sitting": secs})
+                            "play_seconds_this_sitting": secs, "seconds_per_deal": timing.get("seconds_per_deal")})
     finally:  # the records so far stay readable after Ctrl-C or an error
         if writer is not None:
             writer.close()

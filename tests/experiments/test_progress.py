@@ -89,3 +89,57 @@ def test_arena_counts_deals_of_blocks_and_single_deals(tmp_path, capsys):
     err = capsys.readouterr().err.splitlines()
     assert err[0].startswith("arena: 18 deals (18 to play)") and err[-1].startswith("arena: 18/18 deals in ")
 
+
+
+def test_run_tasks_times_deals_after_start_up(monkeypatch):
+    """``timing`` gets seconds per deal measured from the first results on: the first
+    task's start-up (here 0.5 s) is not counted as play."""
+    import time
+
+    from twilight_env.experiments import common
+
+    monkeypatch.setattr(common, "PROGRESS_WARMUP_S", 0.0)
+    timing = {}
+    common.run_tasks(_slow_start, list(range(6)), workers=1, progress=False, timing=timing,
+                     units=lambda t: 2)  # two deals a task
+    per = timing["seconds_per_deal"]
+    assert 0.05 / 2 * 0.8 <= per < 0.2  # 0.05 s a task of 2 deals, not (0.5 + 6 x 0.05) / 12
+    short = {}
+    common.run_tasks(_slow_start, [0], workers=1, progress=False, timing=short)
+    assert short == {"seconds_per_deal": None}  # one result: nothing measured after start-up
+
+
+def _slow_start(task):
+    import time
+
+    time.sleep(0.5 if task == 0 else 0.05)
+    return task
+
+
+def test_edge_ladder_projects_hours_from_play_not_start_up():
+    """A rung of 20 deals that took 22 s, nearly all start-up, at 0.01 s per deal after it:
+    the projection to the target half-width uses 0.01 s per deal (it used 22 / 20 s, an hour
+    for 3,264 deals); a run too short to time says so; an older run without the figure
+    uses its run time."""
+    from twilight_env.experiments.edge import edge_strength as es
+
+    def doc(**r):
+        return {"deals": 20, "run_seconds": 22.0, "workers": 1, "results": [{"label": "policy", **r}]}
+
+    hw = 2.0 * (3264 / 20) ** 0.5  # the half-width that needs 3,264 deals
+    row = {"half_width": hw}
+    timed = es.projection(hw, 20, es.run_seconds(doc(seconds_per_deal=0.01)))
+    assert timed["deals_needed"] == 3264 and timed["hours_here"] == pytest.approx(3264 * 0.01 / 3600)
+    untimed = es.projection(hw, 20, es.run_seconds(doc(seconds_per_deal=None)))
+    assert untimed["hours_here"] is None and es._need(dict(row, projection=untimed)) == "3264 (run too short to time)"
+    old = es.projection(hw, 20, es.run_seconds(doc()))
+    assert old["hours_here"] == pytest.approx(22.0 / 20 * 3264 / 3600)
+
+
+def test_an_edge_run_records_its_time_per_deal(tmp_path):
+    from twilight_env.experiments.edge import solo_edge
+
+    out = solo_edge.run_study(["random"], deals=3, seed=0, workers=1, boot=5, matches=5, out=str(tmp_path / "e"),
+                              progress=False, verbose=False)
+    r = solo_edge.load_result(out)["results"][0]
+    assert "seconds_per_deal" in r and (r["seconds_per_deal"] is None or r["seconds_per_deal"] > 0)
