@@ -105,7 +105,8 @@ def test_a_large_body_is_parsed_off_the_event_loop(monkeypatch):
 
 def test_searches_beyond_the_queue_are_answered_429_with_retry_after(client, monkeypatch):
     """One search runs, one waits, the next is refused at once with 429 and Retry-After."""
-    client.app.state.pool = DecisionPool(heavy=1, heavy_queue=1, light=1, light_queue=0)
+    # searches in this process' threads, so that the slow hint below replaces the real one
+    client.app.state.pool = DecisionPool(heavy=1, heavy_queue=1, light=1, light_queue=0, processes=False)
     release = threading.Event()
     real = Game.hint_for
 
@@ -137,21 +138,18 @@ def test_searches_beyond_the_queue_are_answered_429_with_retry_after(client, mon
 
 
 def test_40_searching_advances_leave_other_games_served(monkeypatch):
-    """40 concurrent advances of searching agents (made slow here, 0.2 s a decision) used to
-    take all 40 worker threads, so a view of another game waited for them; now 2 run, 8 wait,
-    30 are refused with 429, and the other games answer at once."""
+    """40 concurrent advances of searching agents used to take all 40 worker threads, so a
+    view of another game waited for them; now 2 run (in worker processes), 8 wait, 30 are
+    refused with 429, and the other games answer at once. (The advances' time budget is
+    1 s here.)"""
     monkeypatch.setattr(app_module, "ADVANCE_SECONDS", 1.0)
     app = create_app(app_module.Limits(max_games=100))
     with LiveServer(app) as srv:
         c = TestClient(app, base_url=BASE)
         games = []
         for i in range(40):
-            v = c.post("/api/games", json={"mode": "watch", "agents": "ismcts:iterations=5", "seed": i}).json()
-            for agent in app.state.store.get(v["id"]).agents.values():
-                def slow(info, legal, rng, real=agent.act):
-                    time.sleep(0.2)
-                    return real(info, legal, rng)
-                agent.act = slow
+            v = c.post("/api/games", json={"mode": "watch", "agents": "ismcts:iterations=500", "episode": "match",
+                                           "seed": i}).json()
             games.append(v["id"])
         quiet = c.post("/api/games", json={"players": 4, "seat": 0, "seed": 5, "dealer": 3}).json()
         results: list[int] = []
@@ -169,9 +167,27 @@ def test_40_searching_advances_leave_other_games_served(monkeypatch):
                                          json.dumps({"action": quiet["legal"][0]["action"], "advance": True}).encode())
         for t in threads:
             t.join(60)
+        in_processes = app.state.pool._procs is not None  # before the server's shutdown stops them
     assert status == 200 and status2 == 200 and moved["step"] > quiet["step"]
     assert took_view < 0.5 and took_move < 0.5, (took_view, took_move)
     assert results.count(429) >= 30 and set(results) <= {200, 429}, sorted(results)
+    assert in_processes  # the searches ran in worker processes
+
+
+def test_searches_in_worker_processes_play_as_in_one_process():
+    """The same watched game (same seed) advanced with its searches in worker processes and
+    in this process makes the same moves: each player's random generator comes back."""
+    logs = []
+    for processes in (True, False):
+        app = create_app()
+        app.state.pool = DecisionPool(processes=processes)
+        with TestClient(app, base_url=BASE) as c:
+            v = c.post("/api/games", json={"mode": "watch", "players": 3, "seed": 11,
+                                           "agents": ["ismcts:iterations=30", "pimc:worlds=2", "heuristic"]}).json()
+            r = c.post(f"/api/games/{v['id']}/advance", json={"steps": 1000})
+            assert r.status_code == 200 and r.json()["over"], r.text
+            logs.append((r.json()["log"], r.json()["deals"]))
+    assert logs[0] == logs[1]
 
 
 # -- compact replays ---------------------------------------------------------------------------------------

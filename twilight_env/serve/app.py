@@ -13,6 +13,7 @@ hint never blocks its game.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import hashlib
 import json
@@ -284,7 +285,9 @@ async def _advancing(request: Request, game: Game, first: Callable[[], None] | N
                 first()
             if not steps:
                 return game.view()
-            made = game.advance(steps, stop=gone.is_set, seconds=ADVANCE_SECONDS)
+            pool = request.app.state.pool
+            made = game.advance(steps, stop=gone.is_set, seconds=ADVANCE_SECONDS,
+                                decide=pool.decide if pool.processes else None)
             view = game.view()
             view["made"] = made
             return view
@@ -314,7 +317,10 @@ async def _hint(request: Request) -> Response:
     spec = body.get("agent", DEFAULT_AGENT)
     # checked under the lock; the agent then thinks on a snapshot, outside it
     spec, info, step = await _in_game(game, lambda: game.hint_position(spec))
-    return await _decide(request, "heavy" if is_heavy(spec) else "light", lambda: Game.hint_for(spec, info, step))
+    if is_heavy(spec):  # in a search worker process
+        pool = request.app.state.pool
+        return await _decide(request, "heavy", lambda: pool.call(Game.hint_for, spec, info, step))
+    return await _decide(request, "light", lambda: Game.hint_for(spec, info, step))
 
 async def _record(request: Request) -> Response:
     game = _store(request).get(request.path_params["gid"])
@@ -428,10 +434,17 @@ def create_app(limits: Limits | None = None, clock: Callable[[], float] | None =
         Mount("/static", StaticFiles(directory=STATIC_DIR), name="static"),
     ]
     guard = Middleware(Guard, hosts=trusted_hosts(host, allow_hosts), token=token)
-    app = Starlette(routes=routes, middleware=[guard],
+    pool = DecisionPool(HEAVY_SLOTS, HEAVY_QUEUE, LIGHT_SLOTS, LIGHT_QUEUE, retry_after=int(ADVANCE_SECONDS))
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app):
+        yield
+        app.state.pool.shutdown()
+
+    app = Starlette(routes=routes, middleware=[guard], lifespan=lifespan,
                     exception_handlers={GameError: _game_error, Busy: _busy, HTTPException: _http_error,
                                         Exception: _server_error})
     app.state.store = store
-    app.state.pool = DecisionPool(HEAVY_SLOTS, HEAVY_QUEUE, LIGHT_SLOTS, LIGHT_QUEUE, retry_after=int(ADVANCE_SECONDS))
+    app.state.pool = pool
     app.state.cache = ReplayCache()
     return app

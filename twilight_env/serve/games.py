@@ -570,7 +570,7 @@ class Game:
             raise GameError(422, str(e)) from None
 
     def advance(self, max_steps: int = 1, stop: Callable[[], bool] | None = None,
-                seconds: float | None = None) -> int:
+                seconds: float | None = None, decide: Callable | None = None) -> int:
         """Let the agents make up to ``max_steps`` moves, stopping at the person's turn.
 
         Args:
@@ -579,6 +579,10 @@ class Game:
             seconds: stop before a move once this many seconds have passed since the call
                 (after at least one move), so one request holds the game's lock for at most
                 about this long plus one decision.
+            decide: ``decide(spec, info, rng) -> (action, rng)`` makes the decisions of
+                searching agents (:func:`~twilight_env.serve.pool.is_heavy`) elsewhere (the
+                server's worker processes, :meth:`~twilight_env.serve.pool.DecisionPool.decide`);
+                None: every agent decides here.
 
         Returns:
             The number of moves made.
@@ -594,7 +598,11 @@ class Game:
                 break
             p = self.env.agent_selection
             info = self.env.infoset(p)
-            action = self.agents[p].act(info, info.legal_actions, self.rngs[p])
+            spec = self.specs[self.players.index(p)]
+            if decide is not None and is_heavy(spec):
+                action, self.rngs[p] = decide(spec, info, self.rngs[p])
+            else:
+                action = self.agents[p].act(info, info.legal_actions, self.rngs[p])
             if action not in info.legal_actions:
                 raise ValueError(f"agent {self.specs[self.players.index(p)]!r} chose illegal action {action!r}")
             self._step(p, int(action), info)

@@ -14,6 +14,12 @@ The pool has two lanes with their own limits:
   agents: a few milliseconds at most). At most ``light`` run at once, at most
   ``light_queue`` more wait.
 
+Searching decisions (and hints of searching agents) run in ``heavy`` worker processes
+(spawned at the first one, each at a lower CPU priority, ``nice`` +:data:`WORKER_NICE`):
+a search holds neither the server's interpreter lock nor its memory (a decision of
+``ismcts:iterations=20000`` builds a tree of about 180 MiB), so the games of light agents
+keep their latency while searches run. Replays run in the pool's threads.
+
 A request that finds its lane's queue full is answered at once with 429 and a
 ``Retry-After`` header (:class:`Busy`); it never waits without bound. So a flood of
 searches fills only the heavy lane, and games against light agents keep their own
@@ -24,8 +30,11 @@ to stop (an ``advance`` stops before its next decision).
 from __future__ import annotations
 
 import asyncio
+import multiprocessing
+import os
 import threading
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -34,9 +43,52 @@ HEAVY_AGENTS = frozenset({"pimc", "ismcts", "exit-search", "guided"})
 agent decides in a few milliseconds."""
 
 
+WORKER_NICE = 10
+"""How much lower the CPU priority of the search worker processes is than the server's."""
+MAX_CACHED_AGENTS = 16
+"""Agents a worker process keeps built, by spec (an agent decides afresh each time)."""
+
+
 def is_heavy(spec: str | None) -> bool:
     """True if agent ``spec`` (``NAME`` or ``NAME:options``; None for a person) searches."""
     return spec is not None and spec.strip().partition(":")[0].strip() in HEAVY_AGENTS
+
+
+def _worker_start() -> None:
+    """Initializer of a search worker process: a lower CPU priority than the server."""
+    try:
+        os.nice(WORKER_NICE)
+    except OSError:  # not allowed here: the same priority as the server
+        pass
+
+
+_AGENTS: dict = {}
+
+
+def remote_act(spec: str, info, rng) -> tuple[int, object]:
+    """One decision of agent ``spec`` in a worker process (built once per spec, reset before
+    every decision, so it carries nothing from one game to another).
+
+    Args:
+        spec: a checked agent spec.
+        info: the deciding player's :class:`~twilight_env.rules.infoset.InfoSet`.
+        rng: the player's ``numpy.random.Generator``.
+
+    Returns:
+        ``(action, rng)``: the action (int, one of ``info.legal_actions``) and the generator
+        after the decision (the caller keeps it, so a game's draws go on as in one process).
+    """
+    from twilight_env.agents.base import make_agent
+
+    agent = _AGENTS.get(spec)
+    if agent is None:
+        if len(_AGENTS) >= MAX_CACHED_AGENTS:
+            _AGENTS.clear()
+        agent = _AGENTS[spec] = make_agent(spec)
+    reset = getattr(agent, "reset", None)
+    if reset is not None:
+        reset()
+    return int(agent.act(info, info.legal_actions, rng)), rng
 
 
 class Busy(Exception):
@@ -74,6 +126,8 @@ class DecisionPool:
         light: light requests that run at once (int >= 1).
         light_queue: light requests that may wait besides (int >= 0).
         retry_after: seconds a refused client is told to wait (int >= 1).
+        processes: run searching decisions in ``heavy`` worker processes (True), or in the
+            pool's threads (False: tests that replace an agent's ``act`` in this process).
 
     Attributes:
         executor: the worker threads (``heavy + light`` of them: a request that holds a
@@ -81,7 +135,7 @@ class DecisionPool:
     """
 
     def __init__(self, heavy: int = 2, heavy_queue: int = 8, light: int = 8, light_queue: int = 64,
-                 retry_after: int = 5):
+                 retry_after: int = 5, processes: bool = True):
         for name, v, lo in (("heavy", heavy, 1), ("heavy_queue", heavy_queue, 0), ("light", light, 1),
                             ("light_queue", light_queue, 0), ("retry_after", retry_after, 1)):
             if isinstance(v, bool) or not isinstance(v, int) or v < lo:
@@ -90,7 +144,51 @@ class DecisionPool:
                       "light": _Lane("light", light, light_queue, asyncio.Semaphore(light))}
         self.retry_after = retry_after
         self.executor = ThreadPoolExecutor(max_workers=heavy + light, thread_name_prefix="twilight-decide")
+        self.processes = processes
+        self._heavy = heavy
+        self._procs: ProcessPoolExecutor | None = None
         self._lock = threading.Lock()
+
+    def _process_pool(self) -> ProcessPoolExecutor:
+        with self._lock:
+            if self._procs is None:
+                self._procs = ProcessPoolExecutor(max_workers=self._heavy, initializer=_worker_start,
+                                                  mp_context=multiprocessing.get_context("spawn"))
+            return self._procs
+
+    def call(self, fn, *args):
+        """``fn(*args)`` in a search worker process (``processes``) or here; called from a
+        worker thread that holds a heavy slot, so at most ``heavy`` run at once.
+
+        Raises:
+            RuntimeError: a worker process died (killed, out of memory); the next call
+                starts new ones.
+        """
+        if not self.processes:
+            return fn(*args)
+        procs = self._process_pool()
+        try:
+            return procs.submit(fn, *args).result()
+        except BrokenProcessPool:
+            with self._lock:
+                if self._procs is procs:
+                    self._procs = None
+            procs.shutdown(wait=False)
+            raise RuntimeError("a search worker process of the server died (killed or out of memory); "
+                               "the next search starts a new one") from None
+
+    def decide(self, spec: str, info, rng) -> tuple[int, object]:
+        """One searching decision (:func:`remote_act`) through :meth:`call`."""
+        if not self.processes:
+            return remote_act(spec, info, rng)
+        return self.call(remote_act, spec, info, rng)
+
+    def shutdown(self) -> None:
+        """Stop the worker processes (the server is closing)."""
+        with self._lock:
+            procs, self._procs = self._procs, None
+        if procs is not None:
+            procs.shutdown(wait=False, cancel_futures=True)
 
     def load(self) -> dict[str, int]:
         """Requests running or waiting in each lane (for tests and benchmarks)."""
