@@ -31,7 +31,7 @@ points too (OpenSpiel's returns are these divided by 360).
 
 Usage::
 
-    python -m twilight_env.training.reduced_solve --sizes 1:3 1:4 2:3 --iterations 1000 --seconds 900 \
+    python -m twilight_env.training.reduced_solve --sizes 1:3 1:4 2:3 --iterations 1000 --seconds 480 \
         --count-only 2:4 --out results/reduced_decks
 
 writes ``reduced_decks.json`` and ``README.md`` (the table of sizes, values and NashConv).
