@@ -21,22 +21,37 @@ return an action in the encoding of ``docs/API.md``, Actions (0..27 card ids, 28
 Agents are built from spec strings usable on the command line: ``NAME`` or
 ``NAME:key=value,key=value``, e.g. ``random``, ``heuristic``, ``pimc:worlds=32``,
 ``ismcts:iterations=1000``, ``neural:path=run/ckpt.pt``, ``openspiel:ismcts:iterations=50``
-(OpenSpiel's bots: the bot's name, then its options). :data:`AGENTS` is the one
-table of agents (the shipped ones by ``"module:Class"``, imported on first use);
-:func:`register` adds your own; :func:`make_agent` parses a spec and builds the agent.
+(OpenSpiel's bots: the bot's name, then its options).
+
+Each agent's module declares it once, at its end (:func:`declare` with an
+:class:`~twilight_env.agents.declaration.AgentDecl`: name, factory, options with their
+types, defaults, bounds and server caps, whether it reads the shipped weights). The
+registry (:func:`declarations`, :data:`AGENTS`), :func:`parse_spec`, the valid agents that
+errors list, the server's allow-list and the responder's targets are derived from the
+declarations. Declarations are read from the modules' source on first use, so listing
+agents imports no agent module (nor torch); a module is imported when its agent is
+built. Higher layers make their modules' declarations known when their package is
+imported (:func:`declare_source`). :func:`register` or :func:`declare` adds your own
+agent; :func:`make_agent` parses a spec and builds the agent.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
+import importlib.util
 import inspect
-import re
+import sys
+import warnings
+from collections.abc import MutableMapping
+from pathlib import Path
 from typing import Callable, Iterable, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
 from twilight_env.rules.engine import ACTION_TYPES, NEW_MOON, DealState, _action_or_none
 from twilight_env.rules.infoset import InfoSet
+from twilight_env.agents.declaration import NAME_CHARS, AgentDecl, Option, check_name, read_declarations
 
 
 @runtime_checkable
@@ -87,43 +102,148 @@ def optional_member(agent, name: str):
     return bool(value) if name == "stateless" else value
 
 
-AGENTS: dict[str, str | Callable[..., Agent]] = {
-    "random": "twilight_env.agents.random_agent:RandomAgent",
-    "heuristic": "twilight_env.agents.heuristic:HeuristicAgent",
-    "pimc": "twilight_env.agents.pimc:PIMCAgent",
-    "ismcts": "twilight_env.agents.ismcts:ISMCTSAgent",
-    "neural": "twilight_env.agents.neural:NeuralAgent",
-    "exit": "twilight_env.agents.exit:ExitAgent",
-    "exit-search": "twilight_env.agents.exit:ExitSearchAgent",
-    "guided": "twilight_env.agents.guided:GuidedAgent",
-    "policy": "twilight_env.agents.policy:PolicyAgent",
-    "respond": "twilight_env.training.search_response:SearchResponder",
-    "openspiel": "twilight_env.interop.openspiel_bots:OpenSpielAgent",
-}
-"""The one table of agents: name -> its factory, or ``"module:attribute"`` naming it.
+_DECLS: dict[str, AgentDecl] = {}
+_SOURCES: dict[str, Path] = {}  # module -> its file, whose declarations are read on first use
+_READ: set[str] = set()  # modules of _SOURCES already read
+_WARNED: set[str] = set()  # deprecated names warned about in this process
 
-The shipped agents are listed here once, by module and class, so a module (and torch,
-for ``neural`` on its torch backend) is imported only when its agent is built;
-:func:`register` adds an agent of your own (a factory object) or replaces one. A
-factory is called with the spec's options as keyword arguments and returns an
-:class:`Agent`."""
+
+def declare(*decls: AgentDecl) -> None:
+    """Register agent declarations, replacing any of the same name (the statement each
+    agent's module ends with; see :mod:`twilight_env.agents.declaration`).
+
+    Raises:
+        ValueError: an argument that is not an :class:`AgentDecl`.
+    """
+    for decl in decls:
+        if not isinstance(decl, AgentDecl):
+            raise ValueError(f"declare() takes AgentDecl(...) arguments, got {decl!r}")
+        f = decl.factory
+        module = f.partition(":")[0] if isinstance(f, str) else getattr(f, "__module__", "") or ""
+        attr = getattr(f, "__name__", "")
+        if (not isinstance(f, str) and module in _SOURCES and attr
+                and getattr(sys.modules.get(module), attr, None) is f):
+            # a module whose source is read: keep its factory by name, as the source read
+            # gives it, so the registry is the same whichever happened first
+            decl = dataclasses.replace(decl, factory=f"{module}:{attr}", module=module)
+        elif not decl.module:
+            decl = dataclasses.replace(decl, module=module)
+        _DECLS[decl.name] = decl
+
+
+def declare_source(module: str, path: str | Path | None = None) -> None:
+    """Make the declarations of ``module`` known without importing it: its source is read
+    (:func:`twilight_env.agents.declaration.read_declarations`) on first use of the
+    registry, and the module is imported only when one of its agents is built. A higher
+    layer calls this for its own modules when its package is imported (e.g.
+    ``twilight_env.training`` for ``respond``), so this layer names nothing above it.
+
+    Args:
+        module: the module's dotted name.
+        path: its ``.py`` file (default: found with :func:`importlib.util.find_spec`,
+            which imports only its parent package).
+
+    Raises:
+        ValueError: a module that cannot be found.
+    """
+    if path is None:
+        spec = importlib.util.find_spec(module)
+        if spec is None or not spec.origin:
+            raise ValueError(f"no module {module!r} to read agent declarations from")
+        path = spec.origin
+    _SOURCES.setdefault(module, Path(path))
+
+
+def _own_sources() -> None:
+    """Add this package's modules (``agents/*.py``) to the sources read on first use."""
+    package = __name__.rpartition(".")[0]
+    for path in sorted(Path(__file__).parent.glob("*.py")):
+        if not path.name.startswith("__"):
+            _SOURCES.setdefault(f"{package}.{path.stem}", path)
+
+
+_own_sources()
+
+
+def declarations() -> dict[str, AgentDecl]:
+    """Every declared agent, ``{name: AgentDecl}`` sorted by name: those of this package and
+    of the modules a higher layer named with :func:`declare_source`, read from their source
+    on first use (no agent module is imported), and those :func:`declare`'d since.
+
+    Raises:
+        ValueError: a declaration written with something other than literals.
+    """
+    for module, path in list(_SOURCES.items()):
+        if module in _READ:
+            continue
+        _READ.add(module)
+        for decl in read_declarations(path, module):
+            _DECLS.setdefault(decl.name, decl)  # an import's declare() (a real factory) wins
+    return {name: _DECLS[name] for name in sorted(_DECLS)}
+
+
+def declaration(name: str) -> AgentDecl:
+    """The declaration of agent ``name``.
+
+    Raises:
+        ValueError: an unknown name (listing the valid ones).
+    """
+    decls = declarations()
+    try:
+        return decls[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown agent {name!r}; valid agents: {', '.join(decls)}") from None
+
+
+class _Table(MutableMapping):
+    """``name -> factory`` (a callable or ``"module:attribute"``), a view of the declarations.
+
+    Setting a name declares it with that factory (keeping the rest of an existing
+    declaration); deleting a name removes its declaration."""
+
+    def __getitem__(self, name):
+        decl = declarations().get(name)
+        if decl is None:
+            raise KeyError(name)
+        return decl.factory
+
+    def __setitem__(self, name, factory):
+        old = declarations().get(name)
+        declare(dataclasses.replace(old, factory=factory, module="") if old else AgentDecl(check_name(name), factory))
+
+    def __delitem__(self, name):
+        declarations()
+        del _DECLS[name]
+
+    def __iter__(self):
+        return iter(declarations())
+
+    def __len__(self):
+        return len(declarations())
+
+    def __repr__(self):
+        return f"AGENTS({dict(self)!r})"
+
+
+AGENTS: MutableMapping[str, str | Callable[..., Agent]] = _Table()
+"""The registry as ``name -> factory`` (a callable, or ``"module:attribute"`` naming it), a
+view of :func:`declarations`: each agent's module declares it once
+(:class:`~twilight_env.agents.declaration.AgentDecl`), and its module (and torch, for
+``exit``) is imported only when the agent is built. Setting an entry declares an agent
+with that factory; :func:`register` does the same as a decorator."""
 _REGISTRY = AGENTS  # the same table, under the name earlier versions used
-
-NAME_CHARS = re.compile(r"[A-Za-z0-9_.-]+")
-"""Characters of an agent name: no ``:``, ``,``, ``=`` or space, which separate a spec's parts."""
 
 
 def register(name: str):
     """Class or function decorator: make ``name`` buildable by :func:`make_agent` (and so
-    by every command and study), replacing any agent of that name in :data:`AGENTS`.
+    by every command and study), replacing any agent of that name. For options, caps or
+    serving, :func:`declare` an :class:`AgentDecl` instead.
 
     Raises:
         ValueError: a name that is empty or holds a character other than letters,
             digits, ``_``, ``.`` and ``-``.
     """
-    if not isinstance(name, str) or not NAME_CHARS.fullmatch(name):
-        raise ValueError(f"an agent name is letters, digits, '_', '.' and '-' (no ':', ',', '=' or space, which "
-                         f"separate the parts of a spec), got {name!r}")
+    check_name(name)
 
     def deco(factory):
         AGENTS[name] = factory
@@ -132,8 +252,14 @@ def register(name: str):
 
 
 def available_agents() -> list[str]:
-    """Names accepted as the first part of an agent spec (the keys of :data:`AGENTS`)."""
-    return sorted(AGENTS)
+    """Names accepted as the first part of an agent spec (every declared agent), sorted."""
+    return list(declarations())
+
+
+def agent_name(spec: str) -> str:
+    """The agent name of a spec, its part before the first ``:`` (``"pimc:worlds=8"`` ->
+    ``"pimc"``), stripped; not checked against the registry."""
+    return spec.strip().partition(":")[0].strip()
 
 
 def agent_factory(name: str) -> Callable[..., Agent]:
@@ -145,10 +271,7 @@ def agent_factory(name: str) -> Callable[..., Agent]:
             dependency); for a package of an extra (torch for ``exit``, ``exit-search``
             and ``respond``) the message names the package and the extra's install command.
     """
-    try:
-        entry = AGENTS[name]
-    except (KeyError, TypeError):
-        raise ValueError(f"unknown agent {name!r}; valid agents: {', '.join(available_agents())}") from None
+    entry = declaration(name).factory
     if isinstance(entry, str):
         module, _, attr = entry.partition(":")
         try:
@@ -186,36 +309,45 @@ def parse_spec(spec: str) -> tuple[str, dict]:
         raise ValueError(f"agent spec must be a non-empty string like 'pimc:worlds=32', got {spec!r}; "
                          f"valid agents: {', '.join(available_agents())}")
     name, _, rest = spec.strip().partition(":")
-    if name not in available_agents():
+    decl = declarations().get(name)
+    if decl is None:
         raise ValueError(f"unknown agent {name!r} in spec {spec!r}; valid agents: {', '.join(available_agents())}")
+    if decl.replaced_by is not None and name not in _WARNED:
+        _WARNED.add(name)
+        warnings.warn(f"agent name {name!r} is deprecated, use {decl.replaced_by!r} (docs/API.md, Agents); "
+                      f"{name!r} still builds the same agent", DeprecationWarning, stacklevel=2)
     kwargs = {}
-    if name == "openspiel" and rest and "=" not in rest.partition(":")[0].partition(",")[0]:
-        # openspiel:BOT[:k=v,...] -- the bot's name first (twilight_env/interop/openspiel_bots.py)
-        bot, _, rest = rest.partition(":")
-        kwargs["bot"] = bot.strip()
+    lead = decl.leading_option
+    if lead is not None and rest and "=" not in rest.partition(":")[0].partition(",")[0]:
+        # NAME:WORD[:k=v,...], e.g. openspiel:BOT:k=v -- the leading option's value first
+        word, _, rest = rest.partition(":")
+        kwargs[lead] = word.strip()
     if rest:
         for part in rest.split(","):
             key, eq, value = part.partition("=")
             if not eq or not key.strip():
-                if name in ("neural", "exit", "exit-search", "guided", "policy") and not eq:  # NAME:default / NAME:PATH shorthand
-                    kwargs["path"] = part
+                if decl.bare_option is not None and not eq:  # NAME:default / NAME:PATH shorthand
+                    kwargs[decl.bare_option] = part
                     continue
                 raise ValueError(f"bad option {part!r} in agent spec {spec!r}; write key=value")
             kwargs[key.strip()] = _parse_value(value.strip())
     return name, kwargs
 
 
-SHIPPED_WEIGHT_AGENTS = ("policy", "guided", "neural", "exit", "exit-search")
-"""Agents whose ``path`` option defaults to shipped weights (``agents/weights``)."""
+def shipped_weight_agents() -> tuple[str, ...]:
+    """Agents that may read the shipped weights (``agents/weights``), sorted: those
+    declared with ``shipped_weights=True``."""
+    return tuple(n for n, d in declarations().items() if d.shipped_weights)
 
 
 def reads_shipped_weights(spec: str) -> bool:
     """Whether an agent spec may read the shipped weights (``twilight_env/agents/weights``).
 
-    True for the network agents without an explicit ``path`` (or with ``path=default``),
-    for any option set to ``default`` or ``model`` (e.g. ``inference=model``) and for the
-    responder ``respond`` (its target may be a shipped network); False for the rest, e.g.
-    ``heuristic``, ``ismcts:backend=numba`` or ``policy:runs/net.npz``. Runs that resume
+    True for an agent declared with ``shipped_weights`` (the network agents, and the
+    responder ``respond``, whose target may be a shipped network) unless it names its own
+    weights (a ``path`` other than ``default``), and for any option set to ``default`` or
+    ``model`` (e.g. ``inference=model``); False for the rest, e.g. ``heuristic``,
+    ``ismcts:backend=numba`` or ``policy:runs/net.npz``. Runs that resume
     (:class:`twilight_env.experiments.common.RunCheckpoint`) use it to refuse mixing
     networks when the shipped weights change between sittings.
 
@@ -223,9 +355,9 @@ def reads_shipped_weights(spec: str) -> bool:
         ValueError: a malformed spec or an unknown agent (as :func:`parse_spec`).
     """
     name, kwargs = parse_spec(spec)
-    if name in SHIPPED_WEIGHT_AGENTS and kwargs.get("path", "default") == "default":
+    if declarations()[name].shipped_weights and kwargs.get("path", "default") == "default":
         return True
-    return name == "respond" or any(isinstance(v, str) and v in ("default", "model") for v in kwargs.values())
+    return any(isinstance(v, str) and v in ("default", "model") for v in kwargs.values())
 
 
 def check_number(name: str, value, low: float | None = None, high: float | None = None,
@@ -379,7 +511,8 @@ def apply_checked(state: DealState, action, legal, agent, seat: int) -> None:
     state.apply(value)
 
 
-__all__ = ["Agent", "AGENTS", "BatchAgent", "OPTIONAL_MEMBERS", "optional_member", "register", "make_agent",
+__all__ = ["Agent", "AGENTS", "AgentDecl", "BatchAgent", "Option", "agent_name", "declaration", "declarations",
+           "declare", "declare_source", "reads_shipped_weights", "shipped_weight_agents", "OPTIONAL_MEMBERS", "optional_member", "register", "make_agent",
            "parse_spec", "agent_factory",
            "check_number",
            "available_agents", "play_deal", "apply_checked", "NEW_MOON"]

@@ -581,3 +581,31 @@ class ExitSearchAgent:
 __all__ = ["FORMAT", "VERSION", "PVConfig", "PolicyValueNet", "TorchForward", "policy_value", "legal_mask", "new_checkpoint",
            "load_exit_checkpoint", "model_from_exit_checkpoint", "load_model", "root_search", "most_visited",
            "resolve_backend", "default_weights", "ExitAgent", "ExitSearchAgent"]
+
+
+# The declaration (twilight_env.agents.declaration): read from this source without importing it.
+from twilight_env.agents.base import AgentDecl, Option, declare  # noqa: E402
+
+declare(
+    AgentDecl(
+        name="exit", factory=ExitAgent, summary="the expert-iteration network read with torch, greedy or sampled",
+        served=True, needs="torch", shipped_weights=True, bare_option="path", exact_target=True, family="exit",
+        replaced_by="policy",
+        options=(
+            Option("path", str, "default", serve=("default",), doc="'default' (shipped), a checkpoint or .npz"),
+            Option("threads", int, 1, low=1, doc="torch threads"),
+            Option("temperature", float, 0.0, low=0, high=100, doc="0: greedy; above 0: sampled"),
+        )),
+    AgentDecl(
+        name="exit-search", factory=ExitSearchAgent, summary="ISMCTS with the expert-iteration network's prior (torch)",
+        served=True, needs="torch", searches=True, shipped_weights=True, bare_option="path", family="exit",
+        replaced_by="guided",
+        options=(
+            Option("path", str, "default", serve=("default",), doc="'default' (shipped), a checkpoint or .npz"),
+            Option("iterations", int, 1000, low=1, serve=(1, 20000), doc="search iterations per decision"),
+            Option("c", float, 0.7, low=0, serve=(0.0, 10.0), doc="exploration constant"),
+            Option("w", float, 1.0, low=0, serve=(0.0, 100.0), doc="weight of the network's prior"),
+            Option("backend", str, "auto", serve=("auto", "numba", "python"), doc="tree search backend"),
+            Option("rollout_backend", str, "auto", serve=("auto", "numba", "python"), doc="rollout backend"),
+            Option("threads", int, 1, low=1, doc="torch threads"),
+        )))

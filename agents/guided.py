@@ -315,3 +315,20 @@ class GuidedAgent:
 
 __all__ = ["GuidedAgent", "search", "numpy_model", "default_weights", "history_masks", "DEFAULT_MAX_NODES",
            "VARIANT_DEFAULTS"]
+
+
+# The declaration (twilight_env.agents.declaration): read from this source without importing it.
+from twilight_env.agents.base import AgentDecl, Option, declare  # noqa: E402
+
+declare(AgentDecl(
+    name="guided", factory=GuidedAgent, summary="search guided by the expert-iteration network (NumPy)",
+    served=True, searches=True, shipped_weights=True, bare_option="path", family="exit",
+    options=(
+        Option("path", str, "default", serve=("default",), doc="'default' (shipped) or an exit checkpoint"),
+        Option("iterations", int, None, low=1, serve=(1, 20000), doc="search iterations (default per variant)"),
+        Option("batch", int, 32, low=1, serve=(1, 256), doc="leaves evaluated per network call"),
+        Option("c", float, 1.0, low=0, serve=(0.0, 10.0), doc="exploration constant"),
+        Option("lam", float, None, low=0, high=1, serve=(0.0, 1.0), doc="value/rollout mix (default per variant)"),
+        Option("fpu", float, 0.0, low=0, serve=(0.0, 1.0), doc="first-play urgency reduction"),
+        Option("device", str, "cpu", doc="'cpu' or 'cuda'"),
+    )))

@@ -395,3 +395,10 @@ class HeuristicAgent:
 
 
 __all__ = ["HeuristicAgent", "decide", "decide_state", "decide_infoset"]
+
+
+# The declaration (twilight_env.agents.declaration): read from this source without importing it.
+from twilight_env.agents.base import AgentDecl, declare  # noqa: E402
+
+declare(AgentDecl(name="heuristic", factory=HeuristicAgent, summary="the rule-based player (deterministic)",
+                   served=True, exact_target=True))

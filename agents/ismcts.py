@@ -259,3 +259,24 @@ class ISMCTSAgent:
 
 
 __all__ = ["ISMCTSAgent"]
+
+
+# The declaration (twilight_env.agents.declaration): read from this source without importing it.
+from twilight_env.agents.base import AgentDecl, Option, declare  # noqa: E402
+
+declare(AgentDecl(
+    name="ismcts", factory=ISMCTSAgent, summary="information-set Monte Carlo tree search",
+    served=True, searches=True,
+    options=(
+        Option("iterations", int, 1000, low=1, serve=(1, 20000), doc="search iterations per decision"),
+        Option("c", float, 0.7, low=0, serve=(0.0, 10.0), doc="exploration constant"),
+        Option("rollout", str, "heuristic", serve=("heuristic", "random"), doc="rollout policy"),
+        Option("epsilon", float, 0.0, low=0, high=1, serve=(0.0, 1.0), doc="chance of a random rollout move"),
+        Option("rollout_backend", str, "auto", serve=("auto", "numba", "python"), doc="rollout backend"),
+        Option("inference", str, "uniform", serve=("uniform", "model"),
+               doc="world sampling: uniform, the shipped model, or a checkpoint path"),
+        Option("backend", str, "python", serve=("python", "numba"), doc="tree search backend"),
+        Option("scoring", str, "team", serve=("team", "individual"), doc="what a playout scores"),
+        Option("max_depth", int, 0, low=0, serve=(0, 28), doc="tree depth limit (0: none)"),
+        Option("trees", int, 1, low=1, serve=(1, 16), doc="independent trees (at most iterations)"),
+    )))

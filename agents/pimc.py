@@ -263,3 +263,22 @@ class PIMCAgent:
 
 
 __all__ = ["PIMCAgent", "rollout", "RolloutScorer", "world_drawer"]
+
+
+# The declaration (twilight_env.agents.declaration): read from this source without importing it.
+from twilight_env.agents.base import AgentDecl, Option, declare  # noqa: E402
+
+declare(AgentDecl(
+    name="pimc", factory=PIMCAgent, summary="perfect-information Monte Carlo over sampled worlds",
+    served=True, searches=True,
+    options=(
+        Option("worlds", int, 32, low=1, serve=(1, 256), doc="worlds sampled per decision"),
+        Option("solver_tricks", int, 2, low=0, high=7, serve=(0, 3), doc="tricks left at which the exact solver takes over"),
+        Option("rollouts", int, 1, low=1, serve=(1, 8), doc="rollouts per world and action"),
+        Option("rollout", str, "heuristic", serve=("heuristic", "random"), doc="rollout policy"),
+        Option("epsilon", float, 0.0, low=0, high=1, serve=(0.0, 1.0), doc="chance of a random rollout move"),
+        Option("backend", str, "auto", serve=("auto", "python", "numba"), doc="solver backend"),
+        Option("rollout_backend", str, "auto", serve=("auto", "numba", "python"), doc="rollout backend"),
+        Option("inference", str, "uniform", serve=("uniform", "model"),
+               doc="world sampling: uniform, the shipped model, or a checkpoint path"),
+    )))

@@ -231,3 +231,15 @@ class PolicyAgent:
 
 
 __all__ = ["DEFAULT_SOURCES", "DEFAULT_WEIGHTS", "PolicyAgent", "default_weights", "load_network"]
+
+
+# The declaration (twilight_env.agents.declaration): read from this source without importing it.
+from twilight_env.agents.base import AgentDecl, Option, declare  # noqa: E402
+
+declare(AgentDecl(
+    name="policy", factory=PolicyAgent, summary="the expert-iteration network (NumPy), greedy or sampled",
+    served=True, shipped_weights=True, bare_option="path", exact_target=True, family="exit",
+    options=(
+        Option("path", str, "default", serve=("default",), doc="'default' (shipped), a .npz or an exit checkpoint"),
+        Option("temperature", float, 0.0, low=0, high=100, doc="0: greedy; above 0: sampled"),
+    )))

@@ -18,3 +18,9 @@ class RandomAgent:
 
     def act(self, infoset, legal_actions, rng: np.random.Generator) -> int:
         return legal_actions[int(rng.integers(len(legal_actions)))]
+
+
+# The declaration (twilight_env.agents.declaration): read from this source without importing it.
+from twilight_env.agents.base import AgentDecl, declare  # noqa: E402
+
+declare(AgentDecl(name="random", factory=RandomAgent, summary="a uniformly random legal action", served=True))

@@ -91,11 +91,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def default_rungs() -> tuple[list[str], list[str]]:
     """The default rungs that can be built here, and the names of those left out."""
+    from twilight_env.agents.base import agent_name
     from twilight_env.experiments.common import agent_available
 
     keep, left = [], []
     for spec in DEFAULT_RUNGS:
-        (keep if agent_available(spec.split(":")[0]) else left).append(spec)
+        (keep if agent_available(agent_name(spec)) else left).append(spec)
     return keep, left
 
 

@@ -59,7 +59,7 @@ import numpy as np
 import torch
 
 from twilight_env.agents import sampling
-from twilight_env.agents.base import make_agent, parse_spec
+from twilight_env.agents.base import agent_name, declarations, make_agent, parse_spec
 from twilight_env.agents.sampling import check_temperature
 from twilight_env.agents.pimc import _positive_int
 from twilight_env.envs.vector import VectorEngine
@@ -68,8 +68,9 @@ from twilight_env.rules.engine import NUM_ACTIONS, State
 from twilight_env.rules.infoset import InfoSet
 from twilight_env.training.vec_selfplay import greedy_actions, vector_rows
 
-TARGETS = ("exit", "neural", "policy", "heuristic")
-"""Agents whose policy the responder simulates exactly: the network agents, greedy or sampled
+TARGETS = tuple(name for name, decl in declarations().items() if decl.exact_target)
+"""Agents whose policy the responder simulates exactly, those declared with ``exact_target``
+(:class:`twilight_env.agents.declaration.AgentDecl`): the network agents, greedy or sampled
 (``temperature``, :mod:`twilight_env.agents.sampling`: their action probabilities are one forward
 pass), and the deterministic heuristic, simulated by its compiled copy."""
 
@@ -115,8 +116,8 @@ class TargetPolicy:
 
     def __init__(self, spec: str):
         agent = make_agent(spec)
-        kind = spec.split(":", 1)[0]
-        if kind not in TARGETS or (kind not in ("heuristic", "policy") and not hasattr(agent, "model_for")):
+        kind = agent_name(spec)
+        if kind not in TARGETS or not (kind == "heuristic" or hasattr(agent, "net_for") or hasattr(agent, "model_for")):
             raise ValueError(f"the target must be an agent whose action probabilities are known ("
                              f"{', '.join(TARGETS)}; the networks at any temperature), got {spec!r}")
         self.spec, self.kind, self.agent = spec, kind, agent
@@ -651,3 +652,19 @@ class SearchResponder:
 
 __all__ = ["SearchResponder", "TargetPolicy", "TARGETS", "public_actions", "initial_hands", "Target",
            "enumerate_hands", "consistent_worlds", "weighted_worlds", "target_branches", "exact_value", "tree_value"]
+
+
+# The declaration (twilight_env.agents.declaration): read from this source without importing it.
+from twilight_env.agents.base import AgentDecl, Option, declare  # noqa: E402
+
+declare(AgentDecl(
+    name="respond", factory=SearchResponder, summary="the search responder to a fixed target agent",
+    needs="torch", searches=True, shipped_weights=True,
+    options=(
+        Option("target", str, "exit:default", doc="the fixed agent's spec (an exact target)"),
+        Option("worlds", int, 32, low=1, doc="worlds per decision"),
+        Option("candidates", int, 8, low=1, doc="actions searched"),
+        Option("exact_tricks", int, 0, low=0, high=3, doc="tricks left solved exactly (0: off)"),
+        Option("max_worlds", int, 2000, low=1, doc="most consistent worlds enumerated"),
+        Option("temperature", float, None, low=0, high=100, doc="the target's temperature (default: its own)"),
+    )))

@@ -28,6 +28,7 @@ import os
 import signal
 import sys
 import threading
+import warnings
 import zlib
 
 from twilight_env import __version__
@@ -47,6 +48,25 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "replay": ("twilight_env.records.replay_log", "check a game record with the engine and print it trick by trick"),
     "serve": ("twilight_env.serve.cli", "play, watch and replay games in a browser (local web app)"),
 }
+
+
+AGENT_PACKAGES = ("twilight_env.training", "twilight_env.interop")
+"""Packages of the higher layers whose agents a command may name (``respond``, ``openspiel``):
+importing one makes its agents' declarations known without importing their modules
+(nor torch), :func:`twilight_env.agents.base.declare_source`."""
+
+
+def register_agents() -> None:
+    """Import :data:`AGENT_PACKAGES`, so every agent is known to the registry."""
+    for package in AGENT_PACKAGES:
+        importlib.import_module(package)
+
+
+def _notice(command: str):
+    """A ``warnings.showwarning`` that prints a warning as one line ``twilight CMD: note: ...``."""
+    def show(message, category, filename, lineno, file=None, line=None):
+        print(f"twilight {command}: note: {message}", file=sys.stderr)
+    return show
 
 
 from twilight_env.util.argtypes import (Interrupted, _raise_interrupted, interrupt_status,  # noqa: F401
@@ -94,7 +114,11 @@ def main(argv: list[str] | None = None) -> int:
     main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _raise_interrupted) if main_thread else None
     try:
-        return int(module.run(args) or 0)
+        register_agents()
+        with warnings.catch_warnings():  # a deprecated agent name (e.g. exit) is said in one line
+            warnings.filterwarnings("default", category=DeprecationWarning, module="twilight_env")
+            warnings.showwarning = _notice(args.command)
+            return int(module.run(args) or 0)
     except KeyboardInterrupt as e:  # a subcommand that saves its work says so itself
         how = f"stopped by {e}" if isinstance(e, Interrupted) else "interrupted"
         print(f"twilight {args.command}: {how}", file=sys.stderr)

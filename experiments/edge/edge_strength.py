@@ -49,6 +49,7 @@ from twilight_env.util.distributed import check_address
 from twilight_env.util.atomic import save_figure, write_json, write_text
 from twilight_env.util.jsonfile import JsonFileError, read_json
 
+from twilight_env.agents.base import agent_name
 from twilight_env.experiments.common import check_workers, fmt_ci, markdown_table, mean_ci, out_dir
 from twilight_env.records.dealsets import heldout_seed
 from twilight_env.experiments.edge import solo_edge
@@ -233,7 +234,7 @@ def run_edge_ladder(settings: LadderSettings | str, deals: int | None = None, **
     if unknown:
         raise ValueError(f"--rung-deals names {unknown}, which are not rungs of the ladder {lad['rungs']}")
     seed = s.seed
-    tabulated = [spec for spec in lad["rungs"] if spec.split(":")[0] != "random"]  # the rungs with an edge row
+    tabulated = [spec for spec in lad["rungs"] if agent_name(spec) != "random"]  # the rungs with an edge row
     seen = {}
     for f in s.off_ladder:  # checked before any rung plays; read again at the end
         spec = _off_ladder_row(f, seed, s.deal_set, None, tabulated)["spec"]
@@ -246,7 +247,7 @@ def run_edge_ladder(settings: LadderSettings | str, deals: int | None = None, **
     try:
         for k, (spec, rating) in enumerate(zip(lad["rungs"], lad["ratings"])):
             n_rung = s.rung_deals.get(spec, s.deals)
-            if spec.split(":")[0] == "random" or n_rung == 0:
+            if agent_name(spec) == "random" or n_rung == 0:
                 continue
             sub = os.path.join(folder, f"edge_{k}_{_slug(spec)}")
             rung = (k, spec, sub)

@@ -1,10 +1,15 @@
 """The agent protocol's optional members (``reset``, ``stateless``, ``act_batch``) are
 declared in ``twilight_env.agents.base`` and read through one helper, ``optional_member``."""
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
 from twilight_env.agents import base
+from twilight_env.agents.declaration import read_declarations
 from twilight_env.agents.base import OPTIONAL_MEMBERS, Agent, BatchAgent, make_agent, optional_member
 from twilight_env.experiments import common
 
@@ -101,39 +106,63 @@ def test_lockstep_reads_the_helper(registered):
 ROOT = __import__("pathlib").Path(__file__).resolve().parents[2]
 
 
-def test_shipped_agents_are_listed_once_in_the_table_and_register_nowhere_else():
-    """``AGENTS`` names every shipped agent by ``module:Class``; no module of the package
-    registers itself, so the table is the one place an agent is listed."""
+def test_shipped_agents_are_declared_once_in_their_own_module_and_register_nowhere_else():
+    """``AGENTS`` is a view of the declarations: every shipped agent is declared once, in the
+    module of its factory (``declare(AgentDecl(...))`` at the module's end), and no module of
+    the package registers an agent any other way."""
     assert base._REGISTRY is base.AGENTS
-    assert base.available_agents() == sorted(base.AGENTS)
-    for name in ("random", "heuristic", "pimc", "ismcts", "neural", "exit", "exit-search", "openspiel"):
-        module, sep, attr = base.AGENTS[name].partition(":")
-        assert sep and module.startswith("twilight_env.") and attr[:1].isupper(), name
+    assert base.available_agents() == sorted(base.AGENTS) == list(base.declarations())
+    seen = {}
+    for folder in ("agents", "training", "experiments", "twilight_env"):
+        for path in (ROOT / folder).rglob("*.py"):
+            rel = path.relative_to(ROOT).as_posix()
+            module = "twilight_env." + rel[:-3].replace("/", ".").removeprefix("twilight_env.")
+            for decl in read_declarations(path, module):
+                assert decl.name not in seen, f"{decl.name} declared in {seen[decl.name]} and {rel}"
+                seen[decl.name] = rel
+                mod, sep, attr = decl.factory.partition(":")
+                assert sep and mod == module and attr[:1].isupper(), decl
+    for name in ("random", "heuristic", "pimc", "ismcts", "neural", "exit", "exit-search", "guided", "policy"):
+        assert seen[name].startswith("agents/"), name
+    assert seen["respond"] == "training/search_response.py"
+    assert seen["openspiel"] == "twilight_env/interop/openspiel_bots.py"
     offenders = []
     for folder in ("agents", "training", "experiments", "twilight_env"):
         for path in (ROOT / folder).rglob("*.py"):
             text = path.read_text(encoding="utf-8")
             if "@register(" in text and path.name != "make_notebook.py":  # the notebook shows a user's agent
                 offenders.append(path.relative_to(ROOT).as_posix())
-    assert offenders == [], f"register agents in agents/base.py::AGENTS instead: {offenders}"
+    assert offenders == [], f"declare agents at the end of their module instead: {offenders}"
 
 
 @pytest.mark.parametrize("name", ["random", "heuristic", "pimc", "ismcts", "exit", "exit-search"])
-def test_every_table_entry_names_an_agent_class(name):
+def test_every_declaration_names_an_agent_class(name):
     factory = base.agent_factory(name)
     assert isinstance(factory, type) and callable(getattr(factory, "act", None))
+    assert base.declaration(name).module == factory.__module__
     assert base.AGENTS[name] == f"{factory.__module__}:{factory.__name__}"  # building it changed no entry
 
 
-def test_a_table_entry_is_imported_only_when_its_agent_is_built(monkeypatch):
-    imported = []
-    real = base.importlib.import_module
-    monkeypatch.setattr(base.importlib, "import_module", lambda m: (imported.append(m), real(m))[1])
-    base.parse_spec("neural:default")
-    base.available_agents()
-    assert imported == []
-    make_agent("random")
-    assert imported == ["twilight_env.agents.random_agent"]
+def test_listing_and_parsing_import_no_agent_module_and_building_imports_only_its_own():
+    """Listing the agents and parsing specs read the declarations from source: no agent
+    module (nor torch) is imported until an agent is built, and then only its own."""
+    code = (
+        "import sys\n"
+        "import twilight_env.experiments\n"
+        "from twilight_env.agents import base\n"
+        "def agent_modules():\n"
+        "    return sorted(m for m in sys.modules if m.startswith(('twilight_env.agents.', 'twilight_env.training.',"
+        " 'twilight_env.interop.')) and m not in before)\n"
+        "before = set(sys.modules)\n"
+        "assert len(base.available_agents()) >= 11\n"
+        "base.parse_spec('neural:default'); base.parse_spec('respond:target=policy'); base.parse_spec('openspiel:random')\n"
+        "assert agent_modules() == [] and 'torch' not in sys.modules, agent_modules()\n"
+        "base.make_agent('random')\n"
+        "assert agent_modules() == ['twilight_env.agents.random_agent'], agent_modules()\n"
+        "print('ok')\n")
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                       env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-2000:]
 
 
 def test_register_adds_and_replaces_and_refuses_a_name_a_spec_cannot_hold(registered):

@@ -71,10 +71,12 @@ def test_torch_agents_without_torch_name_torch_and_the_train_extra(tmp_path):
     """``exit``, ``exit-search`` and ``respond`` import torch: without it, building one raises
     an ImportError naming torch and the train extra's install command (not a bare
     ModuleNotFoundError from deep in the module), and ``twilight arena`` says the same in
-    one line, exit status 2, before making its folder."""
+    one line, exit status 2, before making its folder (the deprecated name's note was
+    given once, when ``make_agent`` read it above)."""
     code = (
         "import sys\n"
         "sys.modules['torch'] = None\n"
+        "import twilight_env.training  # declares respond\n"
         "from twilight_env.agents.base import make_agent\n"
         "from twilight_env.util.extras import install_hint\n"
         "for spec in ('exit', 'exit-search', 'respond'):\n"

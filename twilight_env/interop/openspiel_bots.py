@@ -181,3 +181,18 @@ class OpenSpielAgent:
 
 
 __all__ = ["OpenSpielAgent", "make_ismcts_bot", "BOTS"]
+
+
+# The declaration (twilight_env.agents.declaration): read from this source without importing it.
+from twilight_env.agents.base import AgentDecl, Option, declare  # noqa: E402
+
+declare(AgentDecl(
+    name="openspiel", factory=OpenSpielAgent, summary="an OpenSpiel bot on a world sampled from the information set",
+    searches=True, leading_option="bot",
+    options=(
+        Option("bot", str, "ismcts", doc="'ismcts' or 'random' (written first: openspiel:BOT:k=v)"),
+        Option("iterations", int, None, low=1, doc="search iterations (ismcts; 100)"),
+        Option("uct_c", float, None, low=0, doc="exploration constant (ismcts; 2.0)"),
+        Option("rollouts", int, None, low=1, doc="rollouts per leaf (ismcts; 1)"),
+        Option("world_samples", int, None, low=-1, doc="-1: a new world each iteration, or a positive count"),
+    )))

@@ -7,7 +7,8 @@ of searches can hold the threads other requests need.
 
 The pool has two lanes with their own limits:
 
-- **heavy**: work that may search (an agent of :data:`HEAVY_AGENTS`: up to about a second
+- **heavy**: work that may search (an agent declared with ``searches=True``,
+  :func:`heavy_agents`: up to about a second
   a decision at the caps of :mod:`twilight_env.serve.specs`) and replays. At most
   ``heavy`` of them run at once, at most ``heavy_queue`` more wait;
 - **light**: decisions of the other agents (``random``, ``heuristic`` and the network
@@ -38,9 +39,13 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any, Callable
 
-HEAVY_AGENTS = frozenset({"pimc", "ismcts", "exit-search", "guided"})
-"""Agent names whose decisions search (many worlds or iterations); every other served
-agent decides in a few milliseconds."""
+def heavy_agents() -> frozenset[str]:
+    """Agent names whose decisions search (many worlds or iterations): those declared with
+    ``searches=True`` (:class:`twilight_env.agents.declaration.AgentDecl`); every other
+    served agent decides in a few milliseconds."""
+    from twilight_env.agents.base import declarations
+
+    return frozenset(name for name, decl in declarations().items() if decl.searches)
 
 
 WORKER_NICE = 10
@@ -51,7 +56,12 @@ MAX_CACHED_AGENTS = 16
 
 def is_heavy(spec: str | None) -> bool:
     """True if agent ``spec`` (``NAME`` or ``NAME:options``; None for a person) searches."""
-    return spec is not None and spec.strip().partition(":")[0].strip() in HEAVY_AGENTS
+    if spec is None:
+        return False
+    from twilight_env.agents.base import agent_name, declarations
+
+    decl = declarations().get(agent_name(spec))
+    return decl is not None and decl.searches
 
 
 def _worker_start() -> None:

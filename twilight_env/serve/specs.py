@@ -2,8 +2,10 @@
 
 A request names agents by spec (``NAME`` or ``NAME:key=value,...``, as
 :func:`twilight_env.agents.base.parse_spec` reads them), but the server builds only the agents and
-option values listed in :data:`ALLOWED`: every integer option has a cap, every text
-option a short list of values, and no option may name a file. A shipped model is named
+option values listed in :data:`ALLOWED`, which comes from the agents' declarations
+(:class:`twilight_env.agents.declaration.AgentDecl` ``served``, each option's ``serve``):
+every integer option has a cap, every text option a short list of values, and no option
+may name a file. A shipped model is named
 ``default`` (``neural:default``, ``exit-search:path=default``) or ``model``
 (``pimc:inference=model``): the server loads the weights shipped with the package, never
 a path from a request. A refused spec gets the same answer whatever file it names and
@@ -21,6 +23,7 @@ from __future__ import annotations
 import importlib.util
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -85,34 +88,52 @@ class Choice:
 
 
 MAX_ITERATIONS = 20000
-"""Most search iterations per decision (``ismcts``, ``exit-search``, ``guided``): about 1 s of one core."""
+"""Most search iterations per decision (``ismcts``, ``exit-search``, ``guided``): about 1 s of one
+core; the agents' declarations cap ``iterations`` at this (``tests/serve/test_specs_declared.py``)."""
 MAX_WORLDS = 256
-"""Most PIMC worlds per decision."""
+"""Most PIMC worlds per decision (``pimc``'s declared cap of ``worlds``)."""
 
-_ROLLOUT = {"rollout": Choice(("heuristic", "random")), "epsilon": FloatOption(0.0, 1.0),
-            "rollout_backend": Choice(("auto", "numba", "python"))}
+class _Allowed(Mapping):
+    """``{name: {option: IntOption | FloatOption | Choice}}`` of the served agents, derived
+    on every read from the agents' declarations (``served=True``; each option's ``serve``
+    cap), so an agent declared later is served too."""
 
-ALLOWED: dict[str, dict[str, Any]] = {
-    "random": {},
-    "heuristic": {},
-    "pimc": {"worlds": IntOption(1, MAX_WORLDS), "solver_tricks": IntOption(0, 3), "rollouts": IntOption(1, 8),
-             **_ROLLOUT, "backend": Choice(("auto", "python", "numba")), "inference": Choice(("uniform", "model"))},
-    "ismcts": {"iterations": IntOption(1, MAX_ITERATIONS), "c": FloatOption(0.0, 10.0), **_ROLLOUT,
-               "inference": Choice(("uniform", "model")), "backend": Choice(("python", "numba")),
-               "scoring": Choice(("team", "individual")), "max_depth": IntOption(0, 28), "trees": IntOption(1, 16)},
-    "neural": {"path": Choice(("default",))},
-    "exit": {"path": Choice(("default",))},
-    "policy": {"path": Choice(("default",))},
-    "exit-search": {"path": Choice(("default",)), "iterations": IntOption(1, MAX_ITERATIONS),
-                    "c": FloatOption(0.0, 10.0), "w": FloatOption(0.0, 100.0),
-                    "backend": Choice(("auto", "numba", "python")),
-                    "rollout_backend": Choice(("auto", "numba", "python"))},
-    "guided": {"path": Choice(("default",)), "iterations": IntOption(1, MAX_ITERATIONS),
-               "batch": IntOption(1, 256), "c": FloatOption(0.0, 10.0), "lam": FloatOption(0.0, 1.0),
-               "fpu": FloatOption(0.0, 1.0)},
-}
-"""Agent names a request may use, and for each its options with their bounds. Options not
-listed (``threads``; ``openspiel``'s bots) are the server's own business and refused."""
+    @staticmethod
+    def _served() -> dict:
+        from twilight_env.agents.base import declarations
+
+        return {name: d for name, d in declarations().items() if d.served}
+
+    def __getitem__(self, name):
+        return _rules(self._served()[name])
+
+    def __iter__(self):
+        return iter(self._served())
+
+    def __len__(self):
+        return len(self._served())
+
+    def __contains__(self, name):
+        return name in self._served()
+
+
+def _rules(decl) -> dict[str, Any]:
+    out = {}
+    for key, opt in decl.served_options().items():
+        if opt.type is int:
+            out[key] = IntOption(int(opt.serve[0]), int(opt.serve[1]))
+        elif opt.type is float:
+            out[key] = FloatOption(float(opt.serve[0]), float(opt.serve[1]))
+        else:
+            out[key] = Choice(tuple(opt.serve))
+    return out
+
+
+ALLOWED: Mapping[str, dict[str, Any]] = _Allowed()
+"""Agent names a request may use, and for each its options with their bounds: the agents
+declared with ``served=True`` and their options declared with a ``serve`` cap
+(:class:`twilight_env.agents.declaration.Option`). Options without one (``threads``;
+``openspiel``'s bots) are the server's own business and refused."""
 
 
 def allowed_agents() -> list[str]:
@@ -120,10 +141,30 @@ def allowed_agents() -> list[str]:
     return sorted(ALLOWED)
 
 
-NEEDS: dict[str, str] = {"exit": "torch", "exit-search": "torch"}
+class _Needs(Mapping):
+    """``{name: package}`` of the served agents whose module imports a package of an extra,
+    from their declarations (``needs``)."""
+
+    @staticmethod
+    def _needs() -> dict[str, str]:
+        from twilight_env.agents.base import declarations
+
+        return {name: d.needs for name, d in declarations().items() if d.served and d.needs}
+
+    def __getitem__(self, name):
+        return self._needs()[name]
+
+    def __iter__(self):
+        return iter(self._needs())
+
+    def __len__(self):
+        return len(self._needs())
+
+
+NEEDS: Mapping[str, str] = _Needs()
 """Served agents whose module imports a package of an extra (torch: the ``train`` extra),
-by agent name; ``tests/serve/test_api.py`` checks that these, and only these, fail to
-import without it."""
+by agent name, from their declarations (``needs="torch"``: ``exit``, ``exit-search``);
+``tests/serve/test_api.py`` checks that these, and only these, fail to import without it."""
 
 
 def unavailable_agents() -> dict[str, dict[str, str]]:
@@ -149,7 +190,7 @@ def unavailable_agents() -> dict[str, dict[str, str]]:
 
 def describe() -> dict:
     """``{name: {option: {"type", "min"/"max" or "values"}}}`` for ``GET /api/agents``."""
-    return {name: {k: o.describe() for k, o in opts.items()} for name, opts in sorted(ALLOWED.items())}
+    return {name: {k: o.describe() for k, o in ALLOWED[name].items()} for name in allowed_agents()}
 
 
 def check_allowed(spec: Any) -> str:
@@ -166,7 +207,7 @@ def check_allowed(spec: Any) -> str:
             not allowed, or a value outside its bounds. The message names the agent and
             option and says what is allowed; a refused text value is never echoed.
     """
-    from twilight_env.agents.base import parse_spec
+    from twilight_env.agents.base import agent_name, parse_spec
 
     names = ", ".join(allowed_agents())
     if not isinstance(spec, str) or not spec.strip():
@@ -174,7 +215,7 @@ def check_allowed(spec: Any) -> str:
                         f"valid agents on this server: {names}")
     if len(spec) > MAX_SPEC_CHARS:
         raise SpecError(f"an agent spec has at most {MAX_SPEC_CHARS} characters, got {len(spec)}")
-    name = spec.strip().partition(":")[0].strip()
+    name = agent_name(spec)
     if name not in ALLOWED:
         raise SpecError(f"agent {name[:40]!r} is not served here; valid agents on this server: {names}")
     try:
@@ -182,10 +223,11 @@ def check_allowed(spec: Any) -> str:
     except ValueError:
         raise SpecError(f"malformed options for agent {name!r}: write {name}:key=value,key=value; "
                         f"options: {', '.join(ALLOWED[name]) or 'none'}") from None
+    rules = ALLOWED[name]
     for key, value in options.items():
-        rule = ALLOWED[name].get(key)
+        rule = rules.get(key)
         if rule is None:
             raise SpecError(f"agent {name!r} takes no option {key[:40]!r} on this server; "
-                            f"its options: {', '.join(ALLOWED[name]) or 'none'}")
+                            f"its options: {', '.join(rules) or 'none'}")
         rule.check(name, key, value)
     return spec.strip()

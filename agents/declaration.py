@@ -1,0 +1,257 @@
+"""What an agent is, stated once: :class:`AgentDecl` and its :class:`Option` rows.
+
+Each agent's module ends with its declaration, registered when the module is imported
+(as OpenSpiel's game modules register their games)::
+
+    declare(AgentDecl(
+        name="pimc", factory=PIMCAgent, summary="perfect-information Monte Carlo",
+        options=(Option("worlds", int, 32, low=1, serve=(1, 256)), ...)))
+
+Everything that lists agents is derived from the declarations
+(:mod:`twilight_env.agents.base`): the registry and :func:`~twilight_env.agents.base.parse_spec`,
+the server's allow-list with its caps (``twilight_env.serve.specs``), the valid agents that
+errors list, the agents that read the shipped weights, and the search responder's targets.
+
+A declaration can also be read from a module's source without importing the module
+(:func:`read_declarations`), so listing the agents imports neither the agents' modules
+nor torch: the factory is then the ``"module:Name"`` of the name written in the
+declaration, imported when the agent is first built. A declaration is therefore written
+with literals only: strings, numbers, booleans, None, tuples, the builtin types ``int``,
+``float``, ``str`` and ``bool``, :class:`Option` and :class:`AgentDecl`, and one bare name,
+the factory.
+
+This module imports only the standard library.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+NAME_CHARS = re.compile(r"[A-Za-z0-9_.-]+")
+"""Characters of an agent name: no ``:``, ``,``, ``=`` or space, which separate a spec's parts."""
+
+OPTION_TYPES = (int, float, str, bool)
+"""The types an option may declare."""
+
+
+def check_name(name: Any) -> str:
+    """``name`` if it can name an agent in a spec.
+
+    Raises:
+        ValueError: a name that is not a string, is empty or holds a character other than
+            letters, digits, ``_``, ``.`` and ``-``.
+    """
+    if not isinstance(name, str) or not NAME_CHARS.fullmatch(name):
+        raise ValueError(f"an agent name is letters, digits, '_', '.' and '-' (no ':', ',', '=' or space, which "
+                         f"separate the parts of a spec), got {name!r}")
+    return name
+
+
+@dataclass(frozen=True)
+class Option:
+    """One option of an agent spec (``NAME:key=value``).
+
+    Args:
+        name: the option's key, the factory's keyword argument of that name.
+        type: ``int``, ``float``, ``str`` or ``bool`` (an int also passes for ``float``).
+        default: the factory's default (``None``: chosen by the agent, e.g. per variant).
+        low, high: inclusive bounds of a number the agent accepts (None: unbounded).
+        serve: what ``twilight serve`` accepts from a request, or None: the option is not
+            served (refused in a request). For ``int``/``float`` a ``(low, high)`` pair, the
+            server's cap; for ``str`` a tuple of the words allowed (never a file name:
+            shipped models are ``"default"`` or ``"model"``).
+        doc: one line for the documentation.
+
+    Raises:
+        ValueError: a bad name or type, or a ``serve`` value that does not fit the type.
+    """
+
+    name: str
+    type: type
+    default: Any = None
+    low: float | None = None
+    high: float | None = None
+    serve: tuple | None = None
+    doc: str = ""
+
+    def __post_init__(self):
+        if not isinstance(self.name, str) or not self.name.isidentifier():
+            raise ValueError(f"an option name is a Python identifier, got {self.name!r}")
+        if self.type not in OPTION_TYPES:
+            raise ValueError(f"option {self.name!r}: type must be one of int, float, str, bool, got {self.type!r}")
+        if self.serve is None:
+            return
+        if not isinstance(self.serve, tuple) or not self.serve:
+            raise ValueError(f"option {self.name!r}: serve must be None or a non-empty tuple, got {self.serve!r}")
+        if self.type in (int, float):
+            lo_hi = self.serve
+            if (len(lo_hi) != 2 or any(isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v)
+                                       for v in lo_hi) or lo_hi[0] > lo_hi[1]):
+                raise ValueError(f"option {self.name!r}: serve of a number is (low, high), got {self.serve!r}")
+        elif self.type is str:
+            if not all(isinstance(v, str) for v in self.serve):
+                raise ValueError(f"option {self.name!r}: serve of a text option is a tuple of words, got {self.serve!r}")
+        else:
+            raise ValueError(f"option {self.name!r}: a {self.type.__name__} option cannot be served")
+
+
+@dataclass(frozen=True)
+class AgentDecl:
+    """The declaration of one agent: everything the package knows about it by name.
+
+    Args:
+        name: the spec's first part (:data:`NAME_CHARS`), e.g. ``"pimc"``.
+        factory: the class or function that builds it, called with the spec's options as
+            keyword arguments; or ``"module:attribute"`` naming it (imported when first built).
+        summary: one line saying what the agent is.
+        options: its options, in the factory's order (:class:`Option`).
+        shipped_weights: True if the agent may read the shipped weights (``agents/weights``):
+            a network agent whose ``path`` is ``default`` or absent, or an agent whose
+            targets do (``respond``). Resumed runs compare those weights between sittings.
+        bare_option: the option a bare word (no ``=``) sets, e.g. ``"path"`` for
+            ``policy:default`` or ``neural:runs/x/checkpoint.pt``; None: a bare word is an error.
+        leading_option: the option that may come first, ended by ``:``, e.g. ``"bot"`` for
+            ``openspiel:ismcts:iterations=50``; None: no such part.
+        served: True if ``twilight serve`` may build it (each served option says its cap).
+        needs: the package of an extra the agent's module imports (e.g. ``"torch"``), or
+            None; the server lists agents that need a missing package as unavailable.
+        searches: True if one decision may search (seconds): the server runs it in its
+            heavy pool.
+        exact_target: True if the search responder (``respond``) can simulate the agent's
+            policy exactly (its action probabilities are known).
+        replaced_by: a deprecated name's replacement, e.g. ``"policy"``: the spec still
+            builds the same agent as before, with a one-line :class:`DeprecationWarning`
+            naming the replacement; None: a current name.
+        family: the network an agent plays with (``"dmc"``, ``"exit"``), or None.
+
+    Raises:
+        ValueError: a bad name, factory, option list or flag (naming the field).
+    """
+
+    name: str
+    factory: Callable[..., Any] | str
+    summary: str = ""
+    options: tuple[Option, ...] = ()
+    shipped_weights: bool = False
+    bare_option: str | None = None
+    leading_option: str | None = None
+    served: bool = False
+    needs: str | None = None
+    searches: bool = False
+    exact_target: bool = False
+    replaced_by: str | None = None
+    family: str | None = None
+    module: str = field(default="", compare=False)
+    """The module that declared it (set by :func:`declare`), or ``""``."""
+
+    def __post_init__(self):
+        check_name(self.name)
+        f = self.factory
+        if isinstance(f, str):
+            mod, sep, attr = f.partition(":")
+            if not (sep and mod and attr.isidentifier()):
+                raise ValueError(f"agent {self.name!r}: a factory string is 'module:attribute', got {f!r}")
+        elif not callable(f):
+            raise ValueError(f"agent {self.name!r}: factory must be callable or 'module:attribute', got {f!r}")
+        if not isinstance(self.options, tuple) or not all(isinstance(o, Option) for o in self.options):
+            raise ValueError(f"agent {self.name!r}: options must be a tuple of Option")
+        names = [o.name for o in self.options]
+        if len(set(names)) != len(names):
+            raise ValueError(f"agent {self.name!r}: an option is declared twice: {names}")
+        for key in ("bare_option", "leading_option"):
+            v = getattr(self, key)
+            if v is not None and v not in names:
+                raise ValueError(f"agent {self.name!r}: {key} {v!r} is none of its options {names}")
+        if self.served and self.needs is not None and not isinstance(self.needs, str):
+            raise ValueError(f"agent {self.name!r}: needs must be a package name or None, got {self.needs!r}")
+        if self.replaced_by is not None:
+            check_name(self.replaced_by)
+
+    def option(self, key: str) -> Option | None:
+        """The option ``key``, or None."""
+        return next((o for o in self.options if o.name == key), None)
+
+    def served_options(self) -> dict[str, Option]:
+        """``{key: Option}`` of the options a server request may set, in declared order."""
+        return {o.name: o for o in self.options if o.serve is not None}
+
+
+# ---------------------------------------------------------------------------------------------
+# reading declarations from a module's source, without importing it
+# ---------------------------------------------------------------------------------------------
+
+_CALLS = {"AgentDecl": AgentDecl, "Option": Option}
+_CONSTANTS = {"int": int, "float": float, "str": str, "bool": bool, "None": None, "True": True, "False": False}
+DECLARE = "declare"
+"""The name of the registering call a declaration statement is written with."""
+
+
+def _literal(node: ast.AST, module: str, where: str):
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.Tuple):
+        return tuple(_literal(e, module, where) for e in node.elts)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        value = _literal(node.operand, module, where)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return -value if isinstance(node.op, ast.USub) else value
+    if isinstance(node, ast.Name):
+        if node.id in _CONSTANTS:
+            return _CONSTANTS[node.id]
+        return f"{module}:{node.id}"  # the factory, imported when the agent is first built
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _CALLS:
+        args = [_literal(a, module, where) for a in node.args]
+        kwargs = {k.arg: _literal(k.value, module, where) for k in node.keywords if k.arg is not None}
+        if len(kwargs) != len(node.keywords) or any(isinstance(a, ast.Starred) for a in node.args):
+            raise ValueError(f"{where}: a declaration takes no *args or **kwargs")
+        return _CALLS[node.func.id](*args, **kwargs)
+    raise ValueError(f"{where}: a declaration is written with literals, Option(...) and the factory's name; "
+                     f"cannot read {ast.unparse(node)!r}")
+
+
+def read_declarations(path: str | Path, module: str) -> list[AgentDecl]:
+    """The declarations a module's source registers, read without importing the module.
+
+    A declaration statement is a module-level ``declare(AgentDecl(...), ...)`` call. Its
+    factory, a bare name in the source, becomes ``"module:Name"``.
+
+    Args:
+        path: the module's ``.py`` file.
+        module: its dotted name, e.g. ``"twilight_env.agents.pimc"``.
+
+    Returns:
+        The declarations in source order (empty when the module declares none).
+
+    Raises:
+        OSError: the file cannot be read.
+        ValueError: a declaration written with something other than literals (naming the
+            file and line).
+    """
+    text = Path(path).read_text(encoding="utf-8")
+    if DECLARE + "(" not in text:
+        return []
+    out = []
+    for node in ast.parse(text, filename=str(path)).body:
+        call = node.value if isinstance(node, ast.Expr) else None
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == DECLARE:
+            where = f"{path}:{node.lineno}"
+            for arg in call.args:
+                decl = _literal(arg, module, where)
+                if not isinstance(decl, AgentDecl):
+                    raise ValueError(f"{where}: declare() takes AgentDecl(...) arguments")
+                out.append(_with_module(decl, module))
+    return out
+
+
+def _with_module(decl: AgentDecl, module: str) -> AgentDecl:
+    from dataclasses import replace
+
+    return replace(decl, module=module)
+
+
+__all__ = ["AgentDecl", "DECLARE", "NAME_CHARS", "OPTION_TYPES", "Option", "check_name", "read_declarations"]
