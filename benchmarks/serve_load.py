@@ -218,7 +218,11 @@ def advance_attack(port: int, stop, counts, attackers: int) -> list:
         # a watched match to 10,000 points: far more than 1000 moves, so every advance searches
         status, view = h.call("POST", "/api/games", {"mode": "watch", "agents": ATTACK_SPEC, "episode": "match",
                                                      "target": 10000, "seed": 10**6 + i})
-        gid = view.get("id", "none") if isinstance(view, dict) else "none"
+        if status != 201:
+            key = f"{name} (creating its game): {status}"
+            counts[key] = counts.get(key, 0) + 1
+            return
+        gid = view["id"]
         while not stop.is_set():
             try:
                 h.conn.request("POST", f"/api/games/{gid}/advance", body=b'{"steps": 1000}',
@@ -233,6 +237,10 @@ def advance_attack(port: int, stop, counts, attackers: int) -> list:
             counts[key] = counts.get(key, 0) + 1
             if status == 429 and wait is not None:
                 stop.wait(float(wait))
+        try:
+            Http(port).call("DELETE", f"/api/games/{gid}")
+        except OSError:
+            pass
     threads = [threading.Thread(target=one, args=(i,), daemon=True) for i in range(attackers)]
     for t in threads:
         t.start()
@@ -288,6 +296,7 @@ def compare(port: int, games: int, moves: int, seed: int, rounds: int, attackers
     count of 5xx answers (games and hostile client) and the server's memory (KiB) after
     the warm-up and at the end."""
     lat = {False: [], True: []}
+    per_round: list[tuple] = []
     counts: dict = {}
     errors: list[str] = []
     run(port, games, max(100, moves // 5), seed + 10**6, 0.0)  # warm-up, not measured
@@ -312,6 +321,7 @@ def compare(port: int, games: int, moves: int, seed: int, rounds: int, attackers
                     for k, v in dict(mgr_counts).items():
                         counts[k] = counts.get(k, 0) + v
             lat[with_hostile] += got
+            per_round.append((r, with_hostile, float(np.percentile(np.array(got) * 1000, 95)) if got else None))
             errors += errs
     mem1 = memory_kib(server_pid) if server_pid else {}
     quiet = float(np.percentile(np.array(lat[False]) * 1000, 95))
@@ -319,7 +329,7 @@ def compare(port: int, games: int, moves: int, seed: int, rounds: int, attackers
     five = sum(n for k, n in counts.items() if k.rpartition(": ")[2].startswith("5"))
     five += sum(1 for e in errors if e.split()[1].startswith("5"))
     return {"p95_quiet_ms": quiet, "p95_hostile_ms": loud, "ratio": loud / quiet, "moves": {k: len(v) for k, v in
-            lat.items()}, "hostile_answers": dict(sorted(counts.items())), "errors": errors, "answers_5xx": five,
+            lat.items()}, "hostile_answers": dict(sorted(counts.items())), "errors": errors, "answers_5xx": five, "per_round_p95_ms": per_round,
             "memory_kib": {"after_warmup": mem0, "end": mem1}}
 
 
@@ -373,6 +383,8 @@ def main(argv=None) -> int:
                   f"{os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
             print(f"move latency p95: without {res['p95_quiet_ms']:.1f} ms, with the hostile client "
                   f"{res['p95_hostile_ms']:.1f} ms, ratio {res['ratio']:.2f} (target <= 2)")
+            print("p95 by round (ms): " + ", ".join(f"{r + 1}{' hostile' if h else ' quiet'} {p:.1f}"
+                                                    for r, h, p in res["per_round_p95_ms"] if p is not None))
             print(f"hostile client's answers (request: status): {res['hostile_answers']}")
             print(f"answers 5xx (games and hostile client): {res['answers_5xx']}")
             m0, m1 = res["memory_kib"]["after_warmup"], res["memory_kib"]["end"]

@@ -16,7 +16,7 @@ def test_nesting_depth_ignores_brackets_inside_strings():
 
 def test_deep_nesting_is_refused_without_recursion_error():
     deep = "[" * 100_000 + "]" * 100_000
-    with pytest.raises(JsonFileError, match=r"the body nests arrays/objects 100000 levels deep; at most 64"):
+    with pytest.raises(JsonFileError, match=r"the body nests arrays/objects more than 64 levels deep; at most 64"):
         parse_json(deep, "the body")
 
 
@@ -105,6 +105,12 @@ def test_the_nesting_check_is_linear_on_unclosed_strings(tail):
         times.append(time.perf_counter() - t0)
     assert times[1] < 0.5
     assert times[1] < 4 * times[0] + 0.02
+
+
+def test_counting_can_stop_once_past_a_depth():
+    text = "[" * 300_000 + "]" * 300_000
+    assert nesting_depth(text) == 300_000
+    assert 64 < nesting_depth(text, stop_above=64) <= 65_536 + 64
 
 
 def test_brackets_after_a_string_that_never_closes_are_hidden_and_json_says_why():

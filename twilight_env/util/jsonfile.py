@@ -47,27 +47,42 @@ class JsonFileError(ValueError):
 _STRING = re.compile(r'"(?:[^"\\]++|\\.)*+(?:"|\\?\Z)', re.DOTALL)
 _NOT_BRACKET = bytes(sorted(set(range(256)) - set(b"[]{}")))
 _STEP = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
+_SLICE = 1 << 16
 
 
-def nesting_depth(text: str) -> int:
+def nesting_depth(text: str, stop_above: int | None = None) -> int:
     """How deep arrays and objects nest in JSON ``text`` (brackets inside strings ignored).
 
     Linear in the text on every input (each character is looked at a bounded number of
     times by compiled regular expressions); a string that is never closed hides the rest
     of the text, which is then not JSON. A text that is not JSON gives some number, and
     :func:`json.loads` then says what is wrong.
+
+    Args:
+        text: the JSON text.
+        stop_above: stop counting once the depth passes this (the result is then a depth
+            reached, above ``stop_above``, not necessarily the deepest); None: count all.
     """
     brackets = _STRING.sub("", text).encode("utf-8", "surrogatepass").translate(None, _NOT_BRACKET)
-    return max(itertools.accumulate(map(_STEP.__getitem__, brackets)), default=0)
+    depth = deepest = 0
+    for start in range(0, len(brackets), _SLICE):  # slices: other threads run in between
+        steps = list(itertools.accumulate(map(_STEP.__getitem__, brackets[start:start + _SLICE]), initial=depth))
+        deepest = max(deepest, max(steps))
+        depth = steps[-1]
+        if stop_above is not None and deepest > stop_above:
+            break
+    return deepest
 
 
 def parse_json(text: str | bytes, source: str, *, max_depth: int = MAX_DEPTH, max_size: int | None = None) -> Any:
     """Parse JSON text, refusing damage in one line; time and memory linear in the text.
 
-    The nesting is checked first by :func:`nesting_depth` (linear on every input), then
-    the standard library's C parser reads the text (linear, and never recursing deeper
-    than ``max_depth``). A 4 MiB text of any form is read or refused in well under a
-    second (``benchmarks/json_parse.py`` prints the times).
+    The standard library's C parser reads the text first (linear; it stops at the first
+    error, and at Python's recursion limit, about 1,000 levels, with a ``RecursionError``),
+    then a text with more than ``max_depth`` opening brackets has its nesting measured by
+    :func:`nesting_depth` (linear on every input). So a text that is not JSON is refused
+    after one pass of the C parser, and a 4 MiB text of any form is read or refused in well
+    under a second (``benchmarks/json_parse.py`` prints the times).
 
     Args:
         text: the JSON text (``str``, or UTF-8 ``bytes``); a leading UTF-8 byte-order mark
@@ -95,20 +110,25 @@ def parse_json(text: str | bytes, source: str, *, max_depth: int = MAX_DEPTH, ma
             raise JsonFileError(f"{source} is not UTF-8 text (byte {e.start}: {e.reason})") from None
     if text.startswith(BOM):
         text = text[1:]
-    # only texts with more opening brackets than the limit can be too deep
-    if text.count("[") + text.count("{") > max_depth:
-        depth = nesting_depth(text)
-        if depth > max_depth:
-            raise JsonFileError(f"{source} nests arrays/objects {depth} levels deep; at most {max_depth} "
-                                "are accepted (no valid file of this kind nests so deep)")
     try:
-        return json.loads(text)
+        value = json.loads(text)
     except json.JSONDecodeError as e:
         raise JsonFileError(f"{source} is not valid JSON: {e.msg} at line {e.lineno}, column {e.colno}") from None
-    except RecursionError:  # defensive: the depth check above should have caught it
+    except RecursionError:
+        _check_depth(text, source, max_depth)
         raise JsonFileError(f"{source} nests arrays/objects too deeply to read") from None
     except ValueError as e:  # e.g. an integer of more than 4,300 digits (sys.get_int_max_str_digits)
         raise JsonFileError(f"{source} holds a value that cannot be read ({e})") from None
+    # only texts with more opening brackets than the limit can be too deep
+    if text.count("[") + text.count("{") > max_depth:
+        _check_depth(text, source, max_depth)
+    return value
+
+
+def _check_depth(text: str, source: str, max_depth: int) -> None:
+    if nesting_depth(text, stop_above=max_depth) > max_depth:
+        raise JsonFileError(f"{source} nests arrays/objects more than {max_depth} levels deep; at most "
+                            f"{max_depth} are accepted (no valid file of this kind nests so deep)")
 
 
 def os_error_message(what: str, path: str, error: OSError) -> str:
