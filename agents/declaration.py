@@ -200,15 +200,20 @@ def _literal(node: ast.AST, module: str, where: str):
         value = _literal(node.operand, module, where)
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             return -value if isinstance(node.op, ast.USub) else value
-    if isinstance(node, ast.Name):
-        if node.id in _CONSTANTS:
-            return _CONSTANTS[node.id]
-        return f"{module}:{node.id}"  # the factory, imported when the agent is first built
+    if isinstance(node, ast.Name) and node.id in _CONSTANTS:
+        return _CONSTANTS[node.id]
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _CALLS:
-        args = [_literal(a, module, where) for a in node.args]
-        kwargs = {k.arg: _literal(k.value, module, where) for k in node.keywords if k.arg is not None}
-        if len(kwargs) != len(node.keywords) or any(isinstance(a, ast.Starred) for a in node.args):
+        if any(k.arg is None for k in node.keywords) or any(isinstance(a, ast.Starred) for a in node.args):
             raise ValueError(f"{where}: a declaration takes no *args or **kwargs")
+        is_decl = node.func.id == "AgentDecl"
+
+        def value(arg, is_factory):
+            if is_factory and isinstance(arg, ast.Name) and arg.id not in _CONSTANTS:
+                return f"{module}:{arg.id}"  # the factory, imported when the agent is first built
+            return _literal(arg, module, where)
+
+        args = [value(a, is_decl and i == 1) for i, a in enumerate(node.args)]
+        kwargs = {k.arg: value(k.value, is_decl and k.arg == "factory") for k in node.keywords}
         return _CALLS[node.func.id](*args, **kwargs)
     raise ValueError(f"{where}: a declaration is written with literals, Option(...) and the factory's name; "
                      f"cannot read {ast.unparse(node)!r}")

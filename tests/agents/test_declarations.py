@@ -1,0 +1,294 @@
+"""One declaration per agent (``twilight_env.agents.declaration``): everything that lists
+agents comes from the declarations, and no other list of agent names is left in the package."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import warnings
+from pathlib import Path
+
+import pytest
+
+import twilight_env.experiments  # noqa: F401  (declares respond and openspiel, as the commands do)
+from twilight_env import cli
+from twilight_env.agents import base
+from twilight_env.agents.declaration import AgentDecl, Option, read_declarations
+from twilight_env.serve import pool, specs
+
+ROOT = Path(__file__).resolve().parents[2]
+SHIPPED = ("exit", "exit-search", "guided", "heuristic", "ismcts", "neural", "openspiel", "pimc", "policy", "random",
+           "respond")
+
+
+class Dummy:
+    """An agent declared by a test only."""
+
+    def __init__(self, depth: int = 3, mood: str = "calm"):
+        self.name, self.depth, self.mood = "dummy", depth, mood
+
+    def act(self, infoset, legal_actions, rng):
+        return legal_actions[0]
+
+
+@pytest.fixture
+def dummy():
+    base.declare(AgentDecl(name="test-dummy", factory=Dummy, summary="a test's agent", served=True, searches=True,
+                           options=(Option("depth", int, 3, low=1, serve=(1, 5)),
+                                    Option("mood", str, "calm", serve=("calm", "bold")))))
+    yield "test-dummy"
+    del base.AGENTS["test-dummy"]
+
+
+def test_a_declared_agent_is_in_the_registry_the_parser_the_server_and_the_cli(dummy, capsys):
+    assert dummy in base.available_agents() and dummy in base.AGENTS and base.agent_factory(dummy) is Dummy
+    assert base.parse_spec(f"{dummy}:depth=4,mood=bold") == (dummy, {"depth": 4, "mood": "bold"})
+    agent = base.make_agent(f"{dummy}:depth=2")
+    assert isinstance(agent, Dummy) and agent.depth == 2
+    # the server's allow-list, its caps and its agent list
+    assert dummy in specs.allowed_agents() and dummy in specs.ALLOWED
+    assert specs.describe()[dummy] == {"depth": {"type": "int", "min": 1, "max": 5},
+                                       "mood": {"type": "choice", "values": ["calm", "bold"]}}
+    assert specs.check_allowed(f" {dummy}:depth=5 ") == f"{dummy}:depth=5"
+    with pytest.raises(specs.SpecError, match=r"option 'depth' of agent 'test-dummy' must be an int 1\.\.5"):
+        specs.check_allowed(f"{dummy}:depth=6")
+    with pytest.raises(specs.SpecError, match="must be one of 'calm', 'bold'"):
+        specs.check_allowed(f"{dummy}:mood=/etc/passwd")
+    assert pool.is_heavy(f"{dummy}:depth=1") and dummy in pool.heavy_agents()
+    # the valid agents a command lists
+    assert cli.main(["arena", "nope", "random", "--deals", "2"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("twilight arena: error: unknown agent 'nope'"), err
+    listed = err[0].rpartition("valid agents: ")[2].split(", ")
+    assert listed == base.available_agents() and dummy in listed
+    del base.AGENTS[dummy]
+    assert dummy not in base.available_agents() and dummy not in specs.ALLOWED
+    base.declare(AgentDecl(name=dummy, factory=Dummy))  # the fixture removes it again
+
+
+def test_every_shipped_agent_is_declared_and_each_layer_declares_its_own():
+    decls = base.declarations()
+    assert tuple(decls) == SHIPPED
+    assert decls["respond"].module == "twilight_env.training.search_response"
+    assert decls["openspiel"].module == "twilight_env.interop.openspiel_bots"
+    for name, decl in decls.items():
+        if not decl.module.startswith(("twilight_env.training.", "twilight_env.interop.")):
+            assert decl.module.startswith("twilight_env.agents."), name
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_the_declaration_read_from_source_is_the_one_the_module_registers_and_fits_its_factory(name):
+    """Reading a module's source gives the declaration importing it registers, and the
+    declared options are the factory's keywords, in order, with its defaults."""
+    decl = base.declaration(name)
+    path = Path(inspect.getsourcefile(base.agent_factory(name)))  # imports the module: declare() runs
+    read = {d.name: d for d in read_declarations(path, decl.module)}[name]
+    assert read == base.declaration(name)
+    params = [p for p in inspect.signature(base.agent_factory(name)).parameters.values() if p.name != "self"]
+    assert [o.name for o in decl.options] == [p.name for p in params]
+    for opt, p in zip(decl.options, params):
+        assert opt.default == p.default, (name, opt.name)
+        if opt.default is not None:
+            assert isinstance(opt.default, opt.type), (name, opt.name)
+
+
+# spec -> (name, options) as parse_spec read it before the declarations: the same agent and options
+SPECS = {
+    "random": ("random", {}),
+    " heuristic ": ("heuristic", {}),
+    "pimc:worlds=32,epsilon=0.1,inference=model": ("pimc", {"worlds": 32, "epsilon": 0.1, "inference": "model"}),
+    "ismcts:iterations=1000,backend=numba": ("ismcts", {"iterations": 1000, "backend": "numba"}),
+    "neural:default": ("neural", {"path": "default"}),
+    "neural:runs/x/checkpoint.pt": ("neural", {"path": "runs/x/checkpoint.pt"}),
+    "neural:path=net.npz,backend=numpy,temperature=0.5": ("neural", {"path": "net.npz", "backend": "numpy",
+                                                                     "temperature": 0.5}),
+    "policy:default": ("policy", {"path": "default"}),
+    "policy:runs/net.npz,temperature=1": ("policy", {"path": "runs/net.npz", "temperature": 1}),
+    "guided:default,iterations=50": ("guided", {"path": "default", "iterations": 50}),
+    "exit:path=default,threads=2": ("exit", {"path": "default", "threads": 2}),
+    "exit-search:default,iterations=20,w=0.5": ("exit-search", {"path": "default", "iterations": 20, "w": 0.5}),
+    "openspiel:ismcts:iterations=50": ("openspiel", {"bot": "ismcts", "iterations": 50}),
+    "openspiel:random": ("openspiel", {"bot": "random"}),
+    "openspiel:iterations=5": ("openspiel", {"iterations": 5}),
+    "respond:target=policy:default,worlds=8": ("respond", {"target": "policy:default", "worlds": 8}),
+}
+
+
+@pytest.mark.parametrize("spec", SPECS)
+def test_every_spec_parses_to_the_same_agent_and_options_as_before(spec):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        assert base.parse_spec(spec) == SPECS[spec]
+
+
+@pytest.mark.parametrize("spec,bad", [("pimc:worlds32", "bad option 'worlds32'"), ("random:x", "bad option 'x'"),
+                                      ("respond:policy", "bad option 'policy'")])
+def test_a_bare_word_is_refused_where_no_option_takes_it(spec, bad):
+    with pytest.raises(ValueError, match=bad):
+        base.parse_spec(spec)
+
+
+@pytest.mark.parametrize("old,new,cls", [("exit", "policy", "ExitAgent"), ("exit-search", "guided", "ExitSearchAgent")])
+def test_a_deprecated_name_warns_once_naming_its_replacement_and_builds_the_same_agent(old, new, cls, monkeypatch):
+    monkeypatch.setattr(base, "_WARNED", set())
+    with pytest.warns(DeprecationWarning, match=f"agent name '{old}' is deprecated, use '{new}'") as caught:
+        base.parse_spec(f"{old}:default")
+        base.parse_spec(old)
+    assert len([w for w in caught if issubclass(w.category, DeprecationWarning)]) == 1
+    assert str(caught[0].message).count("\n") == 0
+    assert base.AGENTS[old] == f"twilight_env.agents.exit:{cls}"
+    assert base.declaration(old).family == base.declaration(new).family == "exit"
+    assert base.declaration(new).replaced_by is None
+
+
+def test_the_cli_says_a_deprecated_name_in_one_line(monkeypatch, capsys, tmp_path):
+    monkeypatch.setattr(base, "_WARNED", set())
+    assert cli.main(["arena", "exit-search:iterations=0", "random", "--deals", "2",
+                     "--out", str(tmp_path / "a")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[0] == ("twilight arena: note: agent name 'exit-search' is deprecated, use 'guided' (docs/API.md, "
+                      "Agents); 'exit-search' still builds the same agent"), err
+    assert len(err) == 2 and err[1].startswith("twilight arena: error:"), err
+
+
+def test_shipped_weights_servers_needs_and_targets_come_from_the_declarations():
+    from twilight_env.training import search_response
+
+    decls = base.declarations()
+    assert base.shipped_weight_agents() == ("exit", "exit-search", "guided", "neural", "policy", "respond")
+    assert base.reads_shipped_weights("respond") and base.reads_shipped_weights("policy")
+    assert not base.reads_shipped_weights("policy:runs/net.npz") and base.reads_shipped_weights("pimc:inference=model")
+    assert dict(specs.NEEDS) == {"exit": "torch", "exit-search": "torch"}
+    assert search_response.TARGETS == ("exit", "heuristic", "neural", "policy")
+    assert specs.allowed_agents() == sorted(n for n, d in decls.items() if d.served)
+    assert "openspiel" not in specs.ALLOWED and "respond" not in specs.ALLOWED
+    assert sorted(pool.heavy_agents()) == sorted(n for n, d in decls.items() if d.searches)
+
+
+def test_a_declaration_must_be_written_with_literals(tmp_path):
+    f = tmp_path / "mod.py"
+    f.write_text("from twilight_env.agents.base import AgentDecl, declare\nW = 3\n"
+                 "declare(AgentDecl(name='x', factory=Thing, options=(Option('w', int, W),)))\n")
+    with pytest.raises(ValueError, match=r"mod\.py:3: a declaration is written with literals.*'W'"):
+        read_declarations(f, "pkg.mod")
+    f.write_text("declare(AgentDecl(name='x', factory=Thing, options=(Option('w', int, -3, low=-4),)))\n")
+    (decl,) = read_declarations(f, "pkg.mod")
+    assert decl.factory == "pkg.mod:Thing" and decl.options[0].default == -3 and decl.module == "pkg.mod"
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    (dict(name="a:b", factory="m:F"), "an agent name is letters"),
+    (dict(name="a", factory="nope"), "a factory string is 'module:attribute'"),
+    (dict(name="a", factory="m:F", options=(Option("w", int), Option("w", float))), "declared twice"),
+    (dict(name="a", factory="m:F", bare_option="path"), "bare_option 'path' is none of its options"),
+])
+def test_a_bad_declaration_is_refused(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        AgentDecl(**kwargs)
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    (dict(name="w", type=list), "type must be one of"),
+    (dict(name="w", type=int, serve=(5, 1)), r"serve of a number is \(low, high\)"),
+    (dict(name="w", type=str, serve=(1,)), "serve of a text option is a tuple of words"),
+    (dict(name="w", type=bool, serve=(True,)), "cannot be served"),
+])
+def test_a_bad_option_is_refused(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        Option(**kwargs)
+
+
+# ---------------------------------------------------------------------------------------------
+# no list of agent names outside the declarations
+# ---------------------------------------------------------------------------------------------
+
+PACKAGE_FOLDERS = ("agents", "training", "experiments", "twilight_env")
+
+NOT_AGENT_NAMES = {
+    ("agents/pimc.py", "rollout_policy not in"): "the values of pimc's option rollout (rollout policies)",
+    ("twilight_env/interop/openspiel_bots.py", "BOTS ="): "OpenSpiel's bot names, the option bot of openspiel",
+    ("training/config.py", "eval_opponents: tuple ="): "the default evaluation opponents: specs to play, a setting",
+    ("experiments/common.py", "_3p.pt\": ("): "the agents that read a weights file that left the package (history)",
+    ("experiments/common.py", "_4p.pt\": ("): "the agents that read a weights file that left the package (history)",
+}
+"""Literals the scan below finds that are not lists of what agents are: (file, text on the
+literal's first line) -> why."""
+
+
+def agent_name_lists(root: Path, names: set[str]) -> list[tuple[str, int, str]]:
+    """Every literal list of agent names in the package's modules, outside the declarations.
+
+    Scanned: every ``.py`` file under ``agents/``, ``training/``, ``experiments/`` and
+    ``twilight_env/``, parsed with :mod:`ast`. Found: a tuple, list or set display, or the
+    keys of a dict display, of two or more elements that are all string constants naming
+    declared agents (a spec with options, such as ``"pimc:worlds=8"``, is not a name, so a
+    list of specs to play such as the ladder's default rungs is not found); and any ``SPEC.split(":")[0]`` or ``SPEC.partition(":")[0]`` whose receiver's text
+    holds ``spec`` (use :func:`twilight_env.agents.base.agent_name`), outside
+    ``agent_name`` itself. Not found: what the ``declare(...)`` calls hold, and comparisons
+    with one name (``kind == "policy"``: a module's own dispatch).
+
+    Returns:
+        ``(file, line, text of the line)`` of each, sorted.
+    """
+    out = []
+    for folder in PACKAGE_FOLDERS:
+        for path in sorted((root / folder).rglob("*.py")):
+            rel = path.relative_to(root).as_posix()
+            text = path.read_text(encoding="utf-8")
+            lines = text.splitlines()
+            tree = ast.parse(text, filename=rel)
+            inside = set()
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "declare":
+                    inside |= {id(n) for n in ast.walk(node)}
+                if isinstance(node, ast.FunctionDef) and node.name == "agent_name" and rel == "agents/base.py":
+                    inside |= {id(n) for n in ast.walk(node)}
+            for node in ast.walk(tree):
+                if id(node) in inside:
+                    continue
+                elts = None
+                if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+                    elts = node.elts
+                elif isinstance(node, ast.Dict):
+                    elts = [k for k in node.keys if k is not None]
+                if (elts and len(elts) >= 2
+                        and all(isinstance(e, ast.Constant) and isinstance(e.value, str) and e.value in names
+                                for e in elts)):
+                    out.append((rel, node.lineno, lines[node.lineno - 1].strip()))
+                if (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Call)
+                        and isinstance(node.value.func, ast.Attribute)
+                        and node.value.func.attr in ("split", "partition") and node.value.args
+                        and isinstance(node.value.args[0], ast.Constant) and node.value.args[0].value == ":"
+                        and isinstance(node.slice, ast.Constant) and node.slice.value == 0
+                        and "spec" in ast.unparse(node.value.func.value)):
+                    out.append((rel, node.lineno, lines[node.lineno - 1].strip()))
+    return sorted(set(out))
+
+
+def test_no_list_of_agent_names_outside_the_declarations():
+    found = [(rel, line, src) for rel, line, src in agent_name_lists(ROOT, set(base.declarations()))
+             if not any(rel == f and key in src for f, key in NOT_AGENT_NAMES)]
+    assert found == [], "agent names listed outside their declarations (derive them from " \
+                        "twilight_env.agents.base.declarations()):\n" + "\n".join(map(str, found))
+
+
+def test_the_scan_finds_the_lists_it_is_meant_to(tmp_path):
+    """The scan finds the kinds of list the declarations replaced (a table, an allow-list,
+    a frozenset, a membership test, a spec cut at ':'), and leaves specs and one-name
+    dispatch alone."""
+    mod = tmp_path / "training" / "x.py"
+    mod.parent.mkdir()
+    mod.write_text(
+        'AGENTS = {"random": "m:R", "pimc": "m:P"}\n'
+        'HEAVY = frozenset({"pimc", "ismcts"})\n'
+        'def f(name, spec):\n'
+        '    if name in ("neural", "exit"):\n'
+        '        return spec.split(":")[0]\n'
+        '    return spec.strip().partition(":")[0]\n'
+        'RUNGS = ("random", "pimc:worlds=8")\n'
+        'CONTROLS = ("heuristic", "value")\n'
+        'def g(kind):\n'
+        '    return kind == "policy"\n'
+        'declare(AgentDecl(name="a", factory=F, options=(Option("p", str, serve=("random", "pimc")),)))\n')
+    found = agent_name_lists(tmp_path, set(SHIPPED))
+    assert [line for _, line, _ in found] == [1, 2, 4, 5, 6], found
