@@ -77,8 +77,11 @@ from twilight_env.rules.infoset import InfoSet
 
 from twilight_env.training.config import TrainConfig
 from twilight_env.training.selfplay import Batch, CollectStats, _choose, eval_deals
-from twilight_env.training.train import (TrainingInterrupted, check_finite_weights, _Signals, _rng_state, _set_rng_state, _to_cpu, build_learner,
-                    git_hash, learner_step, log_step)
+from twilight_env.training.dmc.learner import build_learner, learner_step
+from twilight_env.training.dmc.runs import log_step
+from twilight_env.training.runtime import (Signals, TrainingInterrupted, check_finite_weights, rng_state, set_rng_state,
+                                           to_cpu)
+from twilight_env.util.report import git_hash
 
 DEAL_SETS: dict[str, int] = {"heldout-1": 2_026_120_101, "heldout-2": 2_026_120_102, "heldout-3": 2_026_120_103}
 """Held-out deal sets by name: the seed of :func:`twilight_env.records.dealsets.generate_deals`."""
@@ -201,7 +204,7 @@ class BRConfig:
 
     def train_config(self) -> TrainConfig:
         """The learner's :class:`TrainConfig` (no opponent pool; its ``actors`` and ``ray``
-        are this run's, which :class:`~twilight_env.training.train.RayActorPool` reads)."""
+        are this run's, which :class:`~twilight_env.training.dmc.actors.RayActorPool` reads)."""
         # TrainConfig asks for a wall-clock or decisions budget; with only cpu_minutes the
         # stored decisions=1 is a placeholder (this module's loop reads the BRConfig budgets)
         return TrainConfig(exp="br", players=self.players, minutes=self.minutes,
@@ -344,7 +347,7 @@ def play_round(games: list, model, frozen: FrozenAgent, epsilon: float, rng: np.
 class BestResponseSource:
     """Training data: deals of the learner against the frozen agent (module docstring).
 
-    Same interface as the trainer's self-play sources (:func:`twilight_env.training.train.learner_step`
+    Same interface as the trainer's self-play sources (:func:`twilight_env.training.dmc.learner.learner_step`
     takes its chunks). Deals in progress carry over between calls.
 
     Args:
@@ -429,9 +432,9 @@ class _RayBRActor:
 
 
 def _ray_pool(learner, cfg: BRConfig, resumes: int):
-    """The trainer's Ray actor pool (:class:`twilight_env.training.train.RayActorPool`) with
+    """The trainer's Ray actor pool (:class:`twilight_env.training.dmc.actors.RayActorPool`) with
     :class:`_RayBRActor` bodies; actor ``i`` draws its deals from ``[seed, 5_000 + i, resumes]``."""
-    from twilight_env.training.train import RayActorPool
+    from twilight_env.training.dmc.actors import RayActorPool
 
     return RayActorPool(learner, body=_RayBRActor,
                         body_args=lambda i: (cfg.to_dict(), learner.net_cfg.to_dict(), [cfg.seed, 5_000 + i, resumes]))
@@ -506,13 +509,13 @@ def save_br_checkpoint(learner, source: BestResponseSource, cfg: BRConfig, run_d
     save_checkpoint({
         "format": FORMAT, "version": VERSION, "num_players": cfg.players, "net": learner.net_cfg.to_dict(),
         "model": {k: v.detach().cpu() for k, v in learner.model.state_dict().items()},
-        "optimizer": _to_cpu(learner.optimizer.state_dict()),
+        "optimizer": to_cpu(learner.optimizer.state_dict()),
         **learner.counters, "config": learner.cfg.to_dict(), "git": git,
-        "rng": {"learner": _rng_state(learner.rng), "selfplay": _rng_state(learner.selfplay_rng),
+        "rng": {"learner": rng_state(learner.rng), "selfplay": rng_state(learner.selfplay_rng),
                 "torch": torch.get_rng_state()},
         "buffer": learner.buffer.state_dict(), "update_credit": learner.update_credit,
         "best_response": cfg.to_dict(),
-        "br_state": {"agent_rng": _rng_state(source.frozen.rng), "sides_played": list(source.sides_played),
+        "br_state": {"agent_rng": rng_state(source.frozen.rng), "sides_played": list(source.sides_played),
                      "evals": evals, "cpu_seconds": float(cpu_seconds)},
     }, run_dir / CHECKPOINT_NAME)
 
@@ -697,7 +700,7 @@ class _BRRun:
         if ckpt is not None:
             st = ckpt.get("br_state", {})
             if "agent_rng" in st:
-                _set_rng_state(self.frozen.rng, st["agent_rng"])
+                set_rng_state(self.frozen.rng, st["agent_rng"])
             self.source.sides_played = [int(x) for x in st.get("sides_played", self.source.sides_played)]
             self.evals = dict(st.get("evals", {}))
             self.cpu_prev = float(st.get("cpu_seconds", 0.0))
@@ -745,7 +748,7 @@ class _BRRun:
         Raises:
             TrainingInterrupted: after Ctrl-C or SIGTERM, once the checkpoint is written.
         """
-        with _Signals() as signals:
+        with Signals() as signals:
             try:
                 self._open_logs()
                 try:
@@ -782,7 +785,7 @@ class _BRRun:
         self.bar = tqdm(total=cfg.decisions, initial=decisions, unit="dec", disable=not cfg.progress,
                         mininterval=1.0, dynamic_ncols=True)
 
-    def _loop(self, signals: _Signals, t_start: float) -> None:
+    def _loop(self, signals: Signals, t_start: float) -> None:
         cfg, counters, learner = self.cfg, self.counters, self.learner
         budget_s = cfg.minutes * 60 if cfg.minutes is not None else math.inf
         cpu_budget = cfg.cpu_minutes * 60 if cfg.cpu_minutes is not None else math.inf

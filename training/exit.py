@@ -489,7 +489,7 @@ def train(data_folders, run, settings: FitSettings | None = None, init: str | No
     from torch.utils.tensorboard import SummaryWriter
     from tqdm import tqdm
 
-    from twilight_env.training.train import _to_cpu, check_device
+    from twilight_env.training.runtime import check_device, to_cpu
     from twilight_env.util.report import git_hash
     s = (settings or FitSettings()).validate()
     dev = check_device(s.device)
@@ -531,7 +531,7 @@ def train(data_folders, run, settings: FitSettings | None = None, init: str | No
                 writer.add_scalar(k.replace("train_", "train/").replace("val_", "val/"), v, epoch)
         writer.flush()
         _check_finite_epoch(model, last, epoch, s.lr)
-        save_checkpoint(new_checkpoint(model, npl, optimizer=_to_cpu(opt.state_dict()), epoch=epoch, config=config,
+        save_checkpoint(new_checkpoint(model, npl, optimizer=to_cpu(opt.state_dict()), epoch=epoch, config=config,
                                        rng=json.dumps(rng.bit_generator.state), last=last, git=git_hash()),
                         ckpt_path)
         bar.update(1)
@@ -648,7 +648,7 @@ def _check_finite_epoch(model, figures: dict, epoch: int, lr: float) -> None:
     """
     import torch
 
-    from twilight_env.training.train import TrainingDiverged
+    from twilight_env.training.runtime import TrainingDiverged
     bad = {k: v for k, v in figures.items() if k != "epoch" and not math.isfinite(v)}
     if bad or not all(bool(torch.isfinite(p).all()) for p in model.parameters()):
         what = ", ".join(f"{k} {v}" for k, v in bad.items()) or "NaN or inf weights"
