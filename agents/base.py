@@ -42,6 +42,7 @@ import importlib
 import importlib.util
 import inspect
 import sys
+import threading
 import warnings
 from collections.abc import MutableMapping
 from pathlib import Path
@@ -106,6 +107,7 @@ _DECLS: dict[str, AgentDecl] = {}
 _SOURCES: dict[str, Path] = {}  # module -> its file, whose declarations are read on first use
 _READ: set[str] = set()  # modules of _SOURCES already read
 _WARNED: set[str] = set()  # deprecated names warned about in this process
+_READING = threading.RLock()  # held while sources are read
 
 
 def declare(*decls: AgentDecl) -> None:
@@ -173,12 +175,14 @@ def declarations() -> dict[str, AgentDecl]:
     Raises:
         ValueError: a declaration written with something other than literals.
     """
-    for module, path in list(_SOURCES.items()):
-        if module in _READ:
-            continue
-        _READ.add(module)
-        for decl in read_declarations(path, module):
-            _DECLS.setdefault(decl.name, decl)  # an import's declare() (a real factory) wins
+    if len(_READ) < len(_SOURCES):
+        with _READING:  # one thread reads; the others wait for the whole table
+            for module, path in list(_SOURCES.items()):
+                if module in _READ:
+                    continue
+                for decl in read_declarations(path, module):
+                    _DECLS.setdefault(decl.name, decl)  # an import's declare() (a real factory) wins
+                _READ.add(module)
     return {name: _DECLS[name] for name in sorted(_DECLS)}
 
 

@@ -292,3 +292,23 @@ def test_the_scan_finds_the_lists_it_is_meant_to(tmp_path):
         'declare(AgentDecl(name="a", factory=F, options=(Option("p", str, serve=("random", "pimc")),)))\n')
     found = agent_name_lists(tmp_path, set(SHIPPED))
     assert [line for _, line, _ in found] == [1, 2, 4, 5, 6], found
+
+
+def test_threads_that_read_the_declarations_first_all_see_the_whole_table(monkeypatch):
+    """The server's threads may ask for the registry first at the same time: none may get
+    the table while another thread is still reading the sources."""
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
+    monkeypatch.setattr(base, "_READ", set())
+    monkeypatch.setattr(base, "_DECLS", {})
+    real = base.read_declarations
+
+    def slow(path, module):
+        time.sleep(0.005)
+        return real(path, module)
+
+    monkeypatch.setattr(base, "read_declarations", slow)
+    with ThreadPoolExecutor(4) as ex:
+        tables = list(ex.map(lambda _: tuple(base.declarations()), range(4)))
+    assert tables == [SHIPPED] * 4
