@@ -50,7 +50,7 @@ from typing import Callable, Iterable, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
-from twilight_env.rules.engine import ACTION_TYPES, NEW_MOON, DealState, _action_or_none
+from twilight_env.rules.engine import ACTION_TYPES, NEW_MOON, DealState, action_or_none
 from twilight_env.rules.infoset import InfoSet
 from twilight_env.agents.declaration import NAME_CHARS, AgentDecl, Option, check_name, read_declarations
 
@@ -508,7 +508,7 @@ def apply_checked(state: DealState, action, legal, agent, seat: int) -> None:
     Raises:
         ValueError: naming the agent, its seat, the action and the legal actions.
     """
-    value = _action_or_none(action)  # 1.0 == 1 and True == 1: compare only integers
+    value = action_or_none(action)  # 1.0 == 1 and True == 1: compare only integers
     if value is None or value not in legal:
         raise ValueError(f"agent {getattr(agent, 'name', agent)!r} at seat {seat} chose illegal action "
                          f"{action!r}; legal: {list(legal)} (an action is an int: {ACTION_TYPES})")

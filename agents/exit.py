@@ -61,8 +61,8 @@ from twilight_env.agents.ismcts import ISMCTSAgent
 from twilight_env.agents.nn.card_encoder import CardPolicyHead, CardSetEncoder
 from twilight_env.agents.nn.checkpoint import load_checkpoint
 from twilight_env.agents.nn.features import BITS_PER_MASK, NUM_MASKS, STATE_SIZE, infoset_row, num_roles, role_of
-from twilight_env.agents.nn.network import NetConfig, _mlp
-from twilight_env.agents.pimc import _positive_int
+from twilight_env.agents.nn.network import NetConfig, mlp
+from twilight_env.agents.pimc import check_positive_int
 from twilight_env.agents.sampling import check_temperature, sample, temperature_suffix, tempered_probs
 
 FORMAT = "twilight-exit"
@@ -137,10 +137,10 @@ class PolicyValueNet(nn.Module):
             self.policy_heads = nn.ModuleList(CardPolicyHead(cfg.card_width, state, cfg.head)
                                               for _ in range(cfg.num_roles))
         else:
-            self.trunk = _mlp((STATE_SIZE, *cfg.trunk), final_act=True)
-            self.policy_heads = nn.ModuleList(_mlp((state, *cfg.head, NUM_ACTIONS), final_act=False)
+            self.trunk = mlp((STATE_SIZE, *cfg.trunk), final_act=True)
+            self.policy_heads = nn.ModuleList(mlp((state, *cfg.head, NUM_ACTIONS), final_act=False)
                                               for _ in range(cfg.num_roles))
-        self.value_heads = nn.ModuleList(_mlp((state, *cfg.head, 1), final_act=False)
+        self.value_heads = nn.ModuleList(mlp((state, *cfg.head, 1), final_act=False)
                                          for _ in range(cfg.num_roles))
         self.register_buffer("shifts", torch.arange(BITS_PER_MASK, dtype=torch.int64), persistent=False)
 
@@ -323,7 +323,7 @@ class _Models:
         if not isinstance(path, str) or not path:
             raise ValueError(f"exit: path must be 'default' or a checkpoint path, got {path!r}")
         if threads is not None:
-            _positive_int("threads", threads)
+            check_positive_int("threads", threads)
             torch.set_num_threads(int(threads))
         self.path = path
         self.models: dict[int, PolicyValueNet] = {}
@@ -542,7 +542,7 @@ class ExitSearchAgent:
 
     def __init__(self, path: str = "default", iterations: int = 1000, c: float = 0.7, w: float = 1.0,
                  backend: str = "auto", rollout_backend: str = "auto", threads: int | None = 1):
-        _positive_int("iterations", iterations)
+        check_positive_int("iterations", iterations)
         for name, v in (("c", c), ("w", w)):
             check_number(name, v, 0, agent="exit-search")
         resolve_backend(backend)

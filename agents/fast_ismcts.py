@@ -88,7 +88,12 @@ def infoset_arrays(infoset) -> tuple:
     return base, np.array(hidden, dtype=np.int64), counts, pool0, pool1
 
 
-def _seed(rng) -> int:
+def draw_seed(rng) -> int:
+    """A seed in [0, 2**32 - 1) drawn from ``rng`` for a compiled kernel's own generator.
+
+    Raises:
+        ValueError: ``rng`` is not a ``numpy.random.Generator``.
+    """
     if not isinstance(rng, np.random.Generator):
         raise ValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
     return int(rng.integers(0, 2**32 - 1))
@@ -108,7 +113,7 @@ def sample_hands(infoset, n: int, rng: np.random.Generator) -> np.ndarray:
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
         raise ValueError(f"n must be an int >= 0, got {n!r}")
     base, hidden, counts, pool0, pool1 = infoset_arrays(infoset)
-    return _nb().sample_many(base, hidden, counts, pool0, pool1, int(n), _seed(rng))
+    return _nb().sample_many(base, hidden, counts, pool0, pool1, int(n), draw_seed(rng))
 
 
 def most_visited(visits: np.ndarray, legal_actions) -> int:
@@ -188,7 +193,7 @@ def search(infoset, iterations: int, c: float, rng: np.random.Generator, root_pr
         ValueError: on a bad argument (the message names it and the allowed values), or
             numba missing.
     """
-    from twilight_env.agents.pimc import _check_rollout_options
+    from twilight_env.agents.pimc import check_rollout_options
 
     if (isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer)) or not
             1 <= iterations < 2**31 - 1):
@@ -197,7 +202,7 @@ def search(infoset, iterations: int, c: float, rng: np.random.Generator, root_pr
         raise ValueError(f"c must be a finite number >= 0, got {c!r}")
     prior, w = check_prior(root_prior, prior_weight)
     prior = np.zeros(NUM_ACTIONS, dtype=np.float64) if prior is None else np.ascontiguousarray(prior)
-    _check_rollout_options(rollout, epsilon)
+    check_rollout_options(rollout, epsilon)
     if isinstance(max_nodes, bool) or not isinstance(max_nodes, (int, np.integer)) or max_nodes < 1:
         raise ValueError(f"max_nodes must be an int >= 1, got {max_nodes!r}")
     if scoring not in SCORINGS:
@@ -217,7 +222,7 @@ def search(infoset, iterations: int, c: float, rng: np.random.Generator, root_pr
         try:
             # fresh pools per tree (the search shuffles them in place): trees are independent searches
             v, s, _ = nb.search(base, hidden, counts, pool0.copy(), pool1.copy(), per + (t < extra), float(c),
-                                fast_rollout.params(), eps, prior, w, int(max_nodes), _seed(rng), SCORINGS[scoring],
+                                fast_rollout.params(), eps, prior, w, int(max_nodes), draw_seed(rng), SCORINGS[scoring],
                                 int(max_depth))
         except SystemError as e:
             fast_rollout.reraise_interrupt(e)

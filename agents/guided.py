@@ -45,7 +45,7 @@ from pathlib import Path
 import numpy as np
 
 from twilight_env.agents.base import check_number
-from twilight_env.agents.pimc import _positive_int
+from twilight_env.agents.pimc import check_positive_int
 from twilight_env.agents.policy import default_weights as _policy_weights, load_network as _load_network
 
 DEFAULT_MAX_NODES = 100_000
@@ -139,11 +139,11 @@ def search(infoset, legal_actions, net, iterations: int, rng: np.random.Generato
     Raises:
         ValueError: on a bad argument (naming it and what is allowed).
     """
-    from twilight_env.agents.fast_ismcts import _seed, infoset_arrays
+    from twilight_env.agents.fast_ismcts import draw_seed, infoset_arrays
     from twilight_env.agents.nn.features import infoset_row, role_of
 
-    _positive_int("iterations", iterations)
-    _positive_int("batch", batch)
+    check_positive_int("iterations", iterations)
+    check_positive_int("batch", batch)
     for name, v, hi in (("c", c, None), ("lam", lam, 1.0), ("fpu", fpu, None)):
         check_number(name, v, 0, hi, agent="guided")
     nb = _nb()
@@ -181,7 +181,7 @@ def search(infoset, legal_actions, net, iterations: int, rng: np.random.Generato
     if hasattr(net, "first_layer"):  # the sparse first layer in compiled code (a sum of weight rows)
         w0, b0 = (np.ascontiguousarray(x, dtype=np.float32) for x in net.first_layer)
         pre = np.zeros((k, w0.shape[1]), dtype=np.float32)
-    nb.seed(_seed(rng))
+    nb.seed(draw_seed(rng))
     n_nodes = 1
     done = 0
     while done < iterations:
@@ -245,8 +245,8 @@ class GuidedAgent:
             _check_cuda()
         self.device = device
         if iterations is not None:
-            _positive_int("iterations", iterations)
-        _positive_int("batch", batch)
+            check_positive_int("iterations", iterations)
+        check_positive_int("batch", batch)
         self.c = check_number("c", c, 0, agent="guided")
         self.lam = None if lam is None else check_number("lam", lam, 0, 1, agent="guided")
         self.fpu = check_number("fpu", fpu, 0, agent="guided")

@@ -78,7 +78,8 @@ from twilight_env.rules.engine import NUM_TRICKS
 
 from twilight_env.agents.base import check_number
 from twilight_env.agents.fast_ismcts import check_prior, check_tree_options
-from twilight_env.agents.pimc import RolloutScorer, _check_inference, _check_rollout_options, _positive_int, world_drawer
+from twilight_env.agents.pimc import (RolloutScorer, check_inference, check_positive_int, check_rollout_options,
+                                      world_drawer)
 
 
 class _Node:
@@ -129,7 +130,7 @@ class ISMCTSAgent:
     def __init__(self, iterations: int = 1000, c: float = 0.7, rollout: str = "heuristic", epsilon: float = 0.0,
                  rollout_backend: str = "auto", inference: str = "uniform", backend: str = "python",
                  scoring: str = "team", max_depth: int = 0, trees: int = 1):
-        _positive_int("iterations", iterations)
+        check_positive_int("iterations", iterations)
         check_tree_options(max_depth, trees, iterations)
         if backend not in ("python", "numba"):
             raise ValueError(f"backend must be 'python' or 'numba', got {backend!r}")
@@ -143,7 +144,7 @@ class ISMCTSAgent:
                 raise ValueError(f"backend 'numba' draws uniform determinizations only; inference must be "
                                  f"'uniform' with it, got {inference!r}")
         check_number("c", c, 0, agent="ismcts")
-        _check_rollout_options(rollout, epsilon)
+        check_rollout_options(rollout, epsilon)
         if scoring not in ("team", "individual"):
             raise ValueError(f"ismcts option scoring must be 'team' or 'individual', got {scoring!r}")
         if scoring == "individual" and backend != "numba":
@@ -156,7 +157,7 @@ class ISMCTSAgent:
         self.epsilon = float(epsilon)
         self.rollout_backend = rollout_backend
         self._score = RolloutScorer(rollout, float(epsilon), rollout_backend)
-        self.inference = _check_inference(inference)
+        self.inference = check_inference(inference)
         self.backend = backend
         self.max_depth = int(max_depth)
         self.trees = int(trees)

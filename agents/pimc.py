@@ -77,7 +77,12 @@ def rollout(state: State, rng: np.random.Generator, policy: str = "heuristic", e
     return state
 
 
-def _check_rollout_options(rollout_policy, epsilon):
+def check_rollout_options(rollout_policy, epsilon):
+    """Check the rollout options of ``pimc`` and ``ismcts``.
+
+    Raises:
+        ValueError: ``rollout_policy`` is not ``"heuristic"`` or ``"random"``, or ``epsilon`` is outside [0, 1].
+    """
     if rollout_policy not in ("heuristic", "random"):
         raise ValueError(f"rollout must be 'heuristic' or 'random', got {rollout_policy!r}")
     check_number("epsilon", epsilon, 0.0, 1.0)
@@ -102,7 +107,7 @@ class RolloutScorer:
     def __init__(self, policy: str = "heuristic", epsilon: float = 0.0, backend: str = "auto"):
         from twilight_env.agents import fast_rollout
 
-        _check_rollout_options(policy, epsilon)
+        check_rollout_options(policy, epsilon)
         self.policy = policy
         self.epsilon = float(epsilon)
         self.backend = fast_rollout.resolve_backend(backend)
@@ -115,7 +120,7 @@ class RolloutScorer:
         return rollout(state, rng, self.policy, self.epsilon).side_scores()
 
 
-def _check_inference(inference) -> str:
+def check_inference(inference) -> str:
     """The ``inference`` option after checking it; a checkpoint path is loaded and checked
     now (:func:`twilight_env.agents.inference.check_file`), so a bad file fails when the agent is built.
 
@@ -154,7 +159,12 @@ def world_drawer(infoset, inference: str = "uniform"):
     return model_sampler(infoset, None if inference == "model" else inference).sample_state
 
 
-def _positive_int(name, value, minimum=1):
+def check_positive_int(name, value, minimum=1):
+    """Check an integer option of an agent.
+
+    Raises:
+        ValueError: ``value`` is a bool, not an int, or below ``minimum`` (the message names ``name``).
+    """
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}")
 
@@ -190,17 +200,17 @@ class PIMCAgent:
     def __init__(self, worlds: int = 32, solver_tricks: int = 2, rollouts: int = 1,
                  rollout: str = "heuristic", epsilon: float = 0.0, backend: str = "auto",
                  rollout_backend: str = "auto", inference: str = "uniform"):
-        _positive_int("worlds", worlds)
-        _positive_int("rollouts", rollouts)
+        check_positive_int("worlds", worlds)
+        check_positive_int("rollouts", rollouts)
         if isinstance(solver_tricks, bool) or not isinstance(solver_tricks, int) or not 0 <= solver_tricks <= 7:
             raise ValueError(f"solver_tricks must be an int in 0..7, got {solver_tricks!r}")
-        _check_rollout_options(rollout, epsilon)
+        check_rollout_options(rollout, epsilon)
         if backend not in ("auto", "python", "numba"):
             raise ValueError(f"backend must be 'auto', 'python' or 'numba', got {backend!r}")
         self.backend = backend
         self.rollout_backend = rollout_backend
         self._score = RolloutScorer(rollout, float(epsilon), rollout_backend)
-        self.inference = _check_inference(inference)
+        self.inference = check_inference(inference)
         self.worlds = worlds
         self.solver_tricks = solver_tricks
         self.rollouts = rollouts

@@ -76,7 +76,7 @@ from twilight_env.rules.engine import State, random_hands, validate_deal
 from twilight_env.rules.infoset import InfoSet
 
 from twilight_env.training.config import TrainConfig
-from twilight_env.training.selfplay import Batch, CollectStats, _choose, eval_deals
+from twilight_env.training.selfplay import Batch, CollectStats, choose_greedy, eval_deals
 from twilight_env.training.dmc.learner import build_learner, learner_step
 from twilight_env.training.dmc.runs import log_step
 from twilight_env.training.runtime import (Signals, TrainingInterrupted, check_finite_weights, rng_state, set_rng_state,
@@ -328,7 +328,7 @@ def play_round(games: list, model, frozen: FrozenAgent, epsilon: float, rng: np.
             if epsilon > 0 and rng.random() < epsilon:
                 a = legal[int(rng.integers(len(legal)))]
             else:
-                a = _choose(q, legal)
+                a = choose_greedy(q, legal)
             if record:
                 games[g].records.append((row, role, a, v))
             games[g].state.apply(a)

@@ -60,7 +60,8 @@ from twilight_env.rules.engine import State  # noqa: E402
 from twilight_env.rules.infoset import InfoSet  # noqa: E402
 from twilight_env.util.report import fmt_ci, mean_ci, write_json_atomic  # noqa: E402
 from twilight_env.util.seeding import check_seed  # noqa: E402
-from twilight_env.training.search_response import (NEW_MOON, Target, _outcome, _split, _total,  # noqa: E402,F401
+from twilight_env.training.search_response import (NEW_MOON, Target, outcome, split_by_action,  # noqa: E402,F401
+                                                    total_outcome,
                                                     consistent_worlds, enumerate_hands, exact_value,
                                                     target_branches, tree_value, weighted_worlds)
 
@@ -99,13 +100,14 @@ def policy_value(states: list[State], target: Target, resp: frozenset[int], side
         total, per = tree_value(states, w, target, resp, side, responder, rng, best=False)
         return total, (next(iter(per)) if per else None)
     if states[0].done:
-        return _total(states, weights, side), None
+        return total_outcome(states, weights, side), None
     dec = states[0].deciding_seat
     if dec in resp and responder is not None:
         info = InfoSet(states[0], dec)
         legal = info.legal_actions
         a = int(legal[0]) if len(legal) == 1 else int(responder.act(info, legal, rng))
-        return policy_value(_split(states, [a] * len(states))[a], target, resp, side, responder, rng, weights)[0], a
+        worlds = split_by_action(states, [a] * len(states))[a]
+        return policy_value(worlds, target, resp, side, responder, rng, weights)[0], a
     return float(sum(policy_value(g, target, resp, side, responder, rng, w)[0]
                      for _, g, w in target_branches(states, weights, target))), None
 

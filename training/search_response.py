@@ -61,7 +61,7 @@ import torch
 from twilight_env.agents import sampling
 from twilight_env.agents.base import agent_name, declarations, make_agent, parse_spec
 from twilight_env.agents.sampling import check_temperature
-from twilight_env.agents.pimc import _positive_int
+from twilight_env.agents.pimc import check_positive_int
 from twilight_env.envs.vector import VectorEngine
 from twilight_env.rules.cards import MOON_MASK, SUN_MASK
 from twilight_env.rules.engine import NUM_ACTIONS, State
@@ -329,12 +329,14 @@ def consistent_worlds(info: InfoSet, target: Target, resp: frozenset[int], world
     return weighted_worlds(info, target, resp, worlds)[0]
 
 
-def _outcome(s: State, side: int) -> int:
+def outcome(s: State, side: int) -> int:
+    """Side ``side``'s deal points minus the other side's in finished state ``s`` (R5)."""
     a, b = s.side_scores()
     return (a - b) if side == 0 else (b - a)
 
 
-def _split(states: list[State], acts: list[int]) -> dict[int, list[State]]:
+def split_by_action(states: list[State], acts: list[int]) -> dict[int, list[State]]:
+    """``{action: [copy of each state with that action played]}``, ``acts[i]`` played in ``states[i]``."""
     groups: dict[int, list[State]] = {}
     for s, a in zip(states, acts):
         c = s.clone()
@@ -347,10 +349,10 @@ def target_branches(states: list[State], weights: np.ndarray | None, target: Tar
     """The target's move at a decision of its own, over worlds the responder cannot tell
     apart: ``(action, child states, child weights)`` for each action the target may play in
     some world, the worlds where it may, each weight times the action's probability there
-    (weights None: all 1, a deterministic target's groups of :func:`_split`)."""
+    (weights None: all 1, a deterministic target's groups of :func:`split_by_action`)."""
     if target.deterministic:
         acts = target.actions(states)
-        groups = _split(states, acts)
+        groups = split_by_action(states, acts)
         if weights is None:
             return [(a, g, None) for a, g in groups.items()]
         acts = np.array(acts)
@@ -360,14 +362,15 @@ def target_branches(states: list[State], weights: np.ndarray | None, target: Tar
     out = []
     for a in np.flatnonzero((p > 0).any(axis=0)):
         sel = np.flatnonzero(p[:, a] > 0)
-        out.append((int(a), _split([states[i] for i in sel], [int(a)] * sel.size)[int(a)], w[sel] * p[sel, a]))
+        out.append((int(a), split_by_action([states[i] for i in sel], [int(a)] * sel.size)[int(a)], w[sel] * p[sel, a]))
     return out
 
 
-def _total(states: list[State], weights: np.ndarray | None, side: int) -> float:
+def total_outcome(states: list[State], weights: np.ndarray | None, side: int) -> float:
+    """The sum of :func:`outcome` over finished ``states`` (times ``weights``, None: all 1)."""
     if weights is None:
-        return float(sum(_outcome(s, side) for s in states))
-    return float(np.dot(weights, [_outcome(s, side) for s in states]))
+        return float(sum(outcome(s, side) for s in states))
+    return float(np.dot(weights, [outcome(s, side) for s in states]))
 
 
 def exact_value(states: list[State], target: Target, resp: frozenset[int], side: int,
@@ -385,12 +388,12 @@ def exact_value(states: list[State], target: Target, resp: frozenset[int], side:
     if not target.deterministic:
         return tree_value(states, np.ones(len(states)) if weights is None else weights, target, resp, side)
     if states[0].done:
-        return _total(states, weights, side), {}
+        return total_outcome(states, weights, side), {}
     dec = states[0].deciding_seat
     if dec in resp:
         per = {}
         for a in states[0].legal_actions():
-            per[a] = exact_value(_split(states, [a] * len(states))[a], target, resp, side, weights)[0]
+            per[a] = exact_value(split_by_action(states, [a] * len(states))[a], target, resp, side, weights)[0]
         return max(per.values()), per
     return float(sum(exact_value(g, target, resp, side, w)[0]
                      for _, g, w in target_branches(states, weights, target))), {}
@@ -428,7 +431,7 @@ def tree_value(states: list[State], weights: np.ndarray, target: Target, resp: f
             s0 = its[0][0]
             if s0.done:
                 kind[key] = "end"
-                ends[key] = float(sum(w * _outcome(s, side) for s, w, _ in its))
+                ends[key] = float(sum(w * outcome(s, side) for s, w, _ in its))
                 continue
             if s0.deciding_seat in resp and (best or responder is not None):
                 kind[key] = "max" if best else "pick"
@@ -511,9 +514,9 @@ class SearchResponder:
     def __init__(self, target: str = "exit:default", worlds: int = 32, candidates: int = 8, exact_tricks: int = 0,
                  max_worlds: int = 2000, temperature: float | None = None):
         target = _with_temperature(str(target), temperature)
-        _positive_int("worlds", worlds)
-        _positive_int("candidates", candidates)
-        _positive_int("max_worlds", max_worlds)
+        check_positive_int("worlds", worlds)
+        check_positive_int("candidates", candidates)
+        check_positive_int("max_worlds", max_worlds)
         if isinstance(exact_tricks, bool) or not isinstance(exact_tricks, int) or not 0 <= exact_tricks <= 3:
             raise ValueError(f"respond option exact_tricks must be an integer 0..3 (0: off), got {exact_tricks!r}")
         self.target = TargetPolicy(target)

@@ -65,7 +65,8 @@ class CollectStats:
     """Wall time of the call (seconds)."""
 
 
-def _choose(q: list, legal: tuple) -> int:
+def choose_greedy(q: list, legal: tuple) -> int:
+    """The action of ``legal`` with the highest value in ``q`` (same order; ties to the first)."""
     best = 0
     for i in range(1, len(q)):
         if q[i] > q[best]:
@@ -156,7 +157,7 @@ class SelfPlay:
                     if net < 0 and rng.random() < self.epsilon:
                         a = legal[int(rng.integers(len(legal)))]
                     else:
-                        a = _choose(q, legal)
+                        a = choose_greedy(q, legal)
                     game = self.games[g]
                     if net < 0:
                         game[1].append((row, role, a, v))
@@ -276,7 +277,7 @@ def duplicate_eval(model, num_players: int, opponent, deals: list, seed: int = 0
             qs = score_decisions(model, [it[2] for it in items], [it[3] for it in items],
                                  [it[1] for it in items], device)
             for (g, legal, _, _), q in zip(items, qs):
-                games[g][0].apply(_choose(q, legal))
+                games[g][0].apply(choose_greedy(q, legal))
         active = [g for g in still if not games[g][0].done]
     pts = np.array([games[g][0].returns()[games[g][1]] for g in range(len(games))], dtype=np.float64)
     pairs = pts.reshape(-1, 2).mean(axis=1)

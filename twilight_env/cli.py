@@ -69,7 +69,7 @@ def _notice(command: str):
     return show
 
 
-from twilight_env.util.argtypes import (Interrupted, _raise_interrupted, interrupt_status,  # noqa: F401
+from twilight_env.util.argtypes import (Interrupted, raise_interrupted, interrupt_status,  # noqa: F401
                                          non_negative_int, positive_float, positive_int, probability)
 
 
@@ -112,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     # SIGTERM as an interruption (work saved as on Ctrl-C); handlers live in the main thread only
     main_thread = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGTERM, _raise_interrupted) if main_thread else None
+    previous = signal.signal(signal.SIGTERM, raise_interrupted) if main_thread else None
     try:
         register_agents()
         with warnings.catch_warnings():  # a deprecated agent name (e.g. exit) is said in one line

@@ -34,7 +34,7 @@ from twilight_env.rules.cards import NUM_CARDS
 from twilight_env.rules.engine import NUM_ACTIONS
 
 from twilight_env.agents.nn.features import BITS_PER_MASK, NUM_MASKS
-from twilight_env.agents.nn.network import _mlp
+from twilight_env.agents.nn.network import mlp
 
 CARD_MASKS = 19
 """Compact-row entries 0..18 are card masks (bit = card id); the rest are not per card."""
@@ -57,7 +57,7 @@ class CardSetEncoder(nn.Module):
         self.token_in = nn.Linear(CARD_MASKS, width)
         self.card_embed = nn.Parameter(torch.randn(NUM_CARDS, width) * 0.1)
         self.token_out = nn.Linear(width, width)
-        self.trunk = _mlp((2 * width + GLOBAL_SIZE, *trunk), final_act=True)
+        self.trunk = mlp((2 * width + GLOBAL_SIZE, *trunk), final_act=True)
 
     def forward(self, bits: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         cards = bits[:, :CARD_MASKS, :].transpose(1, 2)
@@ -79,8 +79,8 @@ class CardPolicyHead(nn.Module):
         super().__init__()
         self.card_token = nn.Linear(width, head[0])
         self.card_state = nn.Linear(state, head[0], bias=False)
-        self.card_rest = _mlp((*head, 1), final_act=False)
-        self.requests = _mlp((state, *head, NUM_REQUESTS), final_act=False)
+        self.card_rest = mlp((*head, 1), final_act=False)
+        self.requests = mlp((state, *head, NUM_REQUESTS), final_act=False)
 
     def forward(self, h: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
         z = torch.relu(self.card_token(tokens) + self.card_state(h).unsqueeze(1))

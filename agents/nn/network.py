@@ -48,7 +48,9 @@ class NetConfig:
                    head=tuple(int(x) for x in d["head"]))
 
 
-def _mlp(sizes, final_act: bool) -> nn.Sequential:
+def mlp(sizes, final_act: bool) -> nn.Sequential:
+    """Linear layers of widths ``sizes`` (inputs first) with a ReLU after each but the last (after the last too
+    when ``final_act``), as an ``nn.Sequential`` of Linear and ReLU modules."""
     layers = []
     for i in range(len(sizes) - 1):
         layers.append(nn.Linear(sizes[i], sizes[i + 1]))
@@ -63,8 +65,8 @@ class QNetwork(nn.Module):
     def __init__(self, cfg: NetConfig):
         super().__init__()
         self.cfg = cfg
-        self.trunk = _mlp((STATE_SIZE, *cfg.trunk), final_act=True)
-        self.heads = nn.ModuleList(_mlp((cfg.trunk[-1] + ACTION_SIZE, *cfg.head, 1), final_act=False)
+        self.trunk = mlp((STATE_SIZE, *cfg.trunk), final_act=True)
+        self.heads = nn.ModuleList(mlp((cfg.trunk[-1] + ACTION_SIZE, *cfg.head, 1), final_act=False)
                                    for _ in range(cfg.num_roles))
         self.register_buffer("shifts", torch.arange(BITS_PER_MASK, dtype=torch.int64), persistent=False)
         self.register_buffer("action_table", torch.from_numpy(ACTION_FEATURES.copy()), persistent=False)

@@ -28,7 +28,7 @@ FORMAT = "twilight-dmc-npz"
 VERSION = 1
 
 
-def _linear_names(prefix: str, n_layers: int) -> list[str]:
+def linear_names(prefix: str, n_layers: int) -> list[str]:
     """Parameter names of the Linear layers of an ``nn.Sequential`` with ReLUs between."""
     return [f"{prefix}.{2 * i}" for i in range(n_layers)]
 
@@ -39,12 +39,12 @@ def _expected_shapes(net: dict) -> dict[str, tuple]:
     head = [int(x) for x in net["head"]]
     shapes: dict[str, tuple] = {}
     sizes = [STATE_SIZE, *trunk]
-    for name, (a, b) in zip(_linear_names("trunk", len(trunk)), zip(sizes[:-1], sizes[1:])):
+    for name, (a, b) in zip(linear_names("trunk", len(trunk)), zip(sizes[:-1], sizes[1:])):
         shapes[f"{name}.weight"] = (b, a)
         shapes[f"{name}.bias"] = (b,)
     hsizes = [trunk[-1] + ACTION_SIZE, *head, 1]
     for r in range(int(net["num_roles"])):
-        for name, (a, b) in zip(_linear_names(f"heads.{r}", len(hsizes) - 1), zip(hsizes[:-1], hsizes[1:])):
+        for name, (a, b) in zip(linear_names(f"heads.{r}", len(hsizes) - 1), zip(hsizes[:-1], hsizes[1:])):
             shapes[f"{name}.weight"] = (b, a)
             shapes[f"{name}.bias"] = (b,)
     return shapes
@@ -78,11 +78,11 @@ class NumpyQNetwork:
         p = {k: np.ascontiguousarray(v, dtype=np.float32) for k, v in params.items()}
         self.params = p
         self._trunk = [(p[f"{n}.weight"].T.copy(), p[f"{n}.bias"])
-                       for n in _linear_names("trunk", len(self.net["trunk"]))]
+                       for n in linear_names("trunk", len(self.net["trunk"]))]
         T = self.net["trunk"][-1]
         self._heads = []
         for r in range(self.net["num_roles"]):
-            names = _linear_names(f"heads.{r}", len(self.net["head"]) + 1)
+            names = linear_names(f"heads.{r}", len(self.net["head"]) + 1)
             w0 = p[f"{names[0]}.weight"]
             state_part = (w0[:, :T].T.copy(), p[f"{names[0]}.bias"])
             action_part = ACTION_FEATURES.astype(np.float32) @ w0[:, T:].T  # (31, head[0]) once per network

@@ -22,7 +22,7 @@ import numpy as np
 
 from twilight_env.agents.nn.features import BITS_PER_MASK, STATE_SIZE
 from twilight_env.agents.nn.npz_file import read_weights_npz, write_weights_npz
-from twilight_env.agents.nn.numpy_net import _linear_names
+from twilight_env.agents.nn.numpy_net import linear_names
 
 PV_FORMAT = "twilight-exit-npz"
 PV_VERSION = 1
@@ -52,12 +52,12 @@ class NumpyPolicyValueNet:
         roles = int(net["num_roles"])
         shapes: dict[str, tuple] = {}
         sizes = [STATE_SIZE, *trunk]
-        for name, (a, b) in zip(_linear_names("trunk", len(trunk)), zip(sizes[:-1], sizes[1:])):
+        for name, (a, b) in zip(linear_names("trunk", len(trunk)), zip(sizes[:-1], sizes[1:])):
             shapes[f"{name}.weight"], shapes[f"{name}.bias"] = (b, a), (b,)
         for kind, out in (("policy_heads", 31), ("value_heads", 1)):
             hs = [trunk[-1], *head, out]
             for r in range(roles):
-                for name, (a, b) in zip(_linear_names(f"{kind}.{r}", len(hs) - 1), zip(hs[:-1], hs[1:])):
+                for name, (a, b) in zip(linear_names(f"{kind}.{r}", len(hs) - 1), zip(hs[:-1], hs[1:])):
                     shapes[f"{name}.weight"], shapes[f"{name}.bias"] = (b, a), (b,)
         params = {k: np.asarray(v) for k, v in params.items()}
         missing = sorted(set(shapes) - set(params))
@@ -71,7 +71,7 @@ class NumpyPolicyValueNet:
 
         def layers(prefix, n):
             return [(np.ascontiguousarray(params[f"{m}.weight"].T, dtype=np.float32),
-                     np.asarray(params[f"{m}.bias"], dtype=np.float32)) for m in _linear_names(prefix, n)]
+                     np.asarray(params[f"{m}.bias"], dtype=np.float32)) for m in linear_names(prefix, n)]
 
         self.num_roles = roles
         self.params = params

@@ -235,7 +235,7 @@ def test_a_bad_out_buffer_raises_saying_what_is_wrong_and_is_not_written():
 @pytest.mark.parametrize("value, pure", [(None, False), ("", False), ("0", False), ("false", False), ("No", False),
                                          ("1", True), ("yes", True), ("true", True)])
 def test_pure_python_switch_values(value, pure):
-    assert E._pure_python_asked(value) is pure
+    assert E.pure_python_asked(value) is pure
 
 
 def test_action_mask_marks_the_legal_actions_and_rejects_others():

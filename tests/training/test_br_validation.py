@@ -50,7 +50,7 @@ def test_worlds_are_every_deal_of_the_unseen_cards_and_the_true_one_is_kept(play
 def _clairvoyant(state, target, resp, side):
     """The best the responder could do seeing every hand: max over its actions in one world."""
     if state.done:
-        return V._outcome(state, side)
+        return V.outcome(state, side)
     if state.deciding_seat in resp:
         best = -math.inf
         for a in state.legal_actions():

@@ -123,7 +123,7 @@ def test_sampled_worlds_depend_only_on_the_information_set_and_carry_their_draws
 def _clairvoyant(state, target, resp, side):
     """Seeing every hand: max at the responder's decisions, the target's expectation at its own."""
     if state.done:
-        return V._outcome(state, side)
+        return V.outcome(state, side)
     if state.deciding_seat in resp:
         return max(_clairvoyant(_child(state, a), target, resp, side) for a in state.legal_actions())
     p = target.probs([state])[0]

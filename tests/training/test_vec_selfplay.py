@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from twilight_env.agents.nn.network import NetConfig, QNetwork, score_decisions
-from twilight_env.training.selfplay import _choose
+from twilight_env.training.selfplay import choose_greedy
 from twilight_env.training.vec_selfplay import VecSelfPlay, greedy_actions, vector_rows
 from twilight_env.rules.engine import NEW_MOON
 from twilight_env.envs.vector import VectorEngine
@@ -35,7 +35,7 @@ def test_greedy_actions_match_scalar_choice(num_roles):
     got = greedy_actions(model, rows, roles, bits, "cpu")
     legals = [tuple(int(a) for a in np.flatnonzero((b >> np.arange(31)) & 1)) for b in bits]
     qs = score_decisions(model, rows.tolist(), roles.tolist(), legals, "cpu")
-    assert got.tolist() == [_choose(q, legal) for q, legal in zip(qs, legals)]
+    assert got.tolist() == [choose_greedy(q, legal) for q, legal in zip(qs, legals)]
 
 
 @pytest.mark.parametrize("num_players", [4, 3])

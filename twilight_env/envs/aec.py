@@ -109,7 +109,7 @@ from pettingzoo.utils.wrappers.order_enforcing import AECOrderEnforcingIterable,
 
 from twilight_env import ENV_ID  # noqa: F401  (the PettingZoo registry id, defined once in the package)
 from twilight_env.obs.encoding import OBS_SIZE, TOTALS, TOTALS_CAP, layout_table, observation_and_mask
-from twilight_env.rules.engine import (ACTION_TYPES, HOLD, NUM_ACTIONS, PHASE_NAMES, Config, Match, _action_or_none,
+from twilight_env.rules.engine import (ACTION_TYPES, HOLD, NUM_ACTIONS, PHASE_NAMES, Config, Match, action_or_none,
                      fixed_solo_scores_problem, validate_deal)
 from twilight_env.rules.infoset import InfoSet
 from twilight_env.envs.render import render_deal
@@ -428,7 +428,7 @@ class raw_env(AECEnv):
             self._was_dead_step(action)
             return
         if type(action) is not int:
-            value = _action_or_none(action)
+            value = action_or_none(action)
             if value is None:
                 self._illegal(action, f"an action is an int 0..30 ({ACTION_TYPES})")
             action = value

@@ -102,7 +102,7 @@ from twilight_env.rules.cards import (
     SUN_MASK,
     trick_so_far,
 )
-from twilight_env.obs.encoding import _BYTE_FLOATS as _BYTE_FLOAT_ROWS
+from twilight_env.obs.encoding import BYTE_FLOATS as _BYTE_FLOAT_ROWS
 from twilight_env.util.seeding import check_seed
 from twilight_env.rules.engine import (
     ACTION_TYPES,
@@ -116,7 +116,7 @@ from twilight_env.rules.engine import (
     SEAT_CULT_4,
     DealState,
     State,
-    _action_or_none,
+    action_or_none,
     validate_deal,
 )
 
@@ -745,7 +745,7 @@ class VectorEngine:
         if isinstance(actions, (list, tuple)):
             # value by value: NumPy would turn [np.int8, np.uint64] into float64, and [1.0, 2]
             # into float64 as well; each entry is read as the scalar engine reads an action
-            values = [_action_or_none(x) for x in actions]
+            values = [action_or_none(x) for x in actions]
             if None in values:
                 bad = actions[values.index(None)]
                 raise ValueError(f"actions must be ({B},) integers 0..30 ({ACTION_TYPES}), got {bad!r} "

@@ -35,7 +35,7 @@ from gymnasium import spaces
 
 from twilight_env.envs.aec import raw_env
 from twilight_env.obs.encoding import OBS_SIZE
-from twilight_env.rules.engine import ACTION_TYPES, NUM_ACTIONS, _action_or_none
+from twilight_env.rules.engine import ACTION_TYPES, NUM_ACTIONS, action_or_none
 from twilight_env.util.seeding import check_seed
 
 
@@ -165,7 +165,7 @@ class SingleAgentEnv(gym.Env):
             info = raw.infoset(agent)
             legal = info.legal_actions
             a = self._opponents[agent].act(info, legal, rng)
-            value = _action_or_none(a)  # 1.0 == 1 and True == 1: compare only integers
+            value = action_or_none(a)  # 1.0 == 1 and True == 1: compare only integers
             if value is None or value not in legal:
                 raise ValueError(f"opponent {agent} ({getattr(self._opponents[agent], 'name', '?')}) chose "
                                  f"illegal action {a!r}; legal: {list(legal)} (an action is an int: "

@@ -72,7 +72,7 @@ from typing import Sequence
 import numpy as np
 
 from twilight_env.rules.cards import ALL_MASK, CARDS, HALF_COUNT, SUN_MASK, multiplier_of, souls_of
-from twilight_env.rules.engine import HOLD, NEW_MOON, NUM_ACTIONS, NUM_TRICKS, State, _pure_python_asked
+from twilight_env.rules.engine import HOLD, NEW_MOON, NUM_ACTIONS, NUM_TRICKS, State, pure_python_asked
 
 # Layout constants (flags first, then scalars; see the module table): one definition in
 # twilight_env.obs.layout, read here, by the compiled encoder and by the batch encoder.
@@ -282,7 +282,7 @@ def _history_bits(history) -> int:
 
 _NBYTES = (OBS_SIZE + 7) // 8                     # flags, then the zero scalar slots
 _PADDED = 8 * _NBYTES
-_BYTE_FLOATS = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1, bitorder="little").astype(np.float32)
+BYTE_FLOATS = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1, bitorder="little").astype(np.float32)
 """[byte, 8] float32: the byte's bits, least significant first (a byte of flags -> 8 entries)."""
 _frombuffer = np.frombuffer
 _uint8 = np.uint8
@@ -363,7 +363,7 @@ def _encode(out, seat, num_players, done, phase, acting, deciding, leader, trick
     big |= (gone | pending << NC | (hbits >> _SEATS_BITS) << (2 * NC)) << GONE | misc
     # little-endian bytes, LSB-first bits: flag k lands at index k; each byte becomes its 8
     # float32 entries by one table lookup (the scalar slots are 0 for now)
-    flags = _BYTE_FLOATS.take(_frombuffer(big.to_bytes(_NBYTES, "little"), _uint8), axis=0).reshape(_PADDED)
+    flags = BYTE_FLOATS.take(_frombuffer(big.to_bytes(_NBYTES, "little"), _uint8), axis=0).reshape(_PADDED)
     if out is None:
         out = flags if _PADDED == OBS_SIZE else flags[:OBS_SIZE]
     else:
@@ -512,7 +512,7 @@ def backend() -> str:
         import importlib.util
         import os
 
-        pure = _pure_python_asked(os.environ.get("TWILIGHT_ENV_PURE_PYTHON"))
+        pure = pure_python_asked(os.environ.get("TWILIGHT_ENV_PURE_PYTHON"))
         if pure or importlib.util.find_spec("numba") is None:
             _ENCODE_INTO = False
         else:

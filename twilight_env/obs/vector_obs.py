@@ -34,10 +34,11 @@ from __future__ import annotations
 import numpy as np
 
 from twilight_env.obs import encoding as E
+from twilight_env.obs.layout import MOON_SEATS_3P, MOON_SEATS_4P, ROLE_3P
 from twilight_env.rules.engine import HOLD, NEW_MOON, NUM_TRICKS
 from twilight_env.rules.tables import HALF_COUNT
 
-_ROLE_3P = np.array(E._ROLE_3P, dtype=np.int64)
+_ROLE_3P = np.array(ROLE_3P, dtype=np.int64)
 """3 players: role flag of seats 0 (solo), 1 (left Sun), 3 (right Sun) (R7.2), from the
 scalar encoder's table; seat 2 never views (``_checked_seats`` refuses it)."""
 
@@ -47,7 +48,7 @@ def _rot_table(moon_bits: int) -> np.ndarray:
     return np.array([((moon_bits | moon_bits << 4) >> e) & 15 for e in range(4)], dtype=np.int64)
 
 
-_MOON_ROT = {4: _rot_table(E._MOON_4P), 3: _rot_table(E._MOON_3P)}
+_MOON_ROT = {4: _rot_table(MOON_SEATS_4P), 3: _rot_table(MOON_SEATS_3P)}
 """Moon seats (4p: 1, 3, R2.1; 3p: 0, 2, R7.1) relative to each ego seat."""
 
 

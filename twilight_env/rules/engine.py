@@ -342,7 +342,7 @@ class _Rules:
             action, a bool, a float or any other non-integer included (no error).
         """
         if action.__class__ is not int:
-            action = _action_or_none(action)
+            action = action_or_none(action)
             if action is None:
                 return False
         if self.trick == NUM_TRICKS:
@@ -377,7 +377,7 @@ class _Rules:
         # Hot path: one dict lookup checks the card's cult against the chooser's (R3.2)
         # and sorts cards (< 28) from requests.
         if action.__class__ is not int:
-            value = _action_or_none(action)  # 1.0 or True would pass the lookup below
+            value = action_or_none(action)  # 1.0 or True would pass the lookup below
             if value is None:
                 raise ValueError(self._illegal(action))
             action = value
@@ -428,7 +428,7 @@ class _Rules:
     def _illegal(self, action) -> str:
         if self.trick == NUM_TRICKS:
             return f"the deal is over: no action is legal (got {action!r})"
-        if _action_or_none(action) is None or not 0 <= action < NUM_ACTIONS:
+        if action_or_none(action) is None or not 0 <= action < NUM_ACTIONS:
             return (f"illegal action {action!r}: actions are ints 0..30 ({ACTION_TYPES}); legal now: "
                     f"{list(self.legal_actions())}")
         return (f"illegal action {action!r} for seat {self.acting_seat} in phase "
@@ -621,7 +621,7 @@ def _source_hash(path: str) -> str:
         return hashlib.sha256(f.read()).hexdigest()[:16]
 
 
-def _pure_python_asked(value: str | None) -> bool:
+def pure_python_asked(value: str | None) -> bool:
     """Whether ``TWILIGHT_ENV_PURE_PYTHON`` asks for the pure-Python engine and encoder: set
     and not one of ``""``, ``"0"``, ``"false"``, ``"no"``, ``"off"`` (any case)."""
     return value is not None and value.strip().lower() not in ("", "0", "false", "no", "off")
@@ -632,7 +632,7 @@ def _load_core():
     tables, or None when it is not built or ``TWILIGHT_ENV_PURE_PYTHON=1``."""
     import os
 
-    if _pure_python_asked(os.environ.get("TWILIGHT_ENV_PURE_PYTHON")):
+    if pure_python_asked(os.environ.get("TWILIGHT_ENV_PURE_PYTHON")):
         return None
     try:
         from twilight_env.rules import _engine_c
@@ -692,7 +692,7 @@ ACTION_TYPES = "a Python int or int subclass, a NumPy integer scalar or a 0-d in
 """The integer types every entry point that takes an action accepts (:func:`as_action`)."""
 
 
-def _action_or_none(action) -> int | None:
+def action_or_none(action) -> int | None:
     """The plain int of an action of any integer type (see :func:`as_action`), else None."""
     if isinstance(action, int):
         return None if isinstance(action, bool) else int(action)
@@ -717,7 +717,7 @@ def as_action(action) -> int:
     Raises:
         ValueError: on a value that is not of an integer type, naming the accepted types.
     """
-    value = _action_or_none(action)
+    value = action_or_none(action)
     if value is None:
         raise ValueError(f"an action must be an int 0..30 ({ACTION_TYPES}), got {action!r} "
                          f"({type(action).__name__})")

@@ -82,7 +82,8 @@ class Interrupted(KeyboardInterrupt):
         self.signum = signum
 
 
-def _raise_interrupted(signum, frame):
+def raise_interrupted(signum, frame):
+    """A signal handler (``signal.signal(SIGTERM, raise_interrupted)``): raises :class:`Interrupted` for ``signum``."""
     raise Interrupted(signum)
 
 
