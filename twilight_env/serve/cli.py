@@ -41,6 +41,33 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help=f"drop a finished game this long after its end (default {Limits.finished_seconds / 60:g})")
 
 
+M_MMAP_THRESHOLD = -3
+"""glibc's ``mallopt`` parameter: allocations of at least this many bytes get their own mapping."""
+
+
+def return_large_buffers(threshold: int = 128 * 1024) -> bool:
+    """Make the C allocator give large buffers (request bodies, their parsed text) back to
+    the system when freed (glibc only; elsewhere nothing changes).
+
+    glibc serves a large allocation with its own memory mapping, freed at once, but after
+    the first such free it raises that threshold (up to 32 MiB), so later 4 MiB bodies come
+    from heaps that keep their pages: the server then grew by about 90 MiB in
+    ``benchmarks/serve_load.py --hostile``. A fixed threshold keeps the mapping.
+
+    Returns:
+        True if the threshold was set.
+    """
+    import ctypes
+    import ctypes.util
+
+    name = ctypes.util.find_library("c")
+    try:
+        libc = ctypes.CDLL(name) if name else None
+        return bool(libc is not None and hasattr(libc, "mallopt") and libc.mallopt(M_MMAP_THRESHOLD, threshold))
+    except OSError:
+        return False
+
+
 def run(args) -> int:
     from twilight_env.serve.app import create_app
 
@@ -75,5 +102,6 @@ def run(args) -> int:
                   "--allow-host NAME", flush=True)
     else:
         print(f"twilight serve: open http://{shown}:{args.port}/ in a browser (Ctrl-C stops)", flush=True)
+    return_large_buffers()
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning", **uvicorn_options())
     return 0
