@@ -3,12 +3,15 @@
 Every error is JSON ``{"error": message}``: 400 malformed request or foreign ``Host``,
 403 foreign ``Origin`` or missing token, 404 unknown game or path, 409 not now, 413 body
 too large, 415 a body that is not ``application/json``, 422 illegal move or a record the
-engine refuses, 503 the store is full, 500 an internal error (a broken agent). Every
-request first passes :class:`~twilight_env.serve.guard.Guard` (hosts, origins, token,
-content type, security headers). Game logic runs in worker threads, one request per game
-at a time under the game's own lock, so several games and tabs never share state; a hint
-thinks outside the lock, on a snapshot of the person's information set, so an abandoned
-hint never blocks its game.
+engine refuses, 429 the decision pool is full (with ``Retry-After``), 503 the store is
+full, 500 an internal error (a broken agent). Every request first passes
+:class:`~twilight_env.serve.guard.Guard` (hosts, origins, token, content type, security
+headers). Game logic runs in worker threads, one request per game at a time under the
+game's own lock (requests for a busy game wait on its asyncio lock, holding no thread), so
+several games and tabs never share state. Agent decisions and replays run in the
+:class:`~twilight_env.serve.pool.DecisionPool` (searches in its worker processes); a hint
+thinks outside the game's lock, on a snapshot of the person's information set, so an
+abandoned hint never blocks its game.
 """
 
 from __future__ import annotations
