@@ -1,12 +1,14 @@
 """Test-suite setup shared by every test directory.
 
 - The repository root goes on ``sys.path``, so the tests run from a plain checkout
-  (``pytest`` in the repository root) as well as from an installed package.
+  (``pytest`` in the repository root) as well as from an installed package; so does
+  ``tests/`` itself, for the helper modules every layer's tests share (``positions``, the
+  one seeded position generator).
 - Without torch (the ``train`` extra) the training tests are not collected; without
   tensorboard the ones that run a training loop skip.
 - Hypothesis profiles: ``default`` (used unless told otherwise) keeps the property tests
   quick and deterministic (no deadline: the machine may be shared); ``thorough``
-  (``HYPOTHESIS_PROFILE=thorough pytest tests/engine``) runs many more examples.
+  (``HYPOTHESIS_PROFILE=thorough pytest tests/rules``) runs many more examples.
 - Tests write only under their temporary folders: a test during which something new
   appears in the checkout's ``out/`` or ``runs/`` (the commands' default output
   folders) fails, naming what appeared (``_checkout_stays_clean``).
@@ -21,6 +23,9 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
+TESTS = os.path.join(ROOT, "tests")
+if TESTS not in sys.path:
+    sys.path.insert(0, TESTS)
 
 collect_ignore = []
 if importlib.util.find_spec("torch") is None:  # the training tests need the `train` extra's torch
