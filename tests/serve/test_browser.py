@@ -166,6 +166,9 @@ def test_replay_a_record_forwards_and_backwards(server, driver, tmp_path):
         return cur, [s["hand"] for s in f["seats"]], f"{i} / {len(frames) - 1}: {f['text']}"
 
     assert shown() == expected(0)
+    # the answer names the agents once per deal; the page shows them on every seat
+    who = [driver.find_element(By.CSS_SELECTOR, f"#seat-{s} .who").text for s in range(4)]
+    assert who == rec["agents"], who
     seen = [shown()]
     for i in range(1, 12):
         driver.find_element(By.ID, "rp-next").click()

@@ -353,3 +353,17 @@ def test_the_host_refusal_names_no_address_of_the_machine():
     for name in machine_names() | {"secret-lan-name"}:
         assert name not in msg, (name, msg)
     assert "--allow-host" in msg
+
+
+def test_the_server_gives_large_freed_buffers_back_on_glibc():
+    """``twilight serve`` fixes glibc's mapping threshold (its resident memory grew ~90 MiB
+    under ``serve_load.py --hostile`` without it); elsewhere the call changes nothing."""
+    import platform
+
+    from twilight_env.serve import cli
+
+    done = cli.return_large_buffers()
+    if platform.system() == "Linux" and platform.libc_ver()[0] == "glibc":
+        assert done
+    else:
+        assert done in (True, False)
