@@ -18,7 +18,7 @@ $py -c "import sys, torch, numpy, numba; print('python', sys.version.split()[0],
 'numpy', numpy.__version__, 'numba', numba.__version__, 'cuda', torch.cuda.is_available(),
 torch.cuda.get_device_name(0) if torch.cuda.is_available() else '')" 2>&1 | tee "$out/device.txt"
 timeout 240 $py -m pytest -q -p no:cacheprovider tests/agents/test_guided.py tests/training/test_exit_train.py \
-  tests/training/test_gpu_speedup.py tests/vector/test_vector_api.py 2>&1 | tee "$out/pytest.txt" | tail -3
+  tests/training/test_gpu_speedup.py tests/envs/test_vector_api.py 2>&1 | tee "$out/pytest.txt" | tail -3
 tmp=$(mktemp -d)
 for batch in 32 128; do
   for device in cpu cuda; do

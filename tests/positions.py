@@ -19,6 +19,7 @@ from functools import lru_cache
 import numpy as np
 
 from twilight_env.rules import reference as R
+from twilight_env.rules.engine import State
 
 FIELDS = ("hands", "leader", "trick", "place", "phase", "holder", "cards", "holders", "pending", "captured",
           "neutral", "history", "deciding")
@@ -183,3 +184,28 @@ def lockstep_draws(rng: np.random.Generator, per_pool: int, pools: int, ended, m
             draws[b].append(int(j))
         live = [b for b in live if not ended(b, draws[b])]
     return draws
+
+
+# ---------------------------------------------------------------------------------
+# engine positions along whole deals
+# ---------------------------------------------------------------------------------
+
+def viewer_seats(num_players: int) -> tuple[int, ...]:
+    """Seats of the players (3 players: the new moon, seat 2, is nobody's own seat)."""
+    return (0, 1, 2, 3) if num_players == 4 else (0, 1, 3)
+
+
+def random_points(rng: np.random.Generator, num_players: int, deals: int, every: int = 1):
+    """Yield states at every ``every``-th decision (and the end) of ``deals`` random deals,
+    each a separate clone (leader drawn at random, R2.4)."""
+    for _ in range(deals):
+        st = State.random(rng, int(rng.integers(4)) if num_players == 4 else 0, num_players)
+        k = 0
+        while True:
+            if k % every == 0 or st.done:
+                yield st.clone()
+            if st.done:
+                break
+            legal = st.legal_actions()
+            st.apply(legal[int(rng.integers(len(legal)))])
+            k += 1

@@ -6,7 +6,7 @@ and the action mask. The match scalars (``TOTALS``, ``TARGET``) stay with the ca
 layout offsets are :mod:`twilight_env.obs.layout`'s named constants and the card tables
 (half-mask souls, multipliers and counts) :mod:`twilight_env.rules.tables`' arrays, read
 here as compile-time constants; this module does not import ``encoding``.
-``tests/env/test_observation.py`` checks both backends byte for byte.
+``tests/obs/test_observation.py`` checks both backends byte for byte.
 
 Why: the Python encoder assembles the flags as one big int and expands it with NumPy,
 about 10 µs per observation; the compiled one does the same work in well under a

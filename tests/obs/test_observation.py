@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from env_helpers import random_points, viewer_seats
+from positions import random_points, viewer_seats
 from twilight_env.obs import encoding as E
 from twilight_env.rules.cards import CARDS, MOON_MASK, SUN_MASK, codes_of, multiplier_of, souls_of
 from twilight_env.rules.engine import HOLD, NEW_MOON, State

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import twilight_env
-from env_helpers import random_points, viewer_seats
+from positions import random_points, viewer_seats
 from twilight_env.rules.cards import CARDS, MOON_MASK, SUN_MASK, codes_of, ids_of
 from twilight_env.obs.encoding import encode_infoset
 from twilight_env.rules.engine import NEW_MOON, DealState, State
