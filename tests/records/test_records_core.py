@@ -327,11 +327,11 @@ def test_json_schema_lists_the_keys_and_codes_of_validate():
     with open(records.SCHEMA_FILE) as f:
         schema = json.load(f)
     defs = schema["$defs"]
-    for kind, keys in (("deal", records._DEAL_KEYS), ("match", records._MATCH_KEYS)):
+    for kind, keys in (("deal", records.DEAL_KEYS), ("match", records.MATCH_KEYS)):
         assert defs[kind]["required"] == list(keys) and set(defs[kind]["properties"]) == set(keys)
         assert defs[kind]["additionalProperties"] is False
-    assert defs["action"]["required"] == list(records._ACTION_KEYS)
-    assert defs["trick"]["required"] == list(records._TRICK_KEYS)
+    assert defs["action"]["required"] == list(records.ACTION_KEYS)
+    assert defs["trick"]["required"] == list(records.TRICK_KEYS)
     assert defs["config"]["required"] == list(records.CONFIG_KEYS)
     assert defs["code"]["enum"] == list(CARDS)
     assert defs["deal"]["properties"]["version"]["const"] == records.VERSION
