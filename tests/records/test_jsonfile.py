@@ -100,11 +100,14 @@ def test_the_nesting_check_is_linear_on_unclosed_strings(tail):
     times = []
     for size in (256 * 1024, 1024 * 1024):
         text = _adversarial(size) + tail
-        t0 = time.perf_counter()
-        nesting_depth(text)
-        times.append(time.perf_counter() - t0)
+        best = float("inf")
+        for _ in range(3):  # the best of 3: other jobs on the machine only ever add time
+            t0 = time.perf_counter()
+            nesting_depth(text)
+            best = min(best, time.perf_counter() - t0)
+        times.append(best)
     assert times[1] < 0.5
-    assert times[1] < 4 * times[0] + 0.02
+    assert times[1] < 4 * times[0] + 0.05
 
 
 def test_counting_can_stop_once_past_a_depth():
