@@ -133,16 +133,17 @@ def test_bad_arguments():
 
 
 def test_command_writes_the_table(tmp_path):
-    rs.main(["--sizes", "1:3", "--iterations", "20", "--count-only", "3:3",
-             "--out", str(tmp_path)])
+    rs.main(["--sizes", "1:3", "--iterations", "20", "--count-only", "1:4", "--out", str(tmp_path)])
     data = json.loads((tmp_path / "reduced_decks.json").read_text())
     rows = data["rows"]
-    assert [(r["tricks"], r["players"]) for r in rows] == [(1, 3), (3, 3)]
+    assert [(r["tricks"], r["players"]) for r in rows] == [(1, 3), (1, 4)]
     assert rows[0]["teams"]["value"] == pytest.approx(rs.solve_lp(*_tree_teams(1, 3))[0])
     assert rows[0]["seats_cfr_plus"]["iterations"] == 20 and rows[0]["seats_cfr_plus"]["curve"]
-    assert rows[1]["terminal_histories"] == rs.count_terminal_histories(3, 3)
+    tree = rs.build_tree(1, 4)
+    assert rows[1]["terminal_histories"] == tree.num_terminals
+    assert rows[1]["infosets_seats"] == rs.make_model(tree, "seats").num_isets
     text = (tmp_path / "README.md").read_text()
-    assert "| 1 | 3 |" in text and "| 3 | 3 |" in text
+    assert "| 1 | 3 |" in text and "| 1 | 4 |" in text
 
 
 def _tree_teams(tricks, players):
