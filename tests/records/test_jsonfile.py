@@ -127,3 +127,18 @@ def test_a_text_over_the_size_limit_is_refused_before_parsing():
     with pytest.raises(JsonFileError, match=r"^the body is 1,001 bytes long; at most 1,000 are accepted$"):
         parse_json(b" " * 999 + b"[]", "the body", max_size=1000)
     assert parse_json(" " * 998 + "[]", "x", max_size=1000) == []
+
+
+def test_files_with_escaped_quotes_are_read_or_refused_at_once(tmp_path):
+    """``twilight replay`` and ``--resume`` read files through ``read_json``: a 32 KB file of
+    the hostile form took 6 s (quadratic) with the old nesting check; a valid checkpoint
+    whose field holds 16 KB of quotes among more than 64 brackets is read as before."""
+    bad = tmp_path / "record.json"
+    bad.write_text(_adversarial(32 * 1024))
+    good = tmp_path / "checkpoint.json"
+    good.write_text(json.dumps({"points": [[i] for i in range(100)], "note": '"' * 16 * 1024}))
+    t0 = time.perf_counter()
+    with pytest.raises(JsonFileError, match=r"record file '.*record\.json' is not valid JSON"):
+        read_json(bad, "record file")
+    assert read_json(good, "checkpoint")["note"] == '"' * 16 * 1024
+    assert time.perf_counter() - t0 < 0.5
