@@ -22,7 +22,7 @@
  *
  * The tables (card strengths, the card ids of each half mask, the requests allowed by the
  * held mask, the Purgatory mask) come from engine.py through _init(), so the rules'
- * numbers live in one place. tests/rules/test_compiled_core.py holds this core equal to
+ * numbers live in one place. tests/engine/test_compiled_core.py holds this core equal to
  * the pure-Python engine over random deals, for 4 and 3 players.
  */
 #define PY_SSIZE_T_CLEAN
