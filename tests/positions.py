@@ -1,15 +1,21 @@
-"""The one random-position generator of the parity harness (``test_parity.py``).
+"""The one random-position generator of the tests, seeded by a spec.
 
-Every position comes from a seed alone, through the rules reference
-(:mod:`twilight_env.rules.reference`) and Python's ``random``: the deal (R2.3), the first
-leader (R2.4, R7.2) and a whole deal of uniformly random legal actions chosen from the
-reference's legal actions. No fast copy takes part in making a position, so a copy with a
-broken rule cannot bend the positions it is tested on.
+Every test that needs random positions takes them from here, from a seed alone:
 
-A fast copy replays a position's actions and is compared with the reference after each
-one (:func:`reference_fields`, :func:`engine_fields`, :func:`first_difference`).
+- :func:`position` (the parity harness, ``tests/rules/test_parity.py``): a whole deal made
+  through the rules reference (:mod:`twilight_env.rules.reference`) and Python's
+  ``random``: the deal (R2.3), the first leader (R2.4, R7.2) and uniformly random legal
+  actions chosen from the reference's legal actions. No fast copy takes part in making
+  it, so a copy with a broken rule cannot bend the positions it is tested on. A fast copy
+  replays its actions and is compared with the reference after each one
+  (:func:`reference_fields`, :func:`engine_fields`, :func:`first_difference`);
+  :meth:`Position.state` and :meth:`Position.endgame_cut` give the engine's state at any
+  point of it.
+- :func:`positions` (every other layer's tests): engine states described by a
+  :class:`Spec` (players, seed, how many, how deep, played by whom), the same states for
+  the same spec. :func:`random_points` walks whole deals for tests that look at every
+  decision.
 """
-
 from __future__ import annotations
 
 import random
@@ -20,6 +26,11 @@ import numpy as np
 
 from twilight_env.rules import reference as R
 from twilight_env.rules.engine import State
+
+PLAYERS = (4, 3)
+PLAYED = 0.7
+"""The heuristic's share of actions in positions that should look like played ones
+(:attr:`Spec.heuristic`; the card-location model and its sampler are tested on them)."""
 
 FIELDS = ("hands", "leader", "trick", "place", "phase", "holder", "cards", "holders", "pending", "captured",
           "neutral", "history", "deciding")
@@ -209,3 +220,91 @@ def random_points(rng: np.random.Generator, num_players: int, deals: int, every:
             legal = st.legal_actions()
             st.apply(legal[int(rng.integers(len(legal)))])
             k += 1
+
+
+@dataclass(frozen=True)
+class Spec:
+    """Which engine positions :func:`positions` makes; the same spec gives the same states.
+
+    Attributes:
+        players: 4 or 3 (R7). The first leader is drawn in 4 players (R2.4) and is the
+            solo, seat 0, in 3 (R7.2).
+        seed: seed of the ``numpy.random.Generator`` every draw comes from, in order.
+        count: how many positions (>= 1).
+        steps: actions played from the deal (requests included), or None for a number
+            drawn uniformly in 0..59 per position. A deal that ends before is dealt again
+            and played for half as many actions, so a position is never a finished deal.
+        tricks_left: instead of ``steps``, an endgame: play to the trick that leaves
+            ``tricks_left`` tricks (1..7, the current one counted), then 0..6 actions more
+            inside it (a random place and phase).
+        heuristic: the share of actions (0..1) chosen by the heuristic
+            (``agents.heuristic.decide_state``) instead of uniformly at random among the
+            legal ones: positions that look like played ones.
+    """
+
+    players: int
+    seed: int
+    count: int = 1
+    steps: int | None = None
+    tricks_left: int | None = None
+    heuristic: float = 0.0
+
+    def __post_init__(self):
+        if self.players not in PLAYERS:
+            raise ValueError(f"players must be 4 or 3, got {self.players!r}")
+        if not isinstance(self.count, int) or self.count < 1:
+            raise ValueError(f"count must be an int >= 1, got {self.count!r}")
+        if self.steps is not None and (not isinstance(self.steps, int) or self.steps < 0):
+            raise ValueError(f"steps must be None or an int >= 0, got {self.steps!r}")
+        if self.tricks_left is not None and (self.steps is not None or self.tricks_left not in range(1, 8)):
+            raise ValueError(f"tricks_left must be 1..7 and steps None with it, got {self.tricks_left!r}, "
+                             f"steps {self.steps!r}")
+        if not 0.0 <= self.heuristic <= 1.0:
+            raise ValueError(f"heuristic must be a share in 0..1, got {self.heuristic!r}")
+
+
+def positions(spec: Spec) -> list[State]:
+    """The ``spec.count`` engine states of ``spec`` (none finished), in order."""
+    rng = np.random.default_rng(spec.seed)
+    if spec.tricks_left is not None:
+        return [_endgame(rng, spec) for _ in range(spec.count)]
+    return [_played(rng, spec, spec.steps) for _ in range(spec.count)]
+
+
+def _deal(rng: np.random.Generator, players: int) -> State:
+    leader = int(rng.integers(4)) if players == 4 else 0
+    return State.random(rng, leader, players)
+
+
+def _step(st: State, rng: np.random.Generator, heuristic: float) -> None:
+    la = st.legal_actions()
+    if heuristic and rng.random() < heuristic:
+        from twilight_env.agents.heuristic import decide_state
+
+        st.apply(decide_state(st))
+    else:
+        st.apply(la[int(rng.integers(len(la)))])
+
+
+def _played(rng: np.random.Generator, spec: Spec, steps: int | None) -> State:
+    st = _deal(rng, spec.players)
+    if steps is None:
+        steps = int(rng.integers(0, 60))
+    for _ in range(steps):
+        _step(st, rng, spec.heuristic)
+        if st.done:
+            return _played(rng, spec, steps // 2)
+    return st
+
+
+def _endgame(rng: np.random.Generator, spec: Spec) -> State:
+    st = _deal(rng, spec.players)
+    while st.trick < 7 - spec.tricks_left:
+        _step(st, rng, spec.heuristic)
+    for _ in range(int(rng.integers(0, 7))):
+        _step(st, rng, spec.heuristic)
+        if st.trick > 7 - spec.tricks_left:
+            break
+    if st.done:
+        return _endgame(rng, spec)
+    return st

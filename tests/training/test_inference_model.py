@@ -19,7 +19,7 @@ from twilight_env.training import eval_inference, inference_data, train_inferenc
 from twilight_env.rules.engine import State  # noqa: E402
 from twilight_env.rules.infoset import InfoSet  # noqa: E402
 
-from inference_positions import position as _position, viewers as _viewers  # noqa: E402
+from positions import PLAYED, Spec, positions, viewer_seats  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -42,8 +42,8 @@ def test_model_never_sees_a_hidden_card(players, seed):
     features and the shipped model's output stay the same."""
     model = load_model(None, players)
     rng = np.random.default_rng(seed)
-    state = _position(seed, players, int(rng.integers(0, 26)))
-    for viewer in _viewers(state):
+    state = positions(Spec(players, seed, steps=int(rng.integers(0, 26)), heuristic=PLAYED))[0]
+    for viewer in viewer_seats(state.num_players):
         info = InfoSet(state, viewer)
         probs = card_probs(model, info)
         for _ in range(3):
@@ -57,8 +57,8 @@ def test_model_never_sees_a_hidden_card(players, seed):
 
 @pytest.mark.parametrize("players", [3, 4])
 def test_probabilities_cover_exactly_the_allowed_seats(players, random_model):
-    state = _position(7, players, 11)
-    for viewer in _viewers(state):
+    state = positions(Spec(players, 7, steps=11, heuristic=PLAYED))[0]
+    for viewer in viewer_seats(state.num_players):
         info = InfoSet(state, viewer)
         p = card_probs(random_model, info)
         allowed = allowed_seats(info)
@@ -93,9 +93,9 @@ def test_uniform_stays_the_default_and_bad_values_are_refused():
 def test_model_sampler_draws_consistent_worlds(seed, players, steps):
     """With the shipped model's probabilities, every world passes the uniform sampler's
     consistency check and leaves every viewer's information set unchanged."""
-    state = _position(seed, players, steps)
+    state = positions(Spec(players, seed, steps=steps, heuristic=PLAYED))[0]
     rng = np.random.default_rng(seed)
-    for viewer in _viewers(state):
+    for viewer in viewer_seats(state.num_players):
         info = InfoSet(state, viewer)
         sampler = model_sampler(info)
         for _ in range(4):

@@ -13,7 +13,7 @@ from twilight_env.agents.worlds import (WorldSampler, allowed_seats, hidden_seat
 from twilight_env.rules.cards import MOON_MASK, SUN_MASK
 from twilight_env.rules.infoset import InfoSet
 
-from inference_positions import position as _position, viewers as _viewers
+from positions import PLAYED, Spec, positions, viewer_seats
 
 
 def _assert_consistent(info: InfoSet, hands: list[int]) -> None:
@@ -36,9 +36,9 @@ def _assert_consistent(info: InfoSet, hands: list[int]) -> None:
 @given(seed=st.integers(0, 10_000), players=st.sampled_from([3, 4]), steps=st.integers(0, 40),
        skew=st.floats(0.0, 6.0))
 def test_sampled_worlds_are_consistent(seed, players, steps, skew):
-    state = _position(seed, players, steps)
+    state = positions(Spec(players, seed, steps=steps, heuristic=PLAYED))[0]
     rng = np.random.default_rng(seed + 1)
-    for viewer in _viewers(state):
+    for viewer in viewer_seats(state.num_players):
         info = InfoSet(state, viewer)
         probs = np.exp(skew * rng.standard_normal((28, 4)))  # far from uniform, as a model may be
         sampler = WorldSampler(info, probs)
@@ -73,7 +73,7 @@ def _all_worlds(info: InfoSet):
 @pytest.mark.parametrize("players,seed", [(3, 5), (4, 6), (4, 8)])
 def test_draws_follow_the_conditioned_product_exactly(players, seed):
     for steps in range(17, 28):  # the first position late enough to enumerate its worlds
-        state = _position(seed, players, steps)
+        state = positions(Spec(players, seed, steps=steps, heuristic=PLAYED))[0]
         info = InfoSet(state, state.deciding_seat)
         worlds = list(_all_worlds(info))
         if len(worlds) <= 400:
@@ -107,8 +107,8 @@ def test_draws_follow_the_conditioned_product_exactly(players, seed):
 
 @pytest.mark.parametrize("players", [3, 4])
 def test_equal_weights_are_the_uniform_sampler(players):
-    state = _position(players, players, 9)
-    for viewer in _viewers(state):
+    state = positions(Spec(players, players, steps=9, heuristic=PLAYED))[0]
+    for viewer in viewer_seats(state.num_players):
         info = InfoSet(state, viewer)
         sampler = WorldSampler(info)
         assert sampler.log_prob(state.hands) == pytest.approx(uniform_log_prob(info), abs=1e-9)
@@ -116,7 +116,7 @@ def test_equal_weights_are_the_uniform_sampler(players):
 
 
 def test_inconsistent_worlds_have_zero_probability():
-    state = _position(3, 4, 6)
+    state = positions(Spec(4, 3, steps=6, heuristic=PLAYED))[0]
     info = InfoSet(state, state.deciding_seat)
     sampler = WorldSampler(info)
     hidden = hidden_seats(4, info.seat)
@@ -132,7 +132,7 @@ def test_inconsistent_worlds_have_zero_probability():
 
 
 def test_bad_weights_are_refused():
-    info = InfoSet(_position(1, 4, 3), 0)
+    info = InfoSet(positions(Spec(4, 1, steps=3, heuristic=PLAYED))[0], 0)
     with pytest.raises(ValueError, match="shape"):
         WorldSampler(info, np.ones((28, 3)))
     probs = np.ones((28, 4))
@@ -144,8 +144,8 @@ def test_bad_weights_are_refused():
 @settings(max_examples=25)
 @given(seed=st.integers(0, 10_000), players=st.sampled_from([3, 4]), steps=st.integers(0, 27))
 def test_labels_lie_on_allowed_seats(seed, players, steps):
-    state = _position(seed, players, steps)
-    for viewer in _viewers(state):
+    state = positions(Spec(players, seed, steps=steps, heuristic=PLAYED))[0]
+    for viewer in viewer_seats(state.num_players):
         info = InfoSet(state, viewer)
         y = true_locations(state, info)
         allowed = allowed_seats(info)
