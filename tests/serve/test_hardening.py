@@ -141,8 +141,8 @@ def test_40_searching_advances_leave_other_games_served(monkeypatch):
     """40 concurrent advances of searching agents used to take all 40 worker threads, so a
     view of another game waited for them; now 2 run (in worker processes), 8 wait, 30 are
     refused with 429, and the other games answer at once. (The advances' time budget is
-    1 s here.)"""
-    monkeypatch.setattr(app_module, "ADVANCE_SECONDS", 1.0)
+    0.5 s here.)"""
+    monkeypatch.setattr(app_module, "ADVANCE_SECONDS", 0.5)
     app = create_app(app_module.Limits(max_games=100))
     with LiveServer(app) as srv:
         c = TestClient(app, base_url=BASE)

@@ -20,6 +20,7 @@ import contextlib
 import gzip
 import hashlib
 import json
+import math
 import threading
 from collections import OrderedDict
 import os
@@ -437,7 +438,7 @@ def create_app(limits: Limits | None = None, clock: Callable[[], float] | None =
         Mount("/static", StaticFiles(directory=STATIC_DIR), name="static"),
     ]
     guard = Middleware(Guard, hosts=trusted_hosts(host, allow_hosts), token=token)
-    pool = DecisionPool(HEAVY_SLOTS, HEAVY_QUEUE, LIGHT_SLOTS, LIGHT_QUEUE, retry_after=int(ADVANCE_SECONDS))
+    pool = DecisionPool(HEAVY_SLOTS, HEAVY_QUEUE, LIGHT_SLOTS, LIGHT_QUEUE, retry_after=max(1, math.ceil(ADVANCE_SECONDS)))
 
     @contextlib.asynccontextmanager
     async def lifespan(app):
