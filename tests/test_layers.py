@@ -1,6 +1,7 @@
 """The folders are the layers (docs/ARCHITECTURE.md, "Layers"): a module imports only its own
 layer and the layers below it, every module of the package is on a row, and no modules
-import each other in a circle.
+import each other in a circle. The test folders are named after the layers
+(``test_every_test_folder_is_named_after_a_layer``).
 
 Every import is checked: at the top of a module or inside a function, ``import x``,
 ``from x import y``, relative imports and literal ``importlib.import_module("x")``.
@@ -39,6 +40,24 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
 # its own imports at module level are the standard library only, and it reaches the
 # layers only inside functions (twilight_env.__getattr__) or as re-exports.
 FACADE = ("twilight_env/__init__.py", "twilight_env/cards.py", "twilight_env/scoring.py")
+
+# The test folders follow the same rows: tests/<layer>/ holds the tests of that layer's
+# modules (the rules' tests in tests/rules, the environments' in tests/envs, ...); tests of
+# the whole repository (the docs, the install, the sizes, this file) stand in tests/ itself.
+
+
+def folders_of_tests(root: Path) -> list[str]:
+    """The names of the folders directly under ``root/tests`` (caches and hidden ones left out)."""
+    return sorted(p.name for p in (root / "tests").iterdir() if p.is_dir() and not p.name.startswith((".", "_")))
+
+
+def stray_test_folders(folders, layers=LAYERS) -> list[str]:
+    """One line for each test folder named after no layer of ``layers``."""
+    names = [n for n, _ in layers]
+    return [f"tests/{f}/ is named after no layer (the layers: {', '.join(names)}); move its tests to "
+            "the folder of the layer they test, or to tests/ if they concern the whole repository"
+            for f in sorted(folders) if f not in names]
+
 
 TOP = {"twilight_env": "twilight_env", "agents": "twilight_env.agents", "training": "twilight_env.training",
        "experiments": "twilight_env.experiments"}
@@ -244,3 +263,23 @@ def test_architecture_lists_the_same_layers():
 def test_module_names_are_the_installed_ones(rel, installed):
     """The names the scan gives are the ones pyproject.toml's package-dir installs."""
     assert module_name(rel) == installed
+
+
+def test_every_test_folder_is_named_after_a_layer():
+    problems = stray_test_folders(folders_of_tests(ROOT))
+    assert not problems, "\n".join(problems)
+
+
+def test_a_test_folder_on_no_layer_fails(tmp_path):
+    """A planted folder name, a layer left out of a copy of the table, and a folder found on
+    disk (beside a cache folder, which is not a test folder) are each named."""
+    real = folders_of_tests(ROOT)
+    assert stray_test_folders(real + ["vector"]) == [stray_test_folders(["vector"])[0]]
+    assert "tests/vector/ is named after no layer" in stray_test_folders(["vector"])[0]
+    without_rules = [row for row in LAYERS if row[0] != "rules"]
+    assert [p.split(" ")[0] for p in stray_test_folders(["rules", "envs"], without_rules)] == ["tests/rules/"]
+    for name in ("engine", "rules", "__pycache__", ".hidden"):
+        (tmp_path / "tests" / name).mkdir(parents=True)
+    (tmp_path / "tests" / "test_x.py").write_text("")
+    assert folders_of_tests(tmp_path) == ["engine", "rules"]
+    assert [p.split(" ")[0] for p in stray_test_folders(folders_of_tests(tmp_path))] == ["tests/engine/"]
