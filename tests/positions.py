@@ -231,9 +231,10 @@ class Spec:
             solo, seat 0, in 3 (R7.2).
         seed: seed of the ``numpy.random.Generator`` every draw comes from, in order.
         count: how many positions (>= 1).
-        steps: actions played from the deal (requests included), or None for a number
-            drawn uniformly in 0..59 per position. A deal that ends before is dealt again
-            and played for half as many actions, so a position is never a finished deal.
+        steps: actions played from the deal (requests included): a number, a range
+            ``(lo, hi)`` to draw it from uniformly (``lo..hi-1``) per position, or None for
+            ``(0, 60)``. A deal that ends before is dealt again and played for half as
+            many actions, so a position is never a finished deal.
         tricks_left: instead of ``steps``, an endgame: play to the trick that leaves
             ``tricks_left`` tricks (1..7, the current one counted), then 0..6 actions more
             inside it (a random place and phase).
@@ -245,7 +246,7 @@ class Spec:
     players: int
     seed: int
     count: int = 1
-    steps: int | None = None
+    steps: int | tuple[int, int] | None = None
     tricks_left: int | None = None
     heuristic: float = 0.0
 
@@ -254,8 +255,11 @@ class Spec:
             raise ValueError(f"players must be 4 or 3, got {self.players!r}")
         if not isinstance(self.count, int) or self.count < 1:
             raise ValueError(f"count must be an int >= 1, got {self.count!r}")
-        if self.steps is not None and (not isinstance(self.steps, int) or self.steps < 0):
-            raise ValueError(f"steps must be None or an int >= 0, got {self.steps!r}")
+        ok = (self.steps is None or (isinstance(self.steps, int) and self.steps >= 0)
+              or (isinstance(self.steps, tuple) and len(self.steps) == 2 and all(isinstance(s, int) for s in self.steps)
+                  and 0 <= self.steps[0] < self.steps[1]))
+        if not ok:
+            raise ValueError(f"steps must be None, an int >= 0 or a range (lo, hi) with 0 <= lo < hi, got {self.steps!r}")
         if self.tricks_left is not None and (self.steps is not None or self.tricks_left not in range(1, 8)):
             raise ValueError(f"tricks_left must be 1..7 and steps None with it, got {self.tricks_left!r}, "
                              f"steps {self.steps!r}")
@@ -286,10 +290,10 @@ def _step(st: State, rng: np.random.Generator, heuristic: float) -> None:
         st.apply(la[int(rng.integers(len(la)))])
 
 
-def _played(rng: np.random.Generator, spec: Spec, steps: int | None) -> State:
+def _played(rng: np.random.Generator, spec: Spec, steps: int | tuple[int, int] | None) -> State:
     st = _deal(rng, spec.players)
-    if steps is None:
-        steps = int(rng.integers(0, 60))
+    if not isinstance(steps, int):
+        steps = int(rng.integers(*(steps or (0, 60))))
     for _ in range(steps):
         _step(st, rng, spec.heuristic)
         if st.done:
@@ -302,9 +306,11 @@ def _endgame(rng: np.random.Generator, spec: Spec) -> State:
     while st.trick < 7 - spec.tricks_left:
         _step(st, rng, spec.heuristic)
     for _ in range(int(rng.integers(0, 7))):
-        _step(st, rng, spec.heuristic)
-        if st.trick > 7 - spec.tricks_left:
-            break
+        after = st.clone()
+        _step(after, rng, spec.heuristic)
+        if after.trick > 7 - spec.tricks_left:
+            break  # that action would finish the trick: stay inside it
+        st = after
     if st.done:
         return _endgame(rng, spec)
     return st

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agent_positions import positions, random_position
+from positions import Spec, positions
 from twilight_env.rules.engine import HOLD, NEW_MOON, State
 from twilight_env.rules.infoset import InfoSet
 from twilight_env.agents.base import available_agents, make_agent, play_deal
@@ -18,7 +18,7 @@ SEARCH_SPECS = ["pimc:worlds=4", "pimc:worlds=3,rollouts=2,epsilon=0.3", "ismcts
 
 def _decisions(seed, count, num_players):
     """(state, infoset) pairs of random positions, from the deciding seat's view."""
-    return [(st, InfoSet(st, st.deciding_seat)) for st in positions(seed, count, num_players)]
+    return [(st, InfoSet(st, st.deciding_seat)) for st in positions(Spec(num_players, seed, count))]
 
 
 @pytest.mark.parametrize("spec", FAST_SPECS)
@@ -121,6 +121,6 @@ def test_spec_errors_are_clear():
 @pytest.mark.parametrize("spec", ["heuristic", "pimc:worlds=2", "ismcts:iterations=5"])
 def test_empty_legal_actions_rejected(spec):
     rng = np.random.default_rng(0)
-    st = random_position(rng, 4)
+    st = positions(Spec(4, 0))[0]
     with pytest.raises(ValueError, match="legal action"):
         make_agent(spec).act(InfoSet(st, st.deciding_seat), (), rng)

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agent_positions import positions
+from positions import Spec, positions
 from twilight_env.rules.cards import MULTIPLIER, card_id
 from twilight_env.rules.engine import HOLD, State
 from twilight_env.rules.infoset import InfoSet
@@ -99,7 +99,7 @@ def test_decide_state_matches_the_infoset_decision():
     """The rollout entry point sees only what the deciding seat knows: the same action
     as from the information set."""
     for num_players in (4, 3):
-        for st in positions(9 + num_players, 150, num_players):
+        for st in positions(Spec(num_players, 9 + num_players, 150)):
             info = InfoSet(st, st.deciding_seat)
             assert decide_state(st) == decide_infoset(info, info.legal_actions)
 
@@ -130,7 +130,7 @@ DECISIONS = Path(__file__).with_name("heuristic_decisions.json")
 """Recorded decisions of :func:`twilight_env.agents.heuristic.decide` along fixed deals: each deal is
 ``[num_players, leader, hands (4 masks), actions played, decisions with the public
 counts, decisions without them]``. Regenerate only for an intended change of play:
-``python -c "import sys; sys.path[:0] = ['.', 'tests/agents']; import test_heuristic as t; t.record_decisions()"``."""
+``python -c "import sys; sys.path[:0] = ['.', 'tests', 'tests/agents']; import test_heuristic as t; t.record_decisions()"``."""
 
 
 def _decisions_at(st: State) -> tuple[int, int]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agent_positions import endgame
+from positions import Spec, positions
 from twilight_env.rules.engine import State
 from twilight_env.agents.solver import Solver, action_values, best_action, brute_force_value, solve
 from twilight_env.agents import solver as solver_module
@@ -29,11 +29,10 @@ needs_numba = pytest.mark.skipif(not solver_module.HAVE_NUMBA, reason="numba is 
 def test_numba_solvers_share_one_table_safely():
     """Solvers of both variants interleaved on the process's one table (each reads only
     its own generation) still give exact values; clear() forgets nothing it needs."""
-    rng = np.random.default_rng(9)
     nb = {4: Solver(4, "numba"), 3: Solver(3, "numba")}
-    for i in range(40):
-        n = 4 if i % 2 else 3
-        st = endgame(rng, n, 2)
+    both = zip(positions(Spec(3, 9, 20, tricks_left=2)), positions(Spec(4, 9, 20, tricks_left=2)))
+    for i, st in enumerate(st for pair in both for st in pair):
+        n = st.num_players
         if i % 5 == 0:
             nb[n].clear()
         assert nb[n].solve(st) == brute_force_value(st), st
@@ -45,10 +44,8 @@ def test_auto_backend_picks_numba_when_installed():
 
 
 def test_solver_value_is_for_side_0_and_best_action_attains_it():
-    rng = np.random.default_rng(5)
     for num_players in (4, 3):
-        for _ in range(20):
-            st = endgame(rng, num_players, 2)
+        for st in positions(Spec(num_players, 5, 20, tricks_left=2)):
             vals = action_values(st)
             v = solve(st)
             side0 = not (st.acting_seat & 1)

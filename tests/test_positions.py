@@ -1,0 +1,66 @@
+"""The tests' one position generator, ``tests/positions.py``: the same spec gives the same
+states, the first leader follows R2.4 and R7.2, no position is a finished deal, an endgame
+has the tricks it asks for, and a bad spec is refused in one line."""
+
+from __future__ import annotations
+
+import pytest
+
+from positions import Spec, positions
+from twilight_env.agents.heuristic import decide_state
+from twilight_env.rules.engine import State
+
+
+def _key(st: State):
+    return (st.num_players, st.first_leader, tuple(st.initial_hands), tuple(st.history), st.trick, st.place,
+            st.phase, st.holder, tuple(st.hands))
+
+
+@pytest.mark.parametrize("players", [4, 3])
+def test_the_same_spec_gives_the_same_states_and_another_seed_others(players):
+    a, b = positions(Spec(players, 11, 30)), positions(Spec(players, 11, 30))
+    assert [_key(s) for s in a] == [_key(s) for s in b]
+    assert len({_key(s) for s in a}) == 30
+    assert {_key(s) for s in positions(Spec(players, 12, 30))}.isdisjoint(_key(s) for s in a)
+
+
+def test_first_leaders_follow_r2_4_and_r7_2_and_no_deal_is_finished():
+    """4 players: the first leader is drawn (R2.4); 3 players: the solo, seat 0, leads (R7.2)."""
+    four = positions(Spec(4, 3, 60))
+    three = positions(Spec(3, 3, 60))
+    assert {s.first_leader for s in four} == {0, 1, 2, 3}
+    assert {s.first_leader for s in three} == {0}
+    # 55..59 actions finish most deals: each is dealt again for half as many
+    late = positions(Spec(4, 4, 40, steps=(55, 60))) + positions(Spec(3, 4, 40, steps=(55, 60)))
+    assert not any(s.done for s in four + three + late)
+
+
+def test_steps_and_endgames_reach_what_they_ask():
+    assert all(not s.history and s.trick == 0 and s.place == 0 for s in positions(Spec(4, 0, 10, steps=0)))
+    assert all(not s.history for s in positions(Spec(3, 0, 10, steps=(0, 1))))
+    for players in (4, 3):
+        for left in (1, 2, 5):
+            ends = positions(Spec(players, left, 25, tricks_left=left))
+            assert all(7 - s.trick == left and not s.done for s in ends)
+            assert len({(s.place, s.phase) for s in ends}) > 1  # not always the trick's start
+
+
+def test_heuristic_share_one_plays_the_heuristic_only():
+    """``heuristic=1``: every action is ``decide_state``'s, replayed on the same deal."""
+    for st in positions(Spec(4, 8, 5, steps=(5, 20), heuristic=1.0)):
+        again = State(list(st.initial_hands), st.first_leader, st.num_players)
+        for _ in range(20):
+            if _key(again) == _key(st):
+                break
+            again.apply(decide_state(again))
+        assert _key(again) == _key(st)
+
+
+@pytest.mark.parametrize("kw,word", [(dict(players=5), "players must be 4 or 3"), (dict(count=0), "count"),
+                                     (dict(steps=-1), "steps"), (dict(steps=(5, 5)), "steps"),
+                                     (dict(tricks_left=0), "tricks_left"), (dict(tricks_left=2, steps=3), "tricks_left"),
+                                     (dict(heuristic=1.5), "heuristic")])
+def test_a_bad_spec_is_refused_naming_the_field(kw, word):
+    args = dict(players=4, seed=0) | kw
+    with pytest.raises(ValueError, match=word):
+        Spec(**args)
