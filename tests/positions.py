@@ -206,19 +206,26 @@ def viewer_seats(num_players: int) -> tuple[int, ...]:
     return (0, 1, 2, 3) if num_players == 4 else (0, 1, 3)
 
 
-def random_points(rng: np.random.Generator, num_players: int, deals: int, every: int = 1):
-    """Yield states at every ``every``-th decision (and the end) of ``deals`` random deals,
-    each a separate clone (leader drawn at random, R2.4)."""
-    for _ in range(deals):
-        st = State.random(rng, int(rng.integers(4)) if num_players == 4 else 0, num_players)
+def random_points(spec: Spec, every: int = 1):
+    """Yield the states at every ``every``-th decision (and the end) of ``spec.count`` whole
+    deals of ``spec.players``, each a separate clone; the first leader as in
+    :func:`positions` (R2.4, R7.2), the actions uniformly random among the legal ones or,
+    for ``spec.heuristic``'s share, the heuristic's. ``spec.steps`` and ``spec.tricks_left``
+    must be None (a whole deal is walked)."""
+    if spec.steps is not None or spec.tricks_left is not None:
+        raise ValueError(f"random_points walks whole deals: steps and tricks_left must be None, got {spec!r}")
+    if not isinstance(every, int) or every < 1:
+        raise ValueError(f"every must be an int >= 1, got {every!r}")
+    rng = np.random.default_rng(spec.seed)
+    for _ in range(spec.count):
+        st = _deal(rng, spec.players)
         k = 0
         while True:
             if k % every == 0 or st.done:
                 yield st.clone()
             if st.done:
                 break
-            legal = st.legal_actions()
-            st.apply(legal[int(rng.integers(len(legal)))])
+            _step(st, rng, spec.heuristic)
             k += 1
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from positions import Spec, positions
+from positions import Spec, positions, random_points
 from twilight_env.agents.heuristic import decide_state
 from twilight_env.rules.engine import State
 
@@ -54,6 +54,21 @@ def test_heuristic_share_one_plays_the_heuristic_only():
                 break
             again.apply(decide_state(again))
         assert _key(again) == _key(st)
+
+
+def test_random_points_walk_whole_deals_the_same_for_the_same_spec():
+    """Every ``every``-th decision and the end of each of ``count`` deals, the same for the same spec."""
+    a = list(random_points(Spec(3, 2, 4), every=3))
+    assert [_key(s) for s in a] == [_key(s) for s in random_points(Spec(3, 2, 4), every=3)]
+    assert sum(s.done for s in a) == 4 and a[-1].done and {s.first_leader for s in a} == {0}
+    starts = [s for s in a if not s.history and s.trick == 0 and s.place == 0]
+    assert len(starts) == 4
+    every = list(random_points(Spec(4, 2, 1)))
+    assert [_key(s) for s in every][::3] == [_key(s) for s in random_points(Spec(4, 2, 1), every=3)][:len(every[::3])]
+    with pytest.raises(ValueError, match="whole deals"):
+        next(random_points(Spec(4, 0, steps=3)))
+    with pytest.raises(ValueError, match="every"):
+        next(random_points(Spec(4, 0), every=0))
 
 
 @pytest.mark.parametrize("kw,word", [(dict(players=5), "players must be 4 or 3"), (dict(count=0), "count"),

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import twilight_env
-from positions import random_points, viewer_seats
+from positions import Spec, random_points, viewer_seats
 from twilight_env.rules.cards import CARDS, MOON_MASK, SUN_MASK, codes_of, ids_of
 from twilight_env.obs.encoding import encode_infoset
 from twilight_env.rules.engine import NEW_MOON, DealState, State
@@ -33,7 +33,7 @@ def _replay(info: InfoSet, world: list[int]) -> State:
 def test_sample_world_agrees_with_knowledge_and_history_replays(num_players):
     rng = np.random.default_rng(40 + num_players)
     n = 0
-    for st in random_points(rng, num_players, deals=10, every=3):
+    for st in random_points(Spec(num_players, 40 + num_players, 10), every=3):
         for seat in viewer_seats(num_players):
             info = InfoSet(st, seat)
             for _ in range(2):

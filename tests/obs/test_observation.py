@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from positions import random_points, viewer_seats
+from positions import Spec, random_points, viewer_seats
 from twilight_env.obs import encoding as E
 from twilight_env.rules.cards import CARDS, MOON_MASK, SUN_MASK, codes_of, multiplier_of, souls_of
 from twilight_env.rules.engine import HOLD, NEW_MOON, State
@@ -113,7 +113,7 @@ def expected_fields(st: State, seat: int, totals=None, target=None) -> dict:
 def test_decode_round_trip_on_real_states(num_players, match):
     rng = np.random.default_rng(11 + num_players + 7 * match)
     checked = 0
-    for st in random_points(rng, num_players, deals=6, every=2):
+    for st in random_points(Spec(num_players, 11 + num_players + 7 * match, 6), every=2):
         totals = tuple(int(x) for x in rng.integers(0, 1200, 4)) if match else None
         target = int(rng.integers(100, 2000)) if match else None
         for seat in viewer_seats(num_players):
@@ -128,9 +128,8 @@ def test_decode_round_trip_on_real_states(num_players, match):
 
 
 def test_acting_seat_is_relative_zero_and_new_moon_decision():
-    rng = np.random.default_rng(5)
     saw_new_moon = False
-    for st in random_points(rng, 3, deals=10):
+    for st in random_points(Spec(3, 5, 10)):
         if st.done:
             continue
         d = E.decode_observation(E.encode_observation(st, st.deciding_seat))
@@ -146,10 +145,9 @@ def test_acting_seat_is_relative_zero_and_new_moon_decision():
 def test_out_buffer_clone_and_mask_give_identical_bytes():
     """The out buffer, a clone and ``observation_and_mask`` give the encoder's bytes (the
     encoders' parity with the reference encoder is ``tests/rules/test_parity.py``'s)."""
-    rng = np.random.default_rng(3)
     out = np.full(E.OBS_SIZE, 7.0, dtype=np.float32)
     for n in (4, 3):
-        for st in random_points(rng, n, deals=8, every=3):
+        for st in random_points(Spec(n, 3, 8), every=3):
             for seat in viewer_seats(n):
                 for totals, target in ((None, None), ((100, 250, 300, 0), 666)):
                     ref = E.encode_observation(st, seat, totals, target)
@@ -164,9 +162,8 @@ def test_out_buffer_clone_and_mask_give_identical_bytes():
 def test_returned_arrays_are_fresh_so_memoized_parts_cannot_be_corrupted():
     # the side scalars and the action masks are memoized: writing into a returned array
     # must not change what later calls return
-    rng = np.random.default_rng(11)
     for n in (4, 3):
-        for st in random_points(rng, n, deals=3, every=5):
+        for st in random_points(Spec(n, 11, 3), every=5):
             seat = st.deciding_seat if not st.done else 0
             obs, mask = E.observation_and_mask(st, seat)
             ref_obs, ref_mask = obs.copy(), mask.copy()
@@ -249,8 +246,7 @@ def test_action_mask_marks_the_legal_actions_and_rejects_others():
 
 
 def test_values_stay_in_bounds_and_flags_are_binary():
-    rng = np.random.default_rng(8)
-    for st in random_points(rng, 4, deals=5):
+    for st in random_points(Spec(4, 8, 5)):
         v = E.encode_observation(st, 0, (5000, 0), 1000)
         assert set(np.unique(v[:E.NUM_BITS])) <= {0.0, 1.0}
         assert v.min() >= 0.0 and v[E.SIDE:E.TOTALS].max() <= 1.0 and v.max() <= E.TOTALS_CAP
@@ -284,7 +280,7 @@ def test_counterfactual_redeal_leaves_observation_byte_identical(num_players):
     rng = np.random.default_rng(100 + num_players)
     changed_worlds = 0
     points = 0
-    for st in random_points(rng, num_players, deals=25, every=2):
+    for st in random_points(Spec(num_players, 100 + num_players, 25), every=2):
         for seat in viewer_seats(num_players):
             info = InfoSet(st, seat, (10, 20, 30, 40), 1000)
             ref = E.encode_observation(st, seat, (10, 20, 30, 40), 1000).tobytes()
@@ -326,7 +322,7 @@ def test_own_hand_and_open_hand_change_the_observation(num_players):
     """Converse of the no-leak test: what the viewer does see is in the vector."""
     rng = np.random.default_rng(200 + num_players)
     tested = 0
-    for st in random_points(rng, num_players, deals=20, every=3):
+    for st in random_points(Spec(num_players, 200 + num_players, 20), every=3):
         if st.done:
             continue
         for seat in viewer_seats(num_players):
@@ -366,7 +362,7 @@ def test_fourth_place_of_the_trick_is_always_empty(num_players, monkeypatch):
     third = slice(E.TRICK + 2 * E.TRICK_PLACE_SIZE, FOURTH_PLACE.start)
     rng = np.random.default_rng(620 + num_players)
     steps = third_seen = 0
-    for st in random_points(rng, num_players, deals=40):
+    for st in random_points(Spec(num_players, 620 + num_players, 40)):
         for seat in viewer_seats(num_players):
             vecs = [E.encode_observation(st, seat)]
             with monkeypatch.context() as m:

@@ -10,33 +10,14 @@ from twilight_env.rules.cards import ALL_MASK, CARDS, MOON_MASK, SUN_MASK, card_
 from twilight_env.rules.engine import NEW_MOON, State
 
 from engine_helpers import codes, random_play, request_action
-
-
-def states_along_a_deal(seed: int, num_players: int, every: int = 3):
-    """Snapshots (clones) of one random deal every few decisions."""
-    rng = np.random.default_rng(seed)
-    st = State.random(rng, leader=int(rng.integers(4)), num_players=num_players)
-    out = []
-    i = 0
-    while not st.done:
-        if i % every == 0:
-            out.append(st.clone())
-        legal = st.legal_actions()
-        st.apply(legal[int(rng.integers(len(legal)))])
-        i += 1
-    out.append(st.clone())
-    return out
-
-
-def viewers(num_players):
-    return (0, 1, 3) if num_players == 3 else (0, 1, 2, 3)
+from positions import Spec, random_points, viewer_seats
 
 
 @pytest.mark.parametrize("num_players", [3, 4])
 def test_r2_5_infoset_public_facts(num_players):
     from twilight_env.rules.infoset import InfoSet
-    for st in states_along_a_deal(1, num_players, every=5):
-        for seat in viewers(num_players):
+    for st in random_points(Spec(num_players, 1), every=5):
+        for seat in viewer_seats(num_players):
             info = InfoSet(st, seat)
             assert set(info.hand) == codes(st.hands[seat])
             assert info.counts == st.counts()
@@ -59,8 +40,8 @@ def test_r2_5_infoset_public_facts(num_players):
 def test_infoset_sample_world_is_consistent(num_players):
     from twilight_env.rules.infoset import InfoSet
     rng = np.random.default_rng(2)
-    for st in states_along_a_deal(3, num_players):
-        for seat in viewers(num_players):
+    for st in random_points(Spec(num_players, 3), every=3):
+        for seat in viewer_seats(num_players):
             info = InfoSet(st, seat)
             for _ in range(3):
                 world = info.sample_world(rng)
@@ -90,8 +71,8 @@ def replay_actions(history):
 def test_infoset_history_replays_legally_on_world_state(num_players):
     from twilight_env.rules.infoset import InfoSet
     rng = np.random.default_rng(4)
-    for st in states_along_a_deal(5, num_players, every=4):
-        for seat in viewers(num_players):
+    for st in random_points(Spec(num_players, 5), every=4):
+        for seat in viewer_seats(num_players):
             info = InfoSet(st, seat)
             world = info.sample_world(rng)
             ws = info.world_state(world)
@@ -112,7 +93,7 @@ def test_infoset_history_replays_legally_on_world_state(num_players):
 
 def test_infoset_world_state_rejects_inconsistent_worlds():
     from twilight_env.rules.infoset import InfoSet
-    st = states_along_a_deal(6, 4)[4]
+    st = list(random_points(Spec(4, 6), every=3))[4]
     info = InfoSet(st, 0)
     world = info.sample_world(np.random.default_rng(0))
     bad = [list(h) for h in world]
