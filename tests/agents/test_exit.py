@@ -13,6 +13,7 @@ from twilight_env.agents.nn.checkpoint import save_checkpoint  # noqa: E402
 from twilight_env.agents.nn.features import infoset_row, num_roles, role_of  # noqa: E402
 from twilight_env.rules.engine import NUM_ACTIONS, State  # noqa: E402
 from twilight_env.rules.infoset import InfoSet  # noqa: E402
+from positions import Spec, positions  # noqa: E402
 
 HAVE_FAST = resolve_backend("auto") == "numba"
 
@@ -35,15 +36,7 @@ def write_net(path, num_players, seed=0):
 
 def decisions(num_players, seed, n):
     """``n`` information sets of random deals at random points (deciding seat's view)."""
-    rng = np.random.default_rng(seed)
-    out = []
-    while len(out) < n:
-        st = State.random(rng, int(rng.integers(4)), num_players)
-        for _ in range(int(rng.integers(0, 20))):
-            la = st.legal_actions()
-            st.apply(la[int(rng.integers(len(la)))])
-        out.append((st, InfoSet(st, st.deciding_seat)))
-    return out
+    return [(st, InfoSet(st, st.deciding_seat)) for st in positions(Spec(num_players, seed, n, steps=(0, 20)))]
 
 
 @pytest.mark.parametrize("encoder", ENCODERS)

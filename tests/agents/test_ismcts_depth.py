@@ -16,19 +16,13 @@ from twilight_env.agents.ismcts import ISMCTSAgent
 pytestmark = pytest.mark.skipif(not fast_rollout.HAVE_NUMBA, reason="numba is not installed")
 
 from twilight_env.agents import fast_ismcts  # noqa: E402
+from positions import Spec, positions  # noqa: E402
 
 
 def _decision(seed: int, players: int, actions_played: int = 3) -> InfoSet:
     """An information set early in a deal (a deep tree below it), with >= 2 legal actions."""
-    rng = np.random.default_rng(seed)
-    while True:
-        st = State.random(rng, int(rng.integers(4)) if players == 4 else 0, players)
-        for _ in range(actions_played):
-            la = st.legal_actions()
-            st.apply(la[int(rng.integers(len(la)))])
-        info = InfoSet(st, st.deciding_seat)
-        if len(info.legal_actions) >= 2:
-            return info
+    infos = (InfoSet(st, st.deciding_seat) for st in positions(Spec(players, seed, 50, steps=actions_played)))
+    return next(info for info in infos if len(info.legal_actions) >= 2)
 
 
 def _compiled(info: InfoSet, iterations: int, max_depth: int, seed: int = 1):

@@ -15,22 +15,14 @@ from twilight_env.agents import policy
 from twilight_env.agents.base import make_agent, play_deal
 from twilight_env.rules.engine import State
 from twilight_env.rules.infoset import InfoSet
+from positions import Spec, positions
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def _decisions(num_players, seed, n):
     """``n`` (state, information set) pairs at random points of random deals, the deciding seat's view."""
-    rng = np.random.default_rng(seed)
-    out = []
-    while len(out) < n:
-        st = State.random(rng, int(rng.integers(4)), num_players)
-        for _ in range(int(rng.integers(0, 24))):
-            la = st.legal_actions()
-            st.apply(la[int(rng.integers(len(la)))])
-        if not st.done:
-            out.append((st, InfoSet(st, st.deciding_seat)))
-    return out
+    return [(st, InfoSet(st, st.deciding_seat)) for st in positions(Spec(num_players, seed, n, steps=(0, 24)))]
 
 
 @pytest.mark.parametrize("players", [3, 4])

@@ -12,6 +12,7 @@ from twilight_env.agents import sampling
 from twilight_env.agents.base import make_agent, play_deal
 from twilight_env.rules.engine import NUM_ACTIONS, State
 from twilight_env.rules.infoset import InfoSet
+from positions import Spec, positions
 
 SPECS = ["policy:default", "exit:default", "neural:default"]
 """The network agents, each with its shipped weights."""
@@ -24,16 +25,7 @@ def _needs(spec):
 
 def _decisions(num_players, seed, n):
     """``n`` information sets at random points of random deals (the deciding seat's view)."""
-    rng = np.random.default_rng(seed)
-    out = []
-    while len(out) < n:
-        st = State.random(rng, int(rng.integers(4)), num_players)
-        for _ in range(int(rng.integers(0, 30))):
-            la = st.legal_actions()
-            st.apply(la[int(rng.integers(len(la)))])
-        if not st.done:
-            out.append(InfoSet(st, st.deciding_seat))
-    return out
+    return [InfoSet(st, st.deciding_seat) for st in positions(Spec(num_players, seed, n, steps=(0, 30)))]
 
 
 def _played(spec, seed, players, agent_seed):
