@@ -273,7 +273,10 @@ def train(cfg: TrainConfig, override: set | None = None) -> dict:
             raise TrainingInterrupted(getattr(e, "signum", signal.SIGINT)) from None
 
 
-def _train(cfg: TrainConfig, override: set | None, t_start: float, signals: Signals) -> dict:
+def _prepare(cfg: TrainConfig, override: set | None):
+    """The effective config, the resume checkpoint (or None), the run directory (created for
+    a new run; temporary files of a killed checkpoint write removed), the device, and the
+    evaluation opponents and deals."""
     cfg, ckpt, run_dir = resolve_config(cfg, override)
     device = check_device(cfg.device)
     torch.set_num_threads(cfg.threads)
@@ -283,6 +286,11 @@ def _train(cfg: TrainConfig, override: set | None, t_start: float, signals: Sign
         run_dir.mkdir(parents=True, exist_ok=False)
     for stale in run_dir.glob(CHECKPOINT_NAME + ".tmp*"):  # left by a process killed while saving
         stale.unlink(missing_ok=True)
+    return cfg, ckpt, run_dir, device, opponents, deals
+
+
+def _train(cfg: TrainConfig, override: set | None, t_start: float, signals: Signals) -> dict:
+    cfg, ckpt, run_dir, device, opponents, deals = _prepare(cfg, override)
     learner = build_learner(cfg, ckpt, device)
     counters = learner.counters
     ghash = git_hash() or "unknown"
@@ -340,6 +348,13 @@ def _train(cfg: TrainConfig, override: set | None, t_start: float, signals: Sign
     except BaseException:
         _close(source, bar)
         raise
+    return _summary(run_dir, cfg, learner, rate, t_start)
+
+
+def _summary(run_dir, cfg: TrainConfig, learner, rate: _Throughput, t_start: float) -> dict:
+    """:func:`train`'s summary of a finished run (``t_start``: when :func:`train` was called,
+    ``time.perf_counter`` seconds)."""
+    counters = learner.counters
     wall = time.perf_counter() - rate.t_loop
     return {"run_dir": str(run_dir), "players": cfg.players, "actors": cfg.actors,
             "decisions": counters["decisions"], "updates": counters["updates"], "episodes": counters["episodes"],
