@@ -195,7 +195,7 @@ def validate(target_spec: str, responder_specs: list[str], num_players: int, mod
                          "first_is_best": first in best_actions}
         rows.append(PositionResult(n, best / norm, best_actions, tv / norm, res, len(worlds)))
         if progress:
-            print(f"position {k + 1}/{positions}: {n} worlds, exact {best / n:+.1f}, target {tv / n:+.1f}, "
+            print(f"position {k + 1}/{positions}: {n:g} worlds, exact {best / norm:+.1f}, target {tv / norm:+.1f}, "
                   + ", ".join(f"{s.split(':')[0]} gap {r['gap']:.1f}" for s, r in res.items()), flush=True)
     summary = {}
     for spec in responder_specs:

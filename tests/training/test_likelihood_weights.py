@@ -181,3 +181,12 @@ def test_validation_reports_a_sampled_targets_gap():
     assert r["mean_worlds"] <= r["mean_positive_worlds"] + 1e-9
     if r["mean_worlds"] < r["mean_positive_worlds"] - 1e-9:
         assert "worlds of positive likelihood" in V.report(r)
+
+
+def test_the_progress_line_gives_the_weighted_means(capsys):
+    """The progress line of a sampled target prints the same exact and target values (deal
+    points per world, weighted) as the result rows."""
+    r = V.validate(SAMPLED, ["random"], 4, "seat=1", 2, 1, 8, progress=True)
+    lines = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("position ")]
+    for ln, row in zip(lines, r["rows"]):
+        assert f"exact {row['exact']:+.1f}, target {row['target_value']:+.1f}" in ln
