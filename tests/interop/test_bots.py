@@ -9,6 +9,7 @@ from twilight_env.agents.base import make_agent, parse_spec, play_deal
 from twilight_env.cli import main
 from twilight_env.rules.engine import State
 from twilight_env.rules.infoset import InfoSet
+from positions import Spec, positions
 
 
 def test_specs_parse_the_bot_name_then_its_options():
@@ -35,12 +36,7 @@ def test_bad_specs_are_refused(spec, match):
 
 
 def _decision(players, seed, steps):
-    rng = np.random.default_rng(seed)
-    st = State.random(rng, 0, players)
-    for _ in range(steps):
-        legal = st.legal_actions()
-        st.apply(legal[int(rng.integers(len(legal)))])
-    return st
+    return positions(Spec(players, seed, steps=steps))[0]
 
 
 @pytest.mark.parametrize("spec", ["openspiel:ismcts:iterations=30", "openspiel:random"])
