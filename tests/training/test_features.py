@@ -9,16 +9,15 @@ from twilight_env.rules.infoset import InfoSet
 from twilight_env.agents.nn.features import (ACTION_FEATURES, ACTION_SIZE, NUM_MASKS, STATE_SIZE, expand_rows, infoset_row,
                                state_row)
 from twilight_env.agents.nn.network import NetConfig, QNetwork
+from positions import Spec, random_points
 
 
 def _random_decisions(num_players, deals, seed):
+    """Every decision of ``deals`` random deals, with a generator for the test's own draws."""
     rng = np.random.default_rng(seed)
-    for _ in range(deals):
-        st = State.random(rng, int(rng.integers(4)) if num_players == 4 else 0, num_players)
-        while not st.done:
+    for st in random_points(Spec(num_players, seed, deals)):
+        if not st.done:
             yield st, rng
-            legal = st.legal_actions()
-            st.apply(legal[int(rng.integers(len(legal)))])
 
 
 @pytest.mark.parametrize("num_players", [4, 3])

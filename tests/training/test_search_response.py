@@ -14,26 +14,18 @@ from twilight_env.rules.engine import State  # noqa: E402
 from twilight_env.rules.infoset import InfoSet  # noqa: E402
 from twilight_env.training.search_response import (SearchResponder, TargetPolicy, initial_hands,  # noqa: E402
                                                    public_actions)
+from positions import Spec, positions  # noqa: E402
 
 
 def _played(seed, n, steps):
-    """A deal played ``steps`` random legal actions, or None if it ended."""
-    rng = np.random.default_rng(seed)
-    st = State.random(rng, int(rng.integers(4)) if n == 4 else 0, n)
-    for _ in range(steps):
-        la = st.legal_actions()
-        st.apply(la[int(rng.integers(len(la)))])
-        if st.done:
-            return None
-    return st
+    """A deal played ``steps`` random legal actions (fewer if the deal would end)."""
+    return positions(Spec(n, seed, steps=steps))[0]
 
 
 @pytest.mark.parametrize("n", [3, 4])
 def test_public_actions_and_initial_hands_rebuild_the_deal(n):
     for seed in range(30):
         st = _played(seed, n, seed % 40)
-        if st is None:
-            continue
         info = InfoSet(st, st.deciding_seat)
         init = initial_hands(info, np.array([st.hands], dtype=np.int64))
         eng = VectorEngine(1, n)
@@ -50,7 +42,7 @@ def test_the_simulated_target_is_the_agent(spec):
     """On real positions, the policy the responder simulates picks the agent's own action."""
     target, agent = TargetPolicy(spec), make_agent(spec)
     for n in (3, 4):
-        states = [s for s in (_played(k, n, 3 + k % 30) for k in range(24)) if s is not None]
+        states = [_played(k, n, 3 + k % 30) for k in range(24)]
         infos = [InfoSet(s, s.deciding_seat) for s in states]
         mine = []
         for s, info in zip(states, infos):
@@ -146,7 +138,7 @@ def test_the_simulated_probabilities_are_the_agents(spec):
     target, agent = TargetPolicy(spec), make_agent(spec)
     assert not target.deterministic
     for n in (3, 4):
-        states = [s for s in (_played(k, n, 3 + k % 30) for k in range(16)) if s is not None]
+        states = [_played(k, n, 3 + k % 30) for k in range(16)]
         for s in states:
             info = InfoSet(s, s.deciding_seat)
             one = VectorEngine(1, n)
