@@ -243,8 +243,9 @@ class Spec:
             ``(0, 60)``. A deal that ends before is dealt again and played for half as
             many actions, so a position is never a finished deal.
         tricks_left: instead of ``steps``, an endgame: play to the trick that leaves
-            ``tricks_left`` tricks (1..7, the current one counted), then 0..6 actions more
-            inside it (a random place and phase).
+            ``tricks_left`` tricks (1..7, the current one counted; or a range ``(lo, hi)``
+            to draw it from per position, ``lo..hi-1``), then 0..6 actions more inside it
+            (a random place and phase).
         heuristic: the share of actions (0..1) chosen by the heuristic
             (``agents.heuristic.decide_state``) instead of uniformly at random among the
             legal ones: positions that look like played ones.
@@ -254,7 +255,7 @@ class Spec:
     seed: int
     count: int = 1
     steps: int | tuple[int, int] | None = None
-    tricks_left: int | None = None
+    tricks_left: int | tuple[int, int] | None = None
     heuristic: float = 0.0
 
     def __post_init__(self):
@@ -267,9 +268,14 @@ class Spec:
                   and 0 <= self.steps[0] < self.steps[1]))
         if not ok:
             raise ValueError(f"steps must be None, an int >= 0 or a range (lo, hi) with 0 <= lo < hi, got {self.steps!r}")
-        if self.tricks_left is not None and (self.steps is not None or self.tricks_left not in range(1, 8)):
-            raise ValueError(f"tricks_left must be 1..7 and steps None with it, got {self.tricks_left!r}, "
-                             f"steps {self.steps!r}")
+        left = self.tricks_left
+        ok = left is None or (self.steps is None and (
+            (isinstance(left, int) and 1 <= left <= 7)
+            or (isinstance(left, tuple) and len(left) == 2 and all(isinstance(k, int) for k in left)
+                and 1 <= left[0] < left[1] <= 8)))
+        if not ok:
+            raise ValueError(f"tricks_left must be 1..7 or a range (lo, hi) with 1 <= lo < hi <= 8, and steps "
+                             f"None with it; got {self.tricks_left!r}, steps {self.steps!r}")
         if not 0.0 <= self.heuristic <= 1.0:
             raise ValueError(f"heuristic must be a share in 0..1, got {self.heuristic!r}")
 
@@ -310,12 +316,13 @@ def _played(rng: np.random.Generator, spec: Spec, steps: int | tuple[int, int] |
 
 def _endgame(rng: np.random.Generator, spec: Spec) -> State:
     st = _deal(rng, spec.players)
-    while st.trick < 7 - spec.tricks_left:
+    left = spec.tricks_left if isinstance(spec.tricks_left, int) else int(rng.integers(*spec.tricks_left))
+    while st.trick < 7 - left:
         _step(st, rng, spec.heuristic)
     for _ in range(int(rng.integers(0, 7))):
         after = st.clone()
         _step(after, rng, spec.heuristic)
-        if after.trick > 7 - spec.tricks_left:
+        if after.trick > 7 - left:
             break  # that action would finish the trick: stay inside it
         st = after
     if st.done:

@@ -43,6 +43,8 @@ def test_steps_and_endgames_reach_what_they_ask():
             ends = positions(Spec(players, left, 25, tricks_left=left))
             assert all(7 - s.trick == left and not s.done for s in ends)
             assert len({(s.place, s.phase) for s in ends}) > 1  # not always the trick's start
+        drawn = positions(Spec(players, 9, 40, tricks_left=(2, 5)))
+        assert {7 - s.trick for s in drawn} == {2, 3, 4} and not any(s.done for s in drawn)
 
 
 def test_heuristic_share_one_plays_the_heuristic_only():
@@ -74,6 +76,7 @@ def test_random_points_walk_whole_deals_the_same_for_the_same_spec():
 @pytest.mark.parametrize("kw,word", [(dict(players=5), "players must be 4 or 3"), (dict(count=0), "count"),
                                      (dict(steps=-1), "steps"), (dict(steps=(5, 5)), "steps"),
                                      (dict(tricks_left=0), "tricks_left"), (dict(tricks_left=2, steps=3), "tricks_left"),
+                                     (dict(tricks_left=(3, 3)), "tricks_left"), (dict(tricks_left=(0, 4)), "tricks_left"),
                                      (dict(heuristic=1.5), "heuristic")])
 def test_a_bad_spec_is_refused_naming_the_field(kw, word):
     args = dict(players=4, seed=0) | kw

@@ -26,25 +26,13 @@ from twilight_env.agents import fast_ismcts  # noqa: E402
 
 hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import given, strategies as hst  # noqa: E402
+from positions import Spec, positions  # noqa: E402
 
 
 def _position(seed: int, num_players: int, min_trick: int = 0, max_trick: int = 6) -> State:
     """A deal of ``num_players`` played by random legal actions to a random trick in
     ``min_trick..max_trick`` and a random number of actions into it (not over)."""
-    rng = np.random.default_rng(seed)
-    while True:
-        st = State.random(rng, int(rng.integers(4)) if num_players == 4 else 0, num_players)
-        stop = int(rng.integers(min_trick, max_trick + 1))
-        while st.trick < stop:
-            la = st.legal_actions()
-            st.apply(la[int(rng.integers(len(la)))])
-        for _ in range(int(rng.integers(0, 8))):
-            if st.done:
-                break
-            la = st.legal_actions()
-            st.apply(la[int(rng.integers(len(la)))])
-        if not st.done:
-            return st
+    return positions(Spec(num_players, seed, tricks_left=(7 - max_trick, 8 - min_trick)))[0]
 
 
 def _viewers(st: State) -> list[int]:
@@ -107,15 +95,21 @@ def test_sampled_worlds_never_contradict_the_information_set(seed, players, view
         info.world_state(hands)  # the engine's own consistency check accepts it
 
 
+def _count_worlds(info: InfoSet) -> int:
+    """How many deals of the unseen cards are consistent with ``info`` (the counts by cult)."""
+    n_worlds = 1
+    for c in (0, 1):
+        counts = [info.hand_counts[s][c] for s in _hidden(info)]
+        n_worlds *= factorial(sum(counts)) // prod(factorial(k) for k in counts)
+    return n_worlds
+
+
 def _uniform_position():
     """A 4-player position with three hidden seats and a few thousand consistent worlds."""
     for seed in range(100):
         st = _position(seed, 4, 4, 4)
         info = InfoSet(st, st.deciding_seat)
-        n_worlds = 1
-        for c in (0, 1):
-            counts = [info.hand_counts[s][c] for s in _hidden(info)]
-            n_worlds *= factorial(sum(counts)) // prod(factorial(k) for k in counts)
+        n_worlds = _count_worlds(info)
         if 20 <= n_worlds <= 400:
             return info, n_worlds
     raise AssertionError("no position with 20..400 worlds")
@@ -181,9 +175,9 @@ def _decision(seed: int, players: int) -> InfoSet:
     for k in range(50):
         st = _position(seed * 100 + k, players, 1, 5)
         info = InfoSet(st, st.deciding_seat)
-        if len(info.legal_actions) >= 2:
+        if len(info.legal_actions) >= 2 and _count_worlds(info) >= 2:  # a choice, and something hidden
             return info
-    raise AssertionError("no decision with two legal actions")
+    raise AssertionError("no decision with two legal actions and two consistent worlds")
 
 
 @pytest.mark.parametrize("players", [3, 4])
