@@ -54,6 +54,7 @@ from twilight_env.agents.exit import (ENCODERS, PolicyValueNet, PVConfig, load_e
 from twilight_env.agents.nn.checkpoint import CHECKPOINT_NAME, save_checkpoint
 from twilight_env.agents.nn.features import num_roles
 from twilight_env.training.exit_data import DEFAULT_AGENT, GenerateSettings, check_ints, generate, load_data
+from twilight_env.training.runtime import TrainingDiverged, check_device, to_cpu
 # the data side of expert iteration lives in twilight_env.training.exit_data; its names stay importable here
 from twilight_env.training.exit_data import (DATA_FORMAT, DATA_VERSION, KEYS, chunk_done, chunk_path,  # noqa: F401
                                              deal_state, play_recorded, search_visits, write_npz)
@@ -200,11 +201,8 @@ def train(data_folders, run, settings: FitSettings | None = None, init: str | No
             run directory that already holds a checkpoint without ``resume``.
     """
     import torch
-    from torch.utils.tensorboard import SummaryWriter
     from tqdm import tqdm
 
-    from twilight_env.training.runtime import check_device, to_cpu
-    from twilight_env.util.report import git_hash
     s = (settings or FitSettings()).validate()
     dev = check_device(s.device)
     torch.set_num_threads(s.threads)
@@ -213,46 +211,90 @@ def train(data_folders, run, settings: FitSettings | None = None, init: str | No
     ckpt, data_folders, s = _resumed(ckpt_path, data_folders, s) if resume else (None, data_folders, s)
     if ckpt is None and ckpt_path.exists():
         raise ValueError(f"{str(ckpt_path)!r} exists; continue it with --resume or give a new run directory")
-    data, npl = load_data(data_folders)
-    tr_idx, val_idx = split_holdout(data, s.holdout, s.seed)
-    tensors = {k: torch.from_numpy(data[k].astype(np.int64) if k == "roles" else data[k]).to(dev)
-               for k in ("rows", "roles", "legal", "visits", "outcome")}
-    config = {"data": [str(f) for f in data_folders], "holdout": s.holdout, "seed": s.seed,
-              "batch_size": s.batch_size, "lr": s.lr, "weight_decay": s.weight_decay,
-              "value_weight": s.value_weight, "init": init}
+    npl, tr_idx, val_idx, tensors = _fit_data(data_folders, s, dev)
+    config = _fit_config(data_folders, s, init)
     model = _start_model(ckpt, ckpt_path, init, npl, s).to(dev)
     opt = torch.optim.Adam(model.parameters(), lr=s.lr, weight_decay=s.weight_decay)
-    epoch = 0
-    rng = np.random.default_rng([s.seed, 7])
-    if ckpt is not None:
-        opt.load_state_dict(ckpt["optimizer"])  # Adam's moments follow the parameters' device
-        epoch = int(ckpt["epoch"])
-        rng.bit_generator.state = json.loads(ckpt["rng"])
-    run.mkdir(parents=True, exist_ok=True)
-    writer = SummaryWriter(str(run), purge_step=epoch + 1 if epoch else None)
-    if not epoch:
-        writer.add_text("config", json.dumps({**config, "net": model.cfg.to_dict(), "num_players": npl,
-                                              "train_decisions": len(tr_idx), "val_decisions": len(val_idx),
-                                              "git": git_hash()}, indent=1))
+    epoch, rng = _restore_fit(ckpt, opt, s)
+    writer = _fit_writer(run, epoch, {**config, "net": model.cfg.to_dict(), "num_players": npl,
+                                      "train_decisions": len(tr_idx), "val_decisions": len(val_idx)})
     last: dict = {}
     bar = tqdm(total=s.epochs, initial=min(epoch, s.epochs), unit="epoch", disable=not progress)
     while epoch < s.epochs:
         epoch += 1
         last = {"epoch": epoch, **_fit_epoch(model, opt, tensors, rng.permutation(tr_idx), s),
                 **_validate(model, tensors, val_idx)}
-        for k, v in last.items():
-            if k != "epoch":
-                writer.add_scalar(k.replace("train_", "train/").replace("val_", "val/"), v, epoch)
-        writer.flush()
+        _log_epoch(writer, last, epoch)
         _check_finite_epoch(model, last, epoch, s.lr)
-        save_checkpoint(new_checkpoint(model, npl, optimizer=to_cpu(opt.state_dict()), epoch=epoch, config=config,
-                                       rng=json.dumps(rng.bit_generator.state), last=last, git=git_hash()),
-                        ckpt_path)
+        _save_epoch(ckpt_path, model, npl, opt, rng, epoch, config, last)
         bar.update(1)
         bar.set_postfix({k: f"{v:.4f}" for k, v in last.items() if k != "epoch"})
     bar.close()
     writer.close()
     return last
+
+
+def _fit_data(data_folders, s: FitSettings, dev) -> tuple[int, np.ndarray, np.ndarray, dict]:
+    """The number of players of ``data_folders``, the training and validation indices
+    (:func:`split_holdout`) and the decisions' tensors on ``dev`` (roles as int64)."""
+    import torch
+
+    data, npl = load_data(data_folders)
+    tr_idx, val_idx = split_holdout(data, s.holdout, s.seed)
+    tensors = {k: torch.from_numpy(data[k].astype(np.int64) if k == "roles" else data[k]).to(dev)
+               for k in ("rows", "roles", "legal", "visits", "outcome")}
+    return npl, tr_idx, val_idx, tensors
+
+
+def _restore_fit(ckpt: dict | None, opt, s: FitSettings) -> tuple[int, np.random.Generator]:
+    """The epochs done and the shuffling generator: fresh (``ckpt`` None), or the
+    checkpoint's, whose optimizer state ``opt`` then takes."""
+    epoch = 0
+    rng = np.random.default_rng([s.seed, 7])
+    if ckpt is not None:
+        opt.load_state_dict(ckpt["optimizer"])  # Adam's moments follow the parameters' device
+        epoch = int(ckpt["epoch"])
+        rng.bit_generator.state = json.loads(ckpt["rng"])
+    return epoch, rng
+
+
+def _fit_config(data_folders, s: FitSettings, init: str | None) -> dict:
+    """The settings a fit's checkpoint keeps (``config``): data folders, split, Adam, warm start."""
+    return {"data": [str(f) for f in data_folders], "holdout": s.holdout, "seed": s.seed,
+            "batch_size": s.batch_size, "lr": s.lr, "weight_decay": s.weight_decay,
+            "value_weight": s.value_weight, "init": init}
+
+
+def _fit_writer(run: Path, epoch: int, described: dict):
+    """The run's TensorBoard writer (``run`` created); a resumed run (``epoch`` > 0) drops
+    the events logged after its checkpoint, a new one logs ``described`` and the git
+    commit as its ``config`` text."""
+    from torch.utils.tensorboard import SummaryWriter
+
+    from twilight_env.util.report import git_hash
+    run.mkdir(parents=True, exist_ok=True)
+    writer = SummaryWriter(str(run), purge_step=epoch + 1 if epoch else None)
+    if not epoch:
+        writer.add_text("config", json.dumps({**described, "git": git_hash()}, indent=1))
+    return writer
+
+
+def _save_epoch(ckpt_path: Path, model, npl: int, opt, rng: np.random.Generator, epoch: int, config: dict,
+                last: dict) -> None:
+    """Write the fit's checkpoint after ``epoch`` atomically (weights, Adam state, the
+    shuffling generator's state, the last figures, the git commit)."""
+    from twilight_env.util.report import git_hash
+    save_checkpoint(new_checkpoint(model, npl, optimizer=to_cpu(opt.state_dict()), epoch=epoch, config=config,
+                                   rng=json.dumps(rng.bit_generator.state), last=last, git=git_hash()),
+                    ckpt_path)
+
+
+def _log_epoch(writer, last: dict, epoch: int) -> None:
+    """An epoch's figures as TensorBoard scalars (``train_x`` as ``train/x``, ``val_x`` as ``val/x``)."""
+    for k, v in last.items():
+        if k != "epoch":
+            writer.add_scalar(k.replace("train_", "train/").replace("val_", "val/"), v, epoch)
+    writer.flush()
 
 
 def _resumed(ckpt_path: Path, data_folders, s: FitSettings) -> tuple[dict, list, FitSettings]:
@@ -362,7 +404,6 @@ def _check_finite_epoch(model, figures: dict, epoch: int, lr: float) -> None:
     """
     import torch
 
-    from twilight_env.training.runtime import TrainingDiverged
     bad = {k: v for k, v in figures.items() if k != "epoch" and not math.isfinite(v)}
     if bad or not all(bool(torch.isfinite(p).all()) for p in model.parameters()):
         what = ", ".join(f"{k} {v}" for k, v in bad.items()) or "NaN or inf weights"
