@@ -9,43 +9,27 @@ import pickle
 import numpy as np
 import pytest
 
-from twilight_env.rules.engine import _FIELDS, HOLD, NUM_TRICKS, Config, Match
+from twilight_env.rules.engine import _FIELDS, HOLD, NUM_TRICKS
 from twilight_env.rules.infoset import InfoSet
 from twilight_env.agents import fast_rollout
 from twilight_env.agents import heuristic
 from twilight_env.agents.base import make_agent
 from twilight_env.agents.ismcts import ISMCTSAgent
 from twilight_env.agents.pimc import PIMCAgent, RolloutScorer, rollout as python_rollout
+from positions import Spec, positions
 
 needs_numba = pytest.mark.skipif(not fast_rollout.HAVE_NUMBA, reason="numba is not installed")
 
-VARIANTS = [
-    Config(num_players=4),
-    Config(num_players=4, goals_333=True),
-    Config(num_players=3),
-    Config(num_players=3, three_player_scoring="individual"),
-    Config(num_players=3, goals_333=True, fixed_solo=True),
-]
+PLAYER_ORDER = (4, 4, 3, 3, 3)
+"""The players of successive states. A deal's engine state is the same under every match
+variant (goals_333, individual scoring, fixed_solo), so only the number of players matters."""
 
 
 def _states(seed: int, n: int):
-    """``n`` states of deals of every variant, played forward by random legal actions
-    for a random number of steps (any trick, place and phase, hold phases included)."""
-    rng = np.random.default_rng(seed)
-    out = []
-    for i in range(n):
-        cfg = VARIANTS[i % len(VARIANTS)]
-        m = Match(cfg, rng, dealer=int(rng.integers(4)) if cfg.num_players == 4 else None,
-                  solo=int(rng.integers(3)) if cfg.num_players == 3 else None)
-        st = m.state
-        for _ in range(int(rng.integers(0, 50))):
-            if st.done:
-                break
-            la = st.legal_actions()
-            st.apply(la[int(rng.integers(len(la)))])
-        if not st.done:
-            out.append(st)
-    return out
+    """``n`` states of deals of 4 and 3 players (in :data:`PLAYER_ORDER`), played forward by
+    random legal actions for 0..49 steps (any trick, place and phase, hold phases included)."""
+    made = {p: iter(positions(Spec(p, seed, n, steps=(0, 50)))) for p in (4, 3)}
+    return [next(made[PLAYER_ORDER[i % len(PLAYER_ORDER)]]) for i in range(n)]
 
 
 def _fields(st):
