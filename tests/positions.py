@@ -25,7 +25,7 @@ from functools import lru_cache
 import numpy as np
 
 from twilight_env.rules import reference as R
-from twilight_env.rules.engine import State
+from twilight_env.rules.engine import DealState, State
 
 PLAYERS = (4, 3)
 PLAYED = 0.7
@@ -218,7 +218,7 @@ def random_points(spec: Spec, every: int = 1):
         raise ValueError(f"every must be an int >= 1, got {every!r}")
     rng = np.random.default_rng(spec.seed)
     for _ in range(spec.count):
-        st = _deal(rng, spec.players)
+        st = _deal(rng, spec)
         k = 0
         while True:
             if k % every == 0 or st.done:
@@ -249,6 +249,8 @@ class Spec:
         heuristic: the share of actions (0..1) chosen by the heuristic
             (``agents.heuristic.decide_state``) instead of uniformly at random among the
             legal ones: positions that look like played ones.
+        state_class: the engine class of the states, ``State`` (the compiled core when
+            built) or ``PurePythonState``; the same spec deals and plays the same in both.
     """
 
     players: int
@@ -257,6 +259,7 @@ class Spec:
     steps: int | tuple[int, int] | None = None
     tricks_left: int | tuple[int, int] | None = None
     heuristic: float = 0.0
+    state_class: type = State
 
     def __post_init__(self):
         if self.players not in PLAYERS:
@@ -278,6 +281,8 @@ class Spec:
                              f"None with it; got {self.tricks_left!r}, steps {self.steps!r}")
         if not 0.0 <= self.heuristic <= 1.0:
             raise ValueError(f"heuristic must be a share in 0..1, got {self.heuristic!r}")
+        if not (isinstance(self.state_class, type) and issubclass(self.state_class, DealState)):
+            raise ValueError(f"state_class must be an engine class (a DealState), got {self.state_class!r}")
 
 
 def positions(spec: Spec) -> list[State]:
@@ -288,9 +293,9 @@ def positions(spec: Spec) -> list[State]:
     return [_played(rng, spec, spec.steps) for _ in range(spec.count)]
 
 
-def _deal(rng: np.random.Generator, players: int) -> State:
-    leader = int(rng.integers(4)) if players == 4 else 0
-    return State.random(rng, leader, players)
+def _deal(rng: np.random.Generator, spec: Spec) -> State:
+    leader = int(rng.integers(4)) if spec.players == 4 else 0
+    return spec.state_class.random(rng, leader, spec.players)
 
 
 def _step(st: State, rng: np.random.Generator, heuristic: float) -> None:
@@ -304,7 +309,7 @@ def _step(st: State, rng: np.random.Generator, heuristic: float) -> None:
 
 
 def _played(rng: np.random.Generator, spec: Spec, steps: int | tuple[int, int] | None) -> State:
-    st = _deal(rng, spec.players)
+    st = _deal(rng, spec)
     if not isinstance(steps, int):
         steps = int(rng.integers(*(steps or (0, 60))))
     for _ in range(steps):
@@ -315,7 +320,7 @@ def _played(rng: np.random.Generator, spec: Spec, steps: int | tuple[int, int] |
 
 
 def _endgame(rng: np.random.Generator, spec: Spec) -> State:
-    st = _deal(rng, spec.players)
+    st = _deal(rng, spec)
     left = spec.tricks_left if isinstance(spec.tricks_left, int) else int(rng.integers(*spec.tricks_left))
     while st.trick < 7 - left:
         _step(st, rng, spec.heuristic)

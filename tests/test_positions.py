@@ -8,7 +8,7 @@ import pytest
 
 from positions import Spec, positions, random_points
 from twilight_env.agents.heuristic import decide_state
-from twilight_env.rules.engine import State
+from twilight_env.rules.engine import PurePythonState, State
 
 
 def _key(st: State):
@@ -47,6 +47,13 @@ def test_steps_and_endgames_reach_what_they_ask():
         assert {7 - s.trick for s in drawn} == {2, 3, 4} and not any(s.done for s in drawn)
 
 
+def test_either_engine_class_gets_the_same_positions():
+    spec = dict(players=3, seed=4, count=10, steps=(5, 40))
+    fast, pure = positions(Spec(**spec)), positions(Spec(**spec, state_class=PurePythonState))
+    assert all(type(s) is PurePythonState for s in pure) and all(type(s) is State for s in fast)
+    assert [_key(s) for s in fast] == [_key(s) for s in pure]
+
+
 def test_heuristic_share_one_plays_the_heuristic_only():
     """``heuristic=1``: every action is ``decide_state``'s, replayed on the same deal."""
     for st in positions(Spec(4, 8, 5, steps=(5, 20), heuristic=1.0)):
@@ -77,7 +84,7 @@ def test_random_points_walk_whole_deals_the_same_for_the_same_spec():
                                      (dict(steps=-1), "steps"), (dict(steps=(5, 5)), "steps"),
                                      (dict(tricks_left=0), "tricks_left"), (dict(tricks_left=2, steps=3), "tricks_left"),
                                      (dict(tricks_left=(3, 3)), "tricks_left"), (dict(tricks_left=(0, 4)), "tricks_left"),
-                                     (dict(heuristic=1.5), "heuristic")])
+                                     (dict(heuristic=1.5), "heuristic"), (dict(state_class=int), "state_class")])
 def test_a_bad_spec_is_refused_naming_the_field(kw, word):
     args = dict(players=4, seed=0) | kw
     with pytest.raises(ValueError, match=word):

@@ -9,16 +9,9 @@ from twilight_env.rules import engine
 from twilight_env.rules.engine import DealState, PurePythonState, State
 from twilight_env.envs.vector import VectorEngine
 
+from positions import Spec, positions
+
 CLASSES = [State, PurePythonState]
-
-
-def late_state(cls, seed, num_players=4, plays=20):
-    rng = np.random.default_rng(seed)
-    s = cls.random(rng, num_players=num_players)
-    while len(s.history) < plays:
-        la = s.legal_actions()
-        s.apply(la[int(rng.integers(len(la)))])
-    return s
 
 
 @pytest.mark.parametrize("cls", CLASSES)
@@ -39,7 +32,7 @@ def test_solver_accepts_either_engine_with_the_same_value(num_players):
     for seed in range(3):
         values = {}
         for cls in CLASSES:
-            s = late_state(cls, seed, num_players)
+            s = positions(Spec(num_players, seed, tricks_left=2, state_class=cls))[0]
             values[cls] = (solver.solve(s), solver.best_action(s))
         assert values[State] == values[PurePythonState]
 
@@ -52,7 +45,7 @@ def test_solver_refuses_a_non_state_naming_the_type():
 @pytest.mark.parametrize("cls", CLASSES)
 def test_vector_set_states_accepts_either_engine(cls):
     e = VectorEngine(2, 3)
-    states = [late_state(cls, k, 3, plays=9) for k in range(2)]
+    states = [positions(Spec(3, k, steps=9, state_class=cls))[0] for k in range(2)]
     e.set_states(states)
     for i, s in enumerate(states):
         back = e.to_state(i)
