@@ -13,6 +13,8 @@ from twilight_env.rules.cards import CARDS
 from twilight_env.rules.engine import State
 from twilight_env.rules.infoset import InfoSet
 
+from positions import Spec, random_points
+
 ROOT = __file__.rsplit("/tests/", 1)[0]
 
 
@@ -141,17 +143,9 @@ def test_ctrl_c_at_the_prompt_is_an_interruption(monkeypatch, capsys):
 
 def _random_tricks(seed, players):
     """``(before, after)`` states around every finished trick of a random deal."""
-    rng = np.random.default_rng(seed)
-    st = State.random(rng, 0, players)
-    out = []
-    while not st.done:
-        before = st.clone()
-        legal = st.legal_actions()
-        st.apply(legal[int(rng.integers(len(legal)))])
-        if st.trick != before.trick:
-            # the state when the trick's first decision was due: its pending pile (R4.3)
-            out.append((before, st.clone()))
-    return out
+    walk = list(random_points(Spec(players, seed)))
+    # the state when the trick's last decision was due (its pending pile, R4.3) and the one after
+    return [(before, after) for before, after in zip(walk, walk[1:]) if after.trick != before.trick]
 
 
 def test_trick_line_names_the_winning_card_and_the_pending_pile():
