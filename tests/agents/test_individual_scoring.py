@@ -13,6 +13,7 @@ from twilight_env.agents.base import make_agent
 pytestmark = pytest.mark.skipif(not fast_rollout.HAVE_NUMBA, reason="numba is not installed")
 
 from twilight_env.agents import fast_ismcts  # noqa: E402
+from positions import Spec, positions  # noqa: E402
 
 
 def _forced_end(st: State) -> State | None:
@@ -39,11 +40,8 @@ def _endgames(count: int):
     out = []
     for seed in range(5000):
         rng = np.random.default_rng(seed)
-        st = State.random(rng, 0, 3)
-        while st.trick < 6 or (st.trick == 6 and st.place < int(rng.integers(0, 3))):
-            la = st.legal_actions()
-            st.apply(la[int(rng.integers(len(la)))])
-        if st.done or len(st.legal_actions()) < 2:
+        st = positions(Spec(3, seed, tricks_left=1))[0]
+        if len(st.legal_actions()) < 2:
             continue
         ends = []
         for a in st.legal_actions():

@@ -12,6 +12,8 @@ from twilight_env.rules.engine import State
 from twilight_env.rules.infoset import InfoSet
 from twilight_env.agents.nn.checkpoint import load_checkpoint
 
+from positions import Spec, positions
+
 
 @pytest.mark.parametrize("num_players", [4, 3])
 def test_never_picks_an_illegal_action_fuzzed(random_ckpt, num_players):
@@ -21,15 +23,7 @@ def test_never_picks_an_illegal_action_fuzzed(random_ckpt, num_players):
     for seed in range(3):
         agent = make_agent(f"neural:path={random_ckpt(num_players, seed)}")
         infos, legals = [], []
-        for _ in range(60):
-            st = State.random(rng, int(rng.integers(4)) if num_players == 4 else 0, num_players)
-            for _ in range(int(rng.integers(0, 50))):
-                if st.done:
-                    break
-                legal = st.legal_actions()
-                st.apply(legal[int(rng.integers(len(legal)))])
-            if st.done:
-                continue
+        for st in positions(Spec(num_players, 100 * num_players + seed, 60, steps=(0, 50))):
             info = InfoSet(st, st.deciding_seat)
             a = agent.act(info, info.legal_actions, rng)
             assert a in info.legal_actions
