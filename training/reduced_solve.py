@@ -36,9 +36,9 @@ Usage::
 
 writes ``reduced_decks.json`` and ``README.md`` (the table of sizes, values and NashConv).
 Sizes are ``TRICKS:PLAYERS``; ``--count-only`` sizes are counted (deals, lines of play,
-information sets) without building their trees. The trees are Python-built: 2 tricks in 3
-players is about 9.7 million nodes (a few minutes to build, under 2 GB); 2 tricks in 4
-players four times that.
+information sets) without building their trees. The trees are built in Python: 2 tricks in
+3 players is 9,651,420 nodes (236 s to build with both models on a loaded 2-core machine,
+2.8 GB measured while solving); 2 tricks in 4 players four times that.
 
 The OpenSpiel game's information-state strings list each hand in the order its cards were
 dealt, so for 2 tricks and more OpenSpiel splits each of the sets here into one per deal
