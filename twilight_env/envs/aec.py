@@ -88,13 +88,13 @@ saying so (the wrapped :func:`env` logs PettingZoo's warning and ignores the ste
 Version history
 ---------------
 - v0 (0.1.0): first release.
-"""
-
 
 There is no ``parallel_env``: the game's actions are sequential. One seat acts at a time
 (the chooser requests a seat, R3; the seats play to a trick in turn, R4) and each choice
 depends on what was played before it, so the AEC form is the natural one; a parallel
 step, where all agents act at once, would not describe the game.
+"""
+
 from __future__ import annotations
 
 import warnings
