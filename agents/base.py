@@ -166,6 +166,34 @@ def _own_sources() -> None:
 
 _own_sources()
 
+#: Entry point group through which installed packages (this one's higher layers, and
+#: plugins) name the modules that declare agents: ``name = "package.module"``. Each module's
+#: source is read like this package's own, so ``make_agent("respond:...")`` works without
+#: importing its layer first, and this layer still names nothing above it.
+ENTRY_POINT_GROUP = "twilight_env.agents"
+_PLUGINS_READ = False
+
+
+def _plugin_sources() -> None:
+    """Add the modules named in the :data:`ENTRY_POINT_GROUP` entry points of the installed
+    distributions to the sources read on first use (once per process). A module that cannot
+    be found is skipped with a warning naming it (a broken plugin must not hide the others)."""
+    global _PLUGINS_READ
+    if _PLUGINS_READ:
+        return
+    _PLUGINS_READ = True
+    from importlib.metadata import entry_points
+
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        module = ep.value.partition(":")[0].strip()
+        if module in _SOURCES:
+            continue
+        try:
+            declare_source(module)
+        except (ImportError, ValueError) as exc:
+            warnings.warn(f"agent declarations of entry point {ep.name!r} ({module}) cannot be "
+                          f"read: {exc}", RuntimeWarning, stacklevel=2)
+
 
 def declarations() -> dict[str, AgentDecl]:
     """Every declared agent, ``{name: AgentDecl}`` sorted by name: those of this package and
@@ -175,6 +203,7 @@ def declarations() -> dict[str, AgentDecl]:
     Raises:
         ValueError: a declaration written with something other than literals.
     """
+    _plugin_sources()
     if len(_READ) < len(_SOURCES):
         with _READING:  # one thread reads; the others wait for the whole table
             for module, path in list(_SOURCES.items()):

@@ -208,8 +208,8 @@ NOT_AGENT_NAMES = {
     ("agents/pimc.py", "rollout_policy not in"): "the values of pimc's option rollout (rollout policies)",
     ("twilight_env/interop/openspiel_bots.py", "BOTS ="): "OpenSpiel's bot names, the option bot of openspiel",
     ("training/config.py", "eval_opponents: tuple ="): "the default evaluation opponents: specs to play, a setting",
-    ("experiments/common.py", "_3p.pt\": ("): "the agents that read a weights file that left the package (history)",
-    ("experiments/common.py", "_4p.pt\": ("): "the agents that read a weights file that left the package (history)",
+    ("experiments/checkpoint_checks.py", "_3p.pt\": ("): "the agents that read a weights file that left the package (history)",
+    ("experiments/checkpoint_checks.py", "_4p.pt\": ("): "the agents that read a weights file that left the package (history)",
 }
 """Literals the scan below finds that are not lists of what agents are: (file, text on the
 literal's first line) -> why."""
@@ -312,3 +312,21 @@ def test_threads_that_read_the_declarations_first_all_see_the_whole_table(monkey
     with ThreadPoolExecutor(4) as ex:
         tables = list(ex.map(lambda _: tuple(base.declarations()), range(4)))
     assert tables == [SHIPPED] * 4
+
+
+def test_the_higher_layers_agents_are_found_through_the_entry_points_without_importing_them():
+    """A fresh interpreter that imports only the agents layer knows respond and openspiel (the
+    twilight_env.agents entry points of the installed package), builds openspiel:random, and
+    has loaded neither the training layer's responder nor torch to list them."""
+    import subprocess
+    import sys
+
+    code = ("import sys\n"
+            "from twilight_env.agents.base import make_agent, parse_spec\n"
+            "assert parse_spec('respond:target=heuristic') == ('respond', {'target': 'heuristic'})\n"
+            "assert 'twilight_env.training.search_response' not in sys.modules\n"
+            "assert 'torch' not in sys.modules\n"
+            "print(type(make_agent('openspiel:random')).__name__)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip()
