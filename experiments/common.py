@@ -412,6 +412,15 @@ def _run_in_pool(fn: Callable, tasks: Sequence, workers: int, on_result: Callabl
         procs = list((getattr(pool, "_processes", None) or {}).values())
         for proc in procs:
             proc.terminate()
+        for proc in procs:
+            proc.join(timeout=5)
+        # a worker ended while it sent a result leaves part of a message in the result
+        # pipe, and the manager thread would wait in recv() for the rest for good (the
+        # interpreter's exit waits on that thread): closing this process's write end, the
+        # last one once the workers are gone, ends that read (EOF: the pool is broken)
+        writer = getattr(getattr(pool, "_result_queue", None), "_writer", None)
+        if writer is not None:
+            writer.close()
         manager = getattr(pool, "_executor_manager_thread", None)
         if manager is not None:
             manager.join(timeout=10)
