@@ -167,17 +167,25 @@ def default_workers() -> int:
     return max(1, os.cpu_count() or 1)
 
 
+MAX_WORKERS = 256
+"""Most worker processes a run may start (``--workers``): each is a Python process with the
+agents loaded, so ``--workers 100000`` would start one per task until memory ran out."""
+
+
 def check_workers(workers: int) -> int:
-    """``workers`` if it is a positive int; more workers than CPU cores print a one-line
-    warning on stderr (the extra processes only share the cores).
+    """``workers`` if it is an int in 1..:data:`MAX_WORKERS`; more workers than CPU cores print
+    a one-line warning on stderr (the extra processes only share the cores).
 
     Raises:
-        ValueError: not a positive int.
+        ValueError: not an int in 1..MAX_WORKERS.
     """
     import sys
 
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ValueError(f"--workers must be a positive integer (1 runs in this process), got {workers!r}")
+    if workers > MAX_WORKERS:
+        raise ValueError(f"--workers must be at most {MAX_WORKERS} (worker processes on this machine; "
+                         f"{os.cpu_count() or 1} CPU core(s) here), got {workers:,}")
     cores = os.cpu_count() or 1
     if workers > cores:
         print(f"warning: --workers {workers} is more than the {cores} CPU core(s) here; the extra processes share "

@@ -1,5 +1,6 @@
 """Flags that size a run are capped: ``--deals`` above the cap is refused with the allowed
-range before anything is drawn, and more ``--workers`` than CPU cores print a warning."""
+range before anything is drawn, more ``--workers`` than CPU cores print a warning, and more than
+``MAX_WORKERS`` are refused before any process starts."""
 
 from __future__ import annotations
 
@@ -41,3 +42,15 @@ def test_more_workers_than_cores_warn(monkeypatch, capsys):
     assert common.check_workers(30) == 30
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--workers 30 is more than the 2 CPU core(s)" in err
+
+
+@pytest.mark.parametrize("argv", [["arena", "random", "random", "--deals", "1000"],
+                                  ["edge", "random", "--deals", "1000"],
+                                  ["ladder", "random", "heuristic", "--deals", "1000"]])
+def test_workers_above_the_cap_are_refused(tmp_path, capsys, argv):
+    assert _exit_status(argv + ["--out", str(tmp_path / "o"), "--workers", "100000"]) == 2
+    err = capsys.readouterr().err
+    assert f"--workers must be at most {common.MAX_WORKERS}" in err and "100,000" in err, err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert not (tmp_path / "o").exists()
+    assert common.check_workers(common.MAX_WORKERS) == common.MAX_WORKERS
