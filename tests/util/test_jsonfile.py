@@ -142,3 +142,12 @@ def test_files_with_escaped_quotes_are_read_or_refused_at_once(tmp_path):
         read_json(bad, "record file")
     assert read_json(good, "checkpoint")["note"] == '"' * 16 * 1024
     assert time.perf_counter() - t0 < 0.5
+
+
+def test_an_unterminated_string_is_said_once_with_its_place():
+    # json's own message ends in "starting at" (it appends ": line L column C"): not "at at"
+    with pytest.raises(JsonFileError) as e:
+        parse_json('["abc', "body")
+    assert str(e.value) == "body is not valid JSON: Unterminated string starting at line 1, column 2"
+    with pytest.raises(JsonFileError, match=r"^body is not valid JSON: Expecting value at line 1, column 2$"):
+        parse_json("[", "body")

@@ -113,7 +113,8 @@ def parse_json(text: str | bytes, source: str, *, max_depth: int = MAX_DEPTH, ma
     try:
         value = json.loads(text)
     except json.JSONDecodeError as e:
-        raise JsonFileError(f"{source} is not valid JSON: {e.msg} at line {e.lineno}, column {e.colno}") from None
+        msg = e.msg[:-3] if e.msg.endswith(" at") else e.msg  # "Unterminated string starting at"
+        raise JsonFileError(f"{source} is not valid JSON: {msg} at line {e.lineno}, column {e.colno}") from None
     except RecursionError:
         _check_depth(text, source, max_depth)
         raise JsonFileError(f"{source} nests arrays/objects too deeply to read") from None
