@@ -240,15 +240,27 @@ def model_from_checkpoint(ckpt: dict, path: str = "checkpoint") -> QNetwork:
     """Build the network stored in a checkpoint dict.
 
     Raises:
-        ValueError: if the weights do not fit the stored shape (corrupt checkpoint).
+        ValueError: if the weights do not fit the stored shape (corrupt checkpoint), in one
+            line naming the first weight that differs. The shapes are compared on torch's
+            ``meta`` device before the network is built, so an edited ``net`` larger than
+            the stored weights allocates nothing.
     """
     try:
         net = NetConfig.from_dict(ckpt["net"])
+        with torch.device("meta"):
+            wanted = {k: tuple(v.shape) for k, v in QNetwork(net).state_dict().items()}
+        stored = {k: tuple(getattr(v, "shape", ())) for k, v in ckpt["model"].items()}
+        if stored != wanted:
+            k = next((k for k in wanted if stored.get(k) != wanted[k]), None)
+            k = k if k is not None else next(k for k in stored if k not in wanted)
+            raise ValueError(f"checkpoint {path!r} has weights that do not fit its network: {k} is "
+                             f"{list(stored[k]) if k in stored else 'missing'}, the network {ckpt['net']!r} "
+                             f"needs {list(wanted[k]) if k in wanted else 'no such weight'}")
         model = QNetwork(net)
         model.load_state_dict({k: v.float() for k, v in ckpt["model"].items()})
     except (KeyError, TypeError, RuntimeError, AttributeError) as e:
         raise ValueError(f"checkpoint {path!r} has weights that do not fit its network: "
-                         f"{type(e).__name__}: {str(e)[:200]}") from None
+                         f"{type(e).__name__}: {' '.join(str(e).split())[:200]}") from None
     expected_roles = (1,) if ckpt["num_players"] == 4 else (1, 4)
     if net.num_roles not in expected_roles:
         raise ValueError(f"checkpoint {path!r}: {net.num_roles} heads for {ckpt['num_players']} players "
