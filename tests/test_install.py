@@ -177,5 +177,5 @@ def test_the_installed_command_names_its_documentation_folder(installed, tmp_pat
                installed, tmp_path)
     assert r.returncode == 0, r.stderr[-3000:]
     folder = str(installed / "twilight_env" / "docs")
-    assert f"Documentation: {folder} " in " ".join(r.stdout.split()), r.stdout
+    assert f"Documentation: {folder}\n" in r.stdout, r.stdout  # on one line, whole: a path to copy
     assert (Path(folder) / "COMMANDS.md").is_file() and (Path(folder) / "API.md").is_file()

@@ -76,8 +76,10 @@ from twilight_env.util.argtypes import (Interrupted, raise_interrupted, interrup
 def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
     from twilight_env.util.docs import doc_reference
 
+    # the epilog is not re-wrapped: argparse would break the folder's path at a hyphen
     parser = argparse.ArgumentParser(prog="twilight", description="Twilight (Bambus, 2001) research environment",
-                                     epilog=f"Documentation: {os.path.dirname(doc_reference('RESULTS.md'))} "
+                                     formatter_class=argparse.RawDescriptionHelpFormatter,
+                                     epilog=f"Documentation: {os.path.dirname(doc_reference('RESULTS.md'))}\n"
                                             "(COMMANDS.md: every command; RESULTS.md: the measured figures; API.md)")
     parser.add_argument("--version", action="version", version=f"twilight-env {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
