@@ -18,17 +18,19 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from source_copy import copy_source
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
-    """The project's wheel, built from the working tree (the C core compiled when a compiler
-    is present) into a temporary folder."""
+    """The project's wheel, built from a copy of the clone's files (the C core compiled when a
+    compiler is present) into a temporary folder."""
     out = tmp_path_factory.mktemp("wheel")
+    src = copy_source(tmp_path_factory.mktemp("src"))
     r = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-                        "-w", str(out), str(ROOT)], capture_output=True, text=True, timeout=600)
+                        "-w", str(out), str(src)], capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]
     (path,) = out.glob("twilight_env-*.whl")
     return path

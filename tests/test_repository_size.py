@@ -13,6 +13,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from source_copy import copy_source
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -156,12 +157,7 @@ def test_every_results_path_the_docs_name_is_kept_or_in_the_history():
 def test_the_wheel_is_under_8_mb(tmp_path):
     """The wheel of the files a clone has (tracked, plus new files not ignored), built in a
     folder of its own so that no earlier build's leftovers (``build/``) enter it."""
-    src = tmp_path / "src"
-    for rel in _git("ls-files", "--cached", "--others", "--exclude-standard").splitlines():
-        f = ROOT / rel
-        if f.is_file():
-            (src / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(f, src / rel)
+    src = copy_source(tmp_path / "src")
     out = tmp_path / "wheel"
     r = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out),
                         str(src)], capture_output=True, text=True, timeout=600)
