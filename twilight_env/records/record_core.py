@@ -172,6 +172,72 @@ def _check_seed(seed):
     return seed
 
 
+def _deal_config(config: Config | Mapping | None, n: int) -> Config:
+    """``config`` of :func:`deal_record` as an engine ``Config`` for an ``n``-player deal;
+    ValueError if it is not one or does not fit."""
+    if config is None:
+        config = Config(num_players=n)
+    elif isinstance(config, Mapping):
+        config = _config_from_dict(config, "config")
+    elif not isinstance(config, Config):
+        raise ValueError(f"config must be an engine Config or a dict of its fields, got {type(config).__name__}")
+    if config.num_players != n:
+        raise ValueError(f"config.num_players is {config.num_players} but the state is a {n}-player deal")
+    _config_from_dict(_config_dict(config), "config")  # 4 players: no 3-player variant (R7.6, R8)
+    return config
+
+
+def _deal_seats(st: State, dealer: int | None, solo: int | None) -> tuple[int | None, int | None]:
+    """``(dealer, solo)`` of :func:`deal_record` checked against the state, defaults filled in
+    (4 players: dealer, R2.4; 3 players: solo, R7.2); ValueError if they do not fit."""
+    if st.num_players == 4:
+        if solo is not None:
+            raise ValueError("solo is only for 3 players; in 4 players give dealer")
+        if dealer is None:
+            dealer = (st.first_leader - 1) % 4
+        if isinstance(dealer, bool) or not isinstance(dealer, int) or not 0 <= dealer < 4:
+            raise ValueError(f"dealer must be a seat 0..3, got {dealer!r}")
+        if (dealer + 1) % 4 != st.first_leader:
+            raise ValueError(f"dealer seat {dealer} does not fit the deal: seat {st.first_leader} leads it, "
+                             f"so the dealer is seat {(st.first_leader - 1) % 4} (R2.4)")
+    else:
+        if dealer is not None:
+            raise ValueError("dealer is only for 4 players; in 3 players give solo")
+        solo = 0 if solo is None else solo
+        if isinstance(solo, bool) or not isinstance(solo, int) or not 0 <= solo < 3:
+            raise ValueError(f"solo must be a player 0..2, got {solo!r}")
+        if st.first_leader != 0:
+            raise ValueError(f"in 3 players the solo (seat 0) leads the first trick (R7.2); "
+                             f"this state's first leader is seat {st.first_leader}")
+    return dealer, solo
+
+
+def _deal_actions(st: State, actions: Sequence[int] | None) -> list[int]:
+    """The actions of :func:`deal_record` as plain ints (None: from the finished state's
+    history); ValueError if they are not ints or the state is not finished."""
+    if actions is None:
+        if not st.done:
+            raise ValueError("actions=None takes the actions from the state's history, "
+                             "but the state's deal is not finished")
+        actions = actions_of_history(st.history)
+    try:
+        return [_as_action(a) for a in actions]
+    except TypeError:
+        raise ValueError(f"actions must be a sequence of ints 0..30, got {actions!r}") from None
+
+
+def _start_match(config: Config, deal: list, dealer: int | None, solo: int | None,
+                 scores: Sequence[int] | None) -> Match:
+    """The match of :func:`deal_record` at the deal's start, totals ``scores``; ValueError if
+    a total is negative or already decides the match (R5.3, R6.1, R6.2, R7.5)."""
+    match = _new_match(config, deal, dealer, solo, None if scores is None else list(scores))
+    if any(t < 0 for t in match.totals):
+        raise ValueError(f"scores must be ints >= 0 (totals add deal scores, never negative: R5.3, R6.1), "
+                         f"got {list(scores)!r}")
+    _check_undecided(match)
+    return match
+
+
 def deal_record(state_or_initial_state: State, actions: Sequence[int] | None = None, *,
                 config: Config | Mapping | None = None, dealer: int | None = None, solo: int | None = None,
                 scores: Sequence[int] | None = None, agents: Sequence[str | None] | None = None,
@@ -213,61 +279,21 @@ def deal_record(state_or_initial_state: State, actions: Sequence[int] | None = N
     if not hasattr(st, "initial_hands") or not hasattr(st, "first_leader"):
         raise ValueError(f"deal_record needs an engine State (State.from_deal), got {type(st).__name__}")
     n = st.num_players
-    if config is None:
-        config = Config(num_players=n)
-    elif isinstance(config, Mapping):
-        config = _config_from_dict(config, "config")
-    elif not isinstance(config, Config):
-        raise ValueError(f"config must be an engine Config or a dict of its fields, got {type(config).__name__}")
-    if config.num_players != n:
-        raise ValueError(f"config.num_players is {config.num_players} but the state is a {n}-player deal")
-    _config_from_dict(_config_dict(config), "config")  # 4 players: no 3-player variant (R7.6, R8)
-    if n == 4:
-        if solo is not None:
-            raise ValueError("solo is only for 3 players; in 4 players give dealer")
-        if dealer is None:
-            dealer = (st.first_leader - 1) % 4
-        if isinstance(dealer, bool) or not isinstance(dealer, int) or not 0 <= dealer < 4:
-            raise ValueError(f"dealer must be a seat 0..3, got {dealer!r}")
-        if (dealer + 1) % 4 != st.first_leader:
-            raise ValueError(f"dealer seat {dealer} does not fit the deal: seat {st.first_leader} leads it, "
-                             f"so the dealer is seat {(st.first_leader - 1) % 4} (R2.4)")
-    else:
-        if dealer is not None:
-            raise ValueError("dealer is only for 4 players; in 3 players give solo")
-        solo = 0 if solo is None else solo
-        if isinstance(solo, bool) or not isinstance(solo, int) or not 0 <= solo < 3:
-            raise ValueError(f"solo must be a player 0..2, got {solo!r}")
-        if st.first_leader != 0:
-            raise ValueError(f"in 3 players the solo (seat 0) leads the first trick (R7.2); "
-                             f"this state's first leader is seat {st.first_leader}")
-    if actions is None:
-        if not st.done:
-            raise ValueError("actions=None takes the actions from the state's history, "
-                             "but the state's deal is not finished")
-        actions = actions_of_history(st.history)
-    try:
-        actions = [_as_action(a) for a in actions]
-    except TypeError:
-        raise ValueError(f"actions must be a sequence of ints 0..30, got {actions!r}") from None
+    config = _deal_config(config, n)
+    dealer, solo = _deal_seats(st, dealer, solo)
+    actions = _deal_actions(st, actions)
     deal = [codes_of(h) for h in st.initial_hands]
-    match = _new_match(config, deal, dealer, solo, None if scores is None else list(scores))
-    if any(t < 0 for t in match.totals):
-        raise ValueError(f"scores must be ints >= 0 (totals add deal scores, never negative: R5.3, R6.1), "
-                         f"got {list(scores)!r}")
-    _check_undecided(match)
-    totals_before = list(match.totals)
+    match = _start_match(config, deal, dealer, solo, scores)
     rec: dict[str, Any] = {
         "format": FORMAT_DEAL, "version": VERSION, "package_version": _package_version(), "created": _now(),
         "config": _config_dict(config),
         "dealer": dealer if n == 4 else None, "solo": solo if n == 3 else None,
         "leader": st.first_leader, "deal": deal,
         "agents": _check_agents(agents, 4, "by seat 0..3"), "seed": _check_seed(seed),
-        "actions": [], "tricks": [],
+        "actions": [], "tricks": [], "totals_before": list(match.totals),
     }
     derived, _ = _derive(match, actions)
     rec.update(derived)
-    rec["totals_before"] = totals_before
     rec["meta"] = _check_meta(meta)
     rec = {k: rec[k] for k in DEAL_KEYS}
     validate(rec)
@@ -304,12 +330,7 @@ def _derive(match: Match, actions: Sequence[int], deal: int | None = None,
                               step=i, field="action", deal=deal)
         entry = _action_entry(st, a)
         if s_actions is not None:
-            got = s_actions[i]
-            for key in ("seat", "chooser", "holder", "card"):
-                if got[key] != entry[key]:
-                    raise RecordError(f"stored {key} {got[key]!r} but the engine gives {entry[key]!r} for action "
-                                      f"{a} (trick {st.trick + 1}, place {st.place + 1})",
-                                      step=i, field=key, deal=deal)
+            _compare_action(s_actions[i], entry, st, a, i, deal)
         out_actions.append(entry)
         trick_before, leader = st.trick, st.leader  # the leader changes only when a trick ends
         st.apply(a)
@@ -317,16 +338,7 @@ def _derive(match: Match, actions: Sequence[int], deal: int | None = None,
         if st.trick != trick_before:
             t = _trick_entry(leader, st)
             if s_tricks is not None:
-                if trick_before >= len(s_tricks):
-                    raise RecordError(f"the record lists {len(s_tricks)} tricks but trick {trick_before + 1} "
-                                      f"was played", step=i, field="tricks", deal=deal)
-                got = s_tricks[trick_before]
-                for key in TRICK_KEYS:
-                    if got[key] != t[key]:
-                        what = {"taker": "trick taker (R4.1, R4.2)", "pending": "pending pile (R4.3)",
-                                "leader": "leader", "cards": "cards"}[key]
-                        raise RecordError(f"trick {trick_before + 1}: stored {what} {got[key]!r} but the engine "
-                                          f"gives {t[key]!r}", step=i, field=key, deal=deal)
+                _compare_trick(s_tricks, trick_before, t, i, deal)
             tricks.append(t)
     n_steps = len(actions)
     if not st.done:
@@ -340,16 +352,48 @@ def _derive(match: Match, actions: Sequence[int], deal: int | None = None,
         "deal_points": list(match.last_deal_points), "totals_after": list(match.totals),
     }
     if stored is not None:
-        if len(s_tricks) != len(tricks):
-            raise RecordError(f"the record lists {len(s_tricks)} tricks; the deal has {len(tricks)}",
-                              step=n_steps, field="tricks", deal=deal)
-        rules = {"neutral": "R4.4", "side_scores": "R5", "lines": "R6, R7.5, R8", "deal_points": "R5, R7.5, R8",
-                 "totals_after": "R6.1, R7.5"}
-        for key, rule in rules.items():
-            if stored[key] != derived[key]:
-                raise RecordError(f"stored {key} {stored[key]!r} but the engine gives {derived[key]!r} ({rule})",
-                                  step=n_steps, field=key, deal=deal)
+        _compare_deal_end(stored, derived, n_steps, deal)
     return derived, states
+
+
+def _compare_action(got: dict, entry: dict, st: State, a: int, i: int, deal: int | None) -> None:
+    """Raise :class:`RecordError` at step ``i`` if the stored action entry ``got`` differs from
+    the engine's ``entry`` for action ``a`` (``st`` is the state before it)."""
+    for key in ("seat", "chooser", "holder", "card"):
+        if got[key] != entry[key]:
+            raise RecordError(f"stored {key} {got[key]!r} but the engine gives {entry[key]!r} for action "
+                              f"{a} (trick {st.trick + 1}, place {st.place + 1})",
+                              step=i, field=key, deal=deal)
+
+
+def _compare_trick(s_tricks: list, trick_before: int, t: dict, i: int, deal: int | None) -> None:
+    """Raise :class:`RecordError` at step ``i`` if the stored tricks lack trick ``trick_before``
+    or its entry differs from the engine's ``t`` (R4.1-R4.3)."""
+    if trick_before >= len(s_tricks):
+        raise RecordError(f"the record lists {len(s_tricks)} tricks but trick {trick_before + 1} "
+                          f"was played", step=i, field="tricks", deal=deal)
+    got = s_tricks[trick_before]
+    for key in TRICK_KEYS:
+        if got[key] != t[key]:
+            what = {"taker": "trick taker (R4.1, R4.2)", "pending": "pending pile (R4.3)",
+                    "leader": "leader", "cards": "cards"}[key]
+            raise RecordError(f"trick {trick_before + 1}: stored {what} {got[key]!r} but the engine "
+                              f"gives {t[key]!r}", step=i, field=key, deal=deal)
+
+
+def _compare_deal_end(stored: dict, derived: dict, n_steps: int, deal: int | None) -> None:
+    """Raise :class:`RecordError` at step ``n_steps`` if the stored record's trick count or
+    end-of-deal fields differ from the engine's ``derived`` ones (R4.4, R5-R8)."""
+    s_tricks, tricks = stored["tricks"], derived["tricks"]
+    if len(s_tricks) != len(tricks):
+        raise RecordError(f"the record lists {len(s_tricks)} tricks; the deal has {len(tricks)}",
+                          step=n_steps, field="tricks", deal=deal)
+    rules = {"neutral": "R4.4", "side_scores": "R5", "lines": "R6, R7.5, R8", "deal_points": "R5, R7.5, R8",
+             "totals_after": "R6.1, R7.5"}
+    for key, rule in rules.items():
+        if stored[key] != derived[key]:
+            raise RecordError(f"stored {key} {stored[key]!r} but the engine gives {derived[key]!r} ({rule})",
+                              step=n_steps, field=key, deal=deal)
 
 
 def match_record(deal_records: Sequence[dict], *, config: Config | Mapping,
