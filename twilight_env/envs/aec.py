@@ -223,33 +223,8 @@ class raw_env(AECEnv):
             warnings.warn(f"ignoring unknown reset option(s) {', '.join(map(repr, extra))}; "
                           f"known: {', '.join(RESET_OPTIONS)}", stacklevel=2)
         # check every option before drawing anything, so a bad one leaves the env as it was
+        dealer, solo, deal, scores = self._checked_options(opts)
         n = self.num_players
-        dealer, solo, deal = opts.get("dealer"), opts.get("solo"), opts.get("deal")
-        if n == 4:
-            if "solo" in opts:
-                raise ValueError("option 'solo' is for 3 players; in 4 players give 'dealer' (a seat 0..3)")
-            if dealer is not None and (not _is_int(dealer) or not 0 <= dealer < 4):
-                raise ValueError(f"option 'dealer' must be a seat 0..3, got {dealer!r}")
-        else:
-            if "dealer" in opts:
-                raise ValueError("option 'dealer' is for 4 players; in 3 players give 'solo' (a player 0..2)")
-            if solo is not None and (not _is_int(solo) or not 0 <= solo < 3):
-                raise ValueError(f"option 'solo' must be a player 0..2, got {solo!r}")
-        if deal is not None:
-            try:
-                validate_deal(deal, self.config.tricks)
-            except ValueError as e:
-                raise ValueError(f"option 'deal': {e}") from None
-        scores = opts.get("scores")
-        if scores is not None:
-            if self.episode != "match":
-                raise ValueError("option 'scores' (starting totals) is for match episodes (episode='match')")
-            nl = len(self._line_keys)
-            if (isinstance(scores, (str, bytes)) or not hasattr(scores, "__len__") or len(scores) != nl
-                    or not all(_is_int(x) and x >= 0 for x in scores)):
-                raise ValueError(f"option 'scores' must be {nl} non-negative ints "
-                                 f"({', '.join(self._line_keys)}), got {scores!r}")
-            scores = [int(x) for x in scores]
         # a refused option leaves the env as it was: a new generator is kept only on success,
         # and the current one's state is put back if drawing the solo reveals a bad option
         rng = np.random.default_rng(seed) if seed is not None else self._rng
@@ -285,6 +260,38 @@ class raw_env(AECEnv):
         self._phase_name = "choose"
         self._skip_agent_selection = None
         self._new_deal()
+
+    def _checked_options(self, opts: dict) -> tuple:
+        """``(dealer, solo, deal, scores)`` of the reset options ``opts``, checked (None where
+        not given; ``scores`` as a list of ints); ValueError naming a bad option."""
+        n = self.num_players
+        dealer, solo, deal = opts.get("dealer"), opts.get("solo"), opts.get("deal")
+        if n == 4:
+            if "solo" in opts:
+                raise ValueError("option 'solo' is for 3 players; in 4 players give 'dealer' (a seat 0..3)")
+            if dealer is not None and (not _is_int(dealer) or not 0 <= dealer < 4):
+                raise ValueError(f"option 'dealer' must be a seat 0..3, got {dealer!r}")
+        else:
+            if "dealer" in opts:
+                raise ValueError("option 'dealer' is for 4 players; in 3 players give 'solo' (a player 0..2)")
+            if solo is not None and (not _is_int(solo) or not 0 <= solo < 3):
+                raise ValueError(f"option 'solo' must be a player 0..2, got {solo!r}")
+        if deal is not None:
+            try:
+                validate_deal(deal, self.config.tricks)
+            except ValueError as e:
+                raise ValueError(f"option 'deal': {e}") from None
+        scores = opts.get("scores")
+        if scores is not None:
+            if self.episode != "match":
+                raise ValueError("option 'scores' (starting totals) is for match episodes (episode='match')")
+            nl = len(self._line_keys)
+            if (isinstance(scores, (str, bytes)) or not hasattr(scores, "__len__") or len(scores) != nl
+                    or not all(_is_int(x) and x >= 0 for x in scores)):
+                raise ValueError(f"option 'scores' must be {nl} non-negative ints "
+                                 f"({', '.join(self._line_keys)}), got {scores!r}")
+            scores = [int(x) for x in scores]
+        return dealer, solo, deal, scores
 
     # -- bookkeeping ----------------------------------------------------------------
     def _totals_dict(self) -> dict:
