@@ -24,6 +24,34 @@ def seat_roles(num_players: int) -> list[str]:
     return ["solo", "left Sun", "new moon", "right Sun"]
 
 
+def _status_line(state: State, seat_names: Sequence[str]) -> str:
+    """The line of :func:`render_deal` that says where the deal stands and who acts."""
+    if state.done:
+        return "Deal over: all 7 tricks played."
+    c = state.chooser
+    act = f"seat {c} ({seat_names[c]}) chooses"
+    if state.phase == HOLD:
+        act = (f"seat {c} requested seat {state.holder} ({seat_names[state.holder]}) for a "
+               f"{_CULT[state.seat_cult[c]]} card; seat {state.holder} holds")
+    return (f"Trick {state.trick + 1} of {state.num_tricks}, place {state.place + 1}, leader seat "
+            f"{state.leader}: {act}")
+
+
+def _trick_fronts(state: State) -> list[str]:
+    """What is in front of each seat 0..3 this trick (card, its holder if another seat)."""
+    front = ["", "", "", ""]
+    for p in range(4):
+        x = state.cards[p]
+        if x < 0:
+            continue
+        ch = (state.leader + p) & 3
+        h = state.holders[p]
+        front[ch] = CARDS[x] + ("" if h == ch else f" (from seat {h})")
+    if not state.done and state.phase == HOLD:
+        front[state.chooser] = f"? (requested from seat {state.holder})"
+    return front
+
+
 def render_deal(state: State, seat_names: Sequence[str], *, header: str = "",
                 deal_points: dict | None = None, totals: dict | None = None) -> str:
     """A spectator's table of one deal.
@@ -44,27 +72,8 @@ def render_deal(state: State, seat_names: Sequence[str], *, header: str = "",
     lines = []
     if header:
         lines.append(header)
-    if state.done:
-        lines.append("Deal over: all 7 tricks played.")
-    else:
-        c = state.chooser
-        act = f"seat {c} ({seat_names[c]}) chooses"
-        if state.phase == HOLD:
-            act = (f"seat {c} requested seat {state.holder} ({seat_names[state.holder]}) for a "
-                   f"{_CULT[state.seat_cult[c]]} card; seat {state.holder} holds")
-        lines.append(f"Trick {state.trick + 1} of {state.num_tricks}, place {state.place + 1}, leader seat "
-                     f"{state.leader}: {act}")
-    # what is in front of each seat this trick
-    front = ["", "", "", ""]
-    for p in range(4):
-        x = state.cards[p]
-        if x < 0:
-            continue
-        ch = (state.leader + p) & 3
-        h = state.holders[p]
-        front[ch] = CARDS[x] + ("" if h == ch else f" (from seat {h})")
-    if not state.done and state.phase == HOLD:
-        front[state.chooser] = f"? (requested from seat {state.holder})"
+    lines.append(_status_line(state, seat_names))
+    front = _trick_fronts(state)
     head = f"{'seat':<5}{'player':<11}{'role':<11}{'cult':<6}{'backs S/M':<11}{'this trick':<27}{'taken':>6}"
     lines.append(head)
     lines.append("-" * len(head))
