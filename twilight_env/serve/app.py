@@ -106,6 +106,16 @@ def replay_states(record: Any) -> list:
         raise GameError(422, f"cannot replay this record: {e}") from None
 
 
+def _replay_names(agents: list | None, num_players: int) -> list[str]:
+    """The 4 seat names of a recorded deal for :func:`replay_frames` (``agents`` as the record
+    holds them; 3 players: seat 2 is the new moon, named after the solo's entry, R7.3)."""
+    who = [_short(a) if isinstance(a, str) else "" for a in agents] if agents else ["", "", "", ""]
+    if num_players == 3:  # seat 2 holds the solo's entry, or null in older records (R7.3)
+        by = who[2] or who[0]
+        who[2] = f"new moon ({by})" if by else "new moon"
+    return who
+
+
 def replay_frames(record: Any, offset: int = 0, limit: int | None = None, states: list | None = None) -> dict:
     """Positions ``offset .. offset + limit - 1`` of a record, as spectator views with the
     move that led to each.
@@ -155,11 +165,7 @@ def replay_frames(record: Any, offset: int = 0, limit: int | None = None, states
                                    if len(st.history) > len(prev.history) else _request_action(prev, st))
         if str(deal) not in who_by_deal:
             agents = seat_agents[deal - 1] if deal - 1 < len(seat_agents) else None
-            who = [_short(a) if isinstance(a, str) else "" for a in agents] if agents else ["", "", "", ""]
-            if st.num_players == 3:  # seat 2 holds the solo's entry, or null in older records (R7.3)
-                by = who[2] or who[0]
-                who[2] = f"new moon ({by})" if by else "new moon"
-            who_by_deal[str(deal)] = who
+            who_by_deal[str(deal)] = _replay_names(agents, st.num_players)
         d = deal_recs[deal - 1]
         view.update({"text": text, "deal": deal, "index": i,
                      "credited": credited(d["lines"], d["deal_points"], line_seats(d["lines"], st.seat_cult, d.get("solo")))
