@@ -361,6 +361,26 @@ def _watch_specs(options: dict, n: int) -> list[str | None]:
     return [check_spec(s, f"agents[{i}]") for i, s in enumerate(given)]
 
 
+def _game_kind(options: Any) -> tuple[str, int, str]:
+    """``(mode, players, episode)`` of the options of a new :class:`Game`; GameError 400 for a
+    body that is not an object, an unknown option or a bad mode, player count or episode."""
+    if not isinstance(options, dict):
+        raise GameError(400, "the body must be a JSON object such as {\"players\": 4, \"seat\": 0}")
+    known = {"mode", "players", "episode", "seat", "opponents", "partner", "agents", "seed", "target",
+             "deal", "dealer"}
+    extra = sorted(set(options) - known)
+    if extra:
+        raise GameError(400, f"unknown option(s) {', '.join(map(repr, extra))}; known: {', '.join(sorted(known))}")
+    mode = options.get("mode", "play")
+    if mode not in MODES:
+        raise GameError(400, f"'mode' must be 'play' or 'watch', got {mode!r}")
+    n = _int(options, "players", 4, "3 or 4", lambda v: v in (3, 4))
+    episode = options.get("episode", "deal")
+    if episode not in EPISODES:
+        raise GameError(400, f"'episode' must be 'deal' or 'match', got {episode!r}")
+    return mode, n, episode
+
+
 class Game:
     """One live game: a PettingZoo env, its agents, and the record being written.
 
@@ -379,20 +399,7 @@ class Game:
     """
 
     def __init__(self, options: Any, clock: Callable[[], float] = time.monotonic):
-        if not isinstance(options, dict):
-            raise GameError(400, "the body must be a JSON object such as {\"players\": 4, \"seat\": 0}")
-        known = {"mode", "players", "episode", "seat", "opponents", "partner", "agents", "seed", "target",
-                 "deal", "dealer"}
-        extra = sorted(set(options) - known)
-        if extra:
-            raise GameError(400, f"unknown option(s) {', '.join(map(repr, extra))}; known: {', '.join(sorted(known))}")
-        mode = options.get("mode", "play")
-        if mode not in MODES:
-            raise GameError(400, f"'mode' must be 'play' or 'watch', got {mode!r}")
-        n = _int(options, "players", 4, "3 or 4", lambda v: v in (3, 4))
-        episode = options.get("episode", "deal")
-        if episode not in EPISODES:
-            raise GameError(400, f"'episode' must be 'deal' or 'match', got {episode!r}")
+        mode, n, episode = _game_kind(options)
         seed = options.get("seed")
         self.seed_given = seed is not None
         if seed is None:
