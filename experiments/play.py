@@ -169,6 +169,23 @@ def trick_result(before: State, after: State, human: int) -> str:
     return f"  -> {text} ({rule})"
 
 
+def _greet(players: int, human: int, seed: int, specs: list, say: Callable[[str], None]) -> list[str]:
+    """Say who sits where and how to play; returns the name shown for each seat 0..3."""
+    names = ["you" if s == human else ("you decide" if specs[s] == "you" else specs[s]) for s in range(4)]
+    say(f"Twilight, {players} players, seed {seed}. You are {seat_label(human, players, human)}; "
+        + ", ".join(f"seat {s}: {names[s]}" for s in range(4) if s != human) + ". Seat 0 leads.")
+    say("Type a card code (e.g. SC1), 'ask N' to request seat N, 'help', or 'quit'.")
+    return names
+
+
+def _reset_agents(agents: dict) -> None:
+    """Call ``reset()`` on each agent that has one, before the deal starts."""
+    for a in agents.values():
+        reset = optional_member(a, "reset")
+        if reset is not None:
+            reset()
+
+
 def play_game(players: int, human: int, opponents: str, partner: str, seed: int,
               ask: Callable[[str], str] | None = None, say: Callable[[str], None] = print,
               record: str | None = None, force: bool = False) -> int:
@@ -204,14 +221,8 @@ def play_game(players: int, human: int, opponents: str, partner: str, seed: int,
     match = Match(Config(num_players=players), deal=deal, dealer=3 if players == 4 else None,
                   solo=0 if players == 3 else None)
     state = match.state
-    names = ["you" if s == human else ("you decide" if specs[s] == "you" else specs[s]) for s in range(4)]
-    say(f"Twilight, {players} players, seed {seed}. You are {seat_label(human, players, human)}; "
-        + ", ".join(f"seat {s}: {names[s]}" for s in range(4) if s != human) + ". Seat 0 leads.")
-    say("Type a card code (e.g. SC1), 'ask N' to request seat N, 'help', or 'quit'.")
-    for a in agents.values():
-        reset = optional_member(a, "reset")
-        if reset is not None:
-            reset()
+    names = _greet(players, human, seed, specs, say)
+    _reset_agents(agents)
     while not state.done:
         seat = state.deciding_seat
         info = InfoSet(state, seat)
