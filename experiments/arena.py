@@ -238,12 +238,19 @@ def play_arena(specs: list[str], deals: list, num_players: int, seed: int, worke
     finally:
         if writer is not None:
             writer.close()
+    pairings = _pairings(specs, labels, pairs, done, len(deals), num_players)
+    return {"pairings": pairings, "ratings": rate(specs, pairs, pairings, len(deals))}
+
+
+def _pairings(specs: list[str], labels: list[str], pairs: list, done: dict, n_deals: int,
+              num_players: int) -> list[dict]:
+    """The figures of each pairing ``pairs[k]`` from its finished deals ``done[k]``, in order."""
     pairings = []
     for k, (i, j) in enumerate(pairs):
-        rs = [done[k][d] for d in range(len(deals))]
+        rs = [done[k][d] for d in range(n_deals)]
         pairings.append({"a": labels[i], "b": labels[j], "a_spec": specs[i], "b_spec": specs[j],
                          **pairing_figures([r["points"] for r in rs], [r["side_scores"] for r in rs], num_players)})
-    return {"pairings": pairings, "ratings": rate(specs, pairs, pairings, len(deals))}
+    return pairings
 
 
 def _task_deals(task: tuple) -> int:
