@@ -71,20 +71,7 @@ def simulate_fixed_solo(moon: np.ndarray, sun: np.ndarray, rng: np.random.Genera
         decided = ((a_ts >= target) | (a_tn >= target)) & (a_ts != a_tn)
         won = a_ts > a_tn
         if goals_333:
-            g_dec = np.zeros(alive.size, dtype=bool)
-            g_won = np.zeros(alive.size, dtype=bool)
-            g_tie = np.zeros(alive.size, dtype=bool)
-            for goal in GOALS_333:
-                if goal >= target:
-                    break
-                hs, hn = a_ts == goal, a_tn == goal
-                open_ = ~(g_dec | g_tie)
-                one = (hs ^ hn) & open_
-                g_won[one] = hs[one]
-                g_dec |= one
-                g_tie |= hs & hn & open_
-            decided = np.where(g_dec, True, decided & ~g_tie)
-            won = np.where(g_dec, g_won, won)
+            decided, won = _goals_333(a_ts, a_tn, target, decided, won)
         done = alive[decided]
         solo_won[done] = won[decided]
         length[done] = k + 1
@@ -92,6 +79,26 @@ def simulate_fixed_solo(moon: np.ndarray, sun: np.ndarray, rng: np.random.Genera
     undecided = np.zeros(B * matches, dtype=bool)
     undecided[alive] = True
     return _per_pool({"p_solo": solo_won.astype(float), "deals": length.astype(float)}, undecided, B, matches)
+
+
+def _goals_333(a_ts: np.ndarray, a_tn: np.ndarray, target: int, decided: np.ndarray,
+               won: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(decided, won)`` of :func:`simulate_fixed_solo` with the goals 333, 666, 999 (R6.2,
+    below ``target``, in that order) applied to the solo's and the others' totals ``a_ts``,
+    ``a_tn`` (int64 arrays of the matches still played); both on one goal play on (R9)."""
+    g_dec = np.zeros(a_ts.size, dtype=bool)
+    g_won = np.zeros(a_ts.size, dtype=bool)
+    g_tie = np.zeros(a_ts.size, dtype=bool)
+    for goal in GOALS_333:
+        if goal >= target:
+            break
+        hs, hn = a_ts == goal, a_tn == goal
+        open_ = ~(g_dec | g_tie)
+        one = (hs ^ hn) & open_
+        g_won[one] = hs[one]
+        g_dec |= one
+        g_tie |= hs & hn & open_
+    return np.where(g_dec, True, decided & ~g_tie), np.where(g_dec, g_won, won)
 
 
 def _per_pool(values: dict, undecided: np.ndarray, B: int, matches: int) -> dict:
