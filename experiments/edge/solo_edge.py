@@ -640,6 +640,33 @@ def _result_doc(s: StudySettings, run: PreparedRun, results: list[dict], t0: flo
             "resumed": s.resume is not None, "weights": run.checkpoint.weights, "results": results}
 
 
+def _finished_run(folder: str) -> tuple:
+    """``(settings, None, done, elapsed, seconds, weights, deals)`` of the finished edge run
+    in ``folder`` (its ``edge.json``), as :func:`grow_run` needs them; ValueError if the
+    file is not a finished edge run's output."""
+    doc = load_result(folder)
+    try:
+        settings = {"configs": [[c["solo"], c["sun"]] for c in doc["configs"]], "seed": int(doc["seed"]),
+                    "target": int(doc["target"]), "boot": int(doc.get("boot", 200)),
+                    "matches": int(doc.get("matches", 1000)), "deals_source": doc["deals_source"]}
+        old_deals = None
+        done = {}
+        for r in doc["results"]:
+            key = str(config_key(r["solo_spec"], r["sun_spec"]))
+            done[key] = {i: ([int(x) for x in m], [int(x) for x in u])
+                         for i, (m, u) in enumerate(zip(r["moon_points"], r["sun_points"]))}
+        elapsed = float(doc.get("run_seconds", 0.0))
+        seconds = {str(config_key(r["solo_spec"], r["sun_spec"])): float(r.get("play_seconds", 0.0))
+                   for r in doc["results"]}
+        n_old = int(doc["deals"])
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        raise ValueError(f"{os.path.join(folder, 'edge.json')!r} is not a finished edge run's output "
+                         f"({type(e).__name__}: {e}); it cannot grow") from None
+    weights = check_shipped_weights(doc.get("weights"), Checkpoint.specs_of(settings),
+                                    f"the edge run {os.path.join(folder, 'edge.json')!r}")
+    return settings, old_deals, done, elapsed, seconds, weights, n_old
+
+
 def grow_run(folder: str, deals: int) -> None:
     """Grow the edge run in ``folder`` to ``deals`` deals, keeping every deal it has played.
 
@@ -668,26 +695,7 @@ def grow_run(folder: str, deals: int) -> None:
         settings, old_deals, done, elapsed = ckpt.settings, ckpt.deals, ckpt.done, ckpt.elapsed
         seconds, weights = ckpt.seconds, ckpt.weights
     elif os.path.isfile(os.path.join(folder, "edge.json")):
-        doc = load_result(folder)
-        try:
-            settings = {"configs": [[c["solo"], c["sun"]] for c in doc["configs"]], "seed": int(doc["seed"]),
-                        "target": int(doc["target"]), "boot": int(doc.get("boot", 200)),
-                        "matches": int(doc.get("matches", 1000)), "deals_source": doc["deals_source"]}
-            old_deals = None
-            done = {}
-            for r in doc["results"]:
-                key = str(config_key(r["solo_spec"], r["sun_spec"]))
-                done[key] = {i: ([int(x) for x in m], [int(x) for x in u])
-                             for i, (m, u) in enumerate(zip(r["moon_points"], r["sun_points"]))}
-            elapsed = float(doc.get("run_seconds", 0.0))
-            seconds = {str(config_key(r["solo_spec"], r["sun_spec"])): float(r.get("play_seconds", 0.0))
-                       for r in doc["results"]}
-            n_old = int(doc["deals"])
-        except (KeyError, TypeError, ValueError, AttributeError) as e:
-            raise ValueError(f"{os.path.join(folder, 'edge.json')!r} is not a finished edge run's output "
-                             f"({type(e).__name__}: {e}); it cannot grow") from None
-        weights = check_shipped_weights(doc.get("weights"), Checkpoint.specs_of(settings),
-                                        f"the edge run {os.path.join(folder, 'edge.json')!r}")
+        settings, old_deals, done, elapsed, seconds, weights, n_old = _finished_run(folder)
     else:
         raise ValueError(f"no edge run in {folder!r} (neither {CHECKPOINT} nor edge.json): nothing to grow")
     source = settings["deals_source"]
