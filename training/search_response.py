@@ -453,6 +453,13 @@ def tree_value(states: list[State], weights: np.ndarray, target: Target, resp: f
                 for a in np.flatnonzero(p > 0):
                     kids[key].add(key + (int(a),))
                     items.append((_child(s, int(a)), w * float(p[a]), key + (int(a),)))
+    return _back_up(kind, kids, ends)
+
+
+def _back_up(kind: dict[tuple, str], kids: dict[tuple, set], ends: dict[tuple, float]) -> tuple[float, dict]:
+    """``(total, {action: total})`` of :func:`tree_value` from its tree: each key's
+    ``kind`` (``"end"``, ``"max"``, ``"pick"`` or ``"sum"``), children and end totals,
+    valued from the deepest keys up."""
     value: dict[tuple, float] = {}
     for key in sorted(kind, key=len, reverse=True):
         k = kind[key]
