@@ -288,15 +288,10 @@ class Model:
         return int(self.iset_offset[-1])
 
 
-def make_model(tree: GameTree, name: str) -> Model:
-    """The ``"seats"`` or ``"teams"`` model of a tree (module docstring).
-
-    Raises:
-        ValueError: on another name, or when two nodes of one information set have
-            different numbers of legal actions (the tree would not be a game of
-            imperfect information over these sets).
-    """
-    n = tree.num_players
+def _model_players(n: int, name: str) -> tuple[int, np.ndarray, list, np.ndarray]:
+    """``(players, seat_player, seen, moon)`` of the ``"seats"`` or ``"teams"`` model of an
+    ``n``-player game: the model's player count, each seat's player (int8, 4), the seats
+    each player sees, and which players are on the Moon side; ValueError on another name."""
     if name == "seats":
         players = n
         seat_player = np.array(PLAYER_OF_SEAT[n], dtype=np.int8)
@@ -310,6 +305,18 @@ def make_model(tree: GameTree, name: str) -> Model:
         moon = np.array([True, False])
     else:
         raise ValueError(f"model must be 'seats' or 'teams', got {name!r}")
+    return players, seat_player, seen, moon
+
+
+def make_model(tree: GameTree, name: str) -> Model:
+    """The ``"seats"`` or ``"teams"`` model of a tree (module docstring).
+
+    Raises:
+        ValueError: on another name, or when two nodes of one information set have
+            different numbers of legal actions (the tree would not be a game of
+            imperfect information over these sets).
+    """
+    players, seat_player, seen, moon = _model_players(tree.num_players, name)
     # a view per (root, player): the seen hands as dealt, every hand's counts, the leader
     views: dict = {}
     view_of = np.empty((len(tree.leaders), players), dtype=np.int64)
@@ -981,15 +988,23 @@ def _count_player(tricks: int, n: int, p: int, seat_player, seen: tuple[int, ...
         for split in itertools.product(range(tricks + 1), repeat=len(hidden)):
             if sum(split) != n_sun:
                 continue
-            counts = [(0, 0)] * 4
-            for s in seen:
-                h = hands[s]
-                counts[s] = (bin(h & ((1 << 14) - 1)).count("1"), bin(h >> 14).count("1"))
-            for s, k in zip(hidden, split):
-                counts[s] = (k, tricks - k)
+            counts = _hand_counts(hands, seen, hidden, split, tricks)
             for lead in leaders:
-                total += nodes(tuple(hands), tuple(counts), pool, lead, 0, -1, ())
+                total += nodes(tuple(hands), counts, pool, lead, 0, -1, ())
     return total
+
+
+def _hand_counts(hands, seen: tuple[int, ...], hidden: tuple[int, ...], split: tuple[int, ...],
+                 tricks: int) -> tuple:
+    """(Sun, Moon) card counts of each seat 0..3: a seen seat's from its hand mask, a hidden
+    seat's from its number of Sun cards in ``split`` (the rest Moon, ``tricks`` in all)."""
+    counts = [(0, 0)] * 4
+    for s in seen:
+        h = hands[s]
+        counts[s] = (bin(h & ((1 << 14) - 1)).count("1"), bin(h >> 14).count("1"))
+    for s, k in zip(hidden, split):
+        counts[s] = (k, tricks - k)
+    return tuple(counts)
 
 
 def _seen_hands(ids, tricks: int, seen: tuple[int, ...]):
