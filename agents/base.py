@@ -348,7 +348,7 @@ def parse_spec(spec: str) -> tuple[str, dict]:
     if decl.replaced_by is not None and name not in _WARNED:
         _WARNED.add(name)
         warnings.warn(f"agent name {name!r} is deprecated, use {decl.replaced_by!r} (docs/API.md, Agents); "
-                      f"{name!r} still builds the same agent", DeprecationWarning, stacklevel=2)
+                      f"{name!r} still builds the agent it built before", DeprecationWarning, stacklevel=2)
     kwargs = {}
     lead = decl.leading_option
     if lead is not None and rest and "=" not in rest.partition(":")[0].partition(",")[0]:

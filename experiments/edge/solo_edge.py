@@ -627,6 +627,8 @@ def run_study(settings: StudySettings | Sequence[str] | None = None, *, report_i
         print(f"\nRun time {doc['run_seconds']:.1f} s, {where}. Files:")
         for kind in ("md", "json", "png"):
             print(f"  {paths[kind]}")
+        if s.records is not None:
+            print(f"  {os.path.join(s.records, RECORDS_FILE)} (game records)")
     return run.folder
 
 

@@ -147,7 +147,7 @@ def test_the_cli_says_a_deprecated_name_in_one_line(monkeypatch, capsys, tmp_pat
                      "--out", str(tmp_path / "a")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err[0] == ("twilight arena: note: agent name 'exit-search' is deprecated, use 'guided' (docs/API.md, "
-                      "Agents); 'exit-search' still builds the same agent"), err
+                      "Agents); 'exit-search' still builds the agent it built before"), err
     assert len(err) == 2 and err[1].startswith("twilight arena: error:"), err
 
 

@@ -10,7 +10,7 @@ the hidden cards consistent with the counts, R2.5), builds the ``python_twilight
 OpenSpiel state of that world with the public history
 (:func:`twilight_env.interop.openspiel.state_from_world`), and asks the bot. The true deal is
 never reached: the same information set and generator give the same action whatever the
-hidden cards are (``tests/agents/test_openspiel_bots.py`` re-deals them to check).
+hidden cards are (``tests/interop/test_bots.py`` re-deals them to check).
 
 Bots:
 

@@ -791,7 +791,10 @@ def validate(record: dict) -> None:
     """
     _need(isinstance(record, dict), "record", f"a record is a JSON object, got {type(record).__name__}")
     fmt = record.get("format")
-    _need("format" in record, "format", "missing key 'format' in record")
+    _need("format" in record, "format",
+          "missing key 'format' in record: this is not a game record (records are written by "
+          "`twilight deal --json`, `twilight play --record FILE` and `--records DIR` of arena and edge; "
+          "docs/RECORDS.md)")
     _need(fmt in (FORMAT_DEAL, FORMAT_MATCH), "format",
           f"unknown format {fmt!r}; a record's format is {FORMAT_DEAL!r} or {FORMAT_MATCH!r}")
     _need("version" in record, "version", "missing key 'version' in record")
