@@ -200,13 +200,65 @@ def log_step(writer, step: int, losses: list, dps: float, actor_dps: float, ep_p
     writer.add_scalar("charts/updates", counters["updates"], step)
 
 
+LOG_EVERY_S = 30.0
+"""Seconds between progress lines when stderr is not a terminal (a log, a pipe, ``nohup``)."""
+
+
+class LogLines:
+    """The bar's figures as one line every :data:`LOG_EVERY_S` seconds on a stream that is not
+    a terminal, where tqdm's redrawn frames (joined by carriage returns) would fill a log.
+    Takes the calls the training loop makes of a tqdm bar: ``update``, ``set_postfix``,
+    ``close``, and ``n`` / ``total``.
+
+    Args:
+        total: the budget (decisions, or seconds with ``--minutes``); ``unit`` names it.
+        initial: what an earlier sitting already did.
+        stream: where to write (default ``sys.stderr``).
+        clock: seconds (default ``time.monotonic``; a test may give its own).
+    """
+
+    def __init__(self, total: int, initial: int, unit: str, stream=None, clock=time.monotonic,
+                 every_s: float = LOG_EVERY_S):
+        import sys
+
+        self.total, self.n, self.unit, self.postfix = int(total), int(initial), unit, ""
+        self.stream, self.clock, self.every_s = (sys.stderr if stream is None else stream), clock, every_s
+        self.last = clock()
+        self._line("training")
+
+    def _line(self, what: str) -> None:
+        pct = f" ({100 * self.n / self.total:.0f}%)" if self.total else ""
+        tail = f", {self.postfix}" if self.postfix else ""
+        print(f"{what}: {self.n:,}/{self.total:,} {self.unit}{pct}{tail}", file=self.stream, flush=True)
+
+    def update(self, k: int = 1) -> None:
+        self.n += int(k)
+        now = self.clock()
+        if now - self.last >= self.every_s:
+            self.last = now
+            self._line("training")
+
+    def set_postfix(self, refresh: bool = True, **figures) -> None:
+        self.postfix = ", ".join(f"{k} {v}" for k, v in figures.items())
+
+    def close(self) -> None:
+        self._line("training stopped at")
+
+
 def progress_bar(cfg: TrainConfig, decisions: int, elapsed_s: float):
-    """A tqdm bar with a total, so it shows an ETA.
+    """A tqdm bar with a total, so it shows an ETA; off a terminal, :class:`LogLines`.
 
     With ``--minutes`` the total is the time budget (seconds, ``unit="s"``; the decisions
     count is in the postfix); with only ``--decisions`` it is the decisions budget.
     """
+    import sys
+
     from tqdm import tqdm
+    if cfg.progress and not sys.stderr.isatty():
+        if cfg.minutes is not None:
+            budget = round(cfg.minutes * 60)
+            return LogLines(budget, min(round(elapsed_s), budget), "s")
+        return LogLines(cfg.decisions, decisions, "decisions")
     if cfg.minutes is not None:
         return tqdm(total=round(cfg.minutes * 60), initial=min(round(elapsed_s), round(cfg.minutes * 60)),
                     unit="s", disable=not cfg.progress, dynamic_ncols=True, mininterval=1.0,
@@ -224,5 +276,5 @@ def advance_bar(bar, cfg: TrainConfig, new_decisions: int, elapsed_s: float) -> 
 
 
 
-__all__ = ["advance_bar", "check_opponents", "evaluate", "log_step", "open_writer", "progress_bar", "resolve_config",
+__all__ = ["LogLines", "advance_bar", "check_opponents", "evaluate", "log_step", "open_writer", "progress_bar", "resolve_config",
            "save_train_checkpoint"]
