@@ -160,9 +160,21 @@ class PolicyAgent:
         Raises:
             ValueError: a decision without legal actions, or lists of different lengths.
         """
+        out = np.zeros((len(infosets), NUM_ACTIONS), dtype=np.float64)
+        for idx, probs, legal in self._forward_groups(infosets, legal_actions_list):
+            out[idx] = tempered_probs(probs, legal, self.temperature)
+        return out
+
+    def _forward_groups(self, infosets, legal_actions_list):
+        """The network's policy for many decisions, one forward pass per number of players:
+        yields ``(idx, probs, legal)`` per group, ``idx`` the decisions' positions in the
+        lists, ``probs`` ``(len(idx), 31)`` and ``legal`` ``(len(idx), 31)`` bool.
+
+        Raises:
+            ValueError: a decision without legal actions, or lists of different lengths.
+        """
         if len(infosets) != len(legal_actions_list):
             raise ValueError(f"{len(infosets)} information sets but {len(legal_actions_list)} legal-action lists")
-        out = np.zeros((len(infosets), NUM_ACTIONS), dtype=np.float64)
         by_npl: dict[int, list[int]] = {}
         for i, info in enumerate(infosets):
             if len(legal_actions_list[i]) == 0:
@@ -173,8 +185,7 @@ class PolicyAgent:
             roles = np.array([role_of(npl, infosets[i].acting_seat) for i in idx], dtype=np.int64)
             legal = legal_matrix([legal_actions_list[i] for i in idx])
             probs, _ = self.net_for(npl).forward(rows, roles, legal)
-            out[idx] = tempered_probs(probs, legal, self.temperature)
-        return out
+            yield idx, probs, legal
 
     def act(self, infoset, legal_actions, rng: np.random.Generator | None = None) -> int:
         """The legal action of highest policy probability (lowest id on ties) at temperature
@@ -209,21 +220,8 @@ class PolicyAgent:
         Raises:
             ValueError: a decision without legal actions.
         """
-        if len(infosets) != len(legal_actions_list):
-            raise ValueError(f"{len(infosets)} information sets but {len(legal_actions_list)} legal-action lists")
         out: list = [None] * len(infosets)
-        by_npl: dict[int, list[int]] = {}
-        for i, info in enumerate(infosets):
-            if len(legal_actions_list[i]) == 0:
-                raise ValueError("policy: a decision has no legal action (the deal is over?)")
-            by_npl.setdefault(info.num_players, []).append(i)
-        for npl, idx in by_npl.items():
-            rows = np.array([infoset_row(infosets[i]) for i in idx], dtype=np.int64)
-            roles = np.array([role_of(npl, infosets[i].acting_seat) for i in idx], dtype=np.int64)
-            legal = np.zeros((len(idx), NUM_ACTIONS), dtype=bool)
-            for k, i in enumerate(idx):
-                legal[k, list(legal_actions_list[i])] = True
-            probs, _ = self.net_for(npl).forward(rows, roles, legal)
+        for idx, probs, legal in self._forward_groups(infosets, legal_actions_list):
             probs = np.where(legal, probs, -1.0)
             for k, i in enumerate(idx):
                 out[i] = int(np.argmax(probs[k]))  # the first maximum: lowest id on ties
