@@ -315,7 +315,10 @@ def agent_factory(name: str) -> Callable[..., Agent]:
             package = (e.name or "").partition(".")[0]
             if package not in EXTRA_OF:
                 raise
-            raise ImportError(f"agent {name!r} {missing_message(package)}", name=package) from e
+            instead = declaration(name).replaced_by
+            hint = (f"; {instead!r} plays the same network without it" if instead and package == "torch"
+                    and not declaration(instead).needs else "")
+            raise ImportError(f"agent {name!r} {missing_message(package)}{hint}", name=package) from e
         return getattr(loaded, attr)
     return entry
 

@@ -32,3 +32,17 @@ def test_require_raises_import_error_when_imported_and_passes_when_installed(mon
     with pytest.raises(SystemExit, match="^error: the compiled search needs"):
         require("no_such_module_here", "fast", "the compiled search", as_main=True)
     assert install_hint("study") == 'pip install "twilight-env[study]" (from a checkout: pip install -e ".[study]")'
+
+
+def test_a_deprecated_torch_agent_without_torch_names_its_replacement_that_needs_none():
+    """`exit:default` without torch: the one line names the extra and that `policy` plays the
+    same network without torch (`policy` reads the .npz with NumPy)."""
+    code = ("import sys\nsys.modules['torch'] = None\nimport warnings\nwarnings.simplefilter('ignore')\n"
+            "from twilight_env.agents.base import make_agent\n"
+            "try:\n    make_agent('exit:default')\nexcept ImportError as e:\n    print(e)\n"
+            "print(type(make_agent('policy:default')).__name__)\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    first, second = r.stdout.strip().splitlines()
+    assert "'train' extra" in first and "'policy' plays the same network without it" in first, first
+    assert second == "PolicyAgent"
