@@ -408,15 +408,22 @@ class ExitAgent:
             ValueError: a decision without legal actions.
         """
         out = np.zeros((len(infosets), NUM_ACTIONS), dtype=np.float64)
+        for idx, probs in self._policy_groups(infosets, legal_actions_list):
+            legal = np.stack([legal_mask(legal_actions_list[i]) for i in idx])
+            out[idx] = tempered_probs(probs, legal, self.temperature)
+        return out
+
+    def _policy_groups(self, infosets, legal_actions_list):
+        """The network's policy for many decisions, one forward pass per number of players:
+        yields ``(idx, probs)``, ``idx`` the decisions' positions in the lists and ``probs``
+        ``(len(idx), 31)``."""
         by_npl: dict[int, list[int]] = {}
         for i, info in enumerate(infosets):
             by_npl.setdefault(info.num_players, []).append(i)
         for npl, idx in by_npl.items():
             probs, _ = policy_value(self._models.get(npl), [infosets[i] for i in idx],
                                     [legal_actions_list[i] for i in idx])
-            legal = np.stack([legal_mask(legal_actions_list[i]) for i in idx])
-            out[idx] = tempered_probs(probs, legal, self.temperature)
-        return out
+            yield idx, probs
 
     def act(self, infoset, legal_actions, rng: np.random.Generator) -> int:
         """The legal action of highest policy probability (lowest id on ties) at temperature
@@ -443,12 +450,7 @@ class ExitAgent:
     def greedy_batch(self, infosets, legal_actions_list) -> list[int]:
         """Greedy actions for many decisions, one forward pass per number of players."""
         out: list = [None] * len(infosets)
-        by_npl: dict[int, list[int]] = {}
-        for i, info in enumerate(infosets):
-            by_npl.setdefault(info.num_players, []).append(i)
-        for npl, idx in by_npl.items():
-            probs, _ = policy_value(self._models.get(npl), [infosets[i] for i in idx],
-                                    [legal_actions_list[i] for i in idx])
+        for idx, probs in self._policy_groups(infosets, legal_actions_list):
             for k, i in enumerate(idx):
                 legal = sorted(int(a) for a in legal_actions_list[i])
                 out[i] = max(legal, key=lambda a, p=probs[k]: (p[a], -a))
