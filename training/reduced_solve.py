@@ -853,19 +853,22 @@ def _size(text: str) -> tuple[int, int]:
 
 
 def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sizes", nargs="+", default=["1:3", "1:4"],
-                    help="sizes to build and solve, TRICKS:PLAYERS (tricks 1..6, players 3 or 4)")
-    ap.add_argument("--iterations", type=int, default=1000, help="CFR+ iterations per size")
-    ap.add_argument("--count-only", nargs="*", default=[],
+    ap = argparse.ArgumentParser(prog="python -m twilight_env.training.reduced_solve",
+                                 description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", nargs="+", default=["1:3", "1:4"], metavar="TRICKS:PLAYERS",
+                    help="sizes to build and solve, TRICKS:PLAYERS (tricks 1..6, players 3 or 4; default 1:3 1:4)")
+    ap.add_argument("--iterations", type=int, default=1000,
+                    help="CFR+ iterations per size, at least 1 (default %(default)s)")
+    ap.add_argument("--count-only", nargs="*", default=[], metavar="TRICKS:PLAYERS",
                     help="sizes TRICKS:PLAYERS to count (deals, lines of play, information sets) without "
-                         "building the tree")
+                         "building the tree (default: none)")
     ap.add_argument("--seconds", type=float, default=None,
                     help="stop each CFR+ run after this many seconds of solving (default: no limit)")
     ap.add_argument("--lp-max-slots", type=int, default=200_000,
                     help="largest teams model (information-set actions) solved by linear program; "
-                         "larger ones by CFR+ with the value bracketed")
-    ap.add_argument("--out", default="results/reduced_decks", help="output folder (JSON and Markdown)")
+                         "larger ones by CFR+ with the value bracketed (default %(default)s)")
+    ap.add_argument("--out", default="results/reduced_decks",
+                    help="output folder (JSON and Markdown; default %(default)s)")
     a = ap.parse_args(argv)
     sizes = [_size(x) for x in a.sizes]
     counts = [_size(x) for x in a.count_only]
