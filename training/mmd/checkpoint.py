@@ -1,0 +1,151 @@
+"""One small checkpoint per MMD training line: weights, magnet, Adam state, counters, RNG.
+
+Written atomically with its content digest (:func:`twilight_env.agents.nn.checkpoint.save_checkpoint`:
+temporary file, ``fsync``, ``os.replace``; the SHA-256 of the file in its zip comment) and read
+back only after the digest and every entry are checked
+(:func:`twilight_env.training.checkpoint.load_resume_checkpoint`). Beside it, ``policy.npz``
+holds the policy alone in the shipped weights' format (``twilight-exit-npz``,
+:func:`~twilight_env.agents.nn.numpy_pv.save_pv_npz`), which the ``mmd`` and ``policy`` agents read.
+
+| key | content |
+|---|---|
+| ``format``, ``version`` | ``"twilight-mmd"``, 1 |
+| ``num_players`` | 3 or 4 |
+| ``net`` | ``PVConfig.to_dict()`` of the network (and of the magnet) |
+| ``model``, ``magnet`` | ``state_dict`` of the policy network and of the magnet |
+| ``optimizer`` | Adam ``state_dict`` |
+| ``config`` | :meth:`MMDConfig.to_dict <twilight_env.training.mmd.config.MMDConfig.to_dict>` |
+| ``counters`` | ``steps`` (updates), ``deals``, ``decisions`` (all made), ``seconds`` (wall seconds of training so far, evaluations included) |
+| ``rng`` | the NumPy bit-generator state of the run's one generator (JSON text) |
+| ``git`` | git hash of the code that wrote it |
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+from pathlib import Path
+
+import torch
+
+from twilight_env.agents.exit import PolicyValueNet, PVConfig
+from twilight_env.agents.nn.checkpoint import CHECKPOINT_NAME, load_checkpoint, save_checkpoint
+from twilight_env.agents.nn.features import num_roles
+from twilight_env.agents.nn.numpy_pv import save_pv_npz
+
+from twilight_env.training.checkpoint import (check_bitgen_state, check_count, check_entries, check_finite,
+                                               check_layers, check_number, check_optimizer, fail,
+                                               load_resume_checkpoint)
+from twilight_env.training.mmd.config import MMDConfig
+
+FORMAT = "twilight-mmd"
+VERSION = 1
+POLICY_NAME = "policy.npz"
+"""File name of the policy export inside a run directory."""
+COUNTERS = ("steps", "deals", "decisions", "seconds")
+KEYS = ("format", "version", "num_players", "net", "model", "magnet", "optimizer", "config", "counters", "rng", "git")
+
+
+def write(out: str | os.PathLike, model, magnet, optimizer, cfg: MMDConfig, counters: dict, rng) -> Path:
+    """Write ``out/checkpoint.pt`` and ``out/policy.npz`` (module table), each atomically.
+
+    Returns:
+        the checkpoint's path.
+
+    Raises:
+        OSError: a folder that cannot be written (one line naming the file).
+    """
+    from twilight_env.util.report import git_hash
+
+    out = Path(out)
+    path = out / CHECKPOINT_NAME
+    state = {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
+    save_checkpoint({"format": FORMAT, "version": VERSION, "num_players": cfg.players, "net": model.cfg.to_dict(),
+                     "model": state,
+                     "magnet": {k: v.detach().cpu().clone() for k, v in magnet.state_dict().items()},
+                     "optimizer": optimizer.state_dict(), "config": cfg.to_dict(),
+                     "counters": dict(counters), "rng": json.dumps(rng.bit_generator.state), "git": git_hash()}, path)
+    save_pv_npz(out / POLICY_NAME, {k: v.numpy() for k, v in state.items()}, model.cfg.to_dict(), cfg.players)
+    return path
+
+
+def check(ckpt: dict, path: str) -> None:
+    """Check every entry of an MMD checkpoint (module table).
+
+    Raises:
+        ValueError: naming the file and the first bad entry.
+    """
+    check_entries(ckpt, path, "the checkpoint", KEYS)
+    try:
+        cfg = MMDConfig.from_dict(ckpt["config"])
+    except (ValueError, TypeError, KeyError) as e:
+        fail(path, f"'config': {e}")
+    if ckpt["num_players"] != cfg.players:
+        fail(path, f"'num_players' {ckpt['num_players']!r} differs from the config's {cfg.players}")
+    if not isinstance(ckpt["net"], dict):
+        fail(path, "'net' must be a dict")
+    check_layers(ckpt["net"], path, "'net'")
+    model = build(ckpt["net"], cfg.players, path)
+    for key in ("model", "magnet"):
+        check_finite(ckpt[key], path, f"'{key}'")
+        try:
+            model.load_state_dict(ckpt[key])
+        except (RuntimeError, TypeError, AttributeError) as e:
+            fail(path, f"'{key}' does not fit the network in 'net': {str(e)[:160]}")
+    check_optimizer(ckpt["optimizer"], model, path)
+    counters = check_entries(ckpt["counters"], path, "'counters'", COUNTERS)
+    for k in COUNTERS[:3]:
+        check_count(counters[k], path, f"'counters' {k!r}")
+    check_number(counters["seconds"], path, "'counters' 'seconds'", 0.0, 1e9)
+    try:
+        state = json.loads(ckpt["rng"])
+    except (TypeError, ValueError):
+        fail(path, "'rng' must be the JSON text of a NumPy bit-generator state")
+    check_bitgen_state(state, path, "'rng'")
+
+
+def build(net: dict, num_players: int, path: str = "network") -> PolicyValueNet:
+    """A :class:`~twilight_env.agents.exit.PolicyValueNet` of shape ``net`` for ``num_players``.
+
+    Raises:
+        ValueError: a shape that is not a policy-value network's, or heads for the other variant.
+    """
+    try:
+        cfg = PVConfig.from_dict(net)
+    except (KeyError, TypeError, ValueError) as e:
+        raise ValueError(f"{path}: 'net' is not a policy-value network shape ({e})") from None
+    if cfg.num_roles != num_roles(num_players):
+        raise ValueError(f"{path}: {cfg.num_roles} heads, but {num_players} players need {num_roles(num_players)}")
+    return PolicyValueNet(cfg)
+
+
+def load(path: str | os.PathLike) -> dict:
+    """Read an MMD checkpoint to resume (a file or a run directory), digest and entries checked.
+
+    Raises:
+        ValueError: as :func:`twilight_env.training.checkpoint.load_resume_checkpoint`.
+    """
+    reader = functools.partial(load_checkpoint, fmt=FORMAT, version=VERSION, kind="mmd",
+                               writer="`python -m twilight_env.training.mmd`")
+    return load_resume_checkpoint(path, check=check, load=reader)
+
+
+def restore(ckpt: dict):
+    """``(model, magnet, optimizer, cfg, counters, rng)`` of a checked checkpoint dict."""
+    import numpy as np
+
+    cfg = MMDConfig.from_dict(ckpt["config"])
+    model, magnet = build(ckpt["net"], cfg.players), build(ckpt["net"], cfg.players)
+    model.load_state_dict(ckpt["model"])
+    magnet.load_state_dict(ckpt["magnet"])
+    for p in magnet.parameters():
+        p.requires_grad_(False)
+    optimizer = torch.optim.Adam(model.parameters(), lr=cfg.lr)
+    optimizer.load_state_dict(ckpt["optimizer"])
+    rng = np.random.default_rng()
+    rng.bit_generator.state = json.loads(ckpt["rng"])
+    return model, magnet, optimizer, cfg, dict(ckpt["counters"]), rng
+
+
+__all__ = ["FORMAT", "POLICY_NAME", "VERSION", "build", "check", "load", "restore", "write"]

@@ -1,0 +1,219 @@
+"""The MMD training loop and its command line (``python -m twilight_env.training.mmd``).
+
+Each update plays ``deals`` fresh deals with the current policy
+(:mod:`twilight_env.training.mmd.rollout`), takes one MMD step on them
+(:mod:`twilight_env.training.mmd.learner`) and, every ``magnet_every`` updates, moves the
+magnet. Every ``eval_every`` updates it appends a line to ``OUT/curve.jsonl`` (wall seconds
+of training so far, updates, deals, decisions, the last update's losses, the 1-minute load
+average and, on reduced decks, the exact NashConv in deal points,
+:mod:`twilight_env.training.mmd.evaluate`) and writes the checkpoint
+(:mod:`twilight_env.training.mmd.checkpoint`); it writes one more when the budget is spent
+or on Ctrl-C / SIGTERM (after the update in progress).
+
+Resuming (``--resume``) reads ``OUT/checkpoint.pt`` (digest and entries checked), drops curve
+lines written after it, and continues with the same settings, weights, Adam state and random
+generator: a run stopped and resumed makes the same updates as one that was not
+(``tests/training/test_mmd.py``). The deals, the sampled actions and a new network's weights
+come from ``--seed``; on CPU with a fixed ``threads`` a seed gives the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from twilight_env.agents.nn.checkpoint import CHECKPOINT_NAME
+from twilight_env.util.atomic import write_text
+
+from twilight_env.training.mmd import checkpoint as ckpt_io
+from twilight_env.training.mmd.config import MMDConfig
+from twilight_env.training.mmd.learner import move_magnet, update
+from twilight_env.training.mmd.rollout import play
+
+CURVE_NAME = "curve.jsonl"
+"""The curve file inside a run directory (JSON lines)."""
+
+
+def initial_network(cfg: MMDConfig, init_weights: str | None):
+    """A new network: ``init_weights`` (``"default"``: the shipped ``policy:default`` network;
+    a ``.npz`` or expert-iteration checkpoint, an MMD run's ``policy.npz``) or fresh weights
+    from ``cfg.seed`` of shape ``cfg.trunk`` / ``cfg.head``.
+
+    Raises:
+        ValueError: weights that are missing, damaged or for the other number of players.
+    """
+    torch.manual_seed(cfg.seed)
+    if init_weights is None:
+        return ckpt_io.build({"num_roles": 1 if cfg.players == 4 else 4, "trunk": list(cfg.trunk),
+                              "head": list(cfg.head)}, cfg.players)
+    from twilight_env.agents.exit import load_exit_checkpoint
+    from twilight_env.agents.policy import default_weights
+
+    path = default_weights(cfg.players) if init_weights == "default" else init_weights
+    ckpt = load_exit_checkpoint(path, cfg.players)
+    model = ckpt_io.build(ckpt["net"], cfg.players, str(path))
+    model.load_state_dict({k: v.float() for k, v in ckpt["model"].items()})
+    return model
+
+
+def _curve_point(out: Path, counters: dict, figures: dict, evaluator, model) -> dict:
+    """Append one curve line (module docstring) and return it."""
+    point = {"seconds": round(counters["seconds"], 2), "steps": counters["steps"], "deals": counters["deals"],
+             "decisions": counters["decisions"], "load": round(os.getloadavg()[0], 2),
+             **{k: round(v, 6) for k, v in figures.items()}}
+    if evaluator is not None:
+        nc, per = evaluator.nash_conv(model)
+        point["nash_conv"] = round(nc, 6)
+        point["per_player"] = [round(x, 6) for x in per]
+    with open(out / CURVE_NAME, "a", encoding="utf-8") as f:
+        f.write(json.dumps(point) + "\n")
+    return point
+
+
+def _trim_curve(out: Path, steps: int) -> None:
+    """Drop curve lines written after the checkpoint being resumed (``steps`` updates)."""
+    path = out / CURVE_NAME
+    if path.is_file():
+        lines = [ln for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip()]
+        keep = [ln for ln in lines if json.loads(ln)["steps"] <= steps]
+        if len(keep) != len(lines):
+            write_text(path, "".join(ln + "\n" for ln in keep))
+
+
+def _start(cfg: MMDConfig | None, out: Path, resume: bool, init_weights: str | None):
+    """``(model, magnet, optimizer, cfg, counters, rng)`` of a new or resumed line."""
+    if resume:
+        state = ckpt_io.restore(ckpt_io.load(out))
+        _trim_curve(out, state[4]["steps"])
+        return state
+    if (out / CHECKPOINT_NAME).exists():
+        raise ValueError(f"{str(out)!r} already holds a run; add --resume to continue it, or give another --out")
+    cfg.validate()
+    out.mkdir(parents=True, exist_ok=True)
+    (out / CURVE_NAME).unlink(missing_ok=True)
+    model = initial_network(cfg, init_weights)
+    magnet = copy.deepcopy(model)
+    for p in magnet.parameters():
+        p.requires_grad_(False)
+    optimizer = torch.optim.Adam(model.parameters(), lr=cfg.lr)
+    counters = {"steps": 0, "deals": 0, "decisions": 0, "seconds": 0.0}
+    return model, magnet, optimizer, cfg, counters, np.random.default_rng(cfg.seed)
+
+
+def train(out, cfg: MMDConfig | None = None, *, minutes: float | None = None, steps: int | None = None,
+          resume: bool = False, init_weights: str | None = None, log=print) -> dict:
+    """Train one MMD line in ``out`` until ``minutes`` of wall time or ``steps`` updates in all.
+
+    Args:
+        out: the run directory (created; holds ``checkpoint.pt``, ``policy.npz``, ``curve.jsonl``).
+        cfg: the settings of a new line (ignored with ``resume``: the checkpoint's are used).
+        minutes: wall minutes for this call (None: no limit). steps: stop at this many
+            updates in all (None: no limit); at least one of the two.
+        resume: continue the line in ``out``. init_weights: see :func:`initial_network`.
+        log: called with one line per curve point.
+
+    Returns:
+        the counters at the end (``steps``, ``deals``, ``decisions``, ``seconds``).
+
+    Raises:
+        ValueError: no budget, a bad config, ``out`` holding a run without ``resume`` (or none
+            with it), or a damaged checkpoint. FloatingPointError: a diverged loss.
+    """
+    if minutes is None and steps is None:
+        raise ValueError("give a budget: minutes or steps")
+    out = Path(out)
+    model, magnet, optimizer, cfg, counters, rng = _start(cfg, out, resume, init_weights)
+    torch.set_num_threads(cfg.threads)
+    evaluator = None
+    if cfg.tricks < 7:
+        from twilight_env.training.mmd.evaluate import ReducedEvaluator
+        evaluator = ReducedEvaluator(cfg.players, cfg.tricks)
+    stop = {"signal": None}
+    old = {s: signal.signal(s, lambda signum, frame: stop.update(signal=signum)) for s in (signal.SIGINT, signal.SIGTERM)}
+    t0, base = time.monotonic(), counters["seconds"]
+    figures: dict = {}
+    try:
+        if counters["steps"] == 0:
+            log(json.dumps(_curve_point(out, counters, figures, evaluator, model)))
+        last_saved = counters["steps"]
+        while stop["signal"] is None and (steps is None or counters["steps"] < steps) \
+                and (minutes is None or time.monotonic() - t0 < minutes * 60):
+            traj = play(model, cfg.players, cfg.tricks, cfg.deals, rng)
+            if len(traj.actions):
+                figures = update(model, magnet, optimizer, traj, cfg)
+            counters["steps"] += 1
+            counters["deals"] += traj.deals
+            counters["decisions"] += traj.decisions
+            if counters["steps"] % cfg.magnet_every == 0:
+                move_magnet(magnet, model, cfg.magnet_tau)
+            counters["seconds"] = base + time.monotonic() - t0
+            if counters["steps"] % cfg.eval_every == 0:
+                log(json.dumps(_curve_point(out, counters, figures, evaluator, model)))
+            if counters["steps"] % cfg.eval_every == 0 or counters["steps"] % cfg.checkpoint_every == 0:
+                ckpt_io.write(out, model, magnet, optimizer, cfg, counters, rng)
+                last_saved = counters["steps"]
+        counters["seconds"] = base + time.monotonic() - t0
+        if counters["steps"] != last_saved or not (out / CHECKPOINT_NAME).exists():
+            if counters["steps"] % cfg.eval_every:
+                log(json.dumps(_curve_point(out, counters, figures, evaluator, model)))
+            ckpt_io.write(out, model, magnet, optimizer, cfg, counters, rng)
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+    if stop["signal"] is not None:
+        log(f"stopped by signal {stop['signal']} at {counters['steps']} updates; continue with "
+            f"python -m twilight_env.training.mmd --out {out} --resume --minutes M")
+    return counters
+
+
+def _parser() -> argparse.ArgumentParser:
+    from twilight_env.util.argtypes import positive_float, positive_int
+
+    p = argparse.ArgumentParser(prog="python -m twilight_env.training.mmd",
+                                description="Magnetic Mirror Descent self-play (training/mmd/__init__.py).")
+    p.add_argument("--out", required=True, help="run directory (checkpoint.pt, policy.npz, curve.jsonl)")
+    p.add_argument("--minutes", type=positive_float, help="wall minutes for this call")
+    p.add_argument("--steps", type=positive_int, help="stop at this many updates in all")
+    p.add_argument("--resume", action="store_true", help="continue the run in --out with its own settings")
+    p.add_argument("--init-weights", help="'default' (policy:default), a .npz or exit checkpoint (new runs only)")
+    d = MMDConfig()
+    for f in ("players", "tricks", "seed", "deals", "magnet_every", "eval_every", "checkpoint_every", "threads"):
+        p.add_argument("--" + f.replace("_", "-"), type=int, help=f"new runs only (default {getattr(d, f)})")
+    for f in ("lr", "alpha", "entropy", "magnet_tau", "value_coef", "max_grad_norm"):
+        p.add_argument("--" + f.replace("_", "-"), type=float, help=f"new runs only (default {getattr(d, f)})")
+    for f in ("trunk", "head"):
+        p.add_argument("--" + f, type=int, nargs="+", help=f"new runs only (default {' '.join(map(str, getattr(d, f)))})")
+    return p
+
+
+def main(argv=None) -> int:
+    """Command line (module docstring); returns the exit status (2 on a bad argument or checkpoint)."""
+    args = _parser().parse_args(argv)
+    given = {k: v for k, v in vars(args).items()
+             if k not in ("out", "minutes", "steps", "resume", "init_weights") and v is not None}
+    try:
+        if args.minutes is None and args.steps is None:
+            raise ValueError("give --minutes or --steps")
+        if args.resume and (given or args.init_weights):
+            raise ValueError(f"--resume continues with the checkpoint's settings; drop "
+                             f"{', '.join('--' + k.replace('_', '-') for k in [*given, *(['init_weights'] if args.init_weights else [])])}")
+        cfg = None if args.resume else MMDConfig(**{k: tuple(v) if k in ("trunk", "head") else v
+                                                    for k, v in given.items()})
+        train(args.out, cfg, minutes=args.minutes, steps=args.steps, resume=args.resume,
+              init_weights=args.init_weights, log=lambda line: print(line, flush=True))
+    except (ValueError, FloatingPointError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+__all__ = ["CURVE_NAME", "initial_network", "main", "train"]
