@@ -43,6 +43,34 @@ Moon hands (R7.3), this is the exact best response to the target in those tricks
 seat with a partner it is exact when the partner plays the target's policy and its past
 play is not used.
 
+**A target whose policy is not known** (``pimc``, ``ismcts``, ``guided``, any agent):
+``respond:target=SPEC,model=MODEL`` *models* it, as the approximate best responses ISMCTS-BR
+(Timbers et al. 2022) and local best response (LBR; Lisý & Bowling 2017) do. ``MODEL`` is an
+agent whose action probabilities are known (:data:`TARGETS`, e.g. ``policy:default`` at a
+``temperature``, or for ``guided`` the network prior it searches with, ``policy:default``
+at temperature 1). The model replaces the target in steps 1 and 2 only: it weighs the
+worlds by the likelihood of the real target's past play *under the model*, and it plays the
+target's later moves in the playouts. The real target plays the deal. So that no world's
+weight becomes 0 when the real target plays an action the model gives probability 0, the
+likelihood of each past action is the model's probability mixed with the uniform
+distribution over the legal actions there, ``(1 - epsilon) p(a) + epsilon / |legal|``
+(option ``epsilon``, default :data:`MODEL_EPSILON`; only the weights use the mixture, the
+playouts use the model itself). With a mixture every world keeps a positive weight, so
+the worlds are drawn as for a sampled target (sampling-importance-resampling), a greedy
+model's included. ``epsilon=0`` is allowed only when the model is the target itself; it
+is then the known-target responder above, world for world. In the last ``exact_tricks``
+tricks the exact best response is to the model (its weights mixed the same way).
+
+**The margin is still a lower bound.** The responder is a fixed agent on its side whatever
+it uses to decide (a model that is wrong only makes it play worse), and the target's
+exploitability is the most any agent on the other side wins against it: the duplicate
+margin of any responder against the real target, modelled or not, is a lower bound on the
+real target's exploitability (estimated from deals, hence its interval).
+
+A target option holding commas cannot sit inside a ``respond`` spec, whose options are
+split at commas: write the target's (or the model's) own options with ``;`` instead,
+``respond:target=ismcts:backend=numba;iterations=6000,model=policy:default``.
+
 Spec: ``respond:target=SPEC,worlds=32,candidates=8,exact_tricks=0,max_worlds=2000`` where SPEC is ``exit:default``,
 ``exit:PATH``, ``neural:default``, ``neural:PATH``, ``policy:default``, ``policy:PATH``, each with
 an optional ``temperature`` (e.g. ``respond:target=policy:default,temperature=0.5``; the
@@ -59,21 +87,15 @@ import numpy as np
 import torch
 
 from twilight_env.agents import sampling
-from twilight_env.agents.base import agent_name, declarations, make_agent, parse_spec
-from twilight_env.agents.sampling import check_temperature
+from twilight_env.agents.base import agent_name, make_agent
 from twilight_env.agents.pimc import check_positive_int
 from twilight_env.envs.vector import VectorEngine
 from twilight_env.rules.cards import MOON_MASK, SUN_MASK
 from twilight_env.rules.engine import NUM_ACTIONS, State
 from twilight_env.rules.infoset import InfoSet
+from twilight_env.training.target_model import (MODEL_EPSILON, TARGETS, MixedTarget, mix_uniform,  # noqa: F401
+                                                 resolve_model)
 from twilight_env.training.vec_selfplay import greedy_actions, vector_rows
-
-TARGETS = tuple(name for name, decl in declarations().items() if decl.exact_target)
-"""Agents whose policy the responder simulates exactly, those declared with ``exact_target``
-(:class:`twilight_env.agents.declaration.AgentDecl`): the network agents, greedy or sampled
-(``temperature``, :mod:`twilight_env.agents.sampling`: their action probabilities are one forward
-pass), and the deterministic heuristic, simulated by its compiled copy."""
-
 
 def public_actions(info) -> list[int]:
     """The deal's actions so far, as action ids (cards 0..27, requests 28..30, R3.2),
@@ -479,58 +501,61 @@ def _child(state: State, action: int) -> State:
     return c
 
 
-def _with_temperature(target: str, temperature) -> str:
-    """The target spec with the ``respond`` option ``temperature`` handed to it.
-
-    Raises:
-        ValueError: a temperature for ``heuristic``, or one also set in the target spec.
-    """
-    if temperature is None:
-        return target
-    name, kwargs = parse_spec(target)
-    if name == "heuristic":
-        raise ValueError("respond option temperature is the target's; the heuristic target has none "
-                         "(targets with one: exit, neural, policy)")
-    if "temperature" in kwargs:
-        raise ValueError(f"respond: the target's temperature is given twice (target={target!r} and "
-                         f"temperature={temperature!r}); give it once")
-    check_temperature(temperature, name)
-    return f"{target},temperature={temperature:g}"
-
-
 class SearchResponder:
     """The ``respond`` agent (module docstring).
 
     Args:
-        target: the fixed agent's spec (:data:`TARGETS`, any temperature).
+        target: the fixed agent's spec: an exact target (:data:`TARGETS`, any temperature),
+            or with ``model`` any agent (``;`` for the commas of its options).
         worlds: worlds kept per decision (>= 1; for a sampled target, draws); candidates:
             worlds drawn per kept world (>= 1).
-        temperature: the *target's* ``temperature`` (None: the target spec's own, 0 by
-            default). In a spec string ``respond:target=policy:default,temperature=0.5`` the
-            comma makes it an option of ``respond``, which hands it to the target; the
-            responder itself always plays its best action.
+        temperature: the *simulated* agent's ``temperature``: the target's, or the model's
+            when there is one (None: the spec's own, 0 by default). In a spec string
+            ``respond:target=policy:default,temperature=0.5`` the comma makes it an option of
+            ``respond``, which hands it on; the responder itself always plays its best action.
+        model: None (the target is simulated), or the spec of the exact target that stands
+            in for the target (module docstring: a modelled target).
+        epsilon: a model's uniform share in the likelihood weights (:func:`mix_uniform`;
+            None: :data:`MODEL_EPSILON`; 0 only with the target itself as the model).
 
     Raises:
-        ValueError: a bad option or target (a temperature for ``heuristic``, or one given
-            both here and in the target spec).
+        ValueError: a bad option, target or model (a temperature for ``heuristic``, one given
+            both here and in the spec, a target whose probabilities are not known without a
+            model, ``epsilon`` without one).
     """
 
     stateless = True
     """Decisions depend only on (information set, legal actions, rng)."""
 
     def __init__(self, target: str = "exit:default", worlds: int = 32, candidates: int = 8, exact_tricks: int = 0,
-                 max_worlds: int = 2000, temperature: float | None = None):
-        target = _with_temperature(str(target), temperature)
+                 max_worlds: int = 2000, temperature: float | None = None, model: str | None = None,
+                 epsilon: float | None = None):
+        real, simulated, self.epsilon = resolve_model(target, model, temperature, epsilon)
         check_positive_int("worlds", worlds)
         check_positive_int("candidates", candidates)
         check_positive_int("max_worlds", max_worlds)
         if isinstance(exact_tricks, bool) or not isinstance(exact_tricks, int) or not 0 <= exact_tricks <= 3:
             raise ValueError(f"respond option exact_tricks must be an integer 0..3 (0: off), got {exact_tricks!r}")
-        self.target = TargetPolicy(target)
+        try:
+            self.target = TargetPolicy(simulated)
+        except ValueError as e:
+            if model is not None:
+                raise ValueError(f"respond: bad model {simulated!r} ({e})") from None
+            if agent_name(simulated) not in TARGETS:
+                raise ValueError(f"{e}; for any other agent give a model of it, e.g. "
+                                 f"respond:target={target},model=policy:default") from None
+            raise
+        """The policy simulated: the target's own, or its model's."""
+        self.real_target, self.modelled = real, model is not None
+        self.filters = self.target.deterministic and not self.epsilon
+        """True when the worlds are filtered (kept or not) rather than weighted: a
+        deterministic target simulated exactly (module docstring, step 1)."""
         self.worlds, self.candidates = int(worlds), int(candidates)
         self.exact_tricks, self.max_worlds = int(exact_tricks), int(max_worlds)
         self._exact_target = None
-        self.name = f"respond:target={target},worlds={worlds},candidates={candidates}" + (
+        head = (f"respond:target={str(target).replace(',', ';')},model={simulated.replace(',', ';')},"
+                f"epsilon={self.epsilon:g}" if self.modelled else f"respond:target={simulated}")
+        self.name = f"{head},worlds={worlds},candidates={candidates}" + (
             f",exact_tricks={exact_tricks},max_worlds={max_worlds}" if exact_tricks else "")
         self.last_consistent = None
         """Consistent worlds found at the last decision (of ``worlds × candidates`` drawn)."""
@@ -549,7 +574,9 @@ class SearchResponder:
 
         Returns:
             ``(n,)`` float64 in [0, 1]; for a deterministic target 1 where it would have made
-            each of its past decisions as it did, else 0.
+            each of its past decisions as it did, else 0. A modelled target (``model``): the
+            model's probabilities mixed with the uniform one (:func:`mix_uniform`,
+            ``epsilon``), positive in every world where the actions played were legal.
         """
         eng = VectorEngine(len(init), info.num_players)
         eng.reset(deals=init, leaders=np.full(len(init), info.first_leader))
@@ -559,8 +586,11 @@ class SearchResponder:
             dec = int(eng.deciding_seat[0])  # public: the same in every world
             if (dec & 1) != mine and (w > 0).any():
                 idx = np.flatnonzero(w > 0)
-                if self.target.deterministic:
+                if self.filters:
                     w[idx[self.target.actions(eng, idx) != a]] = 0.0
+                elif self.epsilon:
+                    legal = ((eng.legal_bits()[idx][:, None] >> np.arange(NUM_ACTIONS)) & 1).astype(bool)
+                    w[idx] *= mix_uniform(self.target.probs(eng, idx), legal, self.epsilon)[:, a]
                 else:
                     w[idx] *= self.target.probs(eng, idx)[:, a]
             eng.apply(np.full(len(init), a, dtype=np.int64))
@@ -572,7 +602,7 @@ class SearchResponder:
 
         A deterministic target: the first ``worlds`` of the candidates in which its past
         decisions are its own (all candidates' first ``worlds`` when none is), weights None
-        (all equal). A sampled target: ``worlds`` draws from the candidates with probability
+        (all equal). A sampled or modelled target (:attr:`filters` False): ``worlds`` draws from the candidates with probability
         proportional to :meth:`likelihoods` (sampling-importance-resampling), each distinct
         world once with its number of draws as its weight.
         """
@@ -583,7 +613,7 @@ class SearchResponder:
         w = self.likelihoods(info, init)
         ok = w > 0
         self.last_consistent = int(ok.sum())
-        if self.target.deterministic or not ok.any():
+        if self.filters or not ok.any():
             return (init[ok][:self.worlds] if ok.any() else init[:self.worlds]), None
         draws = rng.choice(len(init), size=self.worlds, p=w / w.sum())
         kept, counts = np.unique(draws, return_counts=True)
@@ -649,18 +679,19 @@ class SearchResponder:
             self._exact_target = Target(self.target.spec)
         side = frozenset(s for s in range(4) if (s & 1) == (info.seat & 1))
         # the partner's past play, like the responder's own, weighs no world
-        worlds, weights = weighted_worlds(info, self._exact_target, side, every)
+        weigh = MixedTarget(self._exact_target, self.epsilon) if self.epsilon else self._exact_target
+        worlds, weights = weighted_worlds(info, weigh, side, every)
         self.last_consistent = len(worlds)
         if not worlds:
             return None
-        if self._exact_target.deterministic:
+        if weigh.deterministic:
             _, per = exact_value(worlds, self._exact_target, frozenset({info.seat}), info.seat & 1)
             return {a: v / len(worlds) for a, v in per.items()}
         _, per = exact_value(worlds, self._exact_target, frozenset({info.seat}), info.seat & 1, weights)
         return {a: v / weights.sum() for a, v in per.items()}
 
 
-__all__ = ["SearchResponder", "TargetPolicy", "TARGETS", "public_actions", "initial_hands", "Target",
+__all__ = ["SearchResponder", "TargetPolicy", "TARGETS", "MODEL_EPSILON", "mix_uniform", "MixedTarget", "public_actions", "initial_hands", "Target",
            "enumerate_hands", "consistent_worlds", "weighted_worlds", "target_branches", "exact_value", "tree_value"]
 
 
@@ -676,5 +707,8 @@ declare(AgentDecl(
         Option("candidates", int, 8, low=1, doc="actions searched"),
         Option("exact_tricks", int, 0, low=0, high=3, doc="tricks left solved exactly (0: off)"),
         Option("max_worlds", int, 2000, low=1, doc="most consistent worlds enumerated"),
-        Option("temperature", float, None, low=0, high=100, doc="the target's temperature (default: its own)"),
+        Option("temperature", float, None, low=0, high=100,
+               doc="the simulated agent's temperature: the target's, or the model's (default: its own)"),
+        Option("model", str, None, doc="an exact target standing in for a target whose policy is not known"),
+        Option("epsilon", float, None, low=0, high=1, doc="the model's uniform share in the weights (default 0.05)"),
     )))
