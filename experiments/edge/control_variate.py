@@ -64,7 +64,7 @@ from twilight_env.records.dealsets import deal_set, generate_deals
 from twilight_env.rules.engine import State
 from twilight_env.rules.heldout import check_not_heldout
 from twilight_env.util.atomic import write_text
-from twilight_env.util.report import mean_ci, text_table
+from twilight_env.util.report import fmt_ci, fmt_number, mean_ci, text_table
 
 CONTROLS = ("heuristic", "value", "policy")
 """The controls this module computes (module docstring)."""
@@ -332,7 +332,7 @@ def main(argv=None) -> int:
         print(text_table(["agent", "deals", "deal share [95% CI]", "mean Y, run / replay"],
                          [[r["label"], str(r["deals"]),
                            f"{r['share']:.2f} [{r['share_ci'][0]:.2f}, {r['share_ci'][1]:.2f}]",
-                           f"{r['mean_run']:+.1f} / {r['mean_replay']:+.1f}"] for r in rows]))
+                           f"{fmt_number(r['mean_run'], 1, True)} / {fmt_number(r['mean_replay'], 1, True)}"] for r in rows]))
         print(f"deal share: correlation over deals of the run's Y and a replay's (agent seed {REPLAY_SEED}); "
               "95% bootstrap interval; no deal-level control removes more of the variance")
         if args.json:
@@ -347,10 +347,10 @@ def main(argv=None) -> int:
         return 2
 
     def ci(d):
-        return f"{d['mean']:+.1f} [{d['ci_low']:+.1f}, {d['ci_high']:+.1f}]"
+        return fmt_ci(d["mean"], d["ci_low"], d["ci_high"], signed=True)  # no -0.0
 
     table = [[r["label"], str(r["deals"]), ci(r["plain"]), ci(r), f"{r['variance_removed']:.0%}",
-              f"{r['deals_equivalent']:,.0f}", " ".join(f"{c:+.2f}" for c in r["correlation"])] for r in rows]
+              f"{r['deals_equivalent']:,.0f}", " ".join(fmt_number(c, 2, True) for c in r["correlation"])] for r in rows]
     print(text_table(["agent", "deals", "Moon - Sun (plain)", "Moon - Sun (control variates)", "variance removed",
                       "plain deals for that half-width", "correlation " + "/".join(args.controls)], table))
     print(f"controls' means from {args.baseline_deals:,} deals of seed {BASELINE_SEED}; beta cross-fitted "

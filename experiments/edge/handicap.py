@@ -37,6 +37,7 @@ import sys
 import numpy as np
 
 from twilight_env.experiments.common import markdown_table, text_table
+from twilight_env.util.report import fmt_ci, fmt_number
 from twilight_env.util.atomic import write_json, write_text
 from twilight_env.experiments.edge.core import finished_run
 from twilight_env.experiments.edge.matches import check_match_settings, percentile_ci, simulate_fixed_solo
@@ -173,7 +174,7 @@ MIN_DEALS = 100
 def _fmt(f: dict) -> str:
     if math.isnan(f["handicap"]):
         return "outside ±90"
-    return f"{f['handicap']:+.2f} [{f['ci_low']:+.2f}, {f['ci_high']:+.2f}]"
+    return fmt_ci(f["handicap"], f["ci_low"], f["ci_high"], digits=2, signed=True)  # no -0.00
 
 
 def table(rows: list[dict]) -> tuple[list[str], list[list[str]]]:
@@ -183,7 +184,7 @@ def table(rows: list[dict]) -> tuple[list[str], list[list[str]]]:
     out = []
     for r in rows:
         at = "–" if math.isnan(r["plain"]["handicap"]) else f"{r['plain']['p_solo_wins_at_handicap']:.3f}"
-        out.append([r["label"], r["deals"], f"{r['moon_minus_sun']:+.1f}",
+        out.append([r["label"], r["deals"], fmt_number(r["moon_minus_sun"], 1, signed=True),
                     f"{r['plain']['p_solo_wins_plain']:.3f}", _fmt(r["plain"]), at, _fmt(r["goals_333"])])
     return header, out
 

@@ -85,6 +85,7 @@ from twilight_env.records.dealsets import deal_set
 from twilight_env.util.atomic import save_figure, write_json, write_text
 from twilight_env.util.distributed import ray_runner, runner_label
 from twilight_env.util.docs import doc_reference
+from twilight_env.util.report import fmt_number
 
 from twilight_env.experiments.common import (check_score_pair, check_shipped_weights, fmt_ci, git_hash, lockstep_ok,
                                              markdown_table, mean_ci, play_lockstep, play_seeded, run_tasks, text_table,
@@ -348,9 +349,9 @@ def verdict(fig: dict, label: str, n: int, agents: str | None = None, deals: str
     small = (f" With fewer than {MIN_BOOTSTRAP_DEALS} deals the bootstrap match interval is not reliable "
              f"(too narrow); use more deals." if n < MIN_BOOTSTRAP_DEALS else "")
     on = f" on {deals}" if deals else ""
-    return (f"{label}: for these agents ({agents or label}){on}, {edge}: Moon − Sun = {d['mean']:+.1f} deal points "
-            f"per deal "
-            f"(95% CI {d['ci_low']:+.1f} to {d['ci_high']:+.1f}; N = {n} deals × 3 plays); "
+    return (f"{label}: for these agents ({agents or label}){on}, {edge}: Moon − Sun = {fmt_number(d['mean'], 1, True)} "
+            f"deal points per deal (95% CI {fmt_number(d['ci_low'], 1, True)} to {fmt_number(d['ci_high'], 1, True)}; "
+            f"N = {n} deals × 3 plays); "
             f"the solo wins a fixed-solo match to {fig['matches']['target']} with probability "
             f"{fx['p_solo_wins']:.2f} (95% CI {fx['ci_low']:.2f} to {fx['ci_high']:.2f}).{small}")
 

@@ -95,3 +95,14 @@ def test_a_handicap_beyond_the_bracket_and_resamples_beyond_it_are_reported():
     assert rows[1]["plain"]["unbracketed_resamples"] > 0 and body[1][5] != "–"
     lines = unbracketed_lines(rows)
     assert lines and all(line.startswith("near:") and "too narrow" in line for line in lines)
+
+
+def test_a_handicap_near_zero_prints_no_negative_zero():
+    """A handicap, bound or Moon − Sun that rounds to 0 prints as +0.00 / +0.0, never -0.00."""
+    from twilight_env.experiments.edge.handicap import table
+
+    zero = {"handicap": -0.0, "ci_low": -0.001, "ci_high": 1.25, "p_solo_wins_at_handicap": 0.5,
+            "p_solo_wins_plain": 0.5}
+    _, body = table([{"label": "even", "deals": 200, "moon_minus_sun": -0.04, "plain": zero, "goals_333": zero}])
+    assert body[0][2] == "+0.0" and body[0][4] == body[0][6] == "+0.00 [+0.00, +1.25]", body
+    assert "-0.0" not in " ".join(map(str, body[0]))

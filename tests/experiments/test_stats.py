@@ -92,6 +92,13 @@ def test_fmt_ci_prints_no_negative_zero():
     assert fmt_ci(-0.04, -1.0, 0.5, signed=True) == "+0.0 [-1.0, +0.5]"
 
 
+def test_fmt_number_prints_no_negative_zero():
+    from twilight_env.util.report import fmt_number
+
+    assert fmt_number(-0.0, 2) == "0.00" and fmt_number(-0.004, 2, signed=True) == "+0.00"
+    assert fmt_number(-0.006, 2) == "-0.01" and fmt_number(4.14, 1, signed=True) == "+4.1"
+
+
 def test_timed_arena_takes_workers_1_and_refuses_more(tmp_path, monkeypatch):
     import pytest
 

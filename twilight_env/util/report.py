@@ -81,15 +81,23 @@ def wilson_ci(successes: int, n: int, confidence: float = 0.95) -> tuple[float, 
 # output
 # ---------------------------------------------------------------------------------
 
-def fmt_ci(mean: float, low: float, high: float, digits: int = 1, signed: bool = False) -> str:
-    """``"12.3 [10.1, 14.5]"``; ``"12.3"`` when the interval is undefined; with ``signed``
-    every number carries its sign (``"+12.3 [+10.1, +14.5]"``), for differences."""
+def fmt_number(x: float, digits: int = 1, signed: bool = False) -> str:
+    """``x`` with ``digits`` decimals (``"-4.1"``; with ``signed``, ``"+4.1"``), never a
+    negative zero: a value that rounds to 0 (``-0.0``, ``-0.004``) prints as ``0.00``
+    (signed: ``+0.00``)."""
     f = f"+.{digits}f" if signed else f".{digits}f"
     # round first and add 0.0, so that a tiny negative (-2e-13) prints as 0, not -0
-    mean, low, high = (round(x, digits) + 0.0 for x in (mean, low, high))
+    return f"{round(x, digits) + 0.0:{f}}"
+
+
+def fmt_ci(mean: float, low: float, high: float, digits: int = 1, signed: bool = False) -> str:
+    """``"12.3 [10.1, 14.5]"``; ``"12.3"`` when the interval is undefined; with ``signed``
+    every number carries its sign (``"+12.3 [+10.1, +14.5]"``), for differences; no
+    negative zero (:func:`fmt_number`)."""
     if math.isnan(low):
-        return f"{mean:{f}}"
-    return f"{mean:{f}} [{low:{f}}, {high:{f}}]"
+        return fmt_number(mean, digits, signed)
+    return " ".join((fmt_number(mean, digits, signed),
+                     f"[{fmt_number(low, digits, signed)}, {fmt_number(high, digits, signed)}]"))
 
 
 def text_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
