@@ -339,7 +339,9 @@ def parse_spec(spec: str) -> tuple[str, dict]:
     """Split ``"name:k=v,k=v"`` into ``(name, {k: v})`` with ints, floats and bools converted.
 
     Raises:
-        ValueError: on a malformed spec or an unknown agent name (listing the valid ones).
+        ValueError: on a malformed spec (a part that is not ``key=value``, naming the
+            agent's options; an option given twice) or an unknown agent name (listing the
+            valid ones).
     """
     if not isinstance(spec, str) or not spec.strip():
         raise ValueError(f"agent spec must be a non-empty string like 'pimc:worlds=32', got {spec!r}; "
@@ -365,8 +367,13 @@ def parse_spec(spec: str) -> tuple[str, dict]:
                 if decl.bare_option is not None and not eq:  # NAME:default / NAME:PATH shorthand
                     kwargs[decl.bare_option] = part
                     continue
-                raise ValueError(f"bad option {part!r} in agent spec {spec!r}; write key=value")
-            kwargs[key.strip()] = _parse_value(value.strip())
+                options = ", ".join(o.name for o in decl.options) or "none"
+                raise ValueError(f"bad option {part!r} in agent spec {spec!r}; write key=value "
+                                 f"(agent {name!r} options: {options})")
+            key = key.strip()
+            if key in kwargs:
+                raise ValueError(f"option {key!r} is given twice in agent spec {spec!r}; give it once")
+            kwargs[key] = _parse_value(value.strip())
     return name, kwargs
 
 
@@ -436,9 +443,12 @@ def make_agent(spec: str) -> Agent:
 
     Raises:
         ValueError: unknown agent (the message lists valid agents), unknown option (the
-            message lists the agent's options), a bad option value (NaN and inf are
-            refused for every number), or a file an option names that is missing or not
-            a checkpoint of the right kind (naming the option and the file).
+            message lists the agent's options), a bad option value (a declared option's
+            type and bounds are checked first, :meth:`AgentDecl.check_options`: the message
+            names the agent, the option and what it takes; NaN and inf are refused for
+            every number), or a file an option names that is missing or not a checkpoint
+            of the right kind (naming the option and the file). An error the agent's own
+            checks raise ends with ``(agent spec '...')``, so it names the agent too.
     """
     name, kwargs = parse_spec(spec)
     factory = agent_factory(name)
@@ -449,9 +459,17 @@ def make_agent(spec: str) -> Agent:
         if k not in params and not has_varkw:
             raise ValueError(f"agent {name!r} has no option {k!r}; its options: {', '.join(allowed) or 'none'}")
     try:
+        declaration(name).check_options(kwargs)  # type and bounds of every declared option
+    except ValueError as e:
+        raise ValueError(f"{e} (agent spec {spec.strip()!r})") from None
+    try:
         agent = factory(**kwargs)
     except TypeError as e:
         raise ValueError(f"bad options for agent {name!r}: {e}") from None
+    except ValueError as e:  # the agent's own checks: say which spec they refused
+        if len(e.args) == 1 and isinstance(e.args[0], str) and spec.strip() not in e.args[0]:
+            e.args = (f"{e.args[0]} (agent spec {spec.strip()!r})",)
+        raise
     for k, v in kwargs.items():  # a last guard for options an agent leaves unchecked: no NaN or inf
         if isinstance(v, float) and not np.isfinite(v):
             raise ValueError(f"agent {name!r} option {k!r} must be a finite number, got {v!r} (spec {spec!r})")

@@ -99,6 +99,63 @@ class Option:
         else:
             raise ValueError(f"option {self.name!r}: a {self.type.__name__} option cannot be served")
 
+    def allowed(self) -> str:
+        """What the option takes, in words, for messages: ``"an integer >= 1"``,
+        ``"a finite number in [0, 100]"``, ``"true or false"``, or for text ``"text: "`` and
+        its :attr:`doc` (e.g. ``"text: 'auto', 'torch' or 'numpy'"``)."""
+        if self.type is int:
+            return _number_words("an integer", self.low, self.high)
+        if self.type is float:
+            return _number_words("a finite number", self.low, self.high)
+        if self.type is bool:
+            return "true or false"
+        return f"text: {self.doc}" if self.doc else "text"
+
+    def check(self, value: Any, agent: str = "") -> Any:
+        """``value`` if the option takes it, as a spec's parser gives it (an int, a float,
+        a bool or a string).
+
+        ``None`` passes where the default is ``None`` (the agent chooses). An ``int``
+        option takes an int (not a bool) within ``low``/``high``; a ``float`` option an
+        int or a float (not a bool), finite (NaN and inf are refused), within
+        ``low``/``high``; a ``bool`` option a bool; a ``str`` option a string.
+
+        Args:
+            value: the option's value.
+            agent: the agent's name, for the message.
+
+        Raises:
+            ValueError: ``"<agent> option <name> must be <allowed>, got <value>"`` with
+                :meth:`allowed`.
+        """
+        if value is None and self.default is None:
+            return value
+        if self.type is str:
+            ok = isinstance(value, str)
+        elif self.type is bool:
+            ok = isinstance(value, bool)
+        else:
+            kinds = (int,) if self.type is int else (int, float)
+            ok = (isinstance(value, kinds) and not isinstance(value, bool) and math.isfinite(value)
+                  and (self.low is None or value >= self.low) and (self.high is None or value <= self.high))
+        if not ok:
+            where = f"{agent} option {self.name}" if agent else f"option {self.name}"
+            raise ValueError(f"{where} must be {self.allowed()}, got {value!r}")
+        return value
+
+
+def _number_words(kind: str, low: float | None, high: float | None) -> str:
+    """A number option's range in words: ``"an integer in 0..7"``, ``"a finite number >= 0"``."""
+    integer = kind == "an integer"
+    show = (lambda v: str(int(v))) if integer else (lambda v: f"{v:g}")
+    if low is not None and high is not None:
+        return f"{kind} in {show(low)}..{show(high)}" if integer else f"{kind} in [{show(low)}, {show(high)}]"
+    if low is not None:
+        return f"{kind} >= {show(low)}"
+    if high is not None:
+        return f"{kind} <= {show(high)}"
+    return kind
+
 
 @dataclass(frozen=True)
 class AgentDecl:
@@ -175,6 +232,19 @@ class AgentDecl:
     def option(self, key: str) -> Option | None:
         """The option ``key``, or None."""
         return next((o for o in self.options if o.name == key), None)
+
+    def check_options(self, options: dict[str, Any]) -> dict[str, Any]:
+        """``options`` if every declared one is of its type and within its bounds
+        (:meth:`Option.check`); keys the declaration does not list are left to the factory.
+
+        Raises:
+            ValueError: naming the agent, the option, what it takes and the value given.
+        """
+        for key, value in options.items():
+            declared = self.option(key)
+            if declared is not None:
+                declared.check(value, self.name)
+        return options
 
     def served_options(self) -> dict[str, Option]:
         """``{key: Option}`` of the options a server request may set, in declared order."""

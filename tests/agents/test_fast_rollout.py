@@ -206,11 +206,12 @@ def test_without_numba_the_message_names_the_option_given():
     r = subprocess.run([sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
     search, rollout, pimc, compiled = r.stdout.strip().splitlines()
-    assert search.startswith("backend='numba' needs the numba package") and search.endswith("use backend='python'")
-    assert "rollout_backend" not in search
-    for line in (rollout, pimc):
+    assert search.startswith("backend='numba' needs the numba package")
+    assert search.endswith("use backend='python' (agent spec 'ismcts:backend=numba')")  # make_agent names the spec
+    assert "rollout_backend" not in search.partition(" (agent spec")[0]
+    for line, spec in ((rollout, "ismcts:rollout_backend=numba"), (pimc, "pimc:rollout_backend=numba")):
         assert line.startswith("rollout_backend='numba' needs the numba package")
-        assert line.endswith("use rollout_backend='python'")
+        assert line.endswith(f"use rollout_backend='python' (agent spec '{spec}')")
     assert "needs the numba package" in compiled and "backend" not in compiled
 
 

@@ -151,7 +151,7 @@ def test_the_simulated_probabilities_are_the_agents(spec):
 
 @pytest.mark.parametrize("spec,match", [
     ("respond:target=heuristic,temperature=1", "the heuristic target has none"),
-    ("respond:target=policy:default,temperature=-1", r"policy option temperature must be a finite number in \[0, 100\]"),
+    ("respond:target=policy:default,temperature=-1", r"respond option temperature must be a finite number in \[0, 100\]"),
 ])
 def test_a_bad_target_temperature_is_refused(spec, match):
     with pytest.raises(ValueError, match=match):
