@@ -204,10 +204,11 @@ def check_shipped_weights(saved, specs: Iterable[str], what: str) -> dict[str, s
             agents read shipped weights (nothing shows which networks it played).
     """
     if saved is None:
-        readers = [s for s in specs if reads_shipped_weights(s)]
+        readers = list(dict.fromkeys(s for s in specs if reads_shipped_weights(s)))  # each spec once
         if readers:
+            who = f"its agent {readers[0]} reads" if len(readers) == 1 else f"its agents {', '.join(readers)} read"
             raise ValueError(f"{what} keeps no digest of the shipped weights (it was saved before runs kept one), "
-                             f"but {', '.join(readers)} read them, so nothing shows that a resumed sitting would "
+                             f"but {who} them, so nothing shows that a resumed sitting would "
                              "play the networks its finished deals were played with; start a new run")
         return {}
     if not isinstance(saved, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in saved.items()):

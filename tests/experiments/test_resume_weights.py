@@ -135,7 +135,8 @@ def test_a_run_saved_without_a_digest_grows_only_without_shipped_weights(tmp_pat
     if grows:
         assert rc == 0 and json.loads((run / "edge.json").read_text())["deals"] == 4
     else:
-        assert rc == 2 and "keeps no digest of the shipped weights" in err and "policy read them" in err
+        assert rc == 2 and "keeps no digest of the shipped weights" in err and "its agent policy reads them" in err
+        assert err.count("policy") == 1, err  # the spec plays the solo and the Sun seats: named once
         assert json.loads((run / "edge.json").read_text())["deals"] == 3  # nothing lost
 
 
@@ -178,3 +179,13 @@ def test_a_retired_file_of_another_content_or_a_changed_successor_is_refused():
         check_shipped_weights({**saved, "exit_3p.pt": "0" * 64}, ["policy"], "the checkpoint")
     with pytest.raises(ValueError, match=r"neural_4p\.npz, neural_4p\.pt changed"):
         check_shipped_weights({**saved, "neural_4p.npz": "0" * 64}, ["neural"], "the checkpoint")
+
+
+def test_the_agents_that_read_the_weights_are_named_once_each():
+    from twilight_env.experiments.checkpoint_checks import check_shipped_weights
+
+    with pytest.raises(ValueError, match=r"but its agents policy, neural:default read them, so ") as e:
+        check_shipped_weights(None, ["policy", "heuristic", "policy", "neural:default", "policy"], "edge.json")
+    assert str(e.value).count("policy") == 1
+    with pytest.raises(ValueError, match=r"but its agent policy reads them, so "):
+        check_shipped_weights(None, ["policy", "policy"], "edge.json")
