@@ -224,3 +224,23 @@ def test_the_link_check_slugs_as_github_does_and_finds_a_broken_anchor(tmp_path)
                                            "```\n[in code](B.md#x)\n```\n[web](https://example.org/#x)\n")
     assert broken_links(tmp_path) == ["docs/A.md:1: B.md#speeds (no heading or anchor #speeds there)",
                                       "docs/A.md:1: C.md (no such file)"]
+
+
+def deprecated_specs(text: str) -> list[tuple[int, str]]:
+    """``(line number, spec)`` of every backticked agent spec in ``text`` that names a
+    deprecated agent (one declared with ``replaced_by``, docs/API.md "Network agents: names
+    and families") on a line that does not say it is deprecated."""
+    from twilight_env.agents.base import declarations
+
+    names = [n for n, d in declarations().items() if d.replaced_by]
+    spec = re.compile(r"`(" + "|".join(map(re.escape, sorted(names, key=len, reverse=True))) + r")(:[^`]*)?`")
+    return [(i, m.group(0)) for i, line in enumerate(text.splitlines(), 1) if "deprecated" not in line
+            for m in spec.finditer(line)]
+
+
+def test_the_readme_recommends_no_deprecated_agent_name():
+    """The README names the current agents (``policy:default``, ``guided:default``); the
+    deprecated ``exit`` and ``exit-search`` appear only where it says they are deprecated."""
+    assert deprecated_specs((ROOT / "README.md").read_text(encoding="utf-8")) == []
+    assert deprecated_specs("The shipped weights (`neural:default`, `exit:default`) load by name.\n"
+                            "| `exit`, `exit-search` | deprecated names |\n") == [(1, "`exit:default`")]
