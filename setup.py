@@ -2,7 +2,7 @@
 
 Everything else is declared in ``pyproject.toml``. Without a C compiler the build skips
 the extension (``optional=True``) and the engine runs in pure Python. The core carries
-the SHA-256 digest of its source (``SOURCE_HASH``), so that ``twilight_env.rules.engine`` can
+the SHA-256 digest of its source (``SOURCE_HASH``), so that the engine (``twilight_env.rules.state``) can
 tell a core built from an older ``_engine_c.c`` and fall back to Python with a warning.
 """
 

@@ -45,7 +45,8 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from twilight_env.rules.engine import PurePythonState, State, _rebuild, backend  # noqa: E402
+from twilight_env.rules.engine import PurePythonState, State, backend  # noqa: E402
+from twilight_env.rules.state import _rebuild  # noqa: E402
 
 OH_HELL = "oh_hell(players=4,num_suits=4,num_cards_per_suit=8,num_tricks_fixed=7)"
 _clock = time.process_time
@@ -127,7 +128,7 @@ def frozen_step_us(seed: int, n_states: int = 200, reps: int = 50) -> tuple[floa
     """
     import dataclasses
 
-    from twilight_env.rules.engine import _FIELDS
+    from twilight_env.rules.state import _FIELDS
 
     fields = list(_FIELDS)
     Frozen = dataclasses.make_dataclass("Frozen", fields, frozen=True)

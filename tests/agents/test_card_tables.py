@@ -130,8 +130,8 @@ def test_users_call_the_rules_trick_so_far():
     ``set_states`` read the rules' function (no copy of their own)."""
     from twilight_env.agents import heuristic, solver
     from twilight_env.agents.nn import features
-    from twilight_env.envs import vector
+    from twilight_env.envs import vector_engine
     from twilight_env.records import deal_log
 
-    for mod in (heuristic, features, solver, deal_log, vector):
+    for mod in (heuristic, features, solver, deal_log, vector_engine):
         assert mod.trick_so_far is C.trick_so_far, mod.__name__

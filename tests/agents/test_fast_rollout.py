@@ -9,7 +9,8 @@ import pickle
 import numpy as np
 import pytest
 
-from twilight_env.rules.engine import _FIELDS, HOLD, NUM_TRICKS
+from twilight_env.rules.engine import HOLD, NUM_TRICKS
+from twilight_env.rules.state import _FIELDS
 from twilight_env.rules.infoset import InfoSet
 from twilight_env.agents import fast_rollout
 from twilight_env.agents import heuristic

@@ -7,7 +7,8 @@ import copy
 import numpy as np
 
 from twilight_env.records import game_records as records
-from twilight_env.rules.engine import _FIELDS, Config, Match
+from twilight_env.rules.engine import Config, Match
+from twilight_env.rules.state import _FIELDS
 
 CONFIGS = [
     Config(num_players=4),

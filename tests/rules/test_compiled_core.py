@@ -16,8 +16,9 @@ import pickle
 import numpy as np
 import pytest
 
-from twilight_env.rules import engine
-from twilight_env.rules.engine import _FIELDS, PurePythonState, State, held_mask, random_hands
+from twilight_env.rules import engine, state
+from twilight_env.rules.engine import PurePythonState, State, held_mask, random_hands
+from twilight_env.rules.state import _FIELDS
 
 compiled = pytest.mark.skipif(engine.backend() != "compiled",
                               reason="the compiled core is not built (or TWILIGHT_ENV_PURE_PYTHON=1)")
@@ -43,9 +44,9 @@ def outcome(s, action):
 
 @compiled
 def test_state_uses_the_compiled_core():
-    assert issubclass(State, engine._core.StateCore)
-    assert not issubclass(PurePythonState, engine._core.StateCore)
-    core_fields = [n for n, v in vars(engine._core.StateCore).items() if type(v).__name__ == "member_descriptor"]
+    assert issubclass(State, state._core.StateCore)
+    assert not issubclass(PurePythonState, state._core.StateCore)
+    core_fields = [n for n, v in vars(state._core.StateCore).items() if type(v).__name__ == "member_descriptor"]
     assert sorted(core_fields) == sorted(_FIELDS)
 
 
@@ -187,8 +188,8 @@ def test_random_needs_a_generator():
 
 @compiled
 def test_a_core_older_than_its_source_is_not_used(monkeypatch):
-    monkeypatch.setattr(engine, "_source_hash", lambda path: "0" * 16)
+    monkeypatch.setattr(state, "_source_hash", lambda path: "0" * 16)
     with pytest.warns(RuntimeWarning, match="pip install -e"):
-        assert engine._load_core() is None
+        assert state._load_core() is None
     monkeypatch.undo()
-    assert engine._load_core() is engine._core
+    assert state._load_core() is state._core

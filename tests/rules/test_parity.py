@@ -24,25 +24,26 @@ import pytest
 from positions import deal_outcomes, engine_fields, first_difference, lockstep_draws, position, reference_fields
 from twilight_env.rules import engine
 from twilight_env.rules import reference as R
+from twilight_env.rules import state as engine_state
 from twilight_env.rules.engine import NUM_ACTIONS, Config, Match, PurePythonState, State
 
 ROOT = Path(__file__).resolve().parents[2]
 
 COPIES = (
     # (copy, what is compared with the reference, the test that compares it)
-    ("twilight_env/rules/engine.py::PurePythonState",
+    ("twilight_env/rules/state.py::PurePythonState",
      "legal actions and every deal field after every action, side and seat scores (R3-R5, R7.1-R7.3, R8)",
      "test_python_engine"),
     ("twilight_env/rules/_engine_c.c",
      "State with the compiled core: the same as PurePythonState; every illegal action refused as Python refuses it",
      "test_compiled_core"),
-    ("twilight_env/rules/engine.py::Match",
+    ("twilight_env/rules/match.py::Match",
      "dealer and solo rotation, first leader, totals by line, winners, match end (R2.4, R6-R8)",
      "test_engine_match"),
-    ("twilight_env/envs/vector.py::VectorEngine (numpy)",
+    ("twilight_env/envs/vector_engine.py::VectorEngine (numpy)",
      "legal masks and every deal field after every action, side and seat scores (R3-R5, R8)",
      "test_batch_engine_numpy"),
-    ("twilight_env/envs/vector.py::VectorEngine (torch)",
+    ("twilight_env/envs/vector_engine.py::VectorEngine (torch)",
      "the same on the torch backend",
      "test_batch_engine_torch"),
     ("agents/solver.py::Solver (python)",
@@ -233,13 +234,13 @@ def _engine_copy(cls, copy, seeds):
 
 
 def test_python_engine():
-    _engine_copy(PurePythonState, "twilight_env/rules/engine.py::PurePythonState", SEEDS)
+    _engine_copy(PurePythonState, "twilight_env/rules/state.py::PurePythonState", SEEDS)
     for seed in SEEDS[:40]:  # R2.5: the public card-back counts
         pos = position(seed)
         st, ref = pos.state(PurePythonState), pos.reference(0)
         for k, a in enumerate(pos.actions):
             if [tuple(c) for c in st.counts()] != ref.card_backs():
-                fail("twilight_env/rules/engine.py::PurePythonState", seed, f"before action {k}",
+                fail("twilight_env/rules/state.py::PurePythonState", seed, f"before action {k}",
                      f"field counts: got {st.counts()}, reference {ref.card_backs()}")
             st.apply(a)
             ref.play(a)
@@ -253,7 +254,7 @@ def test_engines_on_any_seed():
     @hypothesis.settings(max_examples=40)
     @hypothesis.given(seed=hypothesis.strategies.integers(10_000, 2**32 - 1))
     def check(seed):
-        _engine_copy(PurePythonState, "twilight_env/rules/engine.py::PurePythonState", [seed])
+        _engine_copy(PurePythonState, "twilight_env/rules/state.py::PurePythonState", [seed])
         if engine.backend() == "compiled":
             _engine_copy(State, "twilight_env/rules/_engine_c.c", [seed])
 
@@ -263,7 +264,7 @@ def test_engines_on_any_seed():
 @needs_core
 def test_compiled_core():
     copy = "twilight_env/rules/_engine_c.c"
-    assert issubclass(State, engine._core.StateCore)
+    assert issubclass(State, engine_state._core.StateCore)
     _engine_copy(State, copy, SEEDS)
     # every illegal action at every step of a few deals: refused as Python refuses it, unchanged
     for seed in SEEDS[:12]:
@@ -291,7 +292,7 @@ def test_compiled_core():
 def test_engine_match():
     """Matches of every variant through ``Match`` and :class:`reference.MatchScore`, each
     deal played by random legal actions of the reference deal."""
-    copy = "twilight_env/rules/engine.py::Match"
+    copy = "twilight_env/rules/match.py::Match"
     variants = [dict(num_players=4), dict(num_players=4, goals_333=True),
                 dict(num_players=3), dict(num_players=3, goals_333=True),
                 dict(num_players=3, three_player_scoring="individual"),
@@ -343,7 +344,7 @@ def _batch_against_reference(backend: str, seeds) -> None:
     reset in place (the other rows going on) to play a second position."""
     from twilight_env.envs.vector import VectorEngine
 
-    copy = f"twilight_env/envs/vector.py::VectorEngine ({backend})"
+    copy = f"twilight_env/envs/vector_engine.py::VectorEngine ({backend})"
     for n in (4, 3):
         batch = [s for s in seeds if (s % 2 == 0) == (n == 4)]
         queue = [[position(s)] + ([position(s + 2 * len(seeds))] if i % 3 == 0 else []) for i, s in enumerate(batch)]
@@ -911,7 +912,7 @@ def test_slow_sweep():
     """Ten times the default positions for the deal copies, more match simulations, and
     the solvers on more endgames (4 tricks left: the numba backend against the python one)."""
     seeds = range(240, 2640)
-    _engine_copy(PurePythonState, "twilight_env/rules/engine.py::PurePythonState", seeds)
+    _engine_copy(PurePythonState, "twilight_env/rules/state.py::PurePythonState", seeds)
     if engine.backend() == "compiled":
         _engine_copy(State, "twilight_env/rules/_engine_c.c", seeds)
     _batch_against_reference("numpy", seeds)
