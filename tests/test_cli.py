@@ -110,3 +110,40 @@ def test_train_summary_without_self_play_says_so():
          "selfplay_decisions_per_s": 0.0, "actor_decisions_per_s": None, "wall_seconds": 31.0, "eval": {}}
     text = summary_table(s)
     assert "decisions/s" not in text and "give more --minutes" in text
+
+
+def _subcommand_parser(name):
+    import importlib
+
+    from twilight_env import cli
+
+    _, subparsers = cli.build_parser()
+    importlib.import_module(cli.SUBCOMMANDS[name][0]).add_arguments(subparsers[name])
+    return subparsers[name]
+
+
+@pytest.mark.parametrize("name", ["deal", "arena", "edge", "ladder", "play", "train", "replay", "serve"])
+def test_every_option_with_a_default_says_it_in_its_help(name):
+    """``twilight CMD --help`` gives every option's default (an option whose default is
+    None, False or empty is one that is off unless given)."""
+    import argparse
+
+    missing = [a.option_strings or a.dest for a in _subcommand_parser(name)._actions
+               if a.help not in (None, argparse.SUPPRESS) and a.default not in (None, False, [], argparse.SUPPRESS)
+               and not isinstance(a, argparse._HelpAction) and "default" not in a.help]
+    assert missing == [], missing
+
+
+@pytest.mark.parametrize("name", ["deal", "arena", "edge", "play", "train"])
+def test_every_subcommands_help_ends_with_where_the_docs_are(name, capsys):
+    """``twilight CMD --help`` names COMMANDS.md of this install on one line (a path to
+    copy), after the subcommand's own epilog (edge's modes, play's inputs)."""
+    from twilight_env.util.docs import doc_path
+
+    with pytest.raises(SystemExit) as e:
+        main([name, "--help"])
+    assert e.value.code == 0
+    out = capsys.readouterr().out
+    assert out.endswith(f"\nEvery command, option and agent spec: {doc_path('COMMANDS.md')}\n"), out[-400:]
+    if name in ("edge", "play"):
+        assert ("modes (each takes only the options listed)" if name == "edge" else "Inputs at a prompt") in out

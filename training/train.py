@@ -72,39 +72,41 @@ def add_arguments(parser) -> None:
                         help="variant: 4 or 3 players (default 4; a resumed run keeps its own)")
     parser.add_argument("--minutes", type=positive_float, default=None,
                         help="wall-clock budget of this run's training (minutes), counted from the first self-play "
-                             "chunk's start, after start-up and the first evaluation")
+                             "chunk's start, after start-up and the first evaluation (default: none; give --minutes, "
+                             "--decisions or both: the run stops at the first budget reached)")
     parser.add_argument("--decisions", type=positive_int, default=None,
-                        help="budget: total self-play decisions seen, resumed ones included")
-    parser.add_argument("--actors", type=non_negative_int, default=d.actors, help="actor processes (0 = in-process)")
-    parser.add_argument("--device", default=d.device, help="learner device: cpu or cuda")
+                        help="budget: total self-play decisions seen, resumed ones included (default: none)")
+    parser.add_argument("--actors", type=non_negative_int, default=d.actors, help="actor processes (0 = in-process; default %(default)s)")
+    parser.add_argument("--device", default=d.device, help="learner device: cpu or cuda (default %(default)s)")
     parser.add_argument("--ray", nargs="?", const="auto", default=None, metavar="ADDRESS",
                         help="run the --actors self-play actors as Ray actors ('auto' for a bare --ray: join this "
                              "machine's cluster or start a local one; 'local'; HOST:PORT), the learner here; "
                              "needs the 'dist' extra; same checkpoints, resumable with or without --ray")
-    parser.add_argument("--seed", type=non_negative_int, default=d.seed, help="random seed")
-    parser.add_argument("--logdir", default=d.logdir, help="parent folder of run directories")
-    parser.add_argument("--exp", default=d.exp, help="experiment name (run dir {exp}__{seed}__{unixtime})")
+    parser.add_argument("--seed", type=non_negative_int, default=d.seed, help="random seed (default %(default)s)")
+    parser.add_argument("--logdir", default=d.logdir, help="parent folder of run directories (default %(default)s)")
+    parser.add_argument("--exp", default=d.exp, help="experiment name (run dir {exp}__{seed}__{unixtime}; default %(default)s)")
     parser.add_argument("--init", default=None, metavar="CKPT",
                         help="start a new run from these weights (a checkpoint, or 'default': the shipped "
                              "network of --players), with a fresh optimizer; the run takes their network shape")
     parser.add_argument("--resume", default=None, metavar="RUN_DIR",
                         help="continue a run from its last checkpoint (same step counts and optimizer state)")
     parser.add_argument("--eval-every", type=non_negative_int, default=d.eval_every,
-                        help="decisions between duplicate-deal evaluations (0 = only at the end)")
+                        help="decisions between duplicate-deal evaluations (0 = only at the end; default %(default)s)")
     parser.add_argument("--eval-deals", type=non_negative_int, default=d.eval_deals,
-                        help="evaluation deals per opponent, each played twice with sides swapped (0 = no eval)")
+                        help="evaluation deals per opponent, each played twice with sides swapped (0 = no eval; "
+                             "default %(default)s)")
     parser.add_argument("--eval-opponents", default=",".join(d.eval_opponents),
-                        help="comma-separated opponent agent specs for evaluation")
+                        help="comma-separated opponent agent specs for evaluation (default %(default)s)")
     parser.add_argument("--checkpoint-every", type=positive_float, default=d.checkpoint_every,
-                        help="minutes between checkpoints")
+                        help="minutes between checkpoints (default %(default)s)")
     parser.add_argument("--lr", type=positive_float, default=None,
                         help=f"Adam learning rate (default {d.lr}; on --resume, given = continue with this rate)")
-    parser.add_argument("--batch-size", type=positive_int, default=d.batch_size, help="samples per update")
+    parser.add_argument("--batch-size", type=positive_int, default=d.batch_size, help="samples per update (default %(default)s)")
     parser.add_argument("--reuse", type=positive_float, default=d.reuse,
-                        help="average number of updates each recorded decision takes part in")
-    parser.add_argument("--epsilon", type=probability, default=d.epsilon, help="exploration probability")
+                        help="average number of updates each recorded decision takes part in (default %(default)s)")
+    parser.add_argument("--epsilon", type=probability, default=d.epsilon, help="exploration probability (default %(default)s)")
     parser.add_argument("--pool-prob", type=probability, default=d.pool_prob,
-                        help="probability a self-play deal is played against a past snapshot")
+                        help="probability a self-play deal is played against a past snapshot (default %(default)s)")
     parser.add_argument("--games-per-actor", type=positive_int, default=None,
                         help=f"deals batched per actor (default {d.games_per_actor}; a resumed run keeps its own)")
     parser.add_argument("--selfplay-engine", choices=("vector", "scalar"), default=None,

@@ -89,6 +89,20 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
     return parser, subparsers
 
 
+def add_docs_epilog(parser: argparse.ArgumentParser) -> None:
+    """End a subcommand's ``--help`` with the path of ``COMMANDS.md`` in this install
+    (``twilight_env/docs`` in a wheel, :func:`twilight_env.util.docs.doc_reference`), after
+    any epilog of its own, on one line: argparse would break the path at a hyphen
+    (``site-packages``), so a plain help formatter becomes ``RawDescriptionHelpFormatter``
+    (the descriptions are one line)."""
+    from twilight_env.util.docs import doc_reference
+
+    line = f"Every command, option and agent spec: {doc_reference('COMMANDS.md')}"
+    parser.epilog = f"{parser.epilog}\n\n{line}" if parser.epilog else line
+    if parser.formatter_class is argparse.HelpFormatter:
+        parser.formatter_class = argparse.RawDescriptionHelpFormatter
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     parser, subparsers = build_parser()
@@ -101,6 +115,7 @@ def main(argv: list[str] | None = None) -> int:
         except ImportError as e:
             parser.error(_missing(command, e))
         module.add_arguments(subparsers[command])
+        add_docs_epilog(subparsers[command])
     args, extra = parser.parse_known_args(argv)
     if extra:
         # the subcommand's usage, not the top level's, for a flag it does not know

@@ -155,8 +155,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="worker processes (default: os.cpu_count(); 1 runs in this process)")
     p.add_argument("--out", default=None,
                    help="output folder (default out/edge__{seed}__{unixtime}); one that holds files needs --force")
-    p.add_argument("--solo", default=None, metavar="SPEC", help="mixed strengths: the solo's agent (seat 0)")
-    p.add_argument("--sun", default=None, metavar="SPEC", help="mixed strengths: the Sun seats' agent (1 and 3)")
+    p.add_argument("--solo", default=None, metavar="SPEC",
+                   help=f"mixed strengths: the solo's agent (seat 0; default {DEFAULT_SPEC} when only --sun is given)")
+    p.add_argument("--sun", default=None, metavar="SPEC",
+                   help=f"mixed strengths: the Sun seats' agent (1 and 3; default {DEFAULT_SPEC} when only --solo is given)")
     p.add_argument("--deals-file", default=None, help="play the deals of this 3-player JSON deal file")
     p.add_argument("--save-deals", default=None,
                    help="write the deals used to this JSON deal file (an existing file needs --force)")
