@@ -168,3 +168,19 @@ def test_bad_settings_are_refused(tmp_path):
         main(["--out", str(tmp_path / "x"), "--players", "3"])  # no budget
     with pytest.raises(ValueError, match="nfsp"):
         make_agent("nfsp")
+
+
+def test_saved_policies_evaluate_as_in_training(tmp_path):
+    from twilight_env.training.nfsp.evaluate import main as evaluate
+
+    out = tmp_path / "r"
+    main(["--players", "3", "--decisions", "3000", "--seed", "3", "--out", str(out), "--keep-policies", *SMALL])
+    kept = sorted(out.glob("avg_policy_*.npz"), key=lambda p: int(p.stem.split("_")[-1]))
+    curve = {r["decisions"]: r["nash_conv"] for r in _curve(out)}
+    assert len(kept) == len(curve) >= 3
+    evaluate(["--players", "3", "--tricks", "1", "--out", str(tmp_path / "e.json"), *map(str, kept)])
+    rows = json.loads((tmp_path / "e.json").read_text())["rows"]
+    for r in rows:  # the NumPy forward pass of the agent's file, the torch one in training: float32 apart
+        assert r["nash_conv"] == pytest.approx(curve[r["decisions"]], abs=1e-4)
+    with pytest.raises(SystemExit, match="3 players and 1 tricks"):
+        evaluate(["--players", "4", "--tricks", "1", "--out", str(tmp_path / "x.json"), str(kept[0])])

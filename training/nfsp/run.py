@@ -45,6 +45,11 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--decisions", type=int, default=None, help="stop at this many decisions in all")
     ap.add_argument("--eval-every", type=int, default=20_000,
                     help="decisions between evaluations and checkpoints (NashConv on a reduced deck)")
+    ap.add_argument("--no-nash-conv", action="store_true",
+                    help="skip NashConv during training (large reduced decks: evaluate the kept policies "
+                         "afterwards with python -m twilight_env.training.nfsp.evaluate)")
+    ap.add_argument("--keep-policies", action="store_true",
+                    help="keep the average policy of every evaluation as avg_policy_<decisions>.npz")
     for name in ("players", "tricks", "seed", "eta", "games", "rl_buffer", "sl_buffer", "batch", "learn_every",
                  "rl_lr", "sl_lr", "target_every", "eps_start", "eps_end", "eps_decay", "min_buffer"):
         v = getattr(d, name)
@@ -73,9 +78,9 @@ def _new_config(a: argparse.Namespace) -> NfspConfig:
 class Evaluator:
     """NashConv of the average policy on the line's reduced deck (None on the full deck)."""
 
-    def __init__(self, players: int, tricks: int):
+    def __init__(self, players: int, tricks: int, nash_conv: bool = True):
         self.tree = self.model = None
-        if tricks < 7:
+        if tricks < 7 and nash_conv:
             from twilight_env.training.reduced_solve import build_tree, make_model
             t0 = time.perf_counter()
             self.tree = build_tree(tricks, players)
@@ -92,13 +97,15 @@ class Evaluator:
                 "eval_seconds": round(time.perf_counter() - t0, 2)}
 
 
-def _record(line: NfspLine, out: Path, seconds: float, curve: list, evaluate: Evaluator) -> None:
+def _record(line: NfspLine, out: Path, seconds: float, curve: list, evaluate: Evaluator, keep: bool = False) -> None:
     """Evaluate, append the curve line, write the average policy and the checkpoint."""
     losses = {f"{k}_loss": (v if v == v else None) for k, v in line.losses.items()}  # None before the first step
     row = {"seconds": round(seconds, 2), **line.counts, **losses, **evaluate(line)}
     curve.append(json.dumps(row))
     write_text(out / CURVE, "\n".join(curve) + "\n")
     write_bytes(out / "avg_policy.npz", line.avg_policy_bytes())
+    if keep:
+        write_bytes(out / f"avg_policy_{line.counts['decisions']}.npz", line.avg_policy_bytes())
     save_line(line, out, {"seconds": seconds, "curve_lines": len(curve)})
     print(" ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items()
                    if k != "per_player"), flush=True)
@@ -118,9 +125,9 @@ def main(argv=None) -> int:
         if (out / CHECKPOINT).exists():
             raise SystemExit(f"{out} already holds a line; add --resume to continue it, or choose another --out")
         line, seconds, curve = NfspLine(_new_config(a)), 0.0, []
-    evaluate = Evaluator(line.cfg.players, line.cfg.tricks)
+    evaluate = Evaluator(line.cfg.players, line.cfg.tricks, not a.no_nash_conv)
     if not curve:
-        _record(line, out, seconds, curve, evaluate)
+        _record(line, out, seconds, curve, evaluate, a.keep_policies)
     next_eval = (line.counts["decisions"] // a.eval_every + 1) * a.eval_every
     while (a.decisions is None or line.counts["decisions"] < a.decisions) and (
             a.minutes is None or seconds < 60 * a.minutes):
@@ -128,8 +135,8 @@ def main(argv=None) -> int:
         line.round()
         seconds += time.perf_counter() - t0
         if line.counts["decisions"] >= next_eval:
-            _record(line, out, seconds, curve, evaluate)
+            _record(line, out, seconds, curve, evaluate, a.keep_policies)
             next_eval = (line.counts["decisions"] // a.eval_every + 1) * a.eval_every
     if json.loads(curve[-1])["decisions"] != line.counts["decisions"]:
-        _record(line, out, seconds, curve, evaluate)
+        _record(line, out, seconds, curve, evaluate, a.keep_policies)
     return 0
