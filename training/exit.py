@@ -518,18 +518,27 @@ def _add_fit_arguments(q: argparse.ArgumentParser) -> None:
     from twilight_env.util.argtypes import positive_float, positive_int
 
     d = FitSettings()
-    q.add_argument("--epochs", type=positive_int, default=d.epochs)
-    q.add_argument("--batch-size", type=positive_int, default=d.batch_size)
-    q.add_argument("--lr", type=positive_float, default=d.lr)
-    q.add_argument("--weight-decay", type=float, default=d.weight_decay)
-    q.add_argument("--value-weight", type=float, default=d.value_weight)
-    q.add_argument("--holdout", type=float, default=d.holdout, help="fraction of deals for validation")
-    q.add_argument("--trunk", type=positive_int, nargs="+", default=list(d.trunk))
-    q.add_argument("--head", type=positive_int, nargs="+", default=list(d.head))
+    q.add_argument("--epochs", type=positive_int, default=d.epochs,
+                   help="passes over the training decisions, in total (default %(default)s)")
+    q.add_argument("--batch-size", type=positive_int, default=d.batch_size,
+                   help="decisions per Adam step (default %(default)s)")
+    q.add_argument("--lr", type=positive_float, default=d.lr, help="Adam learning rate (default %(default)s)")
+    q.add_argument("--weight-decay", type=float, default=d.weight_decay,
+                   help="Adam weight decay (default %(default)s)")
+    q.add_argument("--value-weight", type=float, default=d.value_weight,
+                   help="weight of the value's squared error beside the policy's cross-entropy (default %(default)s)")
+    q.add_argument("--holdout", type=float, default=d.holdout,
+                   help="fraction of deals for validation, in [0, 1) (default %(default)s)")
+    q.add_argument("--trunk", type=positive_int, nargs="+", default=list(d.trunk), metavar="UNITS",
+                   help=f"hidden widths of a new network's shared trunk (default {' '.join(map(str, d.trunk))})")
+    q.add_argument("--head", type=positive_int, nargs="+", default=list(d.head), metavar="UNITS",
+                   help=f"hidden widths of each head of a new network (default {' '.join(map(str, d.head))})")
     q.add_argument("--encoder", choices=ENCODERS, default=d.encoder,
-                   help="a new network's encoder: mlp (700 bits) or cards (per-card tokens, pooled)")
-    q.add_argument("--card-width", type=positive_int, default=d.card_width, help="token width of --encoder cards")
-    q.add_argument("--threads", type=positive_int, default=d.threads)
+                   help="a new network's encoder: mlp (700 bits) or cards (per-card tokens, pooled; default "
+                        "%(default)s)")
+    q.add_argument("--card-width", type=positive_int, default=d.card_width,
+                   help="token width of --encoder cards (default %(default)s)")
+    q.add_argument("--threads", type=positive_int, default=d.threads, help="torch threads (default %(default)s)")
     q.add_argument("--device", choices=("cpu", "cuda"), default=d.device,
                    help="where the network trains (default cpu; cuda needs a usable CUDA device)")
 
@@ -542,42 +551,62 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="cmd", required=True)
     g = sub.add_parser("generate", help="self-play deals decided by a search agent; records for training")
     g.add_argument("--out", required=True, help="data folder (resumable: finished chunks are skipped)")
-    g.add_argument("--players", type=int, choices=(3, 4), required=True)
-    g.add_argument("--deals", type=positive_int, default=200)
+    g.add_argument("--players", type=int, choices=(3, 4), required=True, help="3 or 4 players (required)")
+    g.add_argument("--deals", type=positive_int, default=200, help="deals to play (default %(default)s)")
     g.add_argument("--agent", default=DEFAULT_AGENT, help=f"search agent spec (default {DEFAULT_AGENT!r})")
-    g.add_argument("--seed", type=non_negative_int, default=1, help="deal seed (held-out seeds are refused)")
-    g.add_argument("--workers", type=positive_int, default=1)
-    g.add_argument("--chunk-deals", type=positive_int, default=10)
-    g.add_argument("--no-progress", action="store_true")
+    g.add_argument("--seed", type=non_negative_int, default=1,
+                   help="deal seed (held-out seeds are refused; default %(default)s)")
+    _add_run_arguments(g)
     t = sub.add_parser("train", help="train the policy/value network on data folders")
     t.add_argument("--data", nargs="+", help="data folders written by generate (not with --resume)")
     t.add_argument("--run", required=True, help="run directory: checkpoint.pt and TensorBoard logs")
-    t.add_argument("--seed", type=non_negative_int, default=1)
+    t.add_argument("--seed", type=non_negative_int, default=1,
+                   help="seed of the split, the initial weights and the batch order (default %(default)s)")
     t.add_argument("--init", help="exit checkpoint to start from (warm start)")
     t.add_argument("--resume", action="store_true",
                    help="continue RUN/checkpoint.pt up to --epochs with its saved data and settings (only --epochs, "
                         "--threads, --device and --no-progress may be given with it)")
-    t.add_argument("--no-progress", action="store_true")
+    t.add_argument("--no-progress", action="store_true", help="no progress bar")
     _add_fit_arguments(t)
     it = sub.add_parser("iterate", help="expert iteration: generate with the last net's search, train the next")
-    it.add_argument("--out", required=True)
-    it.add_argument("--players", type=int, choices=(3, 4), required=True)
-    it.add_argument("--iterations", type=positive_int, default=3)
-    it.add_argument("--deals", type=positive_int, default=200, help="deals per iteration")
-    it.add_argument("--search-iterations", type=positive_int, default=1000)
-    it.add_argument("--c", type=float, default=0.7)
-    it.add_argument("--w", type=float, default=1.0, help="root prior weight of exit-search")
-    it.add_argument("--backend", choices=("auto", "numba", "python"), default="auto")
-    it.add_argument("--seed", type=non_negative_int, default=1)
-    it.add_argument("--workers", type=positive_int, default=1)
-    it.add_argument("--chunk-deals", type=positive_int, default=10)
-    it.add_argument("--window", type=non_negative_int, default=0, help="train on the last N iterations' data (0 all)")
-    it.add_argument("--no-progress", action="store_true")
+    _add_iterate_arguments(it)
     _add_fit_arguments(it)
     e = sub.add_parser("export", help="inference-only copy of a checkpoint (shipped weights)")
-    e.add_argument("src")
-    e.add_argument("dst")
+    e.add_argument("src", help="an exit checkpoint (checkpoint.pt)")
+    e.add_argument("dst", help="the inference-only copy to write")
     return p
+
+
+def _add_run_arguments(q: argparse.ArgumentParser) -> None:
+    """``--workers``, ``--chunk-deals`` and ``--no-progress`` of ``generate`` and ``iterate``."""
+    from twilight_env.util.argtypes import positive_int
+
+    q.add_argument("--workers", type=positive_int, default=1, help="worker processes (default %(default)s)")
+    q.add_argument("--chunk-deals", type=positive_int, default=10,
+                   help="deals per saved chunk, the unit a resumed run skips (default %(default)s)")
+    q.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def _add_iterate_arguments(q: argparse.ArgumentParser) -> None:
+    """The flags of ``iterate`` beside the fit's (:func:`iterate`)."""
+    from twilight_env.util.argtypes import non_negative_int, positive_int
+
+    q.add_argument("--out", required=True, help="output folder: data_K and net_K per iteration (resumable)")
+    q.add_argument("--players", type=int, choices=(3, 4), required=True, help="3 or 4 players (required)")
+    q.add_argument("--iterations", type=positive_int, default=3, help="expert iterations (default %(default)s)")
+    q.add_argument("--deals", type=positive_int, default=200, help="deals per iteration (default %(default)s)")
+    q.add_argument("--search-iterations", type=positive_int, default=1000,
+                   help="the search's iterations per decision (default %(default)s)")
+    q.add_argument("--c", type=float, default=0.7, help="the search's exploration constant (default %(default)s)")
+    q.add_argument("--w", type=float, default=1.0,
+                   help="root prior weight of the network in the search of iteration 2 on (default %(default)s)")
+    q.add_argument("--backend", choices=("auto", "numba", "python"), default="auto",
+                   help="the search's backend (default %(default)s)")
+    q.add_argument("--seed", type=non_negative_int, default=1,
+                   help="deal seed of iteration 1 (iteration K plays seed + K - 1; default %(default)s)")
+    _add_run_arguments(q)
+    q.add_argument("--window", type=non_negative_int, default=0,
+                   help="train on the last N iterations' data (0: all; default %(default)s)")
 
 
 def _fit_settings(a: argparse.Namespace) -> FitSettings:
