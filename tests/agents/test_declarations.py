@@ -17,7 +17,7 @@ from twilight_env.agents.declaration import AgentDecl, Option, read_declarations
 from twilight_env.serve import pool, specs
 
 ROOT = Path(__file__).resolve().parents[2]
-SHIPPED = ("exit", "exit-search", "guided", "heuristic", "ismcts", "neural", "openspiel", "pimc", "policy", "random",
+SHIPPED = ("exit", "exit-search", "guided", "heuristic", "ismcts", "neural", "nfsp", "openspiel", "pimc", "policy", "random",
            "respond")
 
 
