@@ -184,3 +184,16 @@ def test_saved_policies_evaluate_as_in_training(tmp_path):
         assert r["nash_conv"] == pytest.approx(curve[r["decisions"]], abs=1e-4)
     with pytest.raises(SystemExit, match="3 players and 1 tricks"):
         evaluate(["--players", "4", "--tricks", "1", "--out", str(tmp_path / "x.json"), str(kept[0])])
+
+
+def test_plot_writes_a_png_and_refuses_a_bad_curve(tmp_path):
+    from twilight_env.training.nfsp.plot import main as plot, read_curve
+
+    out = tmp_path / "r"
+    _run(out, 4, 1600)
+    plot([str(out / "curve.jsonl"), "--sizes", "1:4", "--exact", "results/reduced_decks/reduced_decks.json",
+          "--out", str(tmp_path / "c.png")])
+    assert (tmp_path / "c.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    (tmp_path / "bad.jsonl").write_text('{"seconds": 1}\n[1, 2]\n')
+    with pytest.raises(ValueError, match="bad.jsonl:2: not a JSON object"):
+        read_curve(tmp_path / "bad.jsonl")
