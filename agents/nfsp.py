@@ -148,6 +148,26 @@ class NfspAgent:
         """``(31,)`` float64: the distribution this agent plays at ``infoset`` (module docstring)."""
         return self.action_probs_batch([infoset], [legal_actions])[0]
 
+    def probs_rows(self, eng, idx: np.ndarray) -> np.ndarray:
+        """:meth:`action_probs` at rows ``idx`` of a batch engine
+        (:class:`~twilight_env.envs.vector.VectorEngine`, full deck, deals in progress), from
+        the deciding seat's observation there (:func:`twilight_env.obs.vector_obs.observe`, the
+        same vector as the scalar encoder): ``(len(idx), 31)`` float64. The search responder
+        (``training/search_response.py``) reads a stochastic target's rows this way.
+
+        Raises:
+            ValueError: a network trained for another number of players or a reduced deck.
+        """
+        from twilight_env.obs.vector_obs import observe
+
+        if eng.num_players != self.meta["num_players"] or self.meta.get("tricks", 7) != 7:
+            raise ValueError(f"this NFSP network plays {self.meta['num_players']} players with "
+                             f"{self.meta.get('tricks')} tricks; the batch engine plays {eng.num_players} players, 7 tricks")
+        idx = np.asarray(idx, dtype=np.int64)
+        obs = observe(eng, eng.deciding_seat)[idx]
+        legal = ((eng.legal_bits()[idx][:, None] >> np.arange(NUM_ACTIONS)) & 1).astype(bool)
+        return tempered_probs(forward_probs(self.layers, obs, legal), legal, self.temperature)
+
     def act(self, infoset, legal_actions, rng: np.random.Generator | None = None) -> int:
         """A legal action: a draw from :meth:`action_probs` with one uniform of ``rng``
         (``temperature=0``: the most probable action, no draw)."""
