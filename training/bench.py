@@ -67,11 +67,15 @@ def measure(num_players: int, decisions: int, games: int, checkpoint: str | None
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m twilight_env.training.bench", description=__doc__.splitlines()[0])
-    p.add_argument("--players", type=int, nargs="+", default=[4, 3], choices=(3, 4))
-    p.add_argument("--decisions", type=int, default=200000, help="measured decisions per generator")
-    p.add_argument("--games", type=int, default=256, help="deals side by side, scalar generator")
-    p.add_argument("--vector-games", type=int, default=1024, help="deals side by side, batch-engine generator")
-    p.add_argument("--checkpoint", default=None)
+    p.add_argument("--players", type=int, nargs="+", default=[4, 3], choices=(3, 4),
+                   help="variants measured, in order (default 4 3)")
+    p.add_argument("--decisions", type=int, default=200000,
+                   help="measured decisions per generator (default %(default)s)")
+    p.add_argument("--games", type=int, default=256, help="deals side by side, scalar generator (default %(default)s)")
+    p.add_argument("--vector-games", type=int, default=1024,
+                   help="deals side by side, batch-engine generator (default %(default)s)")
+    p.add_argument("--checkpoint", default=None,
+                   help="a DMC checkpoint whose network plays (default: random weights; speed does not depend on them)")
     args = p.parse_args(argv)
     try:
         load = os.getloadavg()[0]

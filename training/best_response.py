@@ -703,12 +703,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m twilight_env.training.best_response",
                                 description="Approximate exploitability: train a DMC best response against a "
                                             "frozen agent and measure it on held-out duplicate deals.")
-    p.add_argument("--agent", default=None, help="the frozen agent spec, e.g. heuristic, neural:default")
-    p.add_argument("--players", type=int, choices=(3, 4), default=None, help="3 or 4 players")
-    p.add_argument("--minutes", type=float, default=None, help="training budget of this invocation (minutes)")
-    p.add_argument("--decisions", type=int, default=None, help="budget: total decisions played, resumed ones included")
+    p.add_argument("--agent", default=None, help="the frozen agent spec, e.g. heuristic, neural:default (required for a new run)")
+    p.add_argument("--players", type=int, choices=(3, 4), default=None, help="3 or 4 players (required for a new run)")
+    p.add_argument("--minutes", type=float, default=None, help="training budget of this invocation (minutes; default: none; give at least one budget)")
+    p.add_argument("--decisions", type=int, default=None, help="budget: total decisions played, resumed ones included (default: none)")
     p.add_argument("--cpu-minutes", type=float, default=None,
-                   help="budget: total CPU minutes of training (one core), resumed ones included")
+                   help="budget: total CPU minutes of training (one core), resumed ones included (default: none)")
     p.add_argument("--seed", type=int, default=None,
                    help=f"random seed (not 2026120101..2026120103; default {d.seed}; fixed for a run)")
     p.add_argument("--out", default=None, metavar="RUN_DIR", help="run directory of a new run")
@@ -724,12 +724,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"samples per update (default {d.batch_size}; fixed for a run)")
     p.add_argument("--games", type=int, default=None,
                    help=f"deals played side by side (default {d.games}; fixed for a run)")
-    p.add_argument("--eval-every", type=int, default=d.eval_every, help="decisions between evaluations (0 = none)")
-    p.add_argument("--eval-deals", type=int, default=d.eval_deals, help="deals per evaluation during training")
+    p.add_argument("--eval-every", type=int, default=d.eval_every, help="decisions between evaluations (0 = none; default %(default)s)")
+    p.add_argument("--eval-deals", type=int, default=d.eval_deals, help="deals per evaluation during training (default %(default)s)")
     p.add_argument("--deals", type=int, default=d.final_deals,
-                   help="held-out duplicate deals of the final figure (0 = none)")
-    p.add_argument("--deal-set", default=d.deal_set, choices=sorted(DEAL_SETS), help="held-out deal set")
-    p.add_argument("--checkpoint-every", type=float, default=d.checkpoint_every, help="minutes between checkpoints")
+                   help="held-out duplicate deals of the final figure (0 = none; default %(default)s)")
+    p.add_argument("--deal-set", default=d.deal_set, choices=sorted(DEAL_SETS), help="held-out deal set (default %(default)s)")
+    p.add_argument("--checkpoint-every", type=float, default=d.checkpoint_every, help="minutes between checkpoints (default %(default)s)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--actors", type=int, default=0,
                    help="Ray actors that play the deals against the frozen agent (with --ray; default 0: in "

@@ -228,18 +228,20 @@ def report(result: dict) -> str:
 
 
 def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python -m twilight_env.training.br_validation",
+                                 description=__doc__.splitlines()[0])
     ap.add_argument("--target", default="exit:default",
                     help="the fixed agent: exit, neural or policy (any temperature) or heuristic; default exit:default")
     ap.add_argument("--responder", action="append", required=True,
                     help="an approximate responder's agent spec (repeat for several)")
-    ap.add_argument("--players", type=int, choices=(3, 4), default=3)
+    ap.add_argument("--players", type=int, choices=(3, 4), default=3, help="3 or 4 players (default %(default)s)")
     ap.add_argument("--mode", default="solo", help="solo (3 players) or seat=S (default solo)")
-    ap.add_argument("--positions", type=int, default=100)
-    ap.add_argument("--tricks-left", type=int, default=2)
-    ap.add_argument("--seed", type=int, default=5)
+    ap.add_argument("--positions", type=int, default=100, help="endgame positions checked (default %(default)s)")
+    ap.add_argument("--tricks-left", type=int, default=2,
+                    help="tricks left in each position, solved exactly (default %(default)s)")
+    ap.add_argument("--seed", type=int, default=5, help="seed of the positions (default %(default)s)")
     ap.add_argument("--out", help="write the per-position figures to this JSON file")
-    ap.add_argument("--quiet", action="store_true")
+    ap.add_argument("--quiet", action="store_true", help="no progress")
     args = ap.parse_args(argv)
     try:
         result = validate(args.target, args.responder, args.players, args.mode, args.positions, args.tricks_left,

@@ -169,13 +169,13 @@ def load(path: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict]:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m twilight_env.training.inference_data", description=__doc__.split("\n")[0])
-    p.add_argument("--players", type=int, choices=(3, 4), required=True)
-    p.add_argument("--deals", type=int, required=True)
+    p.add_argument("--players", type=int, choices=(3, 4), required=True, help="3 or 4 players (required)")
+    p.add_argument("--deals", type=int, required=True, help="deals to play (required)")
     p.add_argument("--agents", default="neural:default", help="agent spec at every seat (default neural:default)")
-    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--seed", type=int, default=1, help="seed of the deals and the agents (default %(default)s)")
     p.add_argument("--keep", type=float, default=0.5, help="chance a decision point is recorded (default 0.5)")
-    p.add_argument("--batch", type=int, default=64)
-    p.add_argument("--out", required=True)
+    p.add_argument("--batch", type=int, default=64, help="deals played side by side (default %(default)s)")
+    p.add_argument("--out", required=True, help="the data file to write (required)")
     a = p.parse_args(argv)
     try:
         arrays = generate(DataConfig(a.players, a.deals, a.agents, a.seed, a.keep, a.batch))
