@@ -23,7 +23,11 @@ class MMDConfig:
     deals: int = 256
     """Deals played by the current policy per update (one fresh batch per update, on-policy)."""
     lr: float = 1e-3
-    """Adam learning rate (the mirror-descent step size, per update)."""
+    """Adam learning rate at the start (the mirror-descent step size, per update)."""
+    lr_decay: int = 0
+    """Updates after which the learning rate is halved, and so on: ``lr / (1 + steps / lr_decay)``
+    (a step size that shrinks, so the sampling noise of the policy gradient averages out);
+    0: constant."""
     alpha: float = 0.05
     """Weight of KL(policy || magnet) per decision, in units of the return (deal points / 360)."""
     entropy: float = 0.0
@@ -51,7 +55,7 @@ class MMDConfig:
     def validate(self) -> "MMDConfig":
         """Check every field (class docstring); returns ``self``."""
         ints = {"players": (3, 4), "tricks": (1, 7), "seed": (0, 2**63 - 1), "deals": (1, 1 << 20),
-                "magnet_every": (1, 1 << 30), "eval_every": (1, 1 << 30), "checkpoint_every": (1, 1 << 30),
+                "magnet_every": (1, 1 << 30), "lr_decay": (0, 1 << 40), "eval_every": (1, 1 << 30), "checkpoint_every": (1, 1 << 30),
                 "threads": (1, 1024)}
         for name, (lo, hi) in ints.items():
             v = getattr(self, name)
@@ -70,6 +74,10 @@ class MMDConfig:
                 raise ValueError(f"{name} must be 1+ layer widths in 1..4096, got {getattr(self, name)!r}")
             setattr(self, name, v)
         return self
+
+    def lr_at(self, steps: int) -> float:
+        """The learning rate of update number ``steps + 1`` (``lr_decay``)."""
+        return self.lr / (1.0 + steps / self.lr_decay) if self.lr_decay else self.lr
 
     def to_dict(self) -> dict:
         """Plain dict (lists for the widths), as stored in checkpoints."""

@@ -149,6 +149,8 @@ def train(out, cfg: MMDConfig | None = None, *, minutes: float | None = None, st
                 and (minutes is None or time.monotonic() - t0 < minutes * 60):
             traj = play(model, cfg.players, cfg.tricks, cfg.deals, rng)
             if len(traj.actions):
+                for group in optimizer.param_groups:
+                    group["lr"] = cfg.lr_at(counters["steps"])
                 figures = update(model, magnet, optimizer, traj, cfg)
             counters["steps"] += 1
             counters["deals"] += traj.deals
@@ -186,7 +188,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--resume", action="store_true", help="continue the run in --out with its own settings")
     p.add_argument("--init-weights", help="'default' (policy:default), a .npz or exit checkpoint (new runs only)")
     d = MMDConfig()
-    for f in ("players", "tricks", "seed", "deals", "magnet_every", "eval_every", "checkpoint_every", "threads"):
+    for f in ("players", "tricks", "seed", "deals", "lr_decay", "magnet_every", "eval_every", "checkpoint_every", "threads"):
         p.add_argument("--" + f.replace("_", "-"), type=int, help=f"new runs only (default {getattr(d, f)})")
     for f in ("lr", "alpha", "entropy", "magnet_tau", "value_coef", "max_grad_norm"):
         p.add_argument("--" + f.replace("_", "-"), type=float, help=f"new runs only (default {getattr(d, f)})")

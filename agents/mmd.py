@@ -1,0 +1,92 @@
+"""``mmd``: a network trained by Magnetic Mirror Descent, played as the distribution it learned.
+
+The network is the expert-iteration policy-value network
+(:class:`twilight_env.agents.exit.PolicyValueNet`) trained by
+``python -m twilight_env.training.mmd`` (Sokota et al., ICLR 2023), which aims at a policy
+a best response cannot exploit by much: such a policy is a distribution, so this agent
+samples it by default (``temperature=1``: ``p(a)`` over the legal actions, R3.2, R3.5),
+drawing from the generator passed to ``act`` only. :meth:`MMDAgent.action_probs` gives the
+distribution it plays, and the search responder (``respond:target=mmd:RUN``) simulates it
+exactly. ``temperature=0`` plays the most probable action (lowest id on ties); other
+temperatures play ``p(a)^(1/T)`` normalised (:mod:`twilight_env.agents.sampling`).
+
+Input, as ``policy``'s: the compact row of the deciding seat's information set (R2.5,
+R7.1), its role and the legal actions; decisions are computed with NumPy
+(:class:`~twilight_env.agents.nn.numpy_pv.NumpyPolicyValueNet`).
+
+Spec: ``mmd:RUN_DIR`` (reads ``RUN_DIR/policy.npz``, written with each checkpoint) or
+``mmd:PATH.npz``; ``mmd:RUN_DIR,temperature=0`` for the greedy play.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from twilight_env.agents.policy import PolicyAgent
+
+POLICY_FILE = "policy.npz"
+"""The file an MMD run directory keeps its policy in (``training/mmd/checkpoint.py``)."""
+
+
+def weights_path(path: str) -> str:
+    """The ``.npz`` of an ``mmd`` path: ``path/policy.npz`` for a run directory, else ``path``.
+
+    Raises:
+        ValueError: a path that is not a non-empty string, or a run directory without its policy file.
+    """
+    if not isinstance(path, str) or not path:
+        raise ValueError(f"mmd: path must be an MMD run directory or its {POLICY_FILE}, got {path!r}")
+    p = Path(path)
+    if p.is_dir():
+        if not (p / POLICY_FILE).is_file():
+            raise ValueError(f"mmd: the run directory {path!r} holds no {POLICY_FILE} (the run wrote no "
+                             "checkpoint yet); give another run or its .npz")
+        return str(p / POLICY_FILE)
+    return path
+
+
+class MMDAgent(PolicyAgent):
+    """Samples (or, at temperature 0, maximises) an MMD network's policy (module docstring).
+
+    Args:
+        path: an MMD run directory or a ``.npz`` of the ``twilight-exit-npz`` format.
+        temperature: 1 (default: the learned distribution), 0 (greedy) or ``T`` in ``(0, 100]``.
+
+    Raises:
+        ValueError: a missing or damaged file (naming it), or a temperature outside ``[0, 100]``.
+    """
+
+    def __init__(self, path: str = "", temperature: float = 1.0):
+        super().__init__(weights_path(path), temperature)
+        self.path = path
+        self.name = f"mmd:{path}" + ("" if self.temperature == 1.0 else f",temperature={self.temperature:g}")
+        self._torch: dict = {}
+
+    def model_for(self, num_players: int):
+        """The network as a torch :class:`~twilight_env.agents.exit.PolicyValueNet` (same weights;
+        the search responder's targets read it so).
+
+        Raises:
+            ValueError: weights of the other variant.
+        """
+        model = self._torch.get(num_players)
+        if model is None:
+            from twilight_env.agents.exit import TorchForward
+
+            model = self._torch[num_players] = TorchForward.from_numpy(self.net_for(num_players), "cpu").model
+        return model
+
+
+__all__ = ["MMDAgent", "POLICY_FILE", "weights_path"]
+
+
+# The declaration (twilight_env.agents.declaration): read from this source without importing it.
+from twilight_env.agents.base import AgentDecl, Option, declare  # noqa: E402
+
+declare(AgentDecl(
+    name="mmd", factory=MMDAgent, summary="a Magnetic Mirror Descent network (NumPy), sampled or greedy",
+    bare_option="path", exact_target=True, family="exit",
+    options=(
+        Option("path", str, "", doc="an MMD run directory or its policy.npz"),
+        Option("temperature", float, 1.0, low=0, high=100, doc="1: the learned distribution; 0: greedy"),
+    )))

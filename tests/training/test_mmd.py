@@ -1,0 +1,214 @@
+"""Magnetic Mirror Descent (``training/mmd``): a stopped and resumed run equals an unstopped
+one, a seed reproduces a run, the exact NashConv reads the network at every information set
+of the 1-trick games (R2.5, R7.1, R7.3) and agrees with ``reduced_policy``'s, the training
+lowers it, and the ``mmd`` agent plays and exposes the distribution it learned."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from twilight_env.agents.base import make_agent, play_deal  # noqa: E402
+from twilight_env.agents.nn.features import state_row  # noqa: E402
+from twilight_env.envs.vector import VectorEngine  # noqa: E402
+from twilight_env.rules.engine import State  # noqa: E402
+from twilight_env.rules.infoset import InfoSet  # noqa: E402
+from twilight_env.training.mmd import checkpoint as ckpt_io  # noqa: E402
+from twilight_env.training.mmd.config import MMDConfig  # noqa: E402
+from twilight_env.training.mmd.evaluate import ReducedEvaluator, node_state  # noqa: E402
+from twilight_env.training.mmd.learner import mmd_loss, move_magnet  # noqa: E402
+from twilight_env.training.mmd.rollout import play, policy_probs  # noqa: E402
+from twilight_env.training.mmd.run import CURVE_NAME, train  # noqa: E402
+from twilight_env.training.reduced_policy import infoset_observations, learned_nash_conv  # noqa: E402
+from twilight_env.training.reduced_solve import nash_conv, uniform_policy  # noqa: E402
+from twilight_env.training.search_response import TargetPolicy  # noqa: E402
+
+
+def small(players=3, **kw) -> MMDConfig:
+    """A small, fast configuration of the 1-trick game."""
+    base = dict(players=players, tricks=1, deals=32, trunk=(32,), head=(16,), eval_every=2, checkpoint_every=2,
+                magnet_every=2, lr_decay=3, seed=5)
+    return MMDConfig(**{**base, **kw})
+
+
+def state_of(out):
+    """Everything a resume restores, as plain values."""
+    model, magnet, opt, cfg, counters, rng = ckpt_io.restore(ckpt_io.load(out))
+    counters.pop("seconds")
+    return model.state_dict(), magnet.state_dict(), opt.state_dict(), counters, rng.bit_generator.state
+
+
+def assert_same(a, b):
+    for x, y in zip(a[:2], b[:2]):
+        assert x.keys() == y.keys() and all(torch.equal(x[k], y[k]) for k in x)
+    sa, sb = a[2]["state"], b[2]["state"]
+    assert sa.keys() == sb.keys() and all(torch.equal(sa[i][k], sb[i][k]) for i in sa for k in sa[i])
+    assert a[3] == b[3] and a[4] == b[4]
+
+
+def curve(out):
+    return [json.loads(ln) for ln in (out / CURVE_NAME).read_text().splitlines()]
+
+
+@pytest.mark.parametrize("players", [3, 4])
+def test_a_stopped_and_resumed_run_equals_an_unstopped_one(tmp_path, players):
+    a, b = tmp_path / "a", tmp_path / "b"
+    train(a, small(players), steps=7, log=lambda _: None)
+    train(b, small(players), steps=3, log=lambda _: None)
+    train(b, resume=True, steps=7, log=lambda _: None)
+    assert_same(state_of(a), state_of(b))
+    nc_a = {p["steps"]: p["nash_conv"] for p in curve(a)}
+    nc_b = {p["steps"]: p["nash_conv"] for p in curve(b)}
+    assert nc_a == {k: v for k, v in nc_b.items() if k != 3}  # b adds its stop point, step 3
+    assert sorted(nc_a) == [0, 2, 4, 6, 7]
+
+
+def test_a_seed_reproduces_a_run_and_another_seed_does_not(tmp_path):
+    for name, seed in (("a", 1), ("b", 1), ("c", 2)):
+        train(tmp_path / name, small(seed=seed), steps=4, log=lambda _: None)
+    a, b, c = (state_of(tmp_path / n) for n in "abc")
+    assert_same(a, b)
+    assert not torch.equal(a[0]["trunk.0.weight"], c[0]["trunk.0.weight"])
+
+
+def test_resume_drops_curve_lines_after_the_checkpoint_and_refuses_a_damaged_one(tmp_path):
+    out = tmp_path / "r"
+    train(out, small(checkpoint_every=4, eval_every=1), steps=3, log=lambda _: None)
+    with open(out / CURVE_NAME, "a") as f:  # a point written after the checkpoint (a crash before the save)
+        f.write(json.dumps({"steps": 9, "nash_conv": 1.0}) + "\n")
+    train(out, resume=True, steps=4, log=lambda _: None)
+    assert [p["steps"] for p in curve(out)] == [0, 1, 2, 3, 4]
+    data = bytearray((out / "checkpoint.pt").read_bytes())
+    data[len(data) // 2] ^= 0x10
+    (out / "checkpoint.pt").write_bytes(bytes(data))
+    with pytest.raises(ValueError, match="does not match its sha256 digest"):
+        train(out, resume=True, steps=5, log=lambda _: None)
+    with pytest.raises(ValueError, match="already holds a run"):
+        train(out, small(), steps=1, log=lambda _: None)
+
+
+@pytest.mark.parametrize("players", [3, 4])
+def test_every_node_of_an_information_set_gives_the_same_network_input(players):
+    ev = ReducedEvaluator(players, 1)
+    nodes = np.flatnonzero(ev.model.iset >= 0)
+    rows = np.array([state_row(node_state(ev.tree, n)) for n in nodes])
+    assert np.array_equal(rows, ev.rows[ev.model.iset[nodes]])
+    assert len({r.tobytes() for r in ev.rows}) == len(ev.rows)  # two sets, two inputs
+
+
+def test_nash_conv_of_the_uniform_network_is_the_uniform_policys():
+    """A network whose policy heads output 0 plays uniformly: its NashConv is that of the
+    uniform table of ``reduced_solve`` (the slot order is the solver's)."""
+    for players in (3, 4):
+        ev = ReducedEvaluator(players, 1)
+        net = ckpt_io.build({"num_roles": 4 if players == 3 else 1, "trunk": [8], "head": [4]}, players)
+        with torch.no_grad():
+            for head in net.policy_heads:
+                head[-1].weight.zero_()
+                head[-1].bias.zero_()
+        want, _, _ = nash_conv(ev.tree, ev.model, uniform_policy(ev.model))
+        assert ev.nash_conv(net)[0] == pytest.approx(want, abs=1e-9)
+        assert want > 1.0
+
+
+def test_in_three_players_the_figure_is_reduced_policys_learned_nash_conv():
+    """Each 3-player set has its own observation: the evaluator of ``reduced_policy``, asked by
+    observation, gives the same NashConv for a trained-looking (random) network."""
+    ev = ReducedEvaluator(3, 1)
+    torch.manual_seed(3)
+    net = ckpt_io.build({"num_roles": 4, "trunk": [16], "head": [8]}, 3)
+    by_obs = {}
+    for nodes, obs, _ in infoset_observations(ev.tree, ev.model):
+        for n, o in zip(nodes, obs):
+            st = node_state(ev.tree, n)
+            by_obs[o.tobytes()] = (state_row(st), st.acting_seat)
+
+    def probs_fn(obs, mask):
+        pairs = [by_obs[o.tobytes()] for o in obs]
+        return policy_probs(net, np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs]), mask)
+
+    want, per = learned_nash_conv(ev.tree, ev.model, probs_fn)
+    got, got_per = ev.nash_conv(net)
+    assert got == pytest.approx(want, abs=1e-9) and got_per == pytest.approx(list(per), abs=1e-9)
+
+
+def test_training_lowers_the_nash_conv_of_the_three_player_one_trick_game(tmp_path):
+    train(tmp_path / "t", small(deals=256, trunk=(256, 256), head=(128,), lr_decay=0, eval_every=50,
+                                magnet_every=10, magnet_tau=0.1, seed=0), steps=100, log=lambda _: None)
+    points = curve(tmp_path / "t")
+    assert points[0]["nash_conv"] > 30 and points[-1]["nash_conv"] < 5, points
+
+
+def test_the_loss_has_no_magnet_term_at_the_magnet_and_the_magnet_moves_by_tau():
+    cfg = small()
+    net = ckpt_io.build({"num_roles": 4, "trunk": [16], "head": [8]}, 3)
+    magnet = ckpt_io.build({"num_roles": 4, "trunk": [16], "head": [8]}, 3)
+    traj = play(net, 3, 1, 16, np.random.default_rng(0))
+    magnet.load_state_dict(net.state_dict())
+    _, fig = mmd_loss(net, magnet, traj, alpha=1.0)
+    assert fig["kl"] == pytest.approx(0.0, abs=1e-6)
+    before = magnet.trunk[0].weight.clone()
+    with torch.no_grad():
+        net.trunk[0].weight.add_(1.0)
+    move_magnet(magnet, net, 0.25)
+    assert torch.allclose(magnet.trunk[0].weight, before + 0.25)
+    _, fig = mmd_loss(net, magnet, traj, alpha=1.0)
+    assert fig["kl"] > 0
+    assert cfg.lr_at(0) == cfg.lr and cfg.lr_at(3) == cfg.lr / 2
+
+
+@pytest.mark.parametrize("players", [3, 4])
+def test_full_deck_deals_record_legal_sampled_actions_and_returns(players):
+    net = ckpt_io.build({"num_roles": 4 if players == 3 else 1, "trunk": [16], "head": [8]}, players)
+    t = play(net, players, 7, 8, np.random.default_rng(1))
+    assert t.deals == 8 and t.decisions >= 8 * 28 and len(t.actions) > 8
+    assert t.legal[np.arange(len(t.actions)), t.actions].all() and (t.legal.sum(1) > 1).all()
+    assert np.all(np.abs(t.returns) <= 1) and np.allclose(t.returns * 360, np.round(t.returns * 360), atol=1e-3)
+
+
+def test_the_mmd_agent_plays_its_distribution_and_the_responder_simulates_it(tmp_path):
+    out = tmp_path / "run"
+    train(out, small(players=3, tricks=7, deals=4), steps=1, log=lambda _: None)
+    agent = make_agent(f"mmd:{out}")
+    assert agent.temperature == 1.0 and make_agent(f"mmd:{out},temperature=0").temperature == 0
+    rng = np.random.default_rng(0)
+    st = play_deal(State.random(rng, num_players=3), [agent] * 4, rng)
+    assert st.done
+    target = TargetPolicy(f"mmd:{out}")
+    assert not target.deterministic
+    net = agent.net_for(3)
+    for seed in range(5):
+        s = State.random(np.random.default_rng(seed), num_players=3)
+        for a in (s.legal_actions()[0], s.legal_actions()[-1]):
+            s.apply(a)
+        info = InfoSet(s, s.deciding_seat)
+        probs = agent.action_probs(info, info.legal_actions)
+        row = np.array([state_row(s)])
+        legal = np.zeros((1, 31), bool)
+        legal[0, list(info.legal_actions)] = True
+        want, _ = net.forward(row, np.array([s.acting_seat]), legal)
+        assert probs == pytest.approx(want[0], abs=1e-6) and probs.sum() == pytest.approx(1.0)
+        eng = VectorEngine(1, 3)
+        eng.set_states([s])
+        assert target.probs(eng, np.array([0]))[0] == pytest.approx(probs, abs=1e-5)
+
+
+def test_the_command_line_trains_resumes_and_refuses_settings_on_resume(tmp_path):
+    out = tmp_path / "cli"
+    cmd = [sys.executable, "-m", "twilight_env.training.mmd", "--out", str(out)]
+    small_args = ["--players", "4", "--tricks", "1", "--deals", "16", "--trunk", "16", "--head", "8",
+                  "--eval-every", "2"]
+    r = subprocess.run(cmd + small_args + ["--steps", "2"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert [json.loads(ln)["steps"] for ln in r.stdout.splitlines()] == [0, 2]
+    r = subprocess.run(cmd + ["--resume", "--steps", "3", "--deals", "8"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and "--resume continues with the checkpoint's settings; drop --deals" in r.stderr
+    r = subprocess.run(cmd + ["--resume", "--steps", "3"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert [p["steps"] for p in curve(out)] == [0, 2, 3] and (out / "policy.npz").is_file()
