@@ -141,66 +141,92 @@ def modes_help() -> str:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    """Add the options of ``twilight edge`` to ``p``, in four groups of ``--help`` (the
+    modes each option goes with are in :data:`MODES`, listed in the epilog).
+
+    Args:
+        p: the subcommand's parser; its ``formatter_class`` and ``epilog`` are set here.
+    """
     p.formatter_class = argparse.RawDescriptionHelpFormatter
     p.epilog = modes_help()
-    p.add_argument("specs", nargs="*", metavar="SPEC",
+    _add_deal_arguments(p.add_argument_group("agents and deals"))
+    _add_simulation_arguments(p.add_argument_group("simulated matches (the bootstrap of the deal set)"))
+    _add_run_arguments(p.add_argument_group("running, outputs and resuming"))
+    _add_mode_arguments(p.add_argument_group("the other modes (see below)"))
+
+
+def _add_deal_arguments(g) -> None:
+    """The agents and the deals they play (R7.1, R7.2: the solo in seat 0, the Sun players in seats 1 and 3)."""
+    g.add_argument("specs", nargs="*", metavar="SPEC",
                    help=f"agent specs; each plays all three chairs (default {DEFAULT_SPEC} unless --solo/--sun)")
-    p.add_argument("--deals", type=deal_count, default=None,
+    g.add_argument("--deals", type=deal_count, default=None,
                    help=f"number of deals N, each played 3 times (1..{MAX_DEALS:,}; default {DEFAULT_DEALS}, or all of "
                         "--deals-file)")
-    p.add_argument("--seed", type=non_negative_int, default=None,
+    g.add_argument("--seed", type=non_negative_int, default=None,
                    help="seed of the deals, agents and bootstrap (default 0; with --deals-file, the seed saved in the "
                         "file)")
-    p.add_argument("--workers", type=positive_int, default=None,
-                   help="worker processes (default: os.cpu_count(); 1 runs in this process)")
-    p.add_argument("--out", default=None,
-                   help="output folder (default out/edge__{seed}__{unixtime}); one that holds files needs --force")
-    p.add_argument("--solo", default=None, metavar="SPEC",
+    g.add_argument("--solo", default=None, metavar="SPEC",
                    help=f"mixed strengths: the solo's agent (seat 0; default {DEFAULT_SPEC} when only --sun is given)")
-    p.add_argument("--sun", default=None, metavar="SPEC",
+    g.add_argument("--sun", default=None, metavar="SPEC",
                    help=f"mixed strengths: the Sun seats' agent (1 and 3; default {DEFAULT_SPEC} when only --solo is given)")
-    p.add_argument("--deals-file", default=None, help="play the deals of this 3-player JSON deal file")
-    p.add_argument("--save-deals", default=None,
+    g.add_argument("--deals-file", default=None, help="play the deals of this 3-player JSON deal file")
+    g.add_argument("--save-deals", default=None,
                    help="write the deals used to this JSON deal file (an existing file needs --force)")
-    p.add_argument("--force", action="store_true",
-                   help="write over the outputs in an existing --out folder and an existing --save-deals file")
-    p.add_argument("--target", type=positive_int, default=None,
+
+
+def _add_simulation_arguments(g) -> None:
+    """The simulated matches that turn deal scores into match wins (R6.1)."""
+    g.add_argument("--target", type=positive_int, default=None,
                    help="match target for the simulations (R6.1, default 1000)")
-    p.add_argument("--boot", type=positive_int, default=None, help="bootstrap resamples of the deal set (default 200)")
-    p.add_argument("--matches", type=positive_int, default=None,
+    g.add_argument("--boot", type=positive_int, default=None, help="bootstrap resamples of the deal set (default 200)")
+    g.add_argument("--matches", type=positive_int, default=None,
                    help="simulated matches per bootstrap resample (default 1000)")
-    p.add_argument("--quiet", action="store_true",
+
+
+def _add_run_arguments(g) -> None:
+    """Where and how the deals run, what is written, and resuming an interrupted run."""
+    g.add_argument("--workers", type=positive_int, default=None,
+                   help="worker processes (default: os.cpu_count(); 1 runs in this process)")
+    g.add_argument("--out", default=None,
+                   help="output folder (default out/edge__{seed}__{unixtime}); one that holds files needs --force")
+    g.add_argument("--force", action="store_true",
+                   help="write over the outputs in an existing --out folder and an existing --save-deals file")
+    g.add_argument("--quiet", action="store_true",
                    help="no progress (a bar on a terminal, else a line every 30 s on stderr)")
-    p.add_argument("--resume", default=None, metavar="FOLDER",
+    g.add_argument("--records", default=None, metavar="DIR",
+                   help="also write every play of every deal as a game record to DIR/edge.records.jsonl.gz "
+                        "(docs/RECORDS.md; twilight replay reads it)")
+    g.add_argument("--resume", default=None, metavar="FOLDER",
                    help="finish an interrupted run from the checkpoint in its output folder (its settings are "
                         "kept; only --workers, --ray, --quiet and --deals may be given with it; a run started on "
                         "one runner may be resumed on the other); with --deals N, grow a finished or interrupted "
                         "run to N deals, playing only the new ones")
-    p.add_argument("--records", default=None, metavar="DIR",
-                   help="also write every play of every deal as a game record to DIR/edge.records.jsonl.gz "
-                        "(docs/RECORDS.md; twilight replay reads it)")
-    p.add_argument("--ladder", default=None, metavar="FOLDER",
+    add_ray_argument(g)
+
+
+def _add_mode_arguments(g) -> None:
+    """The options that select the ladder, compare and individual modes, and those that go with them."""
+    g.add_argument("--ladder", default=None, metavar="FOLDER",
                    help="the edge at every rung of a finished 3-player `twilight ladder` run, on the held-out deal "
                         "set heldout-2, with --deals N per rung; writes edge_vs_strength.md/.json/.png (to resume, "
                         "run the same command with --out FOLDER, the folder it printed; an interruption prints "
                         "that command)")
-    p.add_argument("--rung-deals", action="append", default=None, metavar="SPEC=N",
+    g.add_argument("--rung-deals", action="append", default=None, metavar="SPEC=N",
                    help="with --ladder: N deals for the rung SPEC instead of --deals (repeat for several rungs; "
                         "0 leaves the rung out)")
-    p.add_argument("--off-ladder", action="append", default=None, metavar="FOLDER",
+    g.add_argument("--off-ladder", action="append", default=None, metavar="FOLDER",
                    help="with --ladder: also tabulate and plot the finished one-agent edge run in FOLDER (an agent "
                         "that is not a rung, e.g. exit:default, played with --seed of the ladder's deal set), apart "
                         "from the rungs and against the top rung (repeat for several)")
-    p.add_argument("--compare", nargs=2, default=None, metavar=("FOLDER_A", "FOLDER_B"),
+    g.add_argument("--compare", nargs=2, default=None, metavar=("FOLDER_A", "FOLDER_B"),
                    help="print the edge of the finished run in FOLDER_A minus that in FOLDER_B, paired by deal "
                         "(two agents' team-scoring runs, one configuration each, on the generated deals of one "
                         "--seed), with its 95%% interval; plays nothing")
-    p.add_argument("--scoring", choices=("team", "individual"), default=None,
+    g.add_argument("--scoring", choices=("team", "individual"), default=None,
                    help="3-player scoring: 'team' (the default, R7.5) or 'individual' (R8: every seat scores its "
                         "own tricks, the new moon is a fourth line); 'individual' writes individual.md/.json "
                         "(twilight_env.experiments.edge.individual_edge; agents that read it: "
                         "ismcts:backend=numba,scoring=individual)")
-    add_ray_argument(p)
 
 
 def parse_rung_deals(items: list[str] | None) -> dict[str, int]:
