@@ -26,6 +26,24 @@ def test_missing_optional_dependency_is_a_clean_error(monkeypatch, capsys, tmp_p
     assert "'study' extra" in err and 'pip install -e ".[study]"' in err
 
 
+def test_a_broken_install_is_not_blamed_on_an_extra(monkeypatch, capsys):
+    """A name missing inside this package (a half-updated checkout) is not a missing extra:
+    the message says the install is broken and how to mend it, not which extra to add."""
+    from twilight_env import cli
+
+    def broken(name):
+        raise ImportError("cannot import name 'CONFIG_KEYS' from 'twilight_env.records.record_core'",
+                          name="twilight_env.records.record_core")
+
+    monkeypatch.setattr(cli.importlib, "import_module", broken)
+    with pytest.raises(SystemExit) as e:
+        main(["arena", "random", "random"])
+    err = capsys.readouterr().err
+    assert e.value.code == 2
+    assert "broken or out of date" in err and "CONFIG_KEYS" in err
+    assert "extra" not in err
+
+
 CORE_ONLY = ("openskill", "scipy", "matplotlib", "tqdm")
 """The study extra's packages a core-only install lacks (numba is optional everywhere)."""
 

@@ -113,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             module = importlib.import_module(SUBCOMMANDS[command][0])
         except ImportError as e:
-            parser.error(_missing(command, e))
+            parser.error(_missing(command, e) if _is_missing_dependency(e) else _broken(command, e))
         module.add_arguments(subparsers[command])
         add_docs_epilog(subparsers[command])
     args, extra = parser.parse_known_args(argv)
@@ -161,6 +161,20 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if main_thread:  # None: a handler not set from Python; the default is the nearest
             signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
+
+
+def _is_missing_dependency(error: ImportError) -> bool:
+    """True when ``error`` is a third-party module that is not installed (an extra to
+    install); False for a name missing inside this package (a broken or half-updated
+    install, which no extra mends)."""
+    name = getattr(error, "name", None) or ""
+    return isinstance(error, ModuleNotFoundError) and bool(name) and name.partition(".")[0] != "twilight_env"
+
+
+def _broken(command: str, error: ImportError) -> str:
+    """The one-line message when ``command``'s own code does not import: what failed and the fix."""
+    return (f"'{command}' could not load this package's own code ({type(error).__name__}: {error}); "
+            "the installation is broken or out of date: reinstall it (from a checkout: pip install -e .)")
 
 
 def _missing(command: str, error: ImportError | str) -> str:
