@@ -23,7 +23,7 @@ from twilight_env.training.mmd import checkpoint as ckpt_io  # noqa: E402
 from twilight_env.training.mmd.config import MMDConfig  # noqa: E402
 from twilight_env.training.mmd.evaluate import ReducedEvaluator, node_state  # noqa: E402
 from twilight_env.training.mmd.learner import mmd_loss, move_magnet  # noqa: E402
-from twilight_env.training.mmd.rollout import play, policy_probs  # noqa: E402
+from twilight_env.training.mmd.rollout import behaviour_sample, play, policy_probs  # noqa: E402
 from twilight_env.training.mmd.run import CURVE_NAME, train  # noqa: E402
 from twilight_env.training.reduced_policy import infoset_observations, learned_nash_conv  # noqa: E402
 from twilight_env.training.reduced_solve import nash_conv, uniform_policy  # noqa: E402
@@ -161,6 +161,20 @@ def test_the_loss_has_no_magnet_term_at_the_magnet_and_the_magnet_moves_by_tau()
     _, fig = mmd_loss(net, magnet, traj, alpha=1.0)
     assert fig["kl"] > 0
     assert cfg.lr_at(0) == cfg.lr and cfg.lr_at(3) == cfg.lr / 2
+
+
+def test_exploring_play_draws_from_the_mixture_and_records_its_probability():
+    probs = np.zeros((20000, 31))
+    probs[:, 3], probs[:, 29] = 0.9, 0.1
+    legal = probs > 0
+    legal[:, 7] = True  # a legal action the policy never plays
+    acts, mu = behaviour_sample(probs, legal, 0.3, np.random.default_rng(0))
+    want = {3: 0.7 * 0.9 + 0.1, 29: 0.7 * 0.1 + 0.1, 7: 0.1}
+    assert set(np.unique(acts)) == set(want)
+    for a, p in want.items():
+        assert np.allclose(mu[acts == a], p) and abs(np.mean(acts == a) - p) < 0.01
+    same, mu0 = behaviour_sample(probs, legal, 0.0, np.random.default_rng(0))
+    assert set(np.unique(same)) == {3, 29} and np.allclose(mu0, probs[np.arange(len(same)), same])
 
 
 @pytest.mark.parametrize("players", [3, 4])

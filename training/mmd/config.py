@@ -37,6 +37,10 @@ class MMDConfig:
     magnet_tau: float = 0.1
     """Step of each magnet move toward the current weights: ``magnet += tau * (weights - magnet)``
     (1: the magnet is replaced, as R-NaD replaces its regularisation policy)."""
+    explore: float = 0.1
+    """Share of uniform play in the actions drawn during training (the behaviour policy
+    ``(1 - explore) * pi + explore * uniform``; the learner weighs each action by
+    ``pi / behaviour``), so that the sets a best response can reach stay visited."""
     value_coef: float = 0.5
     """Weight of the value loss (squared error of the value head against the deal's return)."""
     max_grad_norm: float = 1.0
@@ -62,7 +66,7 @@ class MMDConfig:
             if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
                 raise ValueError(f"{name} must be an integer in {lo}..{hi}, got {v!r}")
         floats = {"lr": (1e-8, 1.0), "alpha": (0.0, 100.0), "entropy": (0.0, 100.0), "magnet_tau": (0.0, 1.0),
-                  "value_coef": (0.0, 100.0), "max_grad_norm": (0.0, 1e6)}
+                  "explore": (0.0, 0.99), "value_coef": (0.0, 100.0), "max_grad_norm": (0.0, 1e6)}
         for name, (lo, hi) in floats.items():
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not lo <= float(v) <= hi:
@@ -95,6 +99,7 @@ class MMDConfig:
         if not isinstance(d, dict):
             raise ValueError(f"an MMD config must be a dict, got {type(d).__name__}")
         names = {f.name for f in fields(cls)}
+        d = {**{k: v for k, v in ADDED.items() if k not in d}, **d}
         if set(d) != names:
             raise ValueError(f"MMD config keys differ: unknown {sorted(set(d) - names)}, missing {sorted(names - set(d))}")
         d = dict(d)
@@ -102,4 +107,7 @@ class MMDConfig:
         return cls(**d).validate()
 
 
-__all__ = ["MMDConfig"]
+ADDED = {"explore": 0.0}
+"""Fields added after the first checkpoints, with the value those lines ran with."""
+
+__all__ = ["ADDED", "MMDConfig"]

@@ -15,9 +15,11 @@ steps, Perolat et al. 2022, is the same outer loop).
 With a network, one gradient step from ``theta_t`` on fresh on-policy deals: the gradient of
 ``KL(pi || pi_t)`` is 0 there, ``<q, pi>`` is estimated by the policy gradient on the
 advantage ``A = G - V(s)`` of the sampled action (``G`` the deal's return for the deciding
-side, R5), and the KL to the magnet is computed exactly over the legal actions:
+side, R5), weighted by ``w = pi(a|s) / mu(a|s)`` when the action was drawn from an exploring
+behaviour policy ``mu`` (``twilight_env.training.mmd.rollout``; ``w <= 1 / (1 - explore)``), and
+the KL to the magnet is computed exactly over the legal actions:
 
-    loss = mean_s [ -A · log pi(a|s) + alpha · KL(pi(.|s) || rho(.|s)) - entropy · H(pi(.|s))
+    loss = mean_s [ -w · A · log pi(a|s) + alpha · KL(pi(.|s) || rho(.|s)) - entropy · H(pi(.|s))
                     + value_coef · (V(s) - G)^2 ]
 
 :func:`move_magnet` moves the magnet's weights toward the policy's
@@ -33,7 +35,7 @@ from twilight_env.training.mmd.rollout import Trajectories
 
 def _tensors(traj: Trajectories):
     return (torch.from_numpy(traj.rows), torch.from_numpy(traj.roles), torch.from_numpy(traj.legal),
-            torch.from_numpy(traj.actions), torch.from_numpy(traj.returns))
+            torch.from_numpy(traj.actions), torch.from_numpy(traj.returns), torch.from_numpy(traj.behaviour))
 
 
 def mmd_loss(model, magnet, traj: Trajectories, alpha: float, entropy: float = 0.0,
@@ -55,7 +57,7 @@ def mmd_loss(model, magnet, traj: Trajectories, alpha: float, entropy: float = 0
     """
     if len(traj.actions) == 0:
         raise ValueError("mmd_loss needs at least one recorded decision")
-    rows, roles, legal, actions, returns = _tensors(traj)
+    rows, roles, legal, actions, returns, behaviour = _tensors(traj)
     logits, value = model(rows, roles, legal)
     logp = torch.log_softmax(logits, dim=1)
     with torch.no_grad():
@@ -65,7 +67,9 @@ def mmd_loss(model, magnet, traj: Trajectories, alpha: float, entropy: float = 0
     kl = torch.where(legal, p * (logp - mag_logp), zero).sum(1)
     ent = -torch.where(legal, p * logp, zero).sum(1)
     adv = returns - value.detach()
-    pg = -(adv * logp.gather(1, actions[:, None]).squeeze(1))
+    logp_a = logp.gather(1, actions[:, None]).squeeze(1)
+    weight = logp_a.detach().exp() / behaviour
+    pg = -(weight * adv * logp_a)
     vloss = (value - returns) ** 2
     loss = (pg + alpha * kl - entropy * ent + value_coef * vloss).mean()
     figures = {k: float(v.detach().mean()) for k, v in (("policy", pg), ("kl", kl), ("entropy", ent),

@@ -14,8 +14,11 @@ Both read only what the deciding seat may know (R2.5, R7.1; the compact rows of
 :mod:`twilight_env.agents.nn.features`), deal uniformly (R2.3), lead with a uniform first
 leader in 4 players (R2.4) and with the solo in 3 players (R7.2), and let the solo decide for
 the new moon (R7.3). Decisions with one legal action are played without the network and not
-recorded. Every draw comes from the generator passed in, in a fixed order, so a seed gives
-the same batch.
+recorded. Actions are drawn from the *behaviour* policy ``(1 - explore) * pi + explore *
+uniform`` over the legal actions (``explore`` 0: the policy itself), so that every information
+set a best response could reach keeps being visited; the probability of each drawn action under
+the behaviour policy is recorded for the learner's importance weight. Every draw comes from the
+generator passed in, in a fixed order, so a seed gives the same batch.
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ class Trajectories:
         roles: ``(K,)`` int64 network head (``role_of``).
         legal: ``(K, 31)`` bool legal actions.
         actions: ``(K,)`` int64 the sampled action.
+        behaviour: ``(K,)`` float32 its probability under the behaviour policy (module docstring).
         returns: ``(K,)`` float32 the deciding side's deal score minus the other side's at the
             end of the deal, / 360 (R5), in [-1, 1].
         deals: deals played. decisions: every decision made (forced ones included).
@@ -56,6 +60,7 @@ class Trajectories:
     legal: np.ndarray
     actions: np.ndarray
     returns: np.ndarray
+    behaviour: np.ndarray
     deals: int
     decisions: int
 
@@ -75,24 +80,43 @@ def policy_probs(model, rows: np.ndarray, roles: np.ndarray, legal: np.ndarray) 
     return np.where(legal, probs, 0.0)
 
 
+def behaviour_sample(probs: np.ndarray, legal: np.ndarray, explore: float,
+                     rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Draw from ``(1 - explore) * probs + explore * uniform(legal)`` (one uniform per row).
+
+    Args:
+        probs: ``(k, 31)`` float64 the policy (0 off ``legal``). legal: ``(k, 31)`` bool.
+        explore: the uniform share, in [0, 1].
+
+    Returns:
+        ``(actions (k,) int64, their behaviour probabilities (k,) float32)``.
+    """
+    mix = (1.0 - explore) * probs + explore * legal / legal.sum(1, keepdims=True) if explore else probs
+    actions = sample(mix, rng)
+    return actions, mix[np.arange(len(actions)), actions].astype(np.float32)
+
+
 def _stack(parts: list, deals: int, decisions: int) -> Trajectories:
-    """Concatenate per-step records ``(rows, roles, legal, actions, deal, seat)`` and attach
-    each decision's return, given ``returns`` per deal and seat (filled by the caller)."""
+    """Concatenate per-step records ``(rows, roles, legal, actions, behaviour)``; the returns
+    are filled in by the caller."""
     if not parts:
         z = np.zeros(0, dtype=np.int64)
         return Trajectories(np.zeros((0, 25), np.int64), z, np.zeros((0, NUM_ACTIONS), bool), z,
-                            np.zeros(0, np.float32), deals, decisions)
-    cols = [np.concatenate([p[i] for p in parts]) for i in range(4)]
-    return Trajectories(cols[0], cols[1], cols[2], cols[3], np.zeros(len(cols[0]), np.float32), deals, decisions)
+                            np.zeros(0, np.float32), np.zeros(0, np.float32), deals, decisions)
+    cols = [np.concatenate([p[i] for p in parts]) for i in range(5)]
+    return Trajectories(cols[0], cols[1], cols[2], cols[3], np.zeros(len(cols[0]), np.float32), cols[4],
+                        deals, decisions)
 
 
-def play_reduced(model, num_players: int, tricks: int, num_deals: int, rng: np.random.Generator) -> Trajectories:
+def play_reduced(model, num_players: int, tricks: int, num_deals: int, rng: np.random.Generator,
+                 explore: float = 0.0) -> Trajectories:
     """Play ``num_deals`` reduced-deck deals with the sampled policy of ``model`` (module docstring).
 
     Args:
         model: a :class:`~twilight_env.agents.exit.PolicyValueNet` for ``num_players``.
         num_players: 3 or 4. tricks: 1..6. num_deals: 1 or more.
         rng: the generator of the deals, first leaders and sampled actions.
+        explore: the uniform share of the behaviour policy, in [0, 1] (module docstring).
 
     Raises:
         ValueError: ``tricks`` outside 1..6, or a bad ``num_players`` / ``num_deals``.
@@ -114,8 +138,8 @@ def play_reduced(model, num_players: int, tricks: int, num_deals: int, rng: np.r
             rows = np.array([state_row(s) for s in st], dtype=np.int64)
             roles = np.array([role_of(num_players, s.acting_seat) for s in st], dtype=np.int64)
             legal = legal_matrix([legal_lists[k] for k in pick])
-            chosen = sample(policy_probs(model, rows, roles, legal), rng)
-            parts.append((rows, roles, legal, chosen))
+            chosen, mu = behaviour_sample(policy_probs(model, rows, roles, legal), legal, explore, rng)
+            parts.append((rows, roles, legal, chosen, mu))
             owners.append(np.array([live[k] for k in pick], dtype=np.int64))
             seats.append(np.array([s.deciding_seat for s in st], dtype=np.int64))
             acts.update(zip(pick, chosen.tolist()))
@@ -129,7 +153,8 @@ def play_reduced(model, num_players: int, tricks: int, num_deals: int, rng: np.r
     return out
 
 
-def play_full(model, num_players: int, num_deals: int, rng: np.random.Generator) -> Trajectories:
+def play_full(model, num_players: int, num_deals: int, rng: np.random.Generator,
+              explore: float = 0.0) -> Trajectories:
     """Play ``num_deals`` full-deck deals on the batch engine with the sampled policy of
     ``model`` (module docstring); arguments and errors as :func:`play_reduced`."""
     _check_batch(num_players, num_deals)
@@ -153,9 +178,9 @@ def play_full(model, num_players: int, num_deals: int, rng: np.random.Generator)
             rows = vector_rows(eng)[idx]
             roles = eng.acting_seat[idx] if num_players == 3 else np.zeros(idx.size, np.int64)
             legal = legal_all[idx]
-            chosen = sample(policy_probs(model, rows, roles, legal), rng)
+            chosen, mu = behaviour_sample(policy_probs(model, rows, roles, legal), legal, explore, rng)
             actions[idx] = chosen
-            parts.append((rows, roles.astype(np.int64), legal, chosen))
+            parts.append((rows, roles.astype(np.int64), legal, chosen, mu))
             owners.append(idx)
             seats.append(seat.astype(np.int64))
         eng.apply(actions, active=active)
@@ -166,11 +191,12 @@ def play_full(model, num_players: int, num_deals: int, rng: np.random.Generator)
     return out
 
 
-def play(model, num_players: int, tricks: int, num_deals: int, rng: np.random.Generator) -> Trajectories:
+def play(model, num_players: int, tricks: int, num_deals: int, rng: np.random.Generator,
+         explore: float = 0.0) -> Trajectories:
     """:func:`play_full` for ``tricks == 7``, :func:`play_reduced` below (same arguments)."""
     if tricks == NUM_TRICKS:
-        return play_full(model, num_players, num_deals, rng)
-    return play_reduced(model, num_players, tricks, num_deals, rng)
+        return play_full(model, num_players, num_deals, rng, explore)
+    return play_reduced(model, num_players, tricks, num_deals, rng, explore)
 
 
 def _check_batch(num_players, num_deals) -> None:
@@ -180,4 +206,4 @@ def _check_batch(num_players, num_deals) -> None:
         raise ValueError(f"num_deals must be an integer >= 1, got {num_deals!r}")
 
 
-__all__ = ["SCALE", "Trajectories", "play", "play_full", "play_reduced", "policy_probs"]
+__all__ = ["SCALE", "Trajectories", "behaviour_sample", "play", "play_full", "play_reduced", "policy_probs"]

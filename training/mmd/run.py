@@ -147,7 +147,7 @@ def train(out, cfg: MMDConfig | None = None, *, minutes: float | None = None, st
         last_saved = counters["steps"]
         while stop["signal"] is None and (steps is None or counters["steps"] < steps) \
                 and (minutes is None or time.monotonic() - t0 < minutes * 60):
-            traj = play(model, cfg.players, cfg.tricks, cfg.deals, rng)
+            traj = play(model, cfg.players, cfg.tricks, cfg.deals, rng, cfg.explore)
             if len(traj.actions):
                 for group in optimizer.param_groups:
                     group["lr"] = cfg.lr_at(counters["steps"])
@@ -190,7 +190,7 @@ def _parser() -> argparse.ArgumentParser:
     d = MMDConfig()
     for f in ("players", "tricks", "seed", "deals", "lr_decay", "magnet_every", "eval_every", "checkpoint_every", "threads"):
         p.add_argument("--" + f.replace("_", "-"), type=int, help=f"new runs only (default {getattr(d, f)})")
-    for f in ("lr", "alpha", "entropy", "magnet_tau", "value_coef", "max_grad_norm"):
+    for f in ("lr", "alpha", "entropy", "magnet_tau", "explore", "value_coef", "max_grad_norm"):
         p.add_argument("--" + f.replace("_", "-"), type=float, help=f"new runs only (default {getattr(d, f)})")
     for f in ("trunk", "head"):
         p.add_argument("--" + f, type=int, nargs="+", help=f"new runs only (default {' '.join(map(str, getattr(d, f)))})")

@@ -1,0 +1,69 @@
+"""Summary of finished MMD runs: their curves and the time each took to reach a NashConv.
+
+``python -m twilight_env.training.mmd.report RUN_DIR... --out FOLDER`` copies each run's
+``curve.jsonl`` to ``FOLDER/curve_<run>.jsonl`` and writes ``FOLDER/summary.json``: per run
+its settings, the last curve point, the lowest NashConv and the first wall second and update
+at which the NashConv fell to or below each of :data:`THRESHOLDS` (deal points; null: never).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+from pathlib import Path
+
+from twilight_env.util.atomic import write_json
+
+from twilight_env.training.mmd import checkpoint as ckpt_io
+from twilight_env.training.mmd.run import CURVE_NAME
+
+THRESHOLDS = (10.0, 1.0, 0.1, 0.01, 0.001)
+"""NashConv levels (deal points) whose first crossing is reported."""
+
+
+def summarise(run: str | Path) -> dict:
+    """The summary of one run directory (module docstring).
+
+    Raises:
+        ValueError: a run without a checked checkpoint or a curve with a NashConv.
+    """
+    run = Path(run)
+    cfg = ckpt_io.load(run)["config"]
+    points = [json.loads(ln) for ln in (run / CURVE_NAME).read_text(encoding="utf-8").splitlines() if ln.strip()]
+    scored = [p for p in points if "nash_conv" in p]
+    if not scored:
+        raise ValueError(f"{str(run)!r}: the curve holds no NashConv (a full-deck run?)")
+    best = min(scored, key=lambda p: p["nash_conv"])
+    first = {}
+    for t in THRESHOLDS:
+        hit = next((p for p in scored if p["nash_conv"] <= t), None)
+        first[str(t)] = None if hit is None else {"seconds": hit["seconds"], "steps": hit["steps"]}
+    loads = [p["load"] for p in points]
+    return {"run": run.name, "config": cfg, "last": scored[-1], "lowest": best, "first_at_or_below": first,
+            "load_1min": {"min": min(loads), "max": max(loads), "mean": round(sum(loads) / len(loads), 2)}}
+
+
+def main(argv=None) -> int:
+    """Command line (module docstring)."""
+    p = argparse.ArgumentParser(prog="python -m twilight_env.training.mmd.report", description=__doc__.splitlines()[0])
+    p.add_argument("runs", nargs="+", help="MMD run directories")
+    p.add_argument("--out", required=True, help="folder for summary.json and the curves")
+    args = p.parse_args(argv)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    rows = [summarise(r) for r in args.runs]
+    for r, row in zip(args.runs, rows):
+        shutil.copyfile(Path(r) / CURVE_NAME, out / f"curve_{row['run']}.jsonl")
+    write_json(out / "summary.json", {"thresholds": list(THRESHOLDS), "runs": rows}, indent=1)
+    for row in rows:
+        print(f"{row['run']}: last {row['last']['nash_conv']:.4f} at {row['last']['seconds']:.0f} s "
+              f"({row['last']['steps']} updates), lowest {row['lowest']['nash_conv']:.4f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
+
+
+__all__ = ["THRESHOLDS", "main", "summarise"]
