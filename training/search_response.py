@@ -4,7 +4,7 @@ For a fixed agent whose action probabilities are known (``exit:...``, ``neural:.
 ``policy:...``: a network over the deciding seat's compact row, greedy or sampled with
 ``temperature``, :mod:`twilight_env.agents.sampling`; or ``heuristic``), a responder on the
 other side can simulate the agent *exactly* inside its search, because the agent's policy is
-one forward pass. The ``respond`` agent (``respond:target=exit:default,worlds=32``) does so:
+one forward pass. The ``respond`` agent (``respond:target=policy:default,worlds=32``) does so:
 
 1. **Worlds weighted by the likelihood of the agent's play.** It draws ``worlds ×
    candidates`` deals of the unseen cards uniformly from its information set (R2.5;
@@ -71,7 +71,7 @@ A target option holding commas cannot sit inside a ``respond`` spec, whose optio
 split at commas: write the target's (or the model's) own options with ``;`` instead,
 ``respond:target=ismcts:backend=numba;iterations=6000,model=policy:default``.
 
-Spec: ``respond:target=SPEC,worlds=32,candidates=8,exact_tricks=0,max_worlds=2000`` where SPEC is ``exit:default``,
+Spec: ``respond:target=SPEC,worlds=32,candidates=8,exact_tricks=0,max_worlds=2000`` where SPEC is ``policy:default``,
 ``exit:PATH``, ``neural:default``, ``neural:PATH``, ``policy:default``, ``policy:PATH``, each with
 an optional ``temperature`` (e.g. ``respond:target=policy:default,temperature=0.5``; the
 ``threads`` and ``backend`` options of those agents are not taken here), or ``heuristic``
@@ -527,7 +527,7 @@ class SearchResponder:
     stateless = True
     """Decisions depend only on (information set, legal actions, rng)."""
 
-    def __init__(self, target: str = "exit:default", worlds: int = 32, candidates: int = 8, exact_tricks: int = 0,
+    def __init__(self, target: str = "policy:default", worlds: int = 32, candidates: int = 8, exact_tricks: int = 0,
                  max_worlds: int = 2000, temperature: float | None = None, model: str | None = None,
                  epsilon: float | None = None):
         real, simulated, self.epsilon = resolve_model(target, model, temperature, epsilon)
@@ -702,7 +702,7 @@ declare(AgentDecl(
     name="respond", factory=SearchResponder, summary="the search responder to a fixed target agent",
     needs="torch", searches=True, shipped_weights=True,
     options=(
-        Option("target", str, "exit:default", doc="the fixed agent's spec (an exact target)"),
+        Option("target", str, "policy:default", doc="the fixed agent's spec (an exact target)"),
         Option("worlds", int, 32, low=1, doc="worlds per decision"),
         Option("candidates", int, 8, low=1, doc="actions searched"),
         Option("exact_tricks", int, 0, low=0, high=3, doc="tricks left solved exactly (0: off)"),
