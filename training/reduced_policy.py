@@ -21,7 +21,9 @@ A network agent reads the env observation (:func:`twilight_env.obs.encoding.obse
 
 The replay walks each deal's tree depth first, through the representative nodes and their
 ancestors only, so the cost is one engine step per such node and one encoding per set
-(the 1-trick games: well under a second; 2 tricks in 3 players: millions of sets, minutes).
+(the 1-trick games: well under a second; 2 tricks in 3 players, 7,913,610 sets:
+:func:`learned_nash_conv` took 465-478 s and 1.7 GiB on a shared 2-core machine, the tree
+built beforehand in 112 s).
 """
 
 from __future__ import annotations
