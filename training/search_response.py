@@ -129,8 +129,9 @@ class TargetPolicy:
     sampled network agent) its action probabilities.
 
     Args:
-        spec: ``exit:...``, ``neural:...``, ``policy:...`` (any ``temperature``) or
-            ``heuristic`` (:data:`TARGETS`).
+        spec: ``exit:...``, ``neural:...``, ``policy:...``, ``mmd:...``, ``nfsp:...`` (any
+            ``temperature``) or ``heuristic`` (:data:`TARGETS`); an agent that offers
+            ``probs_rows(eng, idx) -> (len(idx), 31)`` probabilities (``nfsp``) is read through it.
 
     Raises:
         ValueError: another agent, or a bad spec or checkpoint.
@@ -139,10 +140,13 @@ class TargetPolicy:
     def __init__(self, spec: str):
         agent = make_agent(spec)
         kind = agent_name(spec)
-        if kind not in TARGETS or not (kind == "heuristic" or hasattr(agent, "net_for") or hasattr(agent, "model_for")):
+        if kind not in TARGETS or not (kind == "heuristic" or hasattr(agent, "net_for") or hasattr(agent, "model_for")
+                                       or hasattr(agent, "probs_rows")):
             raise ValueError(f"the target must be an agent whose action probabilities are known ("
                              f"{', '.join(TARGETS)}; the networks at any temperature), got {spec!r}")
         self.spec, self.kind, self.agent = spec, kind, agent
+        self.rows_only = not (kind == "heuristic" or hasattr(agent, "net_for") or hasattr(agent, "model_for"))
+        """True for a target that gives its policy only through ``probs_rows(eng, idx)`` (``nfsp``)."""
         self.temperature = _target_temperature(agent)
         self.deterministic = self.temperature == 0
         """True when the target plays one action per information set (temperature 0, or the heuristic)."""
@@ -154,6 +158,8 @@ class TargetPolicy:
         Returns ``(len(idx),)`` int64."""
         if not self.deterministic:
             return sampling.sample(self.probs(eng, idx), rng)
+        if self.rows_only:  # greedy: the agent's most probable action (its probs are one-hot at T = 0)
+            return self.agent.probs_rows(eng, idx).argmax(1)
         if self.kind == "heuristic":
             from twilight_env.agents.fast_rollout import decide_state
 
@@ -179,6 +185,8 @@ class TargetPolicy:
         """
         if self.kind == "heuristic":
             return sampling.one_hot(self.actions(eng, idx))
+        if self.rows_only:
+            return np.asarray(self.agent.probs_rows(eng, np.asarray(idx, dtype=np.int64)), dtype=np.float64)
         rows, roles, bits, legal = self._inputs(eng, idx)
         t = self.temperature
         if self.kind == "policy":

@@ -159,7 +159,7 @@ def test_shipped_weights_servers_needs_and_targets_come_from_the_declarations():
     assert base.reads_shipped_weights("respond") and base.reads_shipped_weights("policy")
     assert not base.reads_shipped_weights("policy:runs/net.npz") and base.reads_shipped_weights("pimc:inference=model")
     assert dict(specs.NEEDS) == {"exit": "torch", "exit-search": "torch"}
-    assert search_response.TARGETS == ("exit", "heuristic", "mmd", "neural", "policy")
+    assert search_response.TARGETS == ("exit", "heuristic", "mmd", "neural", "nfsp", "policy")
     assert specs.allowed_agents() == sorted(n for n, d in decls.items() if d.served)
     assert "openspiel" not in specs.ALLOWED and "respond" not in specs.ALLOWED
     assert sorted(pool.heavy_agents()) == sorted(n for n, d in decls.items() if d.searches)

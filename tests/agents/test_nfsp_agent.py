@@ -58,3 +58,30 @@ def test_bad_files_and_mismatched_games_are_refused(tmp_path):
         reduced.probs_rows(eng, np.arange(2))
     with pytest.raises(ValueError, match="temperature"):
         make_agent(f"nfsp:path={_weights(tmp_path, 4)},temperature=-1")
+
+
+@pytest.mark.parametrize("temperature", [1.0, 0.0])
+def test_the_search_responder_reads_an_nfsp_target_through_its_rows(tmp_path, temperature):
+    """``respond:target=nfsp:...`` (issue item: exploitability of every stochastic agent): the
+    target's probabilities in the responder are the agent's own, sampled or greedy, and the
+    responder plays a legal action against it."""
+    pytest.importorskip("torch")
+    from twilight_env.training.search_response import TargetPolicy
+
+    path = _weights(tmp_path, 3)
+    spec = f"nfsp:path={path},temperature={temperature:g}"
+    target, agent = TargetPolicy(spec), make_agent(spec)
+    assert target.deterministic == (temperature == 0)
+    eng = VectorEngine(5, 3)
+    eng.reset(rng=np.random.default_rng(7))
+    idx = np.arange(5)
+    np.testing.assert_allclose(target.probs(eng, idx), agent.probs_rows(eng, idx))
+    acts = target.actions(eng, idx, np.random.default_rng(1))
+    for i, a in zip(idx, acts):
+        assert a in eng.to_state(int(i)).legal_actions()
+    if temperature == 0:
+        np.testing.assert_array_equal(acts, agent.probs_rows(eng, idx).argmax(1))
+    responder = make_agent(f"respond:target={spec.replace(',', ';')},worlds=4,candidates=2")
+    st = eng.to_state(0)
+    legal = st.legal_actions()
+    assert responder.act(InfoSet(st, st.deciding_seat), legal, np.random.default_rng(2)) in legal
