@@ -2,8 +2,9 @@
 
 ``python -m twilight_env.training.mmd.report RUN_DIR... --out FOLDER`` copies each run's
 ``curve.jsonl`` to ``FOLDER/curve_<run>.jsonl`` and writes ``FOLDER/summary.json``: per run
-its settings, the last curve point, the lowest NashConv and the first wall second and update
-at which the NashConv fell to or below each of :data:`THRESHOLDS` (deal points; null: never).
+its settings, the last curve point, the lowest NashConv, the first wall second and update
+at which the NashConv fell to or below each of :data:`THRESHOLDS` (deal points; null: never),
+the NashConv at :data:`WALL_MARKS` seconds and the 1-minute load average over the run.
 """
 
 from __future__ import annotations
@@ -16,10 +17,13 @@ from pathlib import Path
 from twilight_env.util.atomic import write_json
 
 from twilight_env.training.mmd import checkpoint as ckpt_io
+from twilight_env.training.mmd.config import MMDConfig
 from twilight_env.training.mmd.run import CURVE_NAME
 
-THRESHOLDS = (10.0, 1.0, 0.1, 0.01, 0.001)
+THRESHOLDS = (10.0, 1.0, 0.1, 0.01, 0.001, 0.0001)
 """NashConv levels (deal points) whose first crossing is reported."""
+WALL_MARKS = (60, 120, 300, 600, 900)
+"""Wall seconds at which the NashConv of the last curve point so far is reported."""
 
 
 def summarise(run: str | Path) -> dict:
@@ -29,7 +33,7 @@ def summarise(run: str | Path) -> dict:
         ValueError: a run without a checked checkpoint or a curve with a NashConv.
     """
     run = Path(run)
-    cfg = ckpt_io.load(run)["config"]
+    cfg = MMDConfig.from_dict(ckpt_io.load(run)["config"]).to_dict()  # fields added later: their old value
     points = [json.loads(ln) for ln in (run / CURVE_NAME).read_text(encoding="utf-8").splitlines() if ln.strip()]
     scored = [p for p in points if "nash_conv" in p]
     if not scored:
@@ -39,8 +43,9 @@ def summarise(run: str | Path) -> dict:
     for t in THRESHOLDS:
         hit = next((p for p in scored if p["nash_conv"] <= t), None)
         first[str(t)] = None if hit is None else {"seconds": hit["seconds"], "steps": hit["steps"]}
+    at = {str(t): next((p["nash_conv"] for p in reversed(scored) if p["seconds"] <= t), None) for t in WALL_MARKS}
     loads = [p["load"] for p in points]
-    return {"run": run.name, "config": cfg, "last": scored[-1], "lowest": best, "first_at_or_below": first,
+    return {"run": run.name, "config": cfg, "last": scored[-1], "lowest": best, "first_at_or_below": first, "at_seconds": at,
             "load_1min": {"min": min(loads), "max": max(loads), "mean": round(sum(loads) / len(loads), 2)}}
 
 
@@ -66,4 +71,4 @@ if __name__ == "__main__":
     raise SystemExit(main())
 
 
-__all__ = ["THRESHOLDS", "main", "summarise"]
+__all__ = ["THRESHOLDS", "WALL_MARKS", "main", "summarise"]
