@@ -226,3 +226,20 @@ def test_the_command_line_trains_resumes_and_refuses_settings_on_resume(tmp_path
     r = subprocess.run(cmd + ["--resume", "--steps", "3"], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert [p["steps"] for p in curve(out)] == [0, 2, 3] and (out / "policy.npz").is_file()
+
+
+def test_the_report_summarises_a_run_from_its_curve(tmp_path):
+    from twilight_env.training.mmd.report import main, summarise
+
+    run = tmp_path / "rep"
+    train(run, small(eval_every=1), steps=4, log=lambda _: None)
+    points = curve(run)
+    s = summarise(run)
+    assert s["last"] == points[-1] and s["lowest"]["nash_conv"] == min(p["nash_conv"] for p in points)
+    for level, hit in s["first_at_or_below"].items():
+        below = [p for p in points if p["nash_conv"] <= float(level)]
+        assert hit == (None if not below else {"seconds": below[0]["seconds"], "steps": below[0]["steps"]})
+    assert s["config"]["explore"] == small().explore
+    assert main([str(run), "--out", str(tmp_path / "out")]) == 0
+    saved = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert saved["runs"][0]["last"] == points[-1] and (tmp_path / "out" / "curve_rep.jsonl").is_file()
