@@ -109,6 +109,23 @@ def _start(cfg: MMDConfig | None, out: Path, resume: bool, init_weights: str | N
     return model, magnet, optimizer, cfg, counters, np.random.default_rng(cfg.seed)
 
 
+def _step(model, magnet, optimizer, cfg: MMDConfig, counters: dict, rng) -> dict:
+    """One update: fresh deals, the MMD step at this update's learning rate, the counters, and
+    the magnet move when due. Returns the update's figures (empty when no decision had a choice)."""
+    traj = play(model, cfg.players, cfg.tricks, cfg.deals, rng, cfg.explore)
+    figures = {}
+    if len(traj.actions):
+        for group in optimizer.param_groups:
+            group["lr"] = cfg.lr_at(counters["steps"])
+        figures = update(model, magnet, optimizer, traj, cfg)
+    counters["steps"] += 1
+    counters["deals"] += traj.deals
+    counters["decisions"] += traj.decisions
+    if counters["steps"] % cfg.magnet_every == 0:
+        move_magnet(magnet, model, cfg.magnet_tau)
+    return figures
+
+
 def train(out, cfg: MMDConfig | None = None, *, minutes: float | None = None, steps: int | None = None,
           resume: bool = False, init_weights: str | None = None, log=print) -> dict:
     """Train one MMD line in ``out`` until ``minutes`` of wall time or ``steps`` updates in all.
@@ -147,16 +164,7 @@ def train(out, cfg: MMDConfig | None = None, *, minutes: float | None = None, st
         last_saved = counters["steps"]
         while stop["signal"] is None and (steps is None or counters["steps"] < steps) \
                 and (minutes is None or time.monotonic() - t0 < minutes * 60):
-            traj = play(model, cfg.players, cfg.tricks, cfg.deals, rng, cfg.explore)
-            if len(traj.actions):
-                for group in optimizer.param_groups:
-                    group["lr"] = cfg.lr_at(counters["steps"])
-                figures = update(model, magnet, optimizer, traj, cfg)
-            counters["steps"] += 1
-            counters["deals"] += traj.deals
-            counters["decisions"] += traj.decisions
-            if counters["steps"] % cfg.magnet_every == 0:
-                move_magnet(magnet, model, cfg.magnet_tau)
+            figures = _step(model, magnet, optimizer, cfg, counters, rng) or figures
             counters["seconds"] = base + time.monotonic() - t0
             if counters["steps"] % cfg.eval_every == 0:
                 log(json.dumps(_curve_point(out, counters, figures, evaluator, model)))
