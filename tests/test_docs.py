@@ -244,3 +244,47 @@ def test_the_readme_recommends_no_deprecated_agent_name():
     assert deprecated_specs((ROOT / "README.md").read_text(encoding="utf-8")) == []
     assert deprecated_specs("The shipped weights (`neural:default`, `exit:default`) load by name.\n"
                             "| `exit`, `exit-search` | deprecated names |\n") == [(1, "`exit:default`")]
+
+
+def _cell_count(row: str) -> int:
+    """Cells of a Markdown table row as GitHub splits it: on every ``|`` not escaped as
+    ``\\|`` (inside code spans too), the row's leading and trailing pipe dropped."""
+    s = row.strip()
+    s = s[1:] if s.startswith("|") else s
+    s = s[:-1] if s.endswith("|") and not s.endswith("\\|") else s
+    return len(re.split(r"(?<!\\)\|", s))
+
+
+def ragged_table_rows(root: Path = ROOT) -> list[str]:
+    """``"page:line: N cells, header M"`` for each row of a Markdown table whose cell
+    count differs from its header's: GitHub drops a row's extra cells unseen (text after a
+    stray ``|``) and leaves missing ones blank."""
+    bad = []
+    for rel, path in project_files(root):
+        if path.suffix != ".md":
+            continue
+        lines = list(_prose_lines(path.read_text(encoding="utf-8", errors="replace")))
+        header = None
+        for k, (n, line) in enumerate(lines):
+            if not line.lstrip().startswith("|") or (k and lines[k - 1][0] != n - 1):
+                header = None
+            nxt = lines[k + 1] if k + 1 < len(lines) else (0, "")
+            if header is None and line.lstrip().startswith("|") and nxt[0] == n + 1 \
+                    and re.match(r"^\s*\|?\s*:?-{3,}", nxt[1]):
+                header = _cell_count(line)
+            elif header is not None and not re.match(r"^\s*\|?\s*:?-{3,}", line) \
+                    and _cell_count(line) != header:
+                bad.append(f"{rel}:{n}: {_cell_count(line)} cells, header {header}")
+    return bad
+
+
+def test_every_markdown_table_row_has_its_headers_cells():
+    """No table row of the project's pages hides text in a cell beyond its header's
+    (docs/API.md's agent-spec table once put three agents' ``temperature`` option there)."""
+    assert ragged_table_rows() == []
+
+
+def test_the_table_check_finds_a_stray_pipe(tmp_path):
+    (tmp_path / "A.md").write_text("| a | b |\n|---|---|\n| 1 | 2 |\n| 1 | 2 |; 3\n| `x \\| y` | 2 |\n\n"
+                                   "| c |\n|---|\n| 1 |\n```\n| in | code | block |\n```\n")
+    assert ragged_table_rows(tmp_path) == ["A.md:4: 3 cells, header 2"]
