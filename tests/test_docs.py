@@ -288,3 +288,25 @@ def test_the_table_check_finds_a_stray_pipe(tmp_path):
     (tmp_path / "A.md").write_text("| a | b |\n|---|---|\n| 1 | 2 |\n| 1 | 2 |; 3\n| `x \\| y` | 2 |\n\n"
                                    "| c |\n|---|\n| 1 |\n```\n| in | code | block |\n```\n")
     assert ragged_table_rows(tmp_path) == ["A.md:4: 3 cells, header 2"]
+
+
+def unlisted_results(root: Path = ROOT) -> list[str]:
+    """The folders and files at the top of ``results/`` that results/README.md does not
+    name in backticks (``\\`NAME/...\\```, ``\\`NAME\\```): a reader of that index would not
+    learn what they hold or which command made them."""
+    folder = root / "results"
+    text = (folder / "README.md").read_text(encoding="utf-8")
+    return sorted(p.name for p in folder.iterdir() if p.name != "README.md" and not p.name.startswith(".")
+                  and not re.search("`" + re.escape(p.name) + r"(/[^`]*)?`", text))
+
+
+def test_results_readme_names_every_results_folder():
+    assert unlisted_results() == []
+
+
+def test_the_results_index_check_finds_an_unlisted_folder(tmp_path):
+    (tmp_path / "results" / "a_run").mkdir(parents=True)
+    (tmp_path / "results" / "b_run").mkdir()
+    (tmp_path / "results" / "c.json").write_text("{}")
+    (tmp_path / "results" / "README.md").write_text("| `a_run/x/` | ... |\n| `c.json` | ... |\nb_run without backticks\n")
+    assert unlisted_results(tmp_path) == ["b_run"]
