@@ -233,13 +233,19 @@ def play_arena(specs: list[str], deals: list, num_players: int, seed: int, worke
                 checkpoint.record(r["pairing"], r["deal"], kept)
 
     try:
-        run_tasks(_play_task, tasks, workers, desc="arena", progress=progress, on_result=on_result,
-                  done=sum(len(v) for v in done.values()), units=_task_deals)
+        run_tasks(_play_task, tasks, workers, progress=progress, on_result=on_result, units=_task_deals,
+                  desc=_progress_desc(len(pairs), len(deals)), done=sum(len(v) for v in done.values()))
     finally:
         if writer is not None:
             writer.close()
     pairings = _pairings(specs, labels, pairs, done, len(deals), num_players)
     return {"pairings": pairings, "ratings": rate(specs, pairs, pairings, len(deals))}
+
+
+def _progress_desc(pairings: int, deals: int) -> str:
+    """The progress lines' prefix, saying what their count is: every deal once per pairing
+    (``"arena, 3 pairings x 20 deals"`` before ``"60 deals (60 to play)"``)."""
+    return f"arena, {pairings} pairing{'s' if pairings != 1 else ''} x {deals} deals"
 
 
 def _pairings(specs: list[str], labels: list[str], pairs: list, done: dict, n_deals: int,

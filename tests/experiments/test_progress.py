@@ -87,7 +87,8 @@ def test_arena_counts_deals_of_blocks_and_single_deals(tmp_path, capsys):
     deals, _ = deal_set(6, 0, 4)
     play_arena(["policy", "random", "heuristic"], deals, 4, 0, workers=1)  # a block pairing and single deals
     err = capsys.readouterr().err.splitlines()
-    assert err[0].startswith("arena: 18 deals (18 to play)") and err[-1].startswith("arena: 18/18 deals in ")
+    assert err[0].startswith("arena, 3 pairings x 6 deals: 18 deals (18 to play)")  # the count is deals x pairings
+    assert err[-1].startswith("arena, 3 pairings x 6 deals: 18/18 deals in ")
 
 
 
