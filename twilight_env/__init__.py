@@ -80,11 +80,15 @@ def __getattr__(name: str):
     if name in ("env", "raw_env"):
         from twilight_env.envs import aec
         return getattr(aec, name)
+    if name == "parallel_env":
+        raise AttributeError("module 'twilight_env' has no attribute 'parallel_env': the game's actions are "
+                             "sequential (one seat acts at a time, R3, R4), so the environment is AEC only; use "
+                             "twilight_env.env(...) (docs/ENVIRONMENT.md)")
     raise AttributeError(f"module 'twilight_env' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | {"env", "raw_env"})
+    return sorted((set(globals()) - {"annotations"}) | {"env", "raw_env"})
 
 
 __all__ = ["env", "raw_env", "ENV_ID", "SINGLE_AGENT_ID", "register_gymnasium", "register_pettingzoo", "__version__"]

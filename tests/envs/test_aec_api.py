@@ -103,3 +103,11 @@ def test_dir_and_star_import_list_env_and_raw_env():
     names: dict = {}
     exec("from twilight_env import *", names)
     assert names["env"] is twilight_env.env and names["raw_env"] is twilight_env.raw_env
+    assert "annotations" not in dir(twilight_env)  # the __future__ import is no public name
+
+
+def test_asking_for_parallel_env_says_why_there_is_none():
+    with pytest.raises(AttributeError, match="sequential.*AEC only.*twilight_env.env"):
+        twilight_env.parallel_env  # noqa: B018
+    with pytest.raises(AttributeError, match="no attribute 'nope'$"):
+        twilight_env.nope  # noqa: B018
