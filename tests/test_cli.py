@@ -165,3 +165,18 @@ def test_every_subcommands_help_ends_with_where_the_docs_are(name, capsys):
     assert out.endswith(f"\nEvery command, option and agent spec: {doc_path('COMMANDS.md')}\n"), out[-400:]
     if name in ("edge", "play"):
         assert ("modes (each takes only the options listed)" if name == "edge" else "Inputs at a prompt") in out
+
+
+@pytest.mark.parametrize("name", ["deal", "arena", "edge", "ladder", "play", "train", "replay", "serve"])
+def test_no_help_recommends_a_deprecated_agent_name(name):
+    """``twilight CMD --help`` gives examples with the current agent names (``policy``,
+    ``guided``), never a deprecated one (``exit``, ``exit-search``: docs/API.md, "Network
+    agents: names and families") as a spec."""
+    import re
+
+    from twilight_env.agents.base import declarations
+
+    names = sorted((n for n, d in declarations().items() if d.replaced_by), key=len, reverse=True)
+    spec = re.compile(r"(?<![\w-])(" + "|".join(map(re.escape, names)) + r")(?=[:,)])")
+    text = _subcommand_parser(name).format_help()
+    assert names and spec.findall(text) == [], spec.findall(text)

@@ -216,7 +216,7 @@ def _add_mode_arguments(g) -> None:
                         "0 leaves the rung out)")
     g.add_argument("--off-ladder", action="append", default=None, metavar="FOLDER",
                    help="with --ladder: also tabulate and plot the finished one-agent edge run in FOLDER (an agent "
-                        "that is not a rung, e.g. exit:default, played with --seed of the ladder's deal set), apart "
+                        "that is not a rung, e.g. pimc:inference=model, played with --seed of the ladder's deal set), apart "
                         "from the rungs and against the top rung (repeat for several)")
     g.add_argument("--compare", nargs=2, default=None, metavar=("FOLDER_A", "FOLDER_B"),
                    help="print the edge of the finished run in FOLDER_A minus that in FOLDER_B, paired by deal "
