@@ -180,3 +180,18 @@ def test_no_help_recommends_a_deprecated_agent_name(name):
     spec = re.compile(r"(?<![\w-])(" + "|".join(map(re.escape, names)) + r")(?=[:,)])")
     text = _subcommand_parser(name).format_help()
     assert names and spec.findall(text) == [], spec.findall(text)
+
+
+@pytest.mark.parametrize("name, specs", [("edge", ["random"]), ("ladder", ["random", "heuristic"])])
+def test_the_least_deals_the_help_gives_is_the_least_accepted(name, specs, tmp_path, capsys):
+    """``--deals``'s help says its range, ``(LOW..HIGH; ...)``: LOW deals run, LOW - 1 is
+    refused (edge's help once said 1 while the study refused it: intervals need two deals)."""
+    import re
+
+    action = next(a for a in _subcommand_parser(name)._actions if "--deals" in a.option_strings)
+    low = int(re.match(r"[^(]*\((\d+)\.\.", action.help).group(1))
+    extra = ["--boot", "10", "--matches", "10"] if name == "edge" else ["--boot", "10"]
+    base = [name, *specs, "--workers", "1", "--quiet", *extra]
+    assert main([*base, "--deals", str(low - 1), "--out", str(tmp_path / "under")]) == 2
+    assert "--deals" in capsys.readouterr().err
+    assert main([*base, "--deals", str(low), "--out", str(tmp_path / "least")]) == 0

@@ -160,7 +160,7 @@ def _add_deal_arguments(g) -> None:
     g.add_argument("specs", nargs="*", metavar="SPEC",
                    help=f"agent specs; each plays all three chairs (default {DEFAULT_SPEC} unless --solo/--sun)")
     g.add_argument("--deals", type=deal_count, default=None,
-                   help=f"number of deals N, each played 3 times (1..{MAX_DEALS:,}; default {DEFAULT_DEALS}, or all of "
+                   help=f"number of deals N, each played 3 times (2..{MAX_DEALS:,}; default {DEFAULT_DEALS}, or all of "
                         "--deals-file)")
     g.add_argument("--seed", type=non_negative_int, default=None,
                    help="seed of the deals, agents and bootstrap (default 0; with --deals-file, the seed saved in the "
