@@ -124,10 +124,12 @@ def elo_cell(rating: dict, steps_below: list[dict]) -> str:
     """The Elo rating of a rung as printed: ``"350 [210, 500]"``, or a bound where a
     step below it was won or lost on every play (its win rate clipped by :func:`elo_of`, so
     the rating and its interval are capped, not measured): ``">= 1200 (a step below won
-    every play)"``, the lower end of the interval being a lower bound of the rating.
+    every play)"``, the lower end of the interval being a lower bound of the rating; an
+    interval end reached by such resamples only (``elo_ci_capped``) reads ``"512 [338, >= 1200]"``.
 
     Args:
-        rating: the rung's entry of :func:`ratings` (``elo``, ``elo_ci``).
+        rating: the rung's entry of :func:`ratings` (``elo``, ``elo_ci``, ``elo_ci_capped``:
+            whether each end is a bound; absent in files written before, read as measured).
         steps_below: the figures of the steps below the rung (``win_rate``, ``upper``).
     """
     won = [s["upper"] for s in steps_below if s["win_rate"] >= 1 - ELO_CLIP]
@@ -138,6 +140,10 @@ def elo_cell(rating: dict, steps_below: list[dict]) -> str:
         return f">= {rating['elo_ci'][0]:.0f} ({', '.join(won)} won every play)"
     if lost:
         return f"<= {rating['elo_ci'][1]:.0f} ({', '.join(lost)} lost every play)"
+    low_capped, high_capped = rating.get("elo_ci_capped", (False, False))
+    if low_capped or high_capped:  # a resample won or lost a step on every play: that end is a bound
+        lo, hi = rating["elo_ci"]
+        return f"{rating['elo']:.0f} [{'<= ' if low_capped else ''}{lo:.0f}, {'>= ' if high_capped else ''}{hi:.0f}]"
     return fmt_ci(rating["elo"], *rating["elo_ci"], digits=0)
 
 
@@ -170,11 +176,13 @@ def ratings(steps: list[dict], boot: int, seed: int, confidence: float = 0.95) -
     rng = np.random.default_rng([seed, BOOT_STREAM])
     bm = np.empty((boot, len(pts)))
     be = np.empty((boot, len(pts)))
+    bw = np.empty((boot, len(pts)))  # resampled win rates: where they clip, the Elo is a cap
     for b in range(boot):
         idx = rng.integers(0, deals, deals)
         for k, p in enumerate(pts):
             bm[b, k] = p[idx].mean()
-            be[b, k] = elo_of(_win_rate(p[idx]))
+            bw[b, k] = _win_rate(p[idx])
+            be[b, k] = elo_of(bw[b, k])
     lo_q, hi_q = 100 * (1 - confidence) / 2, 100 * (1 + confidence) / 2
     out = [{"points": 0.0, "points_ci": [0.0, 0.0], "elo": 0.0, "elo_ci": [0.0, 0.0]}]
     for k in range(len(pts)):
@@ -183,7 +191,17 @@ def ratings(steps: list[dict], boot: int, seed: int, confidence: float = 0.95) -
                     "points_ci": [float(np.percentile(cm, lo_q)), float(np.percentile(cm, hi_q))],
                     "elo": float(elos[:k + 1].sum()),
                     "elo_ci": [float(np.percentile(ce, lo_q)), float(np.percentile(ce, hi_q))]})
+        out[-1]["elo_ci_capped"] = _capped_ends(ce, bw[:, :k + 1], *out[-1]["elo_ci"])
     return out
+
+
+def _capped_ends(ce: np.ndarray, bw: np.ndarray, lo: float, hi: float) -> list[bool]:
+    """Whether each end of a rung's Elo interval is a bound rather than a measurement: the
+    upper end when a resample at or below it had a step won on every play (its Elo clipped
+    by :func:`elo_of`; unclipped it would lie above), the lower end likewise for a step lost
+    on every play. ``ce``: (boot,) summed Elo per resample; ``bw``: (boot, steps) win rates."""
+    won, lost = (bw >= 1 - ELO_CLIP).any(axis=1), (bw <= ELO_CLIP).any(axis=1)
+    return [bool(np.any(lost & (ce >= lo))), bool(np.any(won & (ce <= hi)))]
 
 
 def step_figures(pairing: dict, num_players: int) -> dict:
@@ -510,7 +528,8 @@ def write_outputs(folder: str, doc: dict) -> None:
              "Margin: the upper rung's deal points per deal against the rung below, duplicate deals, Student-t "
              "interval; a step holds when its interval is above 0. Points rating: margins summed up the ladder. "
              "Elo: 400 log10(w / (1 - w)) of each step's win rate w, summed. Rating intervals: percentile "
-             f"bootstrap over the deals ({doc['boot']} resamples).", "",
+             f"bootstrap over the deals ({doc['boot']} resamples); an end written >= or <= is a bound (resamples "
+             "that won or lost a step on every play have that step's Elo capped near 1200).", "",
              f"Run time {doc['run_seconds']:.0f} s ({doc['runner']}, {doc['workers']} worker(s))."]
     write_text(os.path.join(folder, "ladder.md"), "\n".join(lines) + "\n")
     plot(doc, os.path.join(folder, "ladder.png"))

@@ -200,4 +200,23 @@ def test_a_step_won_on_every_play_prints_its_elo_as_a_lower_bound():
     lost = dict(figs[0], win_rate=0.0)
     assert ladder.elo_cell({"elo": -1200.0, "elo_ci": [-1200.0, -1200.0]}, [lost]) == \
         "<= -1200 (heuristic lost every play)"
-    assert ladder.elo_cell(rates[1], []) == ladder.fmt_ci(rates[1]["elo"], *rates[1]["elo_ci"], digits=0)
+    before = {k: v for k, v in rates[1].items() if k != "elo_ci_capped"}  # a ladder.json written before the flags
+    assert ladder.elo_cell(before, []) == ladder.fmt_ci(rates[1]["elo"], *rates[1]["elo_ci"], digits=0)
+
+
+def test_an_interval_end_set_by_capped_resamples_is_printed_as_a_bound():
+    """A step won on 38 of 40 plays is measured, but about one resample in eight wins it on
+    every play and caps its Elo near 1200: the interval's upper end is a bound (``>= 1200``),
+    not a measured end; a step far from every-play has a plain interval."""
+    won_most = np.full((20, 2), 40.0)
+    won_most[3, 0] = won_most[11, 1] = -40.0
+    close = np.random.default_rng(0).normal(5, 40, size=(20, 2))
+    rates = ladder.ratings([{"points": won_most}], boot=400, seed=1)
+    assert rates[1]["elo_ci_capped"] == [False, True] and rates[1]["elo_ci"][1] == pytest.approx(ladder.elo_of(1.0))
+    cell = ladder.elo_cell(rates[1], [{"upper": "heuristic", "win_rate": 0.95}])
+    assert cell == f"{rates[1]['elo']:.0f} [{rates[1]['elo_ci'][0]:.0f}, >= 1200]", cell
+    plain = ladder.ratings([{"points": close}], boot=400, seed=1)[1]
+    assert plain["elo_ci_capped"] == [False, False]
+    assert ladder.elo_cell(plain, []) == ladder.fmt_ci(plain["elo"], *plain["elo_ci"], digits=0)
+    lost_most = ladder.ratings([{"points": -won_most}], boot=400, seed=1)[1]
+    assert lost_most["elo_ci_capped"] == [True, False] and ladder.elo_cell(lost_most, []).split("[")[1].startswith("<= ")
