@@ -310,3 +310,27 @@ def test_the_results_index_check_finds_an_unlisted_folder(tmp_path):
     (tmp_path / "results" / "c.json").write_text("{}")
     (tmp_path / "results" / "README.md").write_text("| `a_run/x/` | ... |\n| `c.json` | ... |\nb_run without backticks\n")
     assert unlisted_results(tmp_path) == ["b_run"]
+
+
+_MACHINE_PATH = re.compile(r"(?:^|[\s(`'\"=:])(/(?:work|tmp|home|root|Users)/[^\s`'\")]*)")
+
+
+def machine_paths(root: Path = ROOT) -> list[str]:
+    """``"page:line: path"`` for each absolute path of one machine (``/work/...``,
+    ``/tmp/...``, a home folder) that a Markdown page of the project names: a reader's
+    machine has none of them; a command's folders are written relative (``runs/...``)."""
+    bad = []
+    for rel, path in project_files(root):
+        if path.suffix == ".md":
+            for n, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+                bad += [f"{rel}:{n}: {p}" for p in _MACHINE_PATH.findall(line)]
+    return bad
+
+
+def test_no_page_names_a_folder_of_one_machine():
+    assert machine_paths() == []
+
+
+def test_the_machine_path_check_finds_one(tmp_path):
+    (tmp_path / "A.md").write_text("python -m x --out /work/runs/a\nnfsp:path=/tmp/b.npz and runs/c, http://h/work/d\n")
+    assert machine_paths(tmp_path) == ["A.md:1: /work/runs/a", "A.md:2: /tmp/b.npz"]
