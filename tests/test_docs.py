@@ -334,3 +334,12 @@ def test_no_page_names_a_folder_of_one_machine():
 def test_the_machine_path_check_finds_one(tmp_path):
     (tmp_path / "A.md").write_text("python -m x --out /work/runs/a\nnfsp:path=/tmp/b.npz and runs/c, http://h/work/d\n")
     assert machine_paths(tmp_path) == ["A.md:1: /work/runs/a", "A.md:2: /tmp/b.npz"]
+
+
+README_MAX_LINES = 250
+"""The README is a first screen and a map; details live in docs/."""
+
+
+def test_the_readme_stays_within_its_length():
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= README_MAX_LINES, f"README.md has {len(lines)} lines, at most {README_MAX_LINES}"
