@@ -45,7 +45,9 @@ def test_ray_actors_play_against_the_frozen_agent_and_the_run_resumes_without_ra
     assert ck["decisions"] >= 1200 and ck["updates"] > 0
     st = ck["br_state"]
     # the actors' deals are counted: sides started there, and their playing time in the CPU used
-    assert sum(st["sides_played"]) == 2 * 16 + ck["episodes"]  # each actor's 16 deals, one new per finished deal
+    # each actor's 16 deals, then one new per finished deal; a replacement is reported with the
+    # actor's next chunk, which the learner may stop before receiving (how many depends on timing)
+    assert 2 * 16 <= sum(st["sides_played"]) <= 2 * 16 + ck["episodes"]
     assert out["actor_cpu_seconds_this_run"] > 0 and st["cpu_seconds"] >= out["actor_cpu_seconds_this_run"]
     first = ck["decisions"]
     train_best_response(_cfg(decisions=first + 400, actors=0, ray=None), resume=run)
