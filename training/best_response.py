@@ -730,7 +730,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="held-out duplicate deals of the final figure (0 = none; default %(default)s)")
     p.add_argument("--deal-set", default=d.deal_set, choices=sorted(DEAL_SETS), help="held-out deal set (default %(default)s)")
     p.add_argument("--checkpoint-every", type=float, default=d.checkpoint_every, help="minutes between checkpoints (default %(default)s)")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--no-progress", "--quiet", action="store_true", help="no progress bar (--quiet, as in twilight arena/edge)")
     p.add_argument("--actors", type=int, default=0,
                    help="Ray actors that play the deals against the frozen agent (with --ray; default 0: in "
                         "this process)")

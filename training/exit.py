@@ -566,7 +566,7 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--resume", action="store_true",
                    help="continue RUN/checkpoint.pt up to --epochs with its saved data and settings (only --epochs, "
                         "--threads, --device and --no-progress may be given with it)")
-    t.add_argument("--no-progress", action="store_true", help="no progress bar")
+    t.add_argument("--no-progress", "--quiet", action="store_true", help="no progress bar (--quiet, as in twilight arena/edge)")
     _add_fit_arguments(t)
     it = sub.add_parser("iterate", help="expert iteration: generate with the last net's search, train the next")
     _add_iterate_arguments(it)
@@ -584,7 +584,7 @@ def _add_run_arguments(q: argparse.ArgumentParser) -> None:
     q.add_argument("--workers", type=positive_int, default=1, help="worker processes (default %(default)s)")
     q.add_argument("--chunk-deals", type=positive_int, default=10,
                    help="deals per saved chunk, the unit a resumed run skips (default %(default)s)")
-    q.add_argument("--no-progress", action="store_true", help="no progress bar")
+    q.add_argument("--no-progress", "--quiet", action="store_true", help="no progress bar (--quiet, as in twilight arena/edge)")
 
 
 def _add_iterate_arguments(q: argparse.ArgumentParser) -> None:

@@ -114,7 +114,7 @@ def add_arguments(parser) -> None:
                              f"(default {d.selfplay_engine}; a resumed run keeps its own)")
     parser.add_argument("--shared-head", action="store_true",
                         help="3 players: one head for all roles (ablation)")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument("--no-progress", "--quiet", action="store_true", help="no progress bar (--quiet, as in twilight arena/edge)")
 
 
 def config_from_args(args) -> TrainConfig:
