@@ -340,20 +340,16 @@ def parse_spec(spec: str) -> tuple[str, dict]:
 
     Raises:
         ValueError: on a malformed spec (a part that is not ``key=value``, naming the
-            agent's options; a ``:`` followed by nothing; an option given twice) or an
-            unknown agent name (listing the valid ones).
+            agent's options; an option given twice) or an unknown agent name (listing the
+            valid ones).
     """
     if not isinstance(spec, str) or not spec.strip():
         raise ValueError(f"agent spec must be a non-empty string like 'pimc:worlds=32', got {spec!r}; "
                          f"valid agents: {', '.join(available_agents())}")
-    name, colon, rest = spec.strip().partition(":")
+    name, _, rest = spec.strip().partition(":")
     decl = declarations().get(name)
     if decl is None:
         raise ValueError(f"unknown agent {name!r} in spec {spec!r}; valid agents: {', '.join(available_agents())}")
-    if colon and not rest.strip():
-        options = ", ".join(o.name for o in decl.options) or "none"
-        raise ValueError(f"agent spec {spec!r} ends with ':' and gives no option; write {name!r} or "
-                         f"'{name}:key=value' (agent {name!r} options: {options})")
     if decl.replaced_by is not None and name not in _WARNED:
         _WARNED.add(name)
         warnings.warn(f"agent name {name!r} is deprecated, use {decl.replaced_by!r} (docs/API.md, Agents); "

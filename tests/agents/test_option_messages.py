@@ -88,15 +88,6 @@ def test_a_part_without_a_value_lists_the_agents_options():
         base.parse_spec("pimc:worlds")
 
 
-@pytest.mark.parametrize("spec", ["pimc:", "policy: ", "heuristic:"])
-def test_a_colon_with_nothing_after_it_is_refused(spec):
-    """``pimc:`` once ran as ``pimc`` under the label ``pimc:``; it is refused as
-    ``pimc:worlds=4,`` is, naming the agent's options."""
-    name = spec.partition(":")[0]
-    with pytest.raises(ValueError, match=rf"ends with ':' and gives no option; write '{name}' or '{name}:key=value'"):
-        base.parse_spec(spec)
-
-
 @pytest.mark.parametrize("option,words", [
     (Option("n", int, 1, low=1), "an integer >= 1"),
     (Option("n", int, 2, low=0, high=7), "an integer in 0..7"),
