@@ -10,7 +10,7 @@ expert-iteration policy-value network (:class:`twilight_env.agents.exit.PolicyVa
 new or started from ``policy:default``'s weights; the ``mmd`` agent plays the trained policy
 as a distribution. During training 10% of the actions are drawn uniformly (``explore``,
 importance-weighted in the policy gradient), so that the information sets a best response can
-reach stay visited (``results/rnad/README.md``: a line without it lost its NashConv there).
+reach stay visited (``results/mmd/README.md``: a line without it lost its NashConv there).
 
 Why MMD rather than R-NaD proper: every update here plays fresh deals with the current
 policy (the batch engine, or lockstep reduced-deck deals), so the data is on-policy and
@@ -29,7 +29,7 @@ reduced decks.
 | ``evaluate.py`` | exact NashConv of a network on a reduced deck (the tree of ``training/reduced_solve.py``) |
 | ``checkpoint.py`` | one checkpoint per line (atomic, digest-checked) and the ``policy.npz`` export |
 | ``run.py`` | the training loop, the curve file and the command line |
-| ``report.py`` | ``summary.json`` of finished runs (``results/rnad/``) |
+| ``report.py`` | ``summary.json`` of finished runs (``results/mmd/``) |
 
 Usage::
 
