@@ -47,10 +47,7 @@ def validate_deal(deal: Sequence[Sequence[str | int]], tricks: int = NUM_TRICKS)
             raise ValueError(f"hand of seat {seat} has {len(hand)} cards; each hand must have 7")
         m = 0
         for c in hand:
-            try:
-                i = card_id(c) if isinstance(c, str) else _check_id(c)
-            except ValueError as e:
-                raise ValueError(f"hand of seat {seat}: {e}") from None
+            i = _card_in_hand(c, seat)
             if i in seen:
                 raise ValueError(f"card {CARDS[i]} is dealt twice (seats {seen[i]} and {seat})")
             seen[i] = seat
@@ -71,10 +68,7 @@ def _validate_reduced(deal, tricks: int) -> tuple[int, int, int, int]:
                              f"tricks), got {hand!r}")
         m = 0
         for c in hand:
-            try:
-                i = card_id(c) if isinstance(c, str) else _check_id(c)
-            except ValueError as e:
-                raise ValueError(f"hand of seat {seat}: {e}") from None
+            i = _card_in_hand(c, seat)
             if not deck >> i & 1:
                 raise ValueError(f"card {CARDS[i]} is not in the deck of {tricks} tricks; its cards: "
                                  f"{' '.join(codes_of(deck))}")
@@ -83,6 +77,14 @@ def _validate_reduced(deal, tricks: int) -> tuple[int, int, int, int]:
             m |= 1 << i
         masks.append(m)
     return tuple(masks)
+
+
+def _card_in_hand(c, seat: int) -> int:
+    """The id of card ``c`` (a code or an id) of ``seat``'s hand; ValueError naming the seat."""
+    try:
+        return card_id(c) if isinstance(c, str) else _check_id(c)
+    except ValueError as e:
+        raise ValueError(f"hand of seat {seat}: {e}") from None
 
 
 def _check_id(c) -> int:
