@@ -381,7 +381,7 @@ STRENGTH_NOTE = ("The answer holds for the agents and deals of this run. Who has
                  "agents play; on the held-out deal set heldout-2 (Moon − Sun, 95% intervals): heuristic "
                  "+4.3 [+2.8, +5.8], the solo leads; the top search rung (ismcts:backend=numba,iterations=6000) "
                  "-9.8 [-11.7, -7.9]; policy:default, the shipped network alone, -4.1 [-5.0, -3.1] (18,000 deals); "
-                 "guided:default, the strongest agent (the network in the search), -0.9 [-5.3, +3.5] (600 deals). "
+                 "guided:default, top of the round robins of the shipped agents (the network in the search), -0.9 [-5.3, +3.5] (600 deals). "
                  "At strong play the Sun side leads or the sides are level; the same agent on other deals (seed 0 "
                  "is not a held-out set) or on fewer deals differs within its interval. Figures and commands: "
                  f"{doc_reference('RESULTS.md')}.")
