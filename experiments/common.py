@@ -561,7 +561,8 @@ class RunCheckpoint:
     """The finished deals of a long run (``edge``, ``arena``), kept in its output folder.
 
     The file ``FOLDER/{name}`` holds the run's settings, its deals (and their number,
-    ``num_deals``), the run time so far (``elapsed_seconds``), the play time per key
+    ``num_deals``; deals drawn from a seed are stored as ``null`` and drawn again on load,
+    :func:`drawn_seed`), the run time so far (``elapsed_seconds``), the play time per key
     over all sittings (``play_seconds``) and, per key (a configuration or a pairing),
     each finished deal's result; it is written atomically (:func:`write_json_atomic`)
     every :meth:`interval` seconds as deals finish, at the start, and on Ctrl-C or
@@ -657,7 +658,8 @@ class RunCheckpoint:
         content digest (:func:`with_digest`)."""
         now = clock()
         keys = set(self.seconds) | ({self._playing[0]} if self._playing is not None else set())
-        doc = {"kind": self.KIND, "version": self.VERSION, "settings": self.settings, "deals": self.deals,
+        doc = {"kind": self.KIND, "version": self.VERSION, "settings": self.settings,
+               "deals": None if drawn_seed(self.settings) is not None else self.deals,
                "num_deals": len(self.deals), "elapsed_seconds": self.elapsed + now - self._since,
                "play_seconds": {k: self.play_seconds(k) for k in sorted(keys)},
                "done": {k: {str(d): r for d, r in v.items()} for k, v in self.done.items()},
@@ -706,6 +708,7 @@ class RunCheckpoint:
         verified = check_digest(doc, path, what)
         try:
             check_keys(doc, "the file", cls.KEYS, cls.OPTIONAL_KEYS)
+            doc = redraw_deals(doc)
             settings, deals, done = cls.parse(doc)
             if not verified:
                 check_deal_file(settings.get("deals_source"), "settings 'deals_source'", deals)
@@ -726,6 +729,46 @@ class RunCheckpoint:
             raise ValueError(f"{what} {path!r} is malformed: {e}") from None
         weights = check_shipped_weights(doc.get("weights"), cls.specs_of(settings), f"{what} {path!r}")
         return cls(folder, settings, deals, done, elapsed, {k: float(v) for k, v in seconds.items()}, weights)
+
+
+def drawn_seed(settings) -> int | None:
+    """The seed a run's deals were drawn from (``settings["deals_source"]``, source
+    ``"seed"``), or None for deals read from a file (or settings without a source).
+
+    A checkpoint of drawn deals stores ``"deals": null`` and its number of deals: the list
+    is the first ``num_deals`` deals of that seed (:func:`~twilight_env.records.dealsets.generate_deals`),
+    drawn again on load (:func:`redraw_deals`), so that an 18,000-deal run's file holds its
+    results, not 3.4 MB of deals that the seed already gives.
+    """
+    src = settings.get("deals_source") if isinstance(settings, dict) else None
+    if not isinstance(src, dict) or src.get("source") != "seed":
+        return None
+    seed = src.get("seed")
+    return seed if isinstance(seed, int) and not isinstance(seed, bool) and seed >= 0 else None
+
+
+def redraw_deals(doc: dict) -> dict:
+    """``doc`` with its deal list drawn again from the seed when the file stores
+    ``"deals": null`` (:func:`drawn_seed`); a file holding its deals is returned as it is.
+
+    Raises:
+        ValueError: ``deals`` null but the settings name no seed the deals were drawn
+            from, or no valid ``num_deals``.
+    """
+    if doc.get("deals") is not None:
+        return doc
+    from twilight_env.records.dealsets import generate_deals
+
+    seed = drawn_seed(doc.get("settings"))
+    if seed is None:
+        src = doc.get("settings", {}).get("deals_source") if isinstance(doc.get("settings"), dict) else None
+        source = src.get("source") if isinstance(src, dict) else None
+        if source not in (None, "seed", "file"):
+            raise ValueError(f"settings 'deals_source' 'source' must be 'seed' or 'file', got {source!r}")
+        raise ValueError("'deals' is null, which only a run on deals drawn from a seed may write (settings "
+                         "'deals_source' with source 'seed' and its seed); deals from a file are stored in the file")
+    n = check_int(doc.get("num_deals"), "'num_deals'", 1)
+    return {**doc, "deals": generate_deals(n, seed)}
 
 
 def clock() -> float:

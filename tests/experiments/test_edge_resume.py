@@ -10,6 +10,7 @@ import pytest
 import twilight_env.experiments.edge.solo_edge as edge
 from twilight_env.cli import main
 from twilight_env.experiments.common import with_digest
+from twilight_env.records.dealsets import generate_deals
 
 SMALL = dict(boot=20, matches=50, workers=1, progress=False, verbose=False)
 
@@ -136,6 +137,11 @@ def test_malformed_checkpoints_are_refused_before_any_play(tmp_path, monkeypatch
         edge.run_study(["random"], deals=4, seed=2, out=str(good), **SMALL)
     doc = json.loads((good / edge.CHECKPOINT).read_text())
     key = next(iter(doc["done"]))
+    assert doc["deals"] is None and doc["num_deals"] == 4  # drawn deals: the seed gives them
+
+    def listed(d):  # the form that stores the deals (files written before null; still read)
+        d["deals"] = generate_deals(4, 2)
+        return d
 
     def damaged(name, change):
         d = json.loads(json.dumps(doc))
@@ -148,10 +154,11 @@ def test_malformed_checkpoints_are_refused_before_any_play(tmp_path, monkeypatch
     cases = {
         "done-list": (lambda d: d.update(done=[1, 2]), "'done' is not an object"),
         "done-entry": (lambda d: d["done"].update({key: [1, 2]}), "are not an object"),
-        "no-source": (lambda d: d["settings"].pop("deals_source"), "lacks 'deals_source'"),
+        "no-source": (lambda d: d["settings"].pop("deals_source"), "'deals_source'"),
         "bad-seed": (lambda d: d["settings"].update(seed="x"), "'seed' must be an integer >= 0"),
-        "bad-deal": (lambda d: d["deals"].__setitem__(3, "abc"), "deal 3 is not valid"),
-        "bad-card": (lambda d: d["deals"][3][0].__setitem__(0, "XX9"), "deal 3 is not valid"),
+        "bad-deal": (lambda d: listed(d)["deals"].__setitem__(3, "abc"), "deal 3 is not valid"),
+        "bad-card": (lambda d: listed(d)["deals"][3][0].__setitem__(0, "XX9"), "deal 3 is not valid"),
+        "edited-deal": (lambda d: listed(d)["deals"].__setitem__(3, generate_deals(9, 7)[8]), "not the first 4"),
         "bad-result": (lambda d: d["done"][key].update({"0": [[1, 2], [3]]}), "malformed result for deal 0"),
         "other-spec": (lambda d: d["settings"].update(configs=[["heuristic", "heuristic"]]),
                        "settings do not list"),
@@ -182,3 +189,36 @@ def test_checkpoint_is_written_while_a_run_goes(tmp_path, monkeypatch):
     monkeypatch.setattr(edge, "_play_edge_deal", worker)
     edge.run_study(["random"], deals=4, seed=1, out=str(tmp_path / "c"), **SMALL)
     assert seen == [0, 1, 2, 3]
+
+
+def test_drawn_deals_are_stored_as_their_seed_and_both_forms_resume_alike(tmp_path, monkeypatch):
+    """A run on deals drawn from a seed stores ``"deals": null`` (the seed and ``num_deals``
+    give them back); a file holding the list (as files written before did) resumes to the
+    same figures; deals from a file stay in the checkpoint, and null is refused there."""
+    _counting(monkeypatch, fail_at=3)
+    with pytest.raises(KeyboardInterrupt):
+        edge.run_study(["random"], deals=6, seed=4, out=str(tmp_path / "drawn"), **SMALL)
+    doc = json.loads((tmp_path / "drawn" / edge.CHECKPOINT).read_text())
+    assert doc["deals"] is None and doc["num_deals"] == 6
+    old = json.loads(json.dumps(doc))
+    old["deals"] = generate_deals(6, doc["settings"]["deals_source"]["seed"])
+    old.pop("sha256")
+    (tmp_path / "old").mkdir()
+    (tmp_path / "old" / edge.CHECKPOINT).write_text(json.dumps(with_digest(old)))
+    _counting(monkeypatch)
+    a = edge.load_result(edge.run_study(resume=str(tmp_path / "drawn"), workers=1, progress=False, verbose=False))
+    b = edge.load_result(edge.run_study(resume=str(tmp_path / "old"), workers=1, progress=False, verbose=False))
+    assert a["results"][0]["figures"] == b["results"][0]["figures"] and a["deals"] == b["deals"] == 6
+
+    deals = tmp_path / "deals.json"
+    edge.run_study(["random"], deals=3, seed=5, out=str(tmp_path / "d"), save_deals=str(deals), **SMALL)
+    _counting(monkeypatch, fail_at=2)
+    with pytest.raises(KeyboardInterrupt):
+        edge.run_study(["random"], deals_file=str(deals), out=str(tmp_path / "f"), **SMALL)
+    doc = json.loads((tmp_path / "f" / edge.CHECKPOINT).read_text())
+    assert len(doc["deals"]) == 3
+    doc["deals"] = None
+    doc.pop("sha256")
+    (tmp_path / "f" / edge.CHECKPOINT).write_text(json.dumps(with_digest(doc)))
+    with pytest.raises(ValueError, match="deals from a file are stored in the file"):
+        edge.run_study(resume=str(tmp_path / "f"), workers=1, progress=False, verbose=False)

@@ -16,6 +16,7 @@ import twilight_env.experiments.ladder as ladder
 import twilight_env.experiments.edge.solo_edge as edge
 from twilight_env.experiments.edge.edge_strength import load_ladder
 from twilight_env.cli import main
+from twilight_env.records.dealsets import generate_deals
 
 QUIET = dict(workers=1, progress=False, verbose=False)
 
@@ -69,7 +70,14 @@ def edge_doc(tmp_path_factory):
         _stop_at(mp, edge, "_play_edge_deal", 4)
         with pytest.raises(KeyboardInterrupt):
             edge.run_study(["random"], deals=4, seed=2, out=str(folder), boot=5, matches=5, **QUIET)
-    return json.loads((folder / edge.CHECKPOINT).read_text())
+    return _listed(json.loads((folder / edge.CHECKPOINT).read_text()))
+
+
+def _listed(doc):
+    """``doc`` in the form that stores its deal list (files written before drawn deals were
+    stored as null still have it, and are read): the deal checks below edit the list."""
+    assert doc["deals"] is None  # drawn deals: the file keeps the seed, not the list
+    return {**doc, "deals": generate_deals(doc["num_deals"], doc["settings"]["deals_source"]["seed"])}
 
 
 def _key(doc):
@@ -131,6 +139,33 @@ def test_edge_resume_refuses_each_out_of_range_value_before_playing(tmp_path, mo
     assert calls == [] and not (folder / "edge.json").exists()
 
 
+NULL_DEAL_CASES = {
+    "num_deals 0": (lambda d: d.update(num_deals=0), "'num_deals' must be an integer >= 1, got 0"),
+    "num_deals missing": (lambda d: d.pop("num_deals"), "'num_deals' must be an integer >= 1, got None"),
+    "unknown source": (lambda d: d["settings"]["deals_source"].update(source="web"),
+                       "'source' must be 'seed' or 'file', got 'web'"),
+    "file source": (lambda d: d["settings"]["deals_source"].update(source="file"),
+                    "deals from a file are stored in the file"),
+    "seed removed": (lambda d: d["settings"]["deals_source"].pop("seed"), "only a run on deals drawn from a seed"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(NULL_DEAL_CASES))
+def test_a_checkpoint_of_drawn_deals_checks_what_gives_them_back(tmp_path, monkeypatch, edge_doc, case):
+    """A file storing ``"deals": null`` (drawn deals) is refused, naming the field, when its
+    number of deals or its seed cannot give the deals back; the intact one resumes."""
+    change, message = NULL_DEAL_CASES[case]
+    null = {**edge_doc, "deals": None}
+    folder = _damaged(tmp_path, "run", null, change, edge.CHECKPOINT)
+    calls = _stop_at(monkeypatch, edge, "_play_edge_deal", None)
+    with pytest.raises(ValueError, match=message) as e:
+        edge.run_study(resume=str(folder), **QUIET)
+    assert str(folder / edge.CHECKPOINT) in str(e.value) and calls == []
+    intact = _damaged(tmp_path, "intact", null, lambda d: None, edge.CHECKPOINT)
+    edge.run_study(resume=str(intact), **QUIET)
+    assert len(calls) == 1 and (intact / "edge.json").is_file()
+
+
 def test_the_undamaged_edge_checkpoint_resumes(tmp_path, monkeypatch, edge_doc):
     """The cases above fail because of their change: the same file unchanged resumes."""
     folder = _damaged(tmp_path, "run", edge_doc, lambda d: None, edge.CHECKPOINT)
@@ -147,7 +182,7 @@ def arena_doc(tmp_path_factory):
         _stop_at(mp, arena, "_play_task", 3)
         assert main(["arena", "random", "heuristic", "--deals", "3", "--seed", "5", "--workers", "1", "--quiet",
                      "--out", str(folder)]) == 130
-    return json.loads((folder / arena.ArenaCheckpoint.NAME).read_text())
+    return _listed(json.loads((folder / arena.ArenaCheckpoint.NAME).read_text()))
 
 
 def _arena_result(d):
