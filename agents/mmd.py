@@ -14,7 +14,9 @@ Input, as ``policy``'s: the compact row of the deciding seat's information set (
 R7.1), its role and the legal actions; decisions are computed with NumPy
 (:class:`~twilight_env.agents.nn.numpy_pv.NumpyPolicyValueNet`).
 
-Spec: ``mmd:RUN_DIR`` (reads ``RUN_DIR/policy.npz``, written with each checkpoint) or
+Spec: ``mmd:RUN_DIR`` (reads ``RUN_DIR/policy.npz``, written with each checkpoint, or by
+``python -m twilight_env.training.mmd --out RUN_DIR --export`` from a folder that keeps the
+checkpoint alone) or
 ``mmd:PATH.npz``; ``mmd:RUN_DIR,temperature=0`` for the greedy play.
 """
 
@@ -39,6 +41,9 @@ def weights_path(path: str) -> str:
     p = Path(path)
     if p.is_dir():
         if not (p / POLICY_FILE).is_file():
+            if (p / "checkpoint.pt").is_file():
+                raise ValueError(f"mmd: the run directory {path!r} keeps its checkpoint alone, without {POLICY_FILE}; "
+                                 f"write it with: python -m twilight_env.training.mmd --out {path} --export")
             raise ValueError(f"mmd: the run directory {path!r} holds no {POLICY_FILE} (the run wrote no "
                              "checkpoint yet); give another run or its .npz")
         return str(p / POLICY_FILE)

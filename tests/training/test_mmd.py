@@ -5,6 +5,7 @@ lowers it, and the ``mmd`` agent plays and exposes the distribution it learned."
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
@@ -56,17 +57,73 @@ def curve(out):
     return [json.loads(ln) for ln in (out / CURVE_NAME).read_text().splitlines()]
 
 
-@pytest.mark.parametrize("players", [3, 4])
-def test_a_stopped_and_resumed_run_equals_an_unstopped_one(tmp_path, players):
+@pytest.mark.parametrize("players,state_dtype", [(3, "bfloat16"), (4, "bfloat16"), (3, "float32")])
+def test_a_stopped_and_resumed_run_equals_an_unstopped_one(tmp_path, players, state_dtype):
     a, b = tmp_path / "a", tmp_path / "b"
-    train(a, small(players), steps=7, log=lambda _: None)
-    train(b, small(players), steps=3, log=lambda _: None)
+    train(a, small(players, state_dtype=state_dtype), steps=7, log=lambda _: None)
+    train(b, small(players, state_dtype=state_dtype), steps=3, log=lambda _: None)
     train(b, resume=True, steps=7, log=lambda _: None)
     assert_same(state_of(a), state_of(b))
     nc_a = {p["steps"]: p["nash_conv"] for p in curve(a)}
     nc_b = {p["steps"]: p["nash_conv"] for p in curve(b)}
     assert nc_a == {k: v for k, v in nc_b.items() if k != 3}  # b adds its stop point, step 3
     assert sorted(nc_a) == [0, 2, 4, 6, 7]
+
+
+def test_a_bfloat16_checkpoint_stores_the_rounded_state_the_line_goes_on_from(tmp_path):
+    """``state_dtype="bfloat16"``: magnet and Adam moments stored in 2 bytes a number (the
+    weights whole); the live line rounds to the same values at each checkpoint, and a
+    float32 line switched on resume writes the small form from then on."""
+    big, small_run = tmp_path / "f32", tmp_path / "b16"
+    cfg = dict(trunk=(64, 64), head=(32,), magnet_every=1)
+    train(big, small(state_dtype="float32", **cfg), steps=2, log=lambda _: None)
+    train(small_run, small(state_dtype="bfloat16", **cfg), steps=2, log=lambda _: None)
+    raw = torch.load(small_run / "checkpoint.pt", weights_only=False)
+    assert all(v.dtype == torch.bfloat16 for v in raw["magnet"].values())
+    assert all(st[k].dtype == torch.bfloat16 for st in raw["optimizer"]["state"].values() for k in ("exp_avg", "exp_avg_sq"))
+    assert all(v.dtype == torch.float32 for v in raw["model"].values())
+    ratio = (small_run / "checkpoint.pt").stat().st_size / (big / "checkpoint.pt").stat().st_size
+    assert 0.55 < ratio < 0.7  # weights 4 + magnet 2 + moments 2 + 2 bytes, against 16
+    _, magnet, opt, *_ = ckpt_io.restore(ckpt_io.load(small_run))
+    for v in magnet.state_dict().values():  # read back as float32 holding bfloat16 values
+        assert v.dtype == torch.float32 and torch.equal(v, v.to(torch.bfloat16).float())
+    f32 = ckpt_io.restore(ckpt_io.load(big))[1].state_dict()
+    assert any(not torch.equal(v, v.to(torch.bfloat16).float()) for v in f32.values())  # float32 is not rounded
+    train(big, resume=True, steps=3, state_dtype="bfloat16", log=lambda _: None)  # off a checkpoint step: whole
+    assert all(v.dtype == torch.float32 for v in torch.load(big / "checkpoint.pt", weights_only=False)["magnet"].values())
+    train(big, resume=True, steps=4, log=lambda _: None)  # a checkpoint step: the small form
+    raw = torch.load(big / "checkpoint.pt", weights_only=False)
+    assert raw["config"]["state_dtype"] == "bfloat16" and all(v.dtype == torch.bfloat16 for v in raw["magnet"].values())
+    with pytest.raises(ValueError, match="state_dtype must be one of bfloat16, float32, got 'float16'"):
+        small(state_dtype="float16").validate()
+
+
+def test_a_folder_that_keeps_the_checkpoint_alone_exports_the_agents_policy(tmp_path):
+    out = tmp_path / "kept"
+    train(out, small(), steps=2, log=lambda _: None)
+    before = (out / "policy.npz").read_bytes()
+    (out / "policy.npz").unlink()
+    with pytest.raises(ValueError, match="keeps its checkpoint alone.*--export"):
+        make_agent(f"mmd:{out}")
+    r = subprocess.run([sys.executable, "-m", "twilight_env.training.mmd", "--out", str(out), "--export"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    after = np.load(out / "policy.npz")
+    ref = np.load(io.BytesIO(before))
+    assert sorted(after.files) == sorted(ref.files)
+    assert all(np.array_equal(after[k], ref[k]) for k in ref.files if ref[k].dtype != object)
+    assert make_agent(f"mmd:{out}").name == f"mmd:{out}"
+
+
+def test_a_minutes_budget_ends_at_a_checkpoint_step(tmp_path):
+    """The budget spent, the line plays on to its next checkpoint step, so the call leaves
+    the small (rounded) checkpoint."""
+    out = tmp_path / "m"
+    train(out, small(eval_every=3, checkpoint_every=3), steps=1, log=lambda _: None)
+    counters = train(out, resume=True, minutes=1e-6, log=lambda _: None)
+    assert counters["steps"] == 3
+    raw = torch.load(out / "checkpoint.pt", weights_only=False)
+    assert all(v.dtype == torch.bfloat16 for v in raw["magnet"].values())
 
 
 def test_a_seed_reproduces_a_run_and_another_seed_does_not(tmp_path):

@@ -12,12 +12,14 @@ holds the policy alone in the shipped weights' format (``twilight-exit-npz``,
 | ``format``, ``version`` | ``"twilight-mmd"``, 1 |
 | ``num_players`` | 3 or 4 |
 | ``net`` | ``PVConfig.to_dict()`` of the network (and of the magnet) |
-| ``model``, ``magnet`` | ``state_dict`` of the policy network and of the magnet |
-| ``optimizer`` | Adam ``state_dict`` |
+| ``model``, ``magnet`` | ``state_dict`` of the policy network (float32) and of the magnet (``state_dtype`` [1]) |
+| ``optimizer`` | Adam ``state_dict`` (moments in ``state_dtype`` [1]; read back as float32) |
 | ``config`` | :meth:`MMDConfig.to_dict <twilight_env.training.mmd.config.MMDConfig.to_dict>` |
 | ``counters`` | ``steps`` (updates), ``deals``, ``decisions`` (all made), ``seconds`` (wall seconds of training so far, evaluations included) |
 | ``rng`` | the NumPy bit-generator state of the run's one generator (JSON text) |
 | ``git`` | git hash of the code that wrote it |
+
+[1] float32 in a file written off the line's checkpoint steps (:func:`write`'s ``exact``).
 """
 
 from __future__ import annotations
@@ -47,8 +49,53 @@ COUNTERS = ("steps", "deals", "decisions", "seconds")
 KEYS = ("format", "version", "num_players", "net", "model", "magnet", "optimizer", "config", "counters", "rng", "git")
 
 
-def write(out: str | os.PathLike, model, magnet, optimizer, cfg: MMDConfig, counters: dict, rng) -> Path:
+def round_state(magnet, optimizer, state_dtype: str) -> None:
+    """Round the magnet's weights and the Adam moments to ``state_dtype`` in place (kept as
+    float32 tensors holding the rounded values): what the checkpoint will store, so that the
+    running line and one resumed from the file go on from the same numbers. ``"float32"``:
+    nothing changes.
+
+    Raises:
+        ValueError: an unknown ``state_dtype``.
+    """
+    if state_dtype == "float32":
+        return
+    if state_dtype != "bfloat16":
+        raise ValueError(f"state_dtype must be 'bfloat16' or 'float32', got {state_dtype!r}")
+    with torch.no_grad():
+        for p in magnet.parameters():
+            p.copy_(p.to(torch.bfloat16).float())
+        for st in optimizer.state.values():
+            for k in ("exp_avg", "exp_avg_sq"):
+                if k in st:
+                    st[k].copy_(st[k].to(torch.bfloat16).float())
+
+
+def _stored(tensors: dict, state_dtype: str) -> dict:
+    """Copies of ``{name: tensor}`` in the storage type (floating tensors only)."""
+    dtype = getattr(torch, state_dtype)
+    return {k: v.detach().cpu().to(dtype) if v.is_floating_point() else v.detach().cpu().clone()
+            for k, v in tensors.items()}
+
+
+def _stored_optimizer(optimizer, state_dtype: str) -> dict:
+    """Adam's ``state_dict`` with its moments in the storage type (Adam's ``load_state_dict``
+    casts them back to the parameters' float32)."""
+    sd = optimizer.state_dict()
+    sd["state"] = {i: {k: (v.to(getattr(torch, state_dtype)) if k in ("exp_avg", "exp_avg_sq") else v)
+                       for k, v in st.items()} for i, st in sd["state"].items()}
+    return sd
+
+
+def write(out: str | os.PathLike, model, magnet, optimizer, cfg: MMDConfig, counters: dict, rng,
+          exact: bool = False) -> Path:
     """Write ``out/checkpoint.pt`` and ``out/policy.npz`` (module table), each atomically.
+
+    At the line's own checkpoint steps (``exact`` False) the magnet and the Adam moments are
+    first rounded to ``cfg.state_dtype`` (:func:`round_state`) and the line goes on from the
+    rounded values; a write off those steps (``exact``: a stop by signal, or a ``steps``
+    budget between two checkpoint steps) stores them as float32 and rounds nothing, so that
+    the resumed line makes the same updates as one that was never stopped.
 
     Returns:
         the checkpoint's path.
@@ -60,11 +107,13 @@ def write(out: str | os.PathLike, model, magnet, optimizer, cfg: MMDConfig, coun
 
     out = Path(out)
     path = out / CHECKPOINT_NAME
+    dtype = "float32" if exact else cfg.state_dtype
+    round_state(magnet, optimizer, dtype)
     state = {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
     save_checkpoint({"format": FORMAT, "version": VERSION, "num_players": cfg.players, "net": model.cfg.to_dict(),
                      "model": state,
-                     "magnet": {k: v.detach().cpu().clone() for k, v in magnet.state_dict().items()},
-                     "optimizer": optimizer.state_dict(), "config": cfg.to_dict(),
+                     "magnet": _stored(magnet.state_dict(), dtype),
+                     "optimizer": _stored_optimizer(optimizer, dtype), "config": cfg.to_dict(),
                      "counters": dict(counters), "rng": json.dumps(rng.bit_generator.state), "git": git_hash()}, path)
     save_pv_npz(out / POLICY_NAME, {k: v.numpy() for k, v in state.items()}, model.cfg.to_dict(), cfg.players)
     return path
@@ -138,7 +187,7 @@ def restore(ckpt: dict):
     cfg = MMDConfig.from_dict(ckpt["config"])
     model, magnet = build(ckpt["net"], cfg.players), build(ckpt["net"], cfg.players)
     model.load_state_dict(ckpt["model"])
-    magnet.load_state_dict(ckpt["magnet"])
+    magnet.load_state_dict({k: v.float() if v.is_floating_point() else v for k, v in ckpt["magnet"].items()})
     for p in magnet.parameters():
         p.requires_grad_(False)
     optimizer = torch.optim.Adam(model.parameters(), lr=cfg.lr)
@@ -148,4 +197,21 @@ def restore(ckpt: dict):
     return model, magnet, optimizer, cfg, dict(ckpt["counters"]), rng
 
 
-__all__ = ["FORMAT", "POLICY_NAME", "VERSION", "build", "check", "load", "restore", "write"]
+def export_policy(out: str | os.PathLike) -> Path:
+    """Write ``out/policy.npz`` (the ``mmd`` agent's file) from the checkpoint in ``out``
+    (a folder that keeps only its checkpoint, as ``results/`` does).
+
+    Returns:
+        the path written.
+
+    Raises:
+        ValueError: no checkpoint in ``out``, or a damaged one (:func:`load`).
+    """
+    ckpt = load(out)
+    path = Path(out) / POLICY_NAME
+    save_pv_npz(path, {k: v.float().numpy() for k, v in ckpt["model"].items()}, ckpt["net"], ckpt["num_players"])
+    return path
+
+
+__all__ = ["FORMAT", "POLICY_NAME", "VERSION", "build", "check", "export_policy", "load", "restore", "round_state",
+           "write"]

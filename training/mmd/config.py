@@ -55,6 +55,12 @@ class MMDConfig:
     """Updates between two checkpoints (each curve point also writes one)."""
     threads: int = 1
     """Torch intra-op threads (results are reproducible for a fixed number of threads)."""
+    state_dtype: str = "bfloat16"
+    """How the checkpoint stores the magnet and the Adam moments: ``"bfloat16"`` (2 bytes a
+    number: the checkpoint of a 525,000-parameter network is 5.3 MB instead of 8.4 MB; at
+    every checkpoint the running line rounds its own magnet and moments the same way, so a
+    resumed line still equals an unstopped one) or ``"float32"`` (no rounding). The
+    network's weights are always stored whole (float32)."""
 
     def validate(self) -> "MMDConfig":
         """Check every field (class docstring); returns ``self``."""
@@ -72,6 +78,8 @@ class MMDConfig:
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not lo <= float(v) <= hi:
                 raise ValueError(f"{name} must be a number in [{lo}, {hi}], got {v!r}")
             setattr(self, name, float(v))
+        if self.state_dtype not in STATE_DTYPES:
+            raise ValueError(f"state_dtype must be one of {', '.join(STATE_DTYPES)}, got {self.state_dtype!r}")
         for name in ("trunk", "head"):
             v = tuple(getattr(self, name))
             if not v or any(isinstance(x, bool) or not isinstance(x, int) or not 1 <= x <= 4096 for x in v):
@@ -107,7 +115,10 @@ class MMDConfig:
         return cls(**d).validate()
 
 
-ADDED = {"explore": 0.0}
+STATE_DTYPES = ("bfloat16", "float32")
+"""The values of :attr:`MMDConfig.state_dtype`."""
+
+ADDED = {"explore": 0.0, "state_dtype": "float32"}
 """Fields added after the first checkpoints, with the value those lines ran with."""
 
-__all__ = ["ADDED", "MMDConfig"]
+__all__ = ["ADDED", "MMDConfig", "STATE_DTYPES"]

@@ -35,7 +35,7 @@ from twilight_env.agents.nn.checkpoint import CHECKPOINT_NAME
 from twilight_env.util.atomic import write_text
 
 from twilight_env.training.mmd import checkpoint as ckpt_io
-from twilight_env.training.mmd.config import MMDConfig
+from twilight_env.training.mmd.config import STATE_DTYPES, MMDConfig
 from twilight_env.training.mmd.learner import move_magnet, update
 from twilight_env.training.mmd.rollout import play
 
@@ -89,11 +89,15 @@ def _trim_curve(out: Path, steps: int) -> None:
             write_text(path, "".join(ln + "\n" for ln in keep))
 
 
-def _start(cfg: MMDConfig | None, out: Path, resume: bool, init_weights: str | None):
-    """``(model, magnet, optimizer, cfg, counters, rng)`` of a new or resumed line."""
+def _start(cfg: MMDConfig | None, out: Path, resume: bool, init_weights: str | None, state_dtype: str | None = None):
+    """``(model, magnet, optimizer, cfg, counters, rng)`` of a new or resumed line
+    (``state_dtype``: on resume, the storage type of the checkpoints from now on)."""
     if resume:
         state = ckpt_io.restore(ckpt_io.load(out))
         _trim_curve(out, state[4]["steps"])
+        if state_dtype is not None:
+            state[3].state_dtype = state_dtype
+            state[3].validate()
         return state
     if (out / CHECKPOINT_NAME).exists():
         raise ValueError(f"{str(out)!r} already holds a run; add --resume to continue it, or give another --out")
@@ -126,9 +130,18 @@ def _step(model, magnet, optimizer, cfg: MMDConfig, counters: dict, rng) -> dict
     return figures
 
 
+def _saves_at(cfg: MMDConfig, steps: int) -> bool:
+    """Whether the line writes its checkpoint (rounded, ``state_dtype``) after update ``steps``."""
+    return steps % cfg.eval_every == 0 or steps % cfg.checkpoint_every == 0
+
+
 def train(out, cfg: MMDConfig | None = None, *, minutes: float | None = None, steps: int | None = None,
-          resume: bool = False, init_weights: str | None = None, log=print) -> dict:
+          resume: bool = False, init_weights: str | None = None, state_dtype: str | None = None, log=print) -> dict:
     """Train one MMD line in ``out`` until ``minutes`` of wall time or ``steps`` updates in all.
+
+    A ``minutes`` budget ends at the first checkpoint step after it is spent (so the call
+    leaves the small checkpoint, :attr:`MMDConfig.state_dtype`); ``steps`` and a signal end
+    at once (their checkpoint stores the state whole, :func:`~twilight_env.training.mmd.checkpoint.write`).
 
     Args:
         out: the run directory (created; holds ``checkpoint.pt``, ``policy.npz``, ``curve.jsonl``).
@@ -136,6 +149,9 @@ def train(out, cfg: MMDConfig | None = None, *, minutes: float | None = None, st
         minutes: wall minutes for this call (None: no limit). steps: stop at this many
             updates in all (None: no limit); at least one of the two.
         resume: continue the line in ``out``. init_weights: see :func:`initial_network`.
+        state_dtype: with ``resume``, change how the line's checkpoints store the magnet and
+            the Adam moments from its next checkpoint on (:attr:`MMDConfig.state_dtype`;
+            the one setting a resumed line may change); None keeps the checkpoint's.
         log: called with one line per curve point.
 
     Returns:
@@ -148,7 +164,7 @@ def train(out, cfg: MMDConfig | None = None, *, minutes: float | None = None, st
     if minutes is None and steps is None:
         raise ValueError("give a budget: minutes or steps")
     out = Path(out)
-    model, magnet, optimizer, cfg, counters, rng = _start(cfg, out, resume, init_weights)
+    model, magnet, optimizer, cfg, counters, rng = _start(cfg, out, resume, init_weights, state_dtype)
     torch.set_num_threads(cfg.threads)
     evaluator = None
     if cfg.tricks < 7:
@@ -163,19 +179,19 @@ def train(out, cfg: MMDConfig | None = None, *, minutes: float | None = None, st
             log(json.dumps(_curve_point(out, counters, figures, evaluator, model)))
         last_saved = counters["steps"]
         while stop["signal"] is None and (steps is None or counters["steps"] < steps) \
-                and (minutes is None or time.monotonic() - t0 < minutes * 60):
+                and (minutes is None or time.monotonic() - t0 < minutes * 60 or not _saves_at(cfg, counters["steps"])):
             figures = _step(model, magnet, optimizer, cfg, counters, rng) or figures
             counters["seconds"] = base + time.monotonic() - t0
             if counters["steps"] % cfg.eval_every == 0:
                 log(json.dumps(_curve_point(out, counters, figures, evaluator, model)))
-            if counters["steps"] % cfg.eval_every == 0 or counters["steps"] % cfg.checkpoint_every == 0:
+            if _saves_at(cfg, counters["steps"]):
                 ckpt_io.write(out, model, magnet, optimizer, cfg, counters, rng)
                 last_saved = counters["steps"]
         counters["seconds"] = base + time.monotonic() - t0
         if counters["steps"] != last_saved or not (out / CHECKPOINT_NAME).exists():
             if counters["steps"] % cfg.eval_every:
                 log(json.dumps(_curve_point(out, counters, figures, evaluator, model)))
-            ckpt_io.write(out, model, magnet, optimizer, cfg, counters, rng)
+            ckpt_io.write(out, model, magnet, optimizer, cfg, counters, rng, exact=True)
     finally:
         for s, h in old.items():
             signal.signal(s, h)
@@ -202,6 +218,11 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--" + f.replace("_", "-"), type=float, help=f"new runs only (default {getattr(d, f)})")
     for f in ("trunk", "head"):
         p.add_argument("--" + f, type=int, nargs="+", help=f"new runs only (default {' '.join(map(str, getattr(d, f)))})")
+    p.add_argument("--state-dtype", choices=STATE_DTYPES,
+                   help=f"how checkpoints store the magnet and Adam moments (default {d.state_dtype}; "
+                        "also with --resume, from the next checkpoint on)")
+    p.add_argument("--export", action="store_true",
+                   help="only write OUT/policy.npz from OUT's checkpoint (a folder that keeps the checkpoint alone)")
     return p
 
 
@@ -209,8 +230,12 @@ def main(argv=None) -> int:
     """Command line (module docstring); returns the exit status (2 on a bad argument or checkpoint)."""
     args = _parser().parse_args(argv)
     given = {k: v for k, v in vars(args).items()
-             if k not in ("out", "minutes", "steps", "resume", "init_weights") and v is not None}
+             if k not in ("out", "minutes", "steps", "resume", "init_weights", "export")
+             and v is not None and not (args.resume and k == "state_dtype")}
     try:
+        if args.export:
+            print(ckpt_io.export_policy(args.out))
+            return 0
         if args.minutes is None and args.steps is None:
             raise ValueError("give --minutes or --steps")
         if args.resume and (given or args.init_weights):
@@ -219,7 +244,8 @@ def main(argv=None) -> int:
         cfg = None if args.resume else MMDConfig(**{k: tuple(v) if k in ("trunk", "head") else v
                                                     for k, v in given.items()})
         train(args.out, cfg, minutes=args.minutes, steps=args.steps, resume=args.resume,
-              init_weights=args.init_weights, log=lambda line: print(line, flush=True))
+              init_weights=args.init_weights, state_dtype=args.state_dtype if args.resume else None,
+              log=lambda line: print(line, flush=True))
     except (ValueError, FloatingPointError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
