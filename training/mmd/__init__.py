@@ -37,6 +37,13 @@ Usage::
     python -m twilight_env.training.mmd --out runs/mmd3 --resume --minutes 10
     python -m twilight_env.training.mmd --players 3 --tricks 7 --init-weights default --minutes 60 --out runs/mmd3full
     twilight arena mmd:runs/mmd3full policy --players 3
+
+Checkpoints are small enough to keep one per line under ``results/``: the magnet and the Adam
+moments are stored in bfloat16 at the line's checkpoint steps (``--state-dtype``; the running
+line rounds itself to the stored values, so a resumed line still equals an unstopped one), and a
+``--minutes`` budget ends at a checkpoint step. A folder that keeps the checkpoint alone gets
+its ``policy.npz`` back with ``python -m twilight_env.training.mmd --out RUN --export``; a line
+started before ``state_dtype`` existed takes it on resume (``--resume --state-dtype bfloat16``).
 """
 
 from twilight_env.training.mmd.config import MMDConfig
