@@ -1,6 +1,6 @@
 """``twilight edge``: the command line of the edge study, as one table of modes.
 
-The command has five modes. Which one runs follows from the command line (the first
+The command has six modes. Which one runs follows from the command line (the first
 row of :data:`MODES` whose selecting flag is given; the team study when none is), and
 :data:`MODES` says which flags each mode takes: the check of a command line and its
 error message both come from that table, so an error names the mode and the flags the
@@ -11,6 +11,7 @@ mode allows.
 | ``compare`` | ``--compare FOLDER_A FOLDER_B`` | one finished run's Moon − Sun minus another's, paired by deal; plays nothing (:func:`~twilight_env.experiments.edge.edge_strength.compare_runs`) |
 | ``resume`` | ``--resume FOLDER`` | finish an interrupted run of either scoring, or with ``--deals N`` grow it to N deals; it keeps the run's settings |
 | ``ladder`` | ``--ladder FOLDER`` | the edge at every rung of a 3-player ladder (:mod:`~twilight_env.experiments.edge.edge_strength`) |
+| ``crossplay`` | ``--crossplay SPEC SPEC ...`` | every spec as the solo against every spec as the Sun side on the same deals: the matrix, its saddle point and its value (:mod:`~twilight_env.experiments.edge.crossplay`) |
 | ``individual`` | ``--scoring individual`` | the study under individual scoring, R8 (:mod:`~twilight_env.experiments.edge.individual_edge`) |
 | ``study`` | (none of those) | the team-scoring study, R7.5 (:mod:`~twilight_env.experiments.edge.solo_edge`): each SPEC on all three chairs, and mixed strengths with ``--solo``/``--sun`` |
 
@@ -25,11 +26,11 @@ import argparse
 import os
 from dataclasses import dataclass
 
-from twilight_env.util.argtypes import MAX_DEALS, deal_count, interrupt_status, non_negative_int, positive_int
+from twilight_env.util.argtypes import MAX_DEALS, deal_count, interrupt_status, positive_int
 from twilight_env.util.distributed import add_ray_argument
 
 from twilight_env.experiments.common import default_workers
-from twilight_env.experiments.edge import edge_strength, individual_edge, solo_edge
+from twilight_env.experiments.edge import crossplay, edge_strength, individual_edge, solo_edge
 from twilight_env.experiments.edge.core import (CHECKPOINT, DEFAULT_DEALS, DEFAULT_SPEC, INDIVIDUAL_CHECKPOINT,
                                                 RESULT, StudySettings, is_individual_run, wrap)
 
@@ -38,7 +39,7 @@ FLAGS: dict[str, str] = {
     "deals_file": "--deals-file", "save_deals": "--save-deals", "target": "--target", "boot": "--boot",
     "matches": "--matches", "scoring": "--scoring", "records": "--records", "out": "--out", "force": "--force",
     "workers": "--workers", "ray": "--ray", "quiet": "--quiet", "resume": "--resume", "ladder": "--ladder",
-    "rung_deals": "--rung-deals", "off_ladder": "--off-ladder", "compare": "--compare"}
+    "rung_deals": "--rung-deals", "off_ladder": "--off-ladder", "compare": "--compare", "crossplay": "--crossplay"}
 """Every option of ``twilight edge``: the argparse name -> the flag as written."""
 
 
@@ -85,6 +86,11 @@ MODES: tuple[Mode, ...] = (
          "the edge at every rung of a 3-player ladder, on the held-out deal set heldout-2",
          ("deals", "rung_deals", "off_ladder", "boot", "matches", "out") + _RUNNER,
          needs=(("deals", "--deals N (deals per rung)"),)),
+    Mode("crossplay", ("crossplay", None), "twilight edge --crossplay SPEC SPEC [SPEC ...] --deals N",
+         "each spec as the solo against each as the Sun side on the same deals: the matrix, its pure saddle "
+         "point and its value in mixed strategies (rerun with --out FOLDER to continue)",
+         ("deals", "seed", "target", "boot", "matches", "out", "force") + _RUNNER,
+         needs=(("deals", "--deals N (deals per cell)"),)),
     Mode("individual", ("scoring", "individual"), "twilight edge [SPEC ...] --scoring individual",
          "the study under individual scoring, R8", _STUDY),
     Mode("study", None, "twilight edge [SPEC ...]",
@@ -162,9 +168,9 @@ def _add_deal_arguments(g) -> None:
     g.add_argument("--deals", type=deal_count, default=None,
                    help=f"number of deals N, each played 3 times (2..{MAX_DEALS:,}; default {DEFAULT_DEALS}, or all of "
                         "--deals-file)")
-    g.add_argument("--seed", type=non_negative_int, default=None,
-                   help="seed of the deals, agents and bootstrap (default 0; with --deals-file, the seed saved in the "
-                        "file)")
+    g.add_argument("--seed", type=seed_or_deal_set, default=None,
+                   help="seed of the deals, agents and bootstrap, or a held-out deal set by name (heldout-1, "
+                        "heldout-2, heldout-3: its seed) (default 0; with --deals-file, the seed saved in the file)")
     g.add_argument("--solo", default=None, metavar="SPEC",
                    help=f"mixed strengths: the solo's agent (seat 0; default {DEFAULT_SPEC} when only --sun is given)")
     g.add_argument("--sun", default=None, metavar="SPEC",
@@ -222,11 +228,26 @@ def _add_mode_arguments(g) -> None:
                    help="print the edge of the finished run in FOLDER_A minus that in FOLDER_B, paired by deal "
                         "(two agents' team-scoring runs, one configuration each, on the generated deals of one "
                         "--seed), with its 95%% interval; plays nothing")
+    g.add_argument("--crossplay", nargs="+", default=None, metavar="SPEC",
+                   help="the cross-play matrix of two or more agents: each as the solo against each as the Sun "
+                        "side, one edge run per cell on the same --deals N deals of --seed; writes crossplay.md/.json "
+                        "with the self-play diagonal, the pure saddle point check and the value of the matrix game "
+                        "with both optimal mixtures (to continue an interrupted matrix, run the same command with "
+                        "--out FOLDER)")
     g.add_argument("--scoring", choices=("team", "individual"), default=None,
                    help="3-player scoring: 'team' (the default, R7.5) or 'individual' (R8: every seat scores its "
                         "own tricks, the new moon is a fourth line); 'individual' writes individual.md/.json "
                         "(twilight_env.experiments.edge.individual_edge; agents that read it: "
                         "ismcts:backend=numba,scoring=individual)")
+
+
+def seed_or_deal_set(text: str) -> int:
+    """argparse type of ``--seed``: an integer >= 0, or the name of a held-out deal set
+    (:data:`twilight_env.rules.heldout.HELDOUT_SEEDS`), taken as its seed."""
+    try:
+        return crossplay.seed_of(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e).removeprefix("--seed ")) from None
 
 
 def parse_rung_deals(items: list[str] | None) -> dict[str, int]:
@@ -301,8 +322,21 @@ def _run_compare(args, mode: Mode) -> int:
     return 0
 
 
+def _run_crossplay(args, mode: Mode) -> int:
+    r = _runner(args)
+    settings = crossplay.CrossplaySettings(
+        tuple(args.crossplay), args.deals, 0 if args.seed is None else args.seed, target=args.target, boot=args.boot,
+        matches=args.matches, out=args.out, force=args.force, workers=r["workers"], ray=r["ray"],
+        progress=r["progress"])
+    try:
+        crossplay.run_crossplay(settings)
+    except KeyboardInterrupt as e:
+        return interrupt_status(e)
+    return 0
+
+
 RUNS = {"compare": _run_compare, "resume": _run_resume, "ladder": _run_ladder, "individual": _run_study,
-        "study": _run_study}
+        "study": _run_study, "crossplay": _run_crossplay}
 """Mode name -> what runs it (every row of :data:`MODES` has one)."""
 
 

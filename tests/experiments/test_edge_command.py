@@ -21,7 +21,7 @@ VALUES = {"specs": [], "solo": ["random"], "sun": ["random"], "deals": ["3"], "s
           "deals_file": ["d.json"], "save_deals": ["s.json"], "target": ["10"], "boot": ["5"], "matches": ["5"],
           "scoring": ["team"], "records": ["rec"], "out": ["o"], "force": [], "workers": ["1"], "ray": ["auto"],
           "quiet": [], "resume": ["F"], "ladder": ["L"], "rung_deals": ["random=2"], "off_ladder": ["X"],
-          "compare": ["A", "B"]}
+          "compare": ["A", "B"], "crossplay": ["random", "heuristic"]}
 
 
 def _args(argv: list[str]) -> argparse.Namespace:
@@ -221,7 +221,7 @@ def test_ladder_settings_are_frozen_and_checked_once_when_built():
 # ---------------------------------------------------------------------------------
 
 EDGE_ORDER = [("matches",), ("core",), ("solo_edge", "individual_edge"),
-              ("edge_strength", "goals_333", "handicap", "control_variate"),
+              ("edge_strength", "goals_333", "handicap", "control_variate", "crossplay"),
               ("command",)]
 """experiments/edge/, low to high: a module imports only modules of rows before its own."""
 
