@@ -438,8 +438,9 @@ def run_cell(s: CrossplaySettings, folder: str, i: int, j: int) -> dict:
             "matches": DEFAULT_MATCHES if s.matches is None else s.matches}
     differ = [f"{k} {doc.get(k)!r}, not {v!r}" for k, v in want.items() if doc.get(k) != v]
     if differ or (doc.get("deals_source") or {}).get("source") != "seed":
-        raise ValueError(f"the cell {path!r} holds an edge run of other settings ({'; '.join(differ) or 'deals from a file'}); "
-                         "remove it and run the command again to play it anew")
+        what = "; ".join(differ) or "deals from a file"
+        raise ValueError(f"the cell {path!r} holds an edge run of other settings ({what}); remove it and run the "
+                         "command again to play it anew")
     return doc
 
 
