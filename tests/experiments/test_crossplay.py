@@ -237,3 +237,23 @@ def test_the_command_refuses_bad_lines_in_one_line_and_makes_nothing(tmp_path, c
         err = capsys.readouterr().err
         assert message in err and err.count("\n") == 1, err
         assert not out.exists()
+
+
+def test_ties_make_every_tied_cell_a_saddle_point():
+    sp = saddle_point([[1.0, 1.0], [0.0, -2.0]])  # row 0 is constant and dominates: both its cells are saddles
+    assert sp["exists"] and sp["cells"] == [[0, 0], [0, 1]] and sp["maximin"] == sp["minimax"] == 1.0
+    assert solve_game([[1.0, 1.0], [0.0, -2.0]])["value"] == pytest.approx(1.0)
+
+
+def test_seed_takes_a_number_or_a_held_out_set_by_name_in_every_mode():
+    import argparse
+
+    from twilight_env.experiments.edge import command
+
+    p = argparse.ArgumentParser(prog="twilight edge")
+    command.add_arguments(p)
+    assert p.parse_args(["heuristic", "--seed", "heldout-2"]).seed == 2_026_120_102
+    assert p.parse_args(["--crossplay", "random", "heuristic", "--seed", "7"]).seed == 7
+    for bad in ("heldout-9", "-1", "x"):
+        with pytest.raises(SystemExit):
+            p.parse_args(["heuristic", "--seed", bad])
