@@ -1,6 +1,6 @@
 """``twilight edge``: the command line of the edge study, as one table of modes.
 
-The command has six modes. Which one runs follows from the command line (the first
+The command has seven modes. Which one runs follows from the command line (the first
 row of :data:`MODES` whose selecting flag is given; the team study when none is), and
 :data:`MODES` says which flags each mode takes: the check of a command line and its
 error message both come from that table, so an error names the mode and the flags the
@@ -9,6 +9,7 @@ mode allows.
 | mode | chosen by | what it does |
 |---|---|---|
 | ``compare`` | ``--compare FOLDER_A FOLDER_B`` | one finished run's Moon − Sun minus another's, paired by deal; plays nothing (:func:`~twilight_env.experiments.edge.edge_strength.compare_runs`) |
+| ``status`` | ``--status FOLDER`` | the interim figures of an unfinished run; plays nothing (:mod:`~twilight_env.experiments.edge.interim`) |
 | ``resume`` | ``--resume FOLDER`` | finish an interrupted run of either scoring, or with ``--deals N`` grow it to N deals; it keeps the run's settings |
 | ``ladder`` | ``--ladder FOLDER`` | the edge at every rung of a 3-player ladder (:mod:`~twilight_env.experiments.edge.edge_strength`) |
 | ``crossplay`` | ``--crossplay SPEC SPEC ...`` | every spec as the solo against every spec as the Sun side on the same deals: the matrix, its saddle point and its value (:mod:`~twilight_env.experiments.edge.crossplay`) |
@@ -39,7 +40,8 @@ FLAGS: dict[str, str] = {
     "deals_file": "--deals-file", "save_deals": "--save-deals", "target": "--target", "boot": "--boot",
     "matches": "--matches", "scoring": "--scoring", "records": "--records", "out": "--out", "force": "--force",
     "workers": "--workers", "ray": "--ray", "quiet": "--quiet", "resume": "--resume", "ladder": "--ladder",
-    "rung_deals": "--rung-deals", "off_ladder": "--off-ladder", "compare": "--compare", "crossplay": "--crossplay"}
+    "rung_deals": "--rung-deals", "off_ladder": "--off-ladder", "compare": "--compare", "crossplay": "--crossplay",
+         "status": "--status"}
 """Every option of ``twilight edge``: the argparse name -> the flag as written."""
 
 
@@ -80,6 +82,8 @@ _STUDY = ("specs", "solo", "sun", "deals", "seed", "deals_file", "target", "boot
 MODES: tuple[Mode, ...] = (
     Mode("compare", ("compare", None), "twilight edge --compare FOLDER_A FOLDER_B",
          "the paired difference of two finished runs, from their folders; it plays nothing", ()),
+    Mode("status", ("status", None), "twilight edge --status FOLDER",
+         "the interim figures of an unfinished run (its deals finished so far); it plays nothing", ()),
     Mode("resume", ("resume", None), "twilight edge --resume FOLDER",
          "finishes or, with --deals N, grows a run; it keeps the run's settings", ("deals",) + _RUNNER),
     Mode("ladder", ("ladder", None), "twilight edge --ladder FOLDER",
@@ -228,6 +232,9 @@ def _add_mode_arguments(g) -> None:
                    help="print the edge of the finished run in FOLDER_A minus that in FOLDER_B, paired by deal "
                         "(two agents' team-scoring runs, one configuration each, on the generated deals of one "
                         "--seed), with its 95%% interval; plays nothing")
+    g.add_argument("--status", default=None, metavar="FOLDER",
+                   help="print the interim figures of the unfinished team-scoring run in FOLDER (Moon - Sun over "
+                        "its deals finished so far, with the 95%% interval); plays nothing")
     g.add_argument("--crossplay", nargs="+", default=None, metavar="SPEC",
                    help="the cross-play matrix of two or more agents: each as the solo against each as the Sun "
                         "side, one edge run per cell on the same --deals N deals of --seed; writes crossplay.md/.json "
@@ -322,6 +329,13 @@ def _run_compare(args, mode: Mode) -> int:
     return 0
 
 
+def _run_status(args, mode: Mode) -> int:
+    from twilight_env.experiments.edge.interim import interim_lines
+
+    print("\n".join(interim_lines(args.status)))
+    return 0
+
+
 def _run_crossplay(args, mode: Mode) -> int:
     r = _runner(args)
     settings = crossplay.CrossplaySettings(
@@ -336,7 +350,7 @@ def _run_crossplay(args, mode: Mode) -> int:
 
 
 RUNS = {"compare": _run_compare, "resume": _run_resume, "ladder": _run_ladder, "individual": _run_study,
-        "study": _run_study, "crossplay": _run_crossplay}
+        "study": _run_study, "crossplay": _run_crossplay, "status": _run_status}
 """Mode name -> what runs it (every row of :data:`MODES` has one)."""
 
 

@@ -21,7 +21,7 @@ VALUES = {"specs": [], "solo": ["random"], "sun": ["random"], "deals": ["3"], "s
           "deals_file": ["d.json"], "save_deals": ["s.json"], "target": ["10"], "boot": ["5"], "matches": ["5"],
           "scoring": ["team"], "records": ["rec"], "out": ["o"], "force": [], "workers": ["1"], "ray": ["auto"],
           "quiet": [], "resume": ["F"], "ladder": ["L"], "rung_deals": ["random=2"], "off_ladder": ["X"],
-          "compare": ["A", "B"], "crossplay": ["random", "heuristic"]}
+          "compare": ["A", "B"], "crossplay": ["random", "heuristic"], "status": ["F"]}
 
 
 def _args(argv: list[str]) -> argparse.Namespace:
@@ -221,7 +221,7 @@ def test_ladder_settings_are_frozen_and_checked_once_when_built():
 # ---------------------------------------------------------------------------------
 
 EDGE_ORDER = [("matches",), ("core",), ("solo_edge", "individual_edge"),
-              ("edge_strength", "goals_333", "handicap", "control_variate", "crossplay"),
+              ("edge_strength", "goals_333", "handicap", "control_variate", "crossplay", "interim"),
               ("command",)]
 """experiments/edge/, low to high: a module imports only modules of rows before its own."""
 
@@ -249,3 +249,35 @@ def test_the_edge_modules_import_only_lower_rows():
     bad = [f"{p.stem} imports {m}" for p in folder.glob("*.py") if p.stem in row
            for m in _edge_imports(p) if m in row and row[m] >= row[p.stem] and m != p.stem]
     assert bad == []
+
+
+def test_status_gives_the_interim_figures_of_the_finished_deals(tmp_path, monkeypatch, capsys):
+    """``--status``: Moon - Sun over the deals finished so far equals what the run's own
+    figures are over the same deals (a run of only those deals), and it plays nothing."""
+    from twilight_env.experiments.edge import interim
+
+    real, calls = solo_edge._play_edge_deal, []
+
+    def stop_at_4(task):
+        calls.append(task[0])
+        if len(calls) == 4:
+            raise KeyboardInterrupt("stop here")
+        return real(task)
+
+    monkeypatch.setattr(solo_edge, "_play_edge_deal", stop_at_4)
+    small = dict(boot=5, matches=5, workers=1, progress=False, verbose=False)
+    with pytest.raises(KeyboardInterrupt):
+        solo_edge.run_study(["heuristic"], deals=6, seed=3, out=str(tmp_path / "run"), **small)
+    monkeypatch.setattr(solo_edge, "_play_edge_deal", real)
+    (r,) = interim.interim_figures(str(tmp_path / "run"))
+    assert (r["label"], r["done"], r["deals"]) == ("heuristic", 3, 6)
+    solo_edge.run_study(["heuristic"], deals=3, seed=3, out=str(tmp_path / "three"), **small)
+    whole = solo_edge.load_result(str(tmp_path / "three"))["results"][0]["figures"]
+    assert r["figures"]["diff"] == pytest.approx(whole["diff"])
+    assert main(["edge", "--status", str(tmp_path / "run")]) == 0
+    out = capsys.readouterr().out
+    assert "heuristic: 3 of 6 deals" in out and "interim" in out and f"{whole['diff']['mean']:+.1f}" in out
+    assert main(["edge", "--status", str(tmp_path / "three")]) == 2
+    assert "has finished" in capsys.readouterr().err
+    assert main(["edge", "--status", str(tmp_path / "none")]) == 2
+    assert "no edge run" in capsys.readouterr().err
