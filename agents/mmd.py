@@ -36,9 +36,14 @@ def weights_path(path: str) -> str:
     Raises:
         ValueError: a path that is not a non-empty string, or a run directory without its policy file.
     """
-    if not isinstance(path, str) or not path:
-        raise ValueError(f"mmd: path must be an MMD run directory or its {POLICY_FILE}, got {path!r}")
+    if not isinstance(path, str) or not path or path == "default":
+        raise ValueError(f"mmd: path must be an MMD run directory or its {POLICY_FILE} (no MMD network is "
+                         f"shipped; the shipped network is policy:default), got {path!r}")
     p = Path(path)
+    if p.name == "checkpoint.pt":
+        raise ValueError(f"mmd plays a run's {POLICY_FILE}, not its checkpoint {path!r}: give the run directory "
+                         f"{str(p.parent)!r} (if it keeps the checkpoint alone: python -m twilight_env.training.mmd "
+                         f"--out {p.parent} --export)")
     if p.is_dir():
         if not (p / POLICY_FILE).is_file():
             if (p / "checkpoint.pt").is_file():

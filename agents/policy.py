@@ -121,6 +121,12 @@ class PolicyAgent:
         if self.temperature:
             self.name = f"policy:{path}{temperature_suffix(self.temperature)}"
 
+    @property
+    def num_players(self) -> int | None:
+        """The variant a weights file was trained for (3 or 4), or None for ``default``,
+        which holds both."""
+        return None if self.path == "default" else next(iter(self._nets))
+
     def net_for(self, num_players: int):
         """The NumPy network for a variant, loaded on first use.
 

@@ -4,8 +4,9 @@
 Two ``twilight arena`` runs of two agents each on the same deals (the same ``--seed`` and
 deal source: e.g. a trained agent against ``ismcts`` now and its starting point against
 ``ismcts`` before) give, deal by deal, A's side points minus B's (``pair_scores`` of the
-run's one pairing, the mean of its duplicate plays: deal points per deal, R5). This prints
-the difference of those per-deal margins over the deals both played, with its 95% Student-t
+run's one pairing, the mean of its duplicate plays: deal points per deal, R5). Each run's
+first agent is the one compared, against the same second agent. This prints the difference
+of those per-deal margins over the deals both played (the first deals of the seed), with its 95% Student-t
 interval (:func:`twilight_env.util.report.mean_ci`), and the same for the plays as the solo
 and as the Sun side in 3 players: paired by deal, the deal-to-deal spread of the cards
 cancels, so the interval is narrower than the two runs' intervals side by side.
@@ -64,13 +65,20 @@ def compare(folder_a: str, folder_b: str) -> dict:
     """
     da, pa = _pairing(folder_a)
     db, pb = _pairing(folder_b)
-    for key in ("num_players", "deals_source"):
-        if da.get(key) != db.get(key):
-            raise ValueError(f"the runs differ in {key}: {da.get(key)!r} and {db.get(key)!r}; paired by deal needs "
-                             "the same deals")
+    if da.get("num_players") != db.get("num_players"):
+        raise ValueError(f"the runs are of {da.get('num_players')} and {db.get('num_players')} players; paired by "
+                         "deal needs the same game and deals")
+    sa, sb = da.get("deals_source") or {}, db.get("deals_source") or {}
+    if sa != sb:
+        raise ValueError(f"the runs played other deals (--seed {sa.get('seed')} from {sa.get('source')}, and --seed "
+                         f"{sb.get('seed')} from {sb.get('source')}); paired by deal needs the same --seed")
     n = min(len(pa["pair_scores"]), len(pb["pair_scores"]))
     if n < 2:
         raise ValueError(f"the runs share {n} deal(s); a paired interval needs at least 2")
+    if pa["b_spec"] != pb["b_spec"] or pa["a_spec"] == pb["b_spec"]:
+        raise ValueError(f"the runs' second agents differ ({pa['b_spec']!r} and {pb['b_spec']!r}): each run's first "
+                         "agent is the one compared, against the same second agent (e.g. A against ismcts, B against "
+                         "ismcts)")
     out = {"a": (pa["a_spec"], pa["b_spec"]), "b": (pb["a_spec"], pb["b_spec"]), "deals": n,
            "margin": mean_ci(np.subtract(pa["pair_scores"][:n], pb["pair_scores"][:n]))}
     if da.get("num_players") == 3:
@@ -99,7 +107,7 @@ def main(argv=None) -> int:
     try:
         print("\n".join(compare_lines(compare(args.folder_a, args.folder_b))))
     except ValueError as e:
-        print(f"error: {e}", file=sys.stderr)
+        print(f"arena_compare: error: {e}", file=sys.stderr)
         return 2
     return 0
 

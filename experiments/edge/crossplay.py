@@ -192,8 +192,10 @@ class CrossplaySettings:
 
     def saved(self) -> dict:
         """The settings a rerun must repeat (:data:`SAVED`), as JSON values."""
-        return {"specs": list(self.specs), "deals": self.deals, "seed": self.seed, "target": self.target,
-                "boot": self.boot, "matches": self.matches}
+        return {"specs": list(self.specs), "deals": self.deals, "seed": self.seed,
+                "target": DEFAULT_TARGET if self.target is None else self.target,
+                "boot": DEFAULT_BOOT if self.boot is None else self.boot,
+                "matches": DEFAULT_MATCHES if self.matches is None else self.matches}
 
     def command(self, folder: str) -> str:
         """The command line that makes (or continues) this matrix in ``folder``."""
@@ -393,7 +395,9 @@ def prepare_folder(s: CrossplaySettings) -> tuple[str, bool]:
             cannot be used (:func:`~twilight_env.experiments.common.out_dir`).
     """
     if s.out is not None and os.path.isfile(os.path.join(s.out, SETTINGS_FILE)):
-        saved = load_saved(s.out)
+        saved = dict(load_saved(s.out))
+        for k, default in (("target", DEFAULT_TARGET), ("boot", DEFAULT_BOOT), ("matches", DEFAULT_MATCHES)):
+            saved[k] = default if saved.get(k) is None else saved[k]  # files written before defaults were saved
         differ = [f"{k} {saved[k]!r} there, {s.saved()[k]!r} now" for k in SAVED if saved[k] != s.saved()[k]]
         if differ:
             raise ValueError(f"--out {s.out!r} holds a cross-play matrix of other settings ({'; '.join(differ)}); "

@@ -33,6 +33,11 @@ def interim_figures(folder: str) -> list[dict]:
     """
     from twilight_env.experiments.edge.solo_edge import Checkpoint, deal_figures
 
+    if not os.path.isdir(folder):
+        raise ValueError(f"{folder!r} does not exist (give the output folder of an unfinished twilight edge run)")
+    if os.path.isdir(os.path.join(folder, "cells")):
+        raise ValueError(f"{folder!r} holds a cross-play matrix: --status reads one edge run, e.g. a cell "
+                         f"{os.path.join(folder, 'cells', 'NN-MM_SOLO__SUN')!r}")
     if is_individual_run(folder):
         raise ValueError(f"{folder!r} holds an individual-scoring run; --status reads team-scoring runs")
     if not os.path.isfile(os.path.join(folder, CHECKPOINT)):

@@ -34,10 +34,17 @@ def test_the_paired_margin_is_the_mean_of_per_deal_differences(tmp_path, capsys)
 def test_runs_on_other_deals_or_without_one_pairing_are_refused(tmp_path, capsys):
     a = _arena(tmp_path, "a", ["heuristic", "random"])
     other_seed = _arena(tmp_path, "s", ["heuristic", "random"], seed=5)
-    with pytest.raises(ValueError, match="differ in deals_source"):
+    with pytest.raises(ValueError, match="played other deals"):
         compare(a, other_seed)
     three = _arena(tmp_path, "t", ["heuristic", "random", "random:"], deals=2)
     with pytest.raises(ValueError, match="must hold one pairing"):
         compare(a, three)
     assert main([a, str(tmp_path / "none")]) == 2
     assert "no finished arena run" in capsys.readouterr().err
+
+
+def test_runs_against_other_second_agents_are_refused(tmp_path):
+    a = _arena(tmp_path, "a", ["heuristic", "random"])
+    swapped = _arena(tmp_path, "w", ["random", "heuristic"])
+    with pytest.raises(ValueError, match="second agents differ"):
+        compare(a, swapped)

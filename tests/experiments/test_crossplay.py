@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from twilight_env.agents.policy import default_weights
 from twilight_env.cli import main
 from twilight_env.experiments.edge import crossplay, solo_edge
 from twilight_env.experiments.edge.crossplay import CrossplaySettings, run_crossplay, saddle_point, solve_game
@@ -186,6 +187,14 @@ def test_an_interrupted_matrix_continues_to_the_figures_of_an_uninterrupted_one(
             assert (a["moon_points"], a["sun_points"]) == (b["moon_points"], b["sun_points"])
 
 
+def test_the_defaults_given_by_name_are_the_same_settings(matrix):
+    """A matrix made without --target/--boot/--matches continues when they are given at
+    their defaults (the saved settings hold the values, not 'not given')."""
+    from twilight_env.experiments.edge.core import DEFAULT_TARGET
+
+    run_crossplay(specs=SPECS, out=str(matrix), **{**SMALL, "target": DEFAULT_TARGET})
+
+
 def test_a_folder_of_other_settings_is_refused(matrix):
     with pytest.raises(ValueError, match=r"holds a cross-play matrix of other settings \(deals 4 there, 5 now\)"):
         run_crossplay(specs=SPECS, out=str(matrix), **{**SMALL, "deals": 5})
@@ -213,6 +222,9 @@ def test_bad_specs_are_refused_in_words(tmp_path):
     four.write_bytes(save_weights([(rng.normal(size=(OBS_SIZE, 31)), np.zeros(31))], 4, 7))
     with pytest.raises(ValueError, match="plays 4 players only; the cross-play matrix is the 3-player"):
         CrossplaySettings(["heuristic", f"nfsp:path={four}"], 4)
+    with pytest.raises(ValueError, match="plays 4 players only; the cross-play matrix is the 3-player"):
+        CrossplaySettings(["heuristic", "policy:" + str(default_weights(4))], 4)  # a 4-player weights file
+    CrossplaySettings(["heuristic", "policy:" + str(default_weights(3))], 4)  # its 3-player twin is taken
     with pytest.raises(ValueError, match="list of agent spec strings"):
         CrossplaySettings("heuristic random", 4)
 

@@ -280,4 +280,7 @@ def test_status_gives_the_interim_figures_of_the_finished_deals(tmp_path, monkey
     assert main(["edge", "--status", str(tmp_path / "three")]) == 2
     assert "has finished" in capsys.readouterr().err
     assert main(["edge", "--status", str(tmp_path / "none")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    (tmp_path / "empty").mkdir()
+    assert main(["edge", "--status", str(tmp_path / "empty")]) == 2
     assert "no edge run" in capsys.readouterr().err

@@ -300,3 +300,15 @@ def test_the_report_summarises_a_run_from_its_curve(tmp_path):
     assert main([str(run), "--out", str(tmp_path / "out")]) == 0
     saved = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert saved["runs"][0]["last"] == points[-1] and (tmp_path / "out" / "curve_rep.jsonl").is_file()
+
+
+def test_mmd_refuses_default_and_a_checkpoint_path_naming_what_it_plays(tmp_path):
+    with pytest.raises(ValueError, match="no MMD network is shipped"):
+        make_agent("mmd:default")
+    out = tmp_path / "r"
+    train(out, small(), steps=2, log=lambda _: None)
+    with pytest.raises(ValueError, match="not its checkpoint.*give the run directory"):
+        make_agent(f"mmd:{out}/checkpoint.pt")
+    said = []
+    train(out, resume=True, steps=1, log=said.append)
+    assert said == ["the line was already at 2 updates (--steps 1 is the total to reach): nothing to do"]

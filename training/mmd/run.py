@@ -172,7 +172,7 @@ def train(out, cfg: MMDConfig | None = None, *, minutes: float | None = None, st
         evaluator = ReducedEvaluator(cfg.players, cfg.tricks)
     stop = {"signal": None}
     old = {s: signal.signal(s, lambda signum, frame: stop.update(signal=signum)) for s in (signal.SIGINT, signal.SIGTERM)}
-    t0, base = time.monotonic(), counters["seconds"]
+    t0, base, first = time.monotonic(), counters["seconds"], counters["steps"]
     figures: dict = {}
     try:
         if counters["steps"] == 0:
@@ -195,6 +195,8 @@ def train(out, cfg: MMDConfig | None = None, *, minutes: float | None = None, st
     finally:
         for s, h in old.items():
             signal.signal(s, h)
+    if steps is not None and first >= steps:
+        log(f"the line was already at {first} updates (--steps {steps} is the total to reach): nothing to do")
     if stop["signal"] is not None:
         log(f"stopped by signal {stop['signal']} at {counters['steps']} updates; continue with "
             f"python -m twilight_env.training.mmd --out {out} --resume --minutes M")
