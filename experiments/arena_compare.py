@@ -5,7 +5,9 @@ Two ``twilight arena`` runs of two agents each on the same deals (the same ``--s
 deal source: e.g. a trained agent against ``ismcts`` now and its starting point against
 ``ismcts`` before) give, deal by deal, A's side points minus B's (``pair_scores`` of the
 run's one pairing, the mean of its duplicate plays: deal points per deal, R5). Each run's
-first agent is the one compared, against the same second agent. This prints the difference
+first agent's margin is compared (e.g. two agents against ``ismcts``, or two responders
+against their own targets); runs of the same two agents in the other order are refused.
+This prints the difference
 of those per-deal margins over the deals both played (the first deals of the seed), with its 95% Student-t
 interval (:func:`twilight_env.util.report.mean_ci`), and the same for the plays as the solo
 and as the Sun side in 3 players: paired by deal, the deal-to-deal spread of the cards
@@ -75,10 +77,10 @@ def compare(folder_a: str, folder_b: str) -> dict:
     n = min(len(pa["pair_scores"]), len(pb["pair_scores"]))
     if n < 2:
         raise ValueError(f"the runs share {n} deal(s); a paired interval needs at least 2")
-    if pa["b_spec"] != pb["b_spec"] or pa["a_spec"] == pb["b_spec"]:
-        raise ValueError(f"the runs' second agents differ ({pa['b_spec']!r} and {pb['b_spec']!r}): each run's first "
-                         "agent is the one compared, against the same second agent (e.g. A against ismcts, B against "
-                         "ismcts)")
+    if (pa["a_spec"], pa["b_spec"]) == (pb["b_spec"], pb["a_spec"]) and pa["a_spec"] != pa["b_spec"]:
+        raise ValueError(f"the runs hold the same two agents in the other order ({pa['a_spec']!r} first in one, "
+                         f"{pb['a_spec']!r} in the other): each run's first agent's margin is compared, so the "
+                         "difference would be twice one margin; give runs of the agents to compare first")
     out = {"a": (pa["a_spec"], pa["b_spec"]), "b": (pb["a_spec"], pb["b_spec"]), "deals": n,
            "margin": mean_ci(np.subtract(pa["pair_scores"][:n], pb["pair_scores"][:n]))}
     if da.get("num_players") == 3:

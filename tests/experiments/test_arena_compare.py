@@ -43,8 +43,10 @@ def test_runs_on_other_deals_or_without_one_pairing_are_refused(tmp_path, capsys
     assert "no finished arena run" in capsys.readouterr().err
 
 
-def test_runs_against_other_second_agents_are_refused(tmp_path):
+def test_the_same_two_agents_in_the_other_order_are_refused(tmp_path):
     a = _arena(tmp_path, "a", ["heuristic", "random"])
     swapped = _arena(tmp_path, "w", ["random", "heuristic"])
-    with pytest.raises(ValueError, match="second agents differ"):
+    with pytest.raises(ValueError, match="same two agents in the other order"):
         compare(a, swapped)
+    other = _arena(tmp_path, "o", ["pimc:worlds=2,rollouts=1", "heuristic"], deals=2)  # other second agent: taken
+    assert compare(a, other)["deals"] == 2
