@@ -39,13 +39,15 @@ from twilight_env.agents.nn.numpy_pv import save_pv_npz
 from twilight_env.training.checkpoint import (check_bitgen_state, check_count, check_entries, check_finite,
                                                check_layers, check_number, check_optimizer, fail,
                                                load_resume_checkpoint)
-from twilight_env.training.mmd.config import MMDConfig
+from twilight_env.training.mmd.config import STATE_DTYPES, MMDConfig
 
 FORMAT = "twilight-mmd"
 VERSION = 1
 POLICY_NAME = "policy.npz"
 """File name of the policy export inside a run directory."""
 COUNTERS = ("steps", "deals", "decisions", "seconds")
+MOMENTS = ("exp_avg", "exp_avg_sq")
+"""The Adam state entries stored in ``state_dtype``."""
 KEYS = ("format", "version", "num_players", "net", "model", "magnet", "optimizer", "config", "counters", "rng", "git")
 
 
@@ -56,19 +58,14 @@ def round_state(magnet, optimizer, state_dtype: str) -> None:
     nothing changes.
 
     Raises:
-        ValueError: an unknown ``state_dtype``.
+        ValueError: a ``state_dtype`` not in :data:`~twilight_env.training.mmd.config.STATE_DTYPES`.
     """
-    if state_dtype == "float32":
-        return
-    if state_dtype != "bfloat16":
-        raise ValueError(f"state_dtype must be 'bfloat16' or 'float32', got {state_dtype!r}")
+    if state_dtype not in STATE_DTYPES:
+        raise ValueError(f"state_dtype must be one of {', '.join(STATE_DTYPES)}, got {state_dtype!r}")
+    dtype = getattr(torch, state_dtype)
     with torch.no_grad():
-        for p in magnet.parameters():
-            p.copy_(p.to(torch.bfloat16).float())
-        for st in optimizer.state.values():
-            for k in ("exp_avg", "exp_avg_sq"):
-                if k in st:
-                    st[k].copy_(st[k].to(torch.bfloat16).float())
+        for t in [*magnet.parameters(), *(st[k] for st in optimizer.state.values() for k in MOMENTS if k in st)]:
+            t.copy_(t.to(dtype))
 
 
 def _stored(tensors: dict, state_dtype: str) -> dict:
@@ -82,7 +79,7 @@ def _stored_optimizer(optimizer, state_dtype: str) -> dict:
     """Adam's ``state_dict`` with its moments in the storage type (Adam's ``load_state_dict``
     casts them back to the parameters' float32)."""
     sd = optimizer.state_dict()
-    sd["state"] = {i: {k: (v.to(getattr(torch, state_dtype)) if k in ("exp_avg", "exp_avg_sq") else v)
+    sd["state"] = {i: {k: (v.to(getattr(torch, state_dtype)) if k in MOMENTS else v)
                        for k, v in st.items()} for i, st in sd["state"].items()}
     return sd
 
@@ -187,7 +184,7 @@ def restore(ckpt: dict):
     cfg = MMDConfig.from_dict(ckpt["config"])
     model, magnet = build(ckpt["net"], cfg.players), build(ckpt["net"], cfg.players)
     model.load_state_dict(ckpt["model"])
-    magnet.load_state_dict({k: v.float() if v.is_floating_point() else v for k, v in ckpt["magnet"].items()})
+    magnet.load_state_dict(ckpt["magnet"])  # copied into the float32 parameters
     for p in magnet.parameters():
         p.requires_grad_(False)
     optimizer = torch.optim.Adam(model.parameters(), lr=cfg.lr)
