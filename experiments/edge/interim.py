@@ -15,10 +15,9 @@ from __future__ import annotations
 
 import os
 
-import numpy as np
-
 from twilight_env.experiments.common import fmt_ci
 from twilight_env.experiments.edge.core import CHECKPOINT, RESULT, config_key, is_individual_run
+from twilight_env.experiments.edge.solo_edge import Checkpoint, deal_figures, deal_points
 
 
 def interim_figures(folder: str) -> list[dict]:
@@ -31,8 +30,6 @@ def interim_figures(folder: str) -> list[dict]:
         ValueError: no progress file in ``folder`` (a finished run: its ``edge.md`` holds the
             figures), an individual-scoring run, or a damaged file (as ``--resume`` says).
     """
-    from twilight_env.experiments.edge.solo_edge import Checkpoint, deal_figures
-
     if not os.path.isdir(folder):
         raise ValueError(f"{folder!r} does not exist (give the output folder of an unfinished twilight edge run)")
     if os.path.isdir(os.path.join(folder, "cells")):
@@ -50,8 +47,7 @@ def interim_figures(folder: str) -> list[dict]:
         key = config_key(solo, sun)
         done = ckpt.finished(key)
         order = sorted(done)
-        moon = np.array([done[d][0] for d in order], dtype=np.int64).reshape(-1, 3)
-        sun_pts = np.array([done[d][1] for d in order], dtype=np.int64).reshape(-1, 3)
+        moon, sun_pts = deal_points(done, order)
         out.append({"label": solo if solo == sun else f"{solo} / {sun}", "done": len(order),
                     "deals": len(ckpt.deals), "figures": deal_figures(moon, sun_pts) if len(order) >= 2 else None,
                     "play_seconds": ckpt.play_seconds(key)})

@@ -211,7 +211,13 @@ def play_config(deals, solo: str, sun: str, seed: int, config: int, workers: int
                         on_result=one, done=len(deals) - len(tasks), timing=timing)
     for d, m, u, *_ in res:
         done[d] = (m, u)
-    order = range(len(deals))
+    return deal_points(done, range(len(deals)))
+
+
+def deal_points(done: dict, order) -> tuple[np.ndarray, np.ndarray]:
+    """``(moon, sun)``: ``(len(order), 3)`` int64 Moon and Sun deal points of the deals in
+    ``order``, by play, from ``{deal index: (Moon points, Sun points)}``."""
+    order = list(order)
     return (np.array([done[d][0] for d in order], dtype=np.int64).reshape(-1, 3),
             np.array([done[d][1] for d in order], dtype=np.int64).reshape(-1, 3))
 
