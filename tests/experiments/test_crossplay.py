@@ -190,9 +190,19 @@ def test_an_interrupted_matrix_continues_to_the_figures_of_an_uninterrupted_one(
 def test_the_defaults_given_by_name_are_the_same_settings(matrix):
     """A matrix made without --target/--boot/--matches continues when they are given at
     their defaults (the saved settings hold the values, not 'not given')."""
+    import shutil
+
     from twilight_env.experiments.edge.core import DEFAULT_TARGET
 
     run_crossplay(specs=SPECS, out=str(matrix), **{**SMALL, "target": DEFAULT_TARGET})
+    old = matrix.parent / "old"  # a folder saved when 'not given' was written as null
+    shutil.copytree(matrix, old)
+    saved = json.loads((old / crossplay.SETTINGS_FILE).read_text())
+    assert saved["target"] == DEFAULT_TARGET
+    (old / crossplay.SETTINGS_FILE).write_text(json.dumps({**saved, "target": None}))
+    run_crossplay(specs=SPECS, out=str(old), **{**SMALL, "target": DEFAULT_TARGET})
+    with pytest.raises(ValueError, match="target 1000 there, 999 now"):
+        run_crossplay(specs=SPECS, out=str(old), **{**SMALL, "target": 999})
 
 
 def test_a_folder_of_other_settings_is_refused(matrix):
