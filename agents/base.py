@@ -377,6 +377,76 @@ def parse_spec(spec: str) -> tuple[str, dict]:
     return name, kwargs
 
 
+def _spec_value(value) -> str:
+    """An option's value as a spec writes it (``true``/``false`` for a bool; :func:`repr` of
+    a float, so :func:`parse_spec` reads the same float back)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+def canonical_spec(spec: str) -> str:
+    """One spelling per agent: ``spec`` with every declared option's default filled in,
+    the options in declared order, then undeclared ones sorted by key.
+
+    Two specs build the same agent exactly when their canonical specs are equal: ``pimc``
+    and ``pimc:worlds=32`` (32 is pimc's default) both give
+    ``"pimc:worlds=32,solver_tricks=2,rollouts=1,..."``, and so does
+    ``pimc:rollouts=1,worlds=32``. A number given as an int to a ``float`` option is
+    written as the float (``c=1`` and ``c=1.0`` are one agent); a bare word or leading
+    word is written as ``key=value`` (``mmd:run/policy.npz`` gives
+    ``mmd:path=run/policy.npz,...``). An option whose default is None (the agent chooses)
+    and that is not given is left out. The result is a valid spec, parsed by
+    :func:`parse_spec` to the same agent and options. The agent is not built (no file is
+    read and no agent module or torch imported); paths, and an option that holds another
+    agent's spec (``respond``'s ``target``), are compared as written.
+
+    Args:
+        spec: an agent spec, e.g. ``"pimc:worlds=8"``.
+
+    Returns:
+        ``"NAME"`` or ``"NAME:key=value,..."``, a string.
+
+    Raises:
+        ValueError: a malformed spec or unknown agent (as :func:`parse_spec`), or a
+            declared option's value of the wrong type or out of bounds
+            (:meth:`AgentDecl.check_options`, naming the option and what it takes).
+    """
+    name, given = parse_spec(spec)
+    decl = declaration(name)
+    decl.check_options(given)
+    opts = {}
+    for o in decl.options:
+        value = given.get(o.name, o.default)
+        if o.type is float and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        if value is not None:
+            opts[o.name] = value
+    opts.update((k, given[k]) for k in sorted(given) if decl.option(k) is None)
+    return name + (":" + ",".join(f"{k}={_spec_value(v)}" for k, v in opts.items()) if opts else "")
+
+
+def same_agent(a: str, b: str) -> bool:
+    """Whether two agent specs build the same agent: their :func:`canonical_spec` are equal
+    (``same_agent("pimc", "pimc:worlds=32")`` is True, 32 being pimc's default). A spec
+    that does not parse here (e.g. a spec a finished run stored, of an agent this
+    installation does not declare) is compared as written, stripped.
+
+    Args:
+        a, b: agent spec strings.
+
+    Returns:
+        A bool; never raises for two strings.
+    """
+    def key(spec: str) -> str:
+        try:
+            return canonical_spec(spec)
+        except ValueError:
+            return spec.strip()
+
+    return key(a) == key(b)
+
+
 def shipped_weight_agents() -> tuple[str, ...]:
     """Agents that may read the shipped weights (``agents/weights``), sorted: those
     declared with ``shipped_weights=True``."""
@@ -567,6 +637,6 @@ def apply_checked(state: DealState, action, legal, agent, seat: int) -> None:
 
 __all__ = ["Agent", "AGENTS", "AgentDecl", "BatchAgent", "Option", "agent_name", "declaration", "declarations",
            "declare", "declare_source", "reads_shipped_weights", "shipped_weight_agents", "OPTIONAL_MEMBERS", "optional_member", "register", "make_agent",
-           "parse_spec", "agent_factory",
+           "parse_spec", "canonical_spec", "same_agent", "agent_factory",
            "check_number",
            "available_agents", "play_deal", "apply_checked", "NEW_MOON"]

@@ -22,6 +22,7 @@ import sys
 
 import numpy as np
 
+from twilight_env.agents.base import same_agent
 from twilight_env.util.jsonfile import JsonFileError, read_json
 from twilight_env.util.report import fmt_ci, mean_ci
 
@@ -62,8 +63,10 @@ def compare(folder_a: str, folder_b: str) -> dict:
         points per deal.
 
     Raises:
-        ValueError: a folder without a finished two-agent run, or runs on different deals
-            (seed, deal source or number of players).
+        ValueError: a folder without a finished two-agent run, runs on different deals
+            (seed, deal source or number of players), or runs of the same two agents in the
+            other order (compared by :func:`~twilight_env.agents.base.same_agent`, naming the
+            specs of both runs).
     """
     da, pa = _pairing(folder_a)
     db, pb = _pairing(folder_b)
@@ -77,10 +80,14 @@ def compare(folder_a: str, folder_b: str) -> dict:
     n = min(len(pa["pair_scores"]), len(pb["pair_scores"]))
     if n < 2:
         raise ValueError(f"the runs share {n} deal(s); a paired interval needs at least 2")
-    if (pa["a_spec"], pa["b_spec"]) == (pb["b_spec"], pb["a_spec"]) and pa["a_spec"] != pa["b_spec"]:
-        raise ValueError(f"the runs hold the same two agents in the other order ({pa['a_spec']!r} first in one, "
-                         f"{pb['a_spec']!r} in the other): each run's first agent's margin is compared, so the "
-                         "difference would be twice one margin; give runs of the agents to compare first")
+    if (same_agent(pa["a_spec"], pb["b_spec"]) and same_agent(pa["b_spec"], pb["a_spec"])
+            and not same_agent(pa["a_spec"], pa["b_spec"])):
+        raise ValueError(f"the runs hold the same two agents in the other order ({pa['a_spec']!r} and "
+                         f"{pa['b_spec']!r} in one, {pb['a_spec']!r} and {pb['b_spec']!r} in the other: "
+                         f"{pa['a_spec']!r} and {pb['b_spec']!r} are the same agent, and so are {pa['b_spec']!r} and "
+                         f"{pb['a_spec']!r}, once every option's default is filled in): each run's first agent's "
+                         "margin is compared, so the difference would be twice one margin; give runs of the agents "
+                         "to compare first")
     out = {"a": (pa["a_spec"], pa["b_spec"]), "b": (pb["a_spec"], pb["b_spec"]), "deals": n,
            "margin": mean_ci(np.subtract(pa["pair_scores"][:n], pb["pair_scores"][:n]))}
     if da.get("num_players") == 3:

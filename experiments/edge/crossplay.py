@@ -53,7 +53,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from twilight_env.agents.base import make_agent, parse_spec
+from twilight_env.agents.base import canonical_spec, make_agent
 from twilight_env.records.dealsets import HELDOUT_SEEDS, heldout_seed
 from twilight_env.util.argtypes import MAX_DEALS
 from twilight_env.util.atomic import write_json, write_text
@@ -119,8 +119,9 @@ def check_crossplay_specs(specs: Any) -> tuple[str, ...]:
     """The specs of a cross-play matrix, stripped, after checking them.
 
     Raises:
-        ValueError: not a list of at least 2 strings; a spec given twice (also with its
-            options in another order); an unknown agent or a bad option
+        ValueError: not a list of at least 2 strings; one agent given twice (also with its
+            options in another order, or with an option's default written out:
+            :func:`~twilight_env.agents.base.canonical_spec`); an unknown agent or a bad option
             (:func:`~twilight_env.agents.base.check_specs`, listing the valid agents); an
             agent limited to 4 players (the study is 3-player, R7).
     """
@@ -133,11 +134,11 @@ def check_crossplay_specs(specs: Any) -> tuple[str, ...]:
     specs = tuple(check_specs(list(specs), "--crossplay"))
     seen: dict = {}
     for s in specs:
-        name, opts = parse_spec(s)
-        key = (name, tuple(sorted((k, repr(v)) for k, v in opts.items())))
+        key = canonical_spec(s)
         if key in seen:
-            raise ValueError(f"--crossplay lists the agent {s!r} twice (as {seen[key]!r} and {s!r}); give each "
-                             "agent once: every spec already plays against itself on the diagonal")
+            raise ValueError(f"--crossplay lists the agent {s!r} twice (as {seen[key]!r} and {s!r}, the same agent: "
+                             f"both are {key!r} with every option's default filled in); give each agent once: every spec "
+                             "already plays against itself on the diagonal")
         seen[key] = s
     for s in specs:
         n = players_of(s)

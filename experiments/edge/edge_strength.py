@@ -49,7 +49,7 @@ from twilight_env.util.distributed import check_address
 from twilight_env.util.atomic import save_figure, write_json, write_text
 from twilight_env.util.jsonfile import JsonFileError, read_json
 
-from twilight_env.agents.base import agent_name
+from twilight_env.agents.base import agent_name, same_agent
 from twilight_env.experiments.common import check_workers, fmt_ci, markdown_table, mean_ci, out_dir
 from twilight_env.records.dealsets import heldout_seed
 from twilight_env.experiments.edge import solo_edge
@@ -238,8 +238,11 @@ def run_edge_ladder(settings: LadderSettings | str, deals: int | None = None, **
     seen = {}
     for f in s.off_ladder:  # checked before any rung plays; read again at the end
         spec = _off_ladder_row(f, seed, s.deal_set, None, tabulated)["spec"]
-        if spec in seen:
-            raise ValueError(f"--off-ladder gives {spec} twice ({seen[spec]!r} and {f!r}); give each agent once")
+        twin = next((t for t in seen if same_agent(t, spec)), None)
+        if twin is not None:
+            also = "" if twin == spec else f" ({twin} there and {spec} here are the same agent once every option's " \
+                                          "default is filled in)"
+            raise ValueError(f"--off-ladder gives {spec} twice ({seen[twin]!r} and {f!r}){also}; give each agent once")
         seen[spec] = f
     folder = out_dir(s.out, "edge_ladder", seed, force=True)  # re-entered on purpose: each rung has its own folder
     rows = []
@@ -385,8 +388,10 @@ def _off_ladder_row(folder: str, seed: int, deal_set_name: str, top: dict | None
         shown = "; ".join(f"solo={c.get('solo')}, sun={c.get('sun')}" for c in configs)
         raise ValueError(f"--off-ladder {folder!r} is a run of {shown}; it needs one agent on all three chairs "
                          "(one SPEC, no --solo/--sun)")
-    if configs[0]["solo"] in rungs:
-        raise ValueError(f"--off-ladder {folder!r} is a run of {configs[0]['solo']}, a rung of the ladder; "
+    rung = next((r for r in rungs if same_agent(r, configs[0]["solo"])), None)
+    if rung is not None:
+        also = "" if rung == configs[0]["solo"] else f" {rung} (the same agent)"
+        raise ValueError(f"--off-ladder {folder!r} is a run of {configs[0]['solo']}, a rung of the ladder{also}; "
                          "rungs are tabulated as rungs (--rung-deals sets their deals)")
     if doc.get("target") != target:
         raise ValueError(f"--off-ladder {folder!r} simulates matches to {doc.get('target')}; the rungs' match "

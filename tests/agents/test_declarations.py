@@ -121,6 +121,38 @@ def test_every_spec_parses_to_the_same_agent_and_options_as_before(spec):
         assert base.parse_spec(spec) == SPECS[spec]
 
 
+@pytest.mark.parametrize("spec", SPECS)
+def test_a_canonical_spec_fills_every_default_and_parses_back_to_itself(spec):
+    """canonical_spec is a spec of the same agent: parse_spec reads the given options plus
+    every declared default (None defaults left out), and it is its own canonical spec."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        canon = base.canonical_spec(spec)
+        name, given = SPECS[spec]
+        decl = base.declaration(name)
+        want = {o.name: given.get(o.name, o.default) for o in decl.options if given.get(o.name, o.default) is not None}
+        assert base.parse_spec(canon) == (name, want)
+        assert list(base.parse_spec(canon)[1]) == [o.name for o in decl.options if o.name in want]  # declared order
+        assert base.canonical_spec(canon) == canon
+
+
+def test_specs_equal_only_through_defaults_are_the_same_agent():
+    canon = base.canonical_spec("pimc")
+    assert canon.startswith("pimc:worlds=32,solver_tricks=2,rollouts=1,rollout=heuristic,epsilon=0.0,")
+    for same in ("pimc:worlds=32", " pimc:rollouts=1,worlds=32 ", "pimc:epsilon=0", "pimc:epsilon=0.0,backend=auto"):
+        assert base.canonical_spec(same) == canon and base.same_agent("pimc", same)
+    for other in ("pimc:worlds=31", "pimc:epsilon=0.1", "ismcts", "pimc:inference=model"):
+        assert base.canonical_spec(other) != canon and not base.same_agent("pimc", other)
+    assert base.canonical_spec("mmd:run/policy.npz") == "mmd:path=run/policy.npz,temperature=1.0"
+    assert base.same_agent("openspiel:ismcts:iterations=5", "openspiel:iterations=5")  # bot=ismcts by default
+    assert base.canonical_spec("random") == "random"
+    with pytest.raises(ValueError, match="pimc option worlds must be an integer >= 1, got 0"):
+        base.canonical_spec("pimc:worlds=0")
+    with pytest.raises(ValueError, match="unknown agent 'nosuch'"):
+        base.canonical_spec("nosuch:x=1")
+    assert base.same_agent("nosuch:x=1", " nosuch:x=1") and not base.same_agent("nosuch:x=1", "nosuch:x=2")
+
+
 @pytest.mark.parametrize("spec,bad", [("pimc:worlds32", "bad option 'worlds32'"), ("random:x", "bad option 'x'"),
                                       ("respond:policy", "bad option 'policy'")])
 def test_a_bare_word_is_refused_where_no_option_takes_it(spec, bad):
@@ -324,6 +356,8 @@ def test_the_higher_layers_agents_are_found_through_the_entry_points_without_imp
     code = ("import sys\n"
             "from twilight_env.agents.base import make_agent, parse_spec\n"
             "assert parse_spec('respond:target=heuristic') == ('respond', {'target': 'heuristic'})\n"
+            "from twilight_env.agents.base import canonical_spec\n"
+            "assert canonical_spec('policy:default').startswith('policy:path=default,')\n"
             "assert 'twilight_env.training.search_response' not in sys.modules\n"
             "assert 'torch' not in sys.modules\n"
             "print(type(make_agent('openspiel:random')).__name__)\n")

@@ -50,3 +50,8 @@ def test_the_same_two_agents_in_the_other_order_are_refused(tmp_path):
         compare(a, swapped)
     other = _arena(tmp_path, "o", ["pimc:worlds=2,rollouts=1", "heuristic"], deals=2)  # other second agent: taken
     assert compare(a, other)["deals"] == 2
+    # the same two agents through pimc's default solver_tricks=2: refused, naming both runs' specs
+    same = _arena(tmp_path, "d", ["heuristic", "pimc:rollouts=1,solver_tricks=2,worlds=2"], deals=2)
+    with pytest.raises(ValueError, match=r"same two agents in the other order .*'pimc:worlds=2,rollouts=1' and "
+                                         r"'pimc:rollouts=1,solver_tricks=2,worlds=2' are the same agent"):
+        compare(other, same)

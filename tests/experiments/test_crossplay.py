@@ -225,6 +225,9 @@ def test_bad_specs_are_refused_in_words(tmp_path):
         CrossplaySettings(["heuristic", "random", " heuristic"], 4)
     with pytest.raises(ValueError, match="twice"):
         CrossplaySettings(["pimc:worlds=2,rollouts=1", "pimc:rollouts=1,worlds=2"], 4)
+    with pytest.raises(ValueError, match=r"lists the agent 'pimc:worlds=32' twice \(as 'pimc' and 'pimc:worlds=32', "
+                                         r"the same agent: both are 'pimc:worlds=32,solver_tricks=2,"):
+        CrossplaySettings(["pimc", "heuristic", "pimc:worlds=32"], 4)  # 32: pimc's default number of worlds
     with pytest.raises(ValueError, match=r"--crossplay: .*nosuch.*heuristic"):  # lists the valid agents
         CrossplaySettings(["heuristic", "nosuch"], 4)
     four = tmp_path / "avg_policy.npz"

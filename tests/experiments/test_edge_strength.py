@@ -235,6 +235,11 @@ def test_off_ladder_errors(lad, tmp_path, capsys):
     assert main(["edge", "--ladder", str(lad), "--deals", "4", "--off-ladder", str(one), "--off-ladder",
                  str(one), *opts]) == 2
     assert "gives random twice" in capsys.readouterr().err
+    colon = tmp_path / "colon"  # `random:` is the agent `random` (canonical_spec): the same agent twice
+    assert main(["edge", "random:", "--deals", "3", "--seed", seed, "--out", str(colon), *opts]) == 0
+    assert main(["edge", "--ladder", str(lad), "--deals", "4", "--off-ladder", str(one), "--off-ladder",
+                 str(colon), *opts]) == 2
+    assert "gives random: twice" in (err := capsys.readouterr().err) and "random there and random: here are the same" in err
     unfinished = tmp_path / "unfinished"
     unfinished.mkdir()
     (unfinished / edge.CHECKPOINT).write_text("{}")
