@@ -43,6 +43,21 @@ Moon hands (R7.3), this is the exact best response to the target in those tricks
 seat with a partner it is exact when the partner plays the target's policy and its past
 play is not used.
 
+**The partner as a team member** (``team=joint``, with ``exact_tricks``; a seat with a
+partner: the 3-player Sun side, either side in 4 players). The default (``independent``)
+takes the partner to play the target's policy in the endgame, while in play the partner is
+the responder too. With ``team=joint`` both seats of the side are the team's decisions in
+the exact endgame: below the deciding seat's own action the worlds split by the partner's
+hand and both seats choose by backward induction knowing both of the side's hands (and not
+the other side's hidden ones): the team's best response if the partners showed each other
+their hands after this decision (:func:`tree_value`, ``partner``), an upper bound on the
+best response of a team without communication, the solution concept of the Sun side (a
+team-maxmin plan, TMECor; Celli & Gatti 2018). In play each seat still decides from its
+own information set alone, re-solving at each of its decisions, so the side is a team
+without communication and its margin remains a lower bound on the target's
+exploitability. Before the endgame each seat's search takes the partner to play the
+target's policy, as with ``independent``.
+
 **A target whose policy is not known** (``pimc``, ``ismcts``, ``guided``, any agent):
 ``respond:target=SPEC,model=MODEL`` *models* it, as the approximate best responses ISMCTS-BR
 (Timbers et al. 2022) and local best response (LBR; Lisý & Bowling 2017) do. ``MODEL`` is an
@@ -71,7 +86,7 @@ A target option holding commas cannot sit inside a ``respond`` spec, whose optio
 split at commas: write the target's (or the model's) own options with ``;`` instead,
 ``respond:target=ismcts:backend=numba;iterations=6000,model=policy:default``.
 
-Spec: ``respond:target=SPEC,worlds=32,candidates=8,exact_tricks=0,max_worlds=2000`` where SPEC is ``policy:default``,
+Spec: ``respond:target=SPEC,worlds=32,candidates=8,exact_tricks=0,max_worlds=2000,team=independent`` where SPEC is ``policy:default``,
 ``exit:PATH``, ``neural:default``, ``neural:PATH``, ``policy:default``, ``policy:PATH``, each with
 an optional ``temperature`` (e.g. ``respond:target=policy:default,temperature=0.5``; the
 ``threads`` and ``backend`` options of those agents are not taken here), or ``heuristic``
@@ -232,6 +247,9 @@ def _replay(num_players: int, init: np.ndarray, leader: int, actions: list[int])
 
 NEW_MOON = 2
 """The new moon's seat in 3 players (R7.1)."""
+
+TEAM_MODES = ("independent", "joint")
+"""The ``respond`` option ``team``: how the exact endgame plays the responder's partner."""
 
 
 def enumerate_hands(info: InfoSet) -> list[list[int]]:
@@ -430,7 +448,8 @@ def exact_value(states: list[State], target: Target, resp: frozenset[int], side:
 
 
 def tree_value(states: list[State], weights: np.ndarray, target: Target, resp: frozenset[int], side: int,
-               responder=None, rng: np.random.Generator | None = None, best: bool = True) -> tuple[float, dict]:
+               responder=None, rng: np.random.Generator | None = None, best: bool = True,
+               partner: int | None = None) -> tuple[float, dict]:
     """:func:`exact_value` (``best``) or a responder's value, computed level by level: the
     states of one depth are expanded together and the target's probabilities at all of
     them come from one batch (a sampled target branches on every action it may play, so the
@@ -443,6 +462,13 @@ def tree_value(states: list[State], weights: np.ndarray, target: Target, resp: f
     (``best``), or the total after the action ``responder`` (an agent) takes from its
     information set, drawing on ``rng``; ``best`` False with no responder: the target plays
     the responder seats too.
+
+    ``partner`` (a seat of ``resp``; None: no split): the team's value with information
+    shared after the root decision. Below each root action the worlds split by the
+    partner's hand (keys gain ``-1 - hand``), so the decisions of both team seats are taken
+    knowing both of the side's hands and not the other side's hidden ones: the value of a
+    team that shows each other its hands after this decision, an upper bound on what a team
+    without communication can reach from here (the joint responder, :class:`SearchResponder`).
 
     Returns:
         ``(total, {action: total})`` as :func:`exact_value`, the dict filled when the
@@ -462,6 +488,12 @@ def tree_value(states: list[State], weights: np.ndarray, target: Target, resp: f
             if s0.done:
                 kind[key] = "end"
                 ends[key] = float(sum(w * outcome(s, side) for s, w, _ in its))
+                continue
+            if partner is not None and len(key) == 1:  # just below the root: split by the partner's hand
+                kind[key] = "sum"
+                split = [(s, w, key + (-1 - int(s.hands[partner]),)) for s, w, _ in its]
+                kids[key] = {k for _, _, k in split}
+                items.extend(split)
                 continue
             if s0.deciding_seat in resp and (best or responder is not None):
                 kind[key] = "max" if best else "pick"
@@ -525,9 +557,13 @@ class SearchResponder:
             in for the target (module docstring: a modelled target).
         epsilon: a model's uniform share in the likelihood weights (:func:`mix_uniform`;
             None: :data:`MODEL_EPSILON`; 0 only with the target itself as the model).
+        team: ``independent`` or ``joint`` (:data:`TEAM_MODES`; module docstring): in the
+            exact endgame, the partner plays the target's policy, or the side is solved as one
+            team (needs ``exact_tricks`` >= 1; no effect for the 3-player solo, who decides for
+            both Moon hands already).
 
     Raises:
-        ValueError: a bad option, target or model (a temperature for ``heuristic``, one given
+        ValueError: a bad option, target or model (``team=joint`` without ``exact_tricks``, a temperature for ``heuristic``, one given
             both here and in the spec, a target whose probabilities are not known without a
             model, ``epsilon`` without one).
     """
@@ -537,13 +573,19 @@ class SearchResponder:
 
     def __init__(self, target: str = "policy:default", worlds: int = 32, candidates: int = 8, exact_tricks: int = 0,
                  max_worlds: int = 2000, temperature: float | None = None, model: str | None = None,
-                 epsilon: float | None = None):
+                 epsilon: float | None = None, team: str = "independent"):
         real, simulated, self.epsilon = resolve_model(target, model, temperature, epsilon)
         check_positive_int("worlds", worlds)
         check_positive_int("candidates", candidates)
         check_positive_int("max_worlds", max_worlds)
         if isinstance(exact_tricks, bool) or not isinstance(exact_tricks, int) or not 0 <= exact_tricks <= 3:
             raise ValueError(f"respond option exact_tricks must be an integer 0..3 (0: off), got {exact_tricks!r}")
+        if team not in TEAM_MODES:
+            raise ValueError(f"respond option team must be one of {', '.join(TEAM_MODES)}, got {team!r}")
+        if team == "joint" and not exact_tricks:
+            raise ValueError("respond option team=joint solves the side's endgame as one team: "
+                             "give exact_tricks=1..3 with it")
+        self.team = team
         try:
             self.target = TargetPolicy(simulated)
         except ValueError as e:
@@ -564,7 +606,8 @@ class SearchResponder:
         head = (f"respond:target={str(target).replace(',', ';')},model={simulated.replace(',', ';')},"
                 f"epsilon={self.epsilon:g}" if self.modelled else f"respond:target={simulated}")
         self.name = f"{head},worlds={worlds},candidates={candidates}" + (
-            f",exact_tricks={exact_tricks},max_worlds={max_worlds}" if exact_tricks else "")
+            f",exact_tricks={exact_tricks},max_worlds={max_worlds}" if exact_tricks else "") + (
+            ",team=joint" if team == "joint" else "")
         self.last_consistent = None
         """Consistent worlds found at the last decision (of ``worlds × candidates`` drawn)."""
 
@@ -692,6 +735,11 @@ class SearchResponder:
         self.last_consistent = len(worlds)
         if not worlds:
             return None
+        partner = info.seat ^ 2
+        if self.team == "joint" and not (info.num_players == 3 and NEW_MOON in (info.seat, partner)):
+            w = np.ones(len(worlds)) if weights is None else weights
+            _, per = tree_value(worlds, w, self._exact_target, side, info.seat & 1, partner=partner)
+            return {a: v / w.sum() for a, v in per.items()}
         if weigh.deterministic:
             _, per = exact_value(worlds, self._exact_target, frozenset({info.seat}), info.seat & 1)
             return {a: v / len(worlds) for a, v in per.items()}
@@ -719,4 +767,6 @@ declare(AgentDecl(
                doc="the simulated agent's temperature: the target's, or the model's (default: its own)"),
         Option("model", str, None, doc="an exact target standing in for a target whose policy is not known"),
         Option("epsilon", float, None, low=0, high=1, doc="the model's uniform share in the weights (default 0.05)"),
+        Option("team", str, "independent",
+               doc="the partner in the exact endgame: independent (the target's policy) or joint (the team's best)"),
     )))
