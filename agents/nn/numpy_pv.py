@@ -11,7 +11,10 @@ File format (``numpy.savez``, read with ``allow_pickle=False``), written by
 per parameter of the torch ``state_dict`` under the same name (``trunk.0.weight``,
 ``policy_heads.R.K.weight``, ``value_heads.R.K.weight``, ...), plus ``__meta__``, a 0-d
 unicode array holding JSON ``{"format": "twilight-exit-npz", "version": 1, "num_players":
-3 | 4, "net": {"num_roles", "trunk", "head"}}``.
+3 | 4, "net": {"num_roles", "trunk", "head"}, "tricks": 1..7}``. ``tricks`` is the deck the
+network was trained on (7: the full deck of 28 cards; below 7 a reduced deck,
+:func:`twilight_env.rules.cards.deck_mask`); files written before it was recorded have no
+``tricks`` and are read as full-deck networks (7), so the version stays 1.
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ from __future__ import annotations
 import os
 
 import numpy as np
+
+from twilight_env.rules.engine import NUM_TRICKS
 
 from twilight_env.agents.nn.features import BITS_PER_MASK, STATE_SIZE
 from twilight_env.agents.nn.npz_file import read_weights_npz, write_weights_npz
@@ -37,13 +42,23 @@ class NumpyPolicyValueNet:
         params: parameter name -> array, as in the torch ``state_dict`` (``trunk.0.weight``,
             ``policy_heads.R.K.weight``, ``value_heads.R.K.weight``, ...).
         net: the config dict (``num_roles``, ``trunk``, ``head``).
+        tricks: the deck the network was trained on, in tricks per deal (7: the full deck;
+            1..6: the reduced deck of :func:`twilight_env.rules.cards.deck_mask`). Recorded
+            only: the forward pass is the same; players of the network compare it with the
+            deal's (the ``mmd`` agent).
 
     Raises:
         ValueError: a parameter missing, extra, or of the wrong shape; a network whose
-            encoder is not ``"mlp"`` (the ``"cards"`` encoder plays with torch, ``exit:PATH``).
+            encoder is not ``"mlp"`` (the ``"cards"`` encoder plays with torch, ``exit:PATH``);
+            ``tricks`` not an int 1..7.
     """
 
-    def __init__(self, params: dict, net: dict):
+    def __init__(self, params: dict, net: dict, tricks: int = NUM_TRICKS):
+        if isinstance(tricks, bool) or not isinstance(tricks, int) or not 1 <= tricks <= NUM_TRICKS:
+            raise ValueError(f"tricks (the deck a network was trained on) must be an int 1..{NUM_TRICKS} "
+                             f"({NUM_TRICKS}: the full deck), got {tricks!r}")
+        self.tricks = tricks
+        """Tricks per deal of the deck the network was trained on (7: the full deck)."""
         if net.get("encoder", "mlp") != "mlp":
             raise ValueError(f"the NumPy forward pass is for the 'mlp' encoder only, this network has "
                              f"encoder {net.get('encoder')!r}; play it with torch (exit:PATH)")
@@ -190,27 +205,35 @@ class NumpyPolicyValueNet:
         return logits, value
 
 
-def save_pv_npz(path: str | os.PathLike, params: dict, net: dict, num_players: int) -> None:
+def save_pv_npz(path: str | os.PathLike, params: dict, net: dict, num_players: int,
+                tricks: int = NUM_TRICKS) -> None:
     """Write policy/value weights in the module's ``.npz`` format, atomically (temporary file, ``os.replace``).
 
+    Args:
+        tricks: the deck the network was trained on (7, the full deck, by default; 1..6 a
+            reduced deck), stored in ``__meta__`` (module docstring).
+
     Raises:
-        ValueError: weights that do not fit ``net`` (as :class:`NumpyPolicyValueNet`).
+        ValueError: weights that do not fit ``net``, or ``tricks`` not an int 1..7 (as
+            :class:`NumpyPolicyValueNet`).
     """
-    NumpyPolicyValueNet(params, net)  # refuses weights that do not fit the config
+    NumpyPolicyValueNet(params, net, tricks)  # refuses weights that do not fit the config, and a bad deck
     write_weights_npz(path, {"format": PV_FORMAT, "version": PV_VERSION, "num_players": int(num_players),
                              "net": {"num_roles": int(net["num_roles"]), "trunk": [int(x) for x in net["trunk"]],
-                                     "head": [int(x) for x in net["head"]]}}, params)
+                                     "head": [int(x) for x in net["head"]]}, "tricks": tricks}, params)
 
 
 def load_pv_npz(path: str | os.PathLike, num_players: int | None = None) -> tuple[NumpyPolicyValueNet, int]:
     """Load weights written by :func:`save_pv_npz`; needs only NumPy.
 
     Returns:
-        ``(network, num_players)``.
+        ``(network, num_players)``; the network's :attr:`~NumpyPolicyValueNet.tricks` is the
+        file's ``tricks``, or 7 (the full deck) in a file written before it was recorded.
 
     Raises:
-        ValueError: missing, not a weights file of this format, damaged, or for the other
-            number of players; the message names the file.
+        ValueError: missing, not a weights file of this format, damaged, for the other
+            number of players, or a ``tricks`` that is not an int 1..7; the message names
+            the file.
     """
     path = os.fspath(path)
     meta, params = read_weights_npz(path, "policy/value weights")
@@ -222,8 +245,12 @@ def load_pv_npz(path: str | os.PathLike, num_players: int | None = None) -> tupl
     if num_players is not None and npl != num_players:
         raise ValueError(f"policy/value weights {path!r} are for {npl} players, but a {num_players}-player "
                          "network is needed")
+    tricks = meta.get("tricks", NUM_TRICKS)
+    if isinstance(tricks, bool) or not isinstance(tricks, int) or not 1 <= tricks <= NUM_TRICKS:
+        raise ValueError(f"{path!r}: tricks (the deck the network was trained on) must be an int 1..{NUM_TRICKS}, "
+                         f"or absent for the full deck; got {tricks!r}")
     try:
-        return NumpyPolicyValueNet(params, meta["net"]), npl
+        return NumpyPolicyValueNet(params, meta["net"], tricks), npl
     except (KeyError, TypeError) as e:
         raise ValueError(f"{path!r}: malformed network config ({e})") from None
 

@@ -155,7 +155,16 @@ def test_npz_weights_round_trip_and_bad_files_are_named(tmp_path):
     params = {k: v.numpy() for k, v in PolicyValueNet(cfg).state_dict().items()}
     save_pv_npz(tmp_path / "w.npz", params, cfg.to_dict(), 3)
     net, npl = load_pv_npz(tmp_path / "w.npz")
-    assert npl == 3 and net.num_roles == 4
+    assert npl == 3 and net.num_roles == 4 and net.tricks == 7  # the full deck by default
+    save_pv_npz(tmp_path / "w2.npz", params, cfg.to_dict(), 3, tricks=2)  # the deck it was trained on
+    assert load_pv_npz(tmp_path / "w2.npz")[0].tricks == 2
+    with pytest.raises(ValueError, match="must be an int 1..7 .*got 8"):
+        save_pv_npz(tmp_path / "w8.npz", params, cfg.to_dict(), 3, tricks=8)
+    from twilight_env.agents.nn.npz_file import read_weights_npz, write_weights_npz
+    meta, raw = read_weights_npz(tmp_path / "w.npz")
+    write_weights_npz(tmp_path / "t0.npz", {**meta, "tricks": 0}, raw)
+    with pytest.raises(ValueError, match="t0.npz.*tricks .*must be an int 1..7, or absent for the full deck; got 0"):
+        load_pv_npz(tmp_path / "t0.npz")
     with pytest.raises(ValueError, match="4-player"):
         load_pv_npz(tmp_path / "w.npz", 4)
     (tmp_path / "bad.npz").write_bytes(b"garbage")

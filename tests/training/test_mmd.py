@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import subprocess
 import sys
 
@@ -113,6 +114,46 @@ def test_a_folder_that_keeps_the_checkpoint_alone_exports_the_agents_policy(tmp_
     assert sorted(after.files) == sorted(ref.files)
     assert all(np.array_equal(after[k], ref[k]) for k in ref.files if ref[k].dtype != object)
     assert make_agent(f"mmd:{out}").name == f"mmd:{out}"
+
+
+def test_policy_npz_records_the_deck_and_mmd_refuses_a_deal_of_another_deck(tmp_path):
+    """A network trained on the 1-trick deck (R2.3 with a reduced deck) plays 1-trick deals;
+    on a full 7-trick deal every decision path refuses, naming both decks. A policy.npz
+    written before the deck was recorded reads as a full-deck network."""
+    from twilight_env.agents.nn.npz_file import read_weights_npz, write_weights_npz
+    from twilight_env.rules.engine import ReducedState, random_hands
+
+    out = tmp_path / "one"
+    train(out, small(tricks=1), steps=1, log=lambda _: None)
+    meta, params = read_weights_npz(out / "policy.npz")
+    assert meta["tricks"] == 1
+    agent, greedy = make_agent(f"mmd:{out}"), make_agent(f"mmd:{out},temperature=0")
+    assert agent.tricks == greedy.tricks == 1
+    rng = np.random.default_rng(3)
+    assert play_deal(ReducedState(random_hands(rng, 1), 0, 3), [agent] * 4, rng).done  # its own deck: plays
+    full = State.random(np.random.default_rng(4), num_players=3)
+    info = InfoSet(full, full.deciding_seat)
+    said = (f"mmd: the network '{re.escape(str(out))}' was trained on a reduced deck of 1 trick \\(4 cards\\), but this deal is "
+            r"played with the full deck \(7 tricks, 28 cards\)")
+    for call in (lambda: agent.act(info, info.legal_actions, rng), lambda: greedy.act(info, info.legal_actions),
+                 lambda: agent.action_probs(info, info.legal_actions),
+                 lambda: greedy.act_batch([info], [info.legal_actions])):
+        with pytest.raises(ValueError, match=said):
+            call()
+    with pytest.raises(ValueError, match="trained on a reduced deck of 1 trick .*serves full-deck play"):
+        agent.model_for(3)
+    # the export from the checkpoint alone records the deck too
+    (out / "policy.npz").unlink()
+    ckpt_io.export_policy(out)
+    assert read_weights_npz(out / "policy.npz")[0]["tricks"] == 1
+    # a file without "tricks" (written before it was recorded): a full-deck network, as before
+    del meta["tricks"]
+    write_weights_npz(out / "old.npz", meta, params)
+    old = make_agent(f"mmd:{out / 'old.npz'}")
+    assert old.tricks == 7 and old.action_probs(info, info.legal_actions).sum() == pytest.approx(1.0)
+    with pytest.raises(ValueError, match=r"trained on the full deck \(7 tricks, 28 cards\), but this deal is played "
+                                         r"with a reduced deck of 1 trick \(4 cards\).*--tricks 1"):
+        play_deal(ReducedState(random_hands(rng, 1), 0, 3), [old] * 4, rng)
 
 
 def test_a_minutes_budget_ends_at_a_checkpoint_step(tmp_path):

@@ -5,7 +5,9 @@ temporary file, ``fsync``, ``os.replace``; the SHA-256 of the file in its zip co
 back only after the digest and every entry are checked
 (:func:`twilight_env.training.checkpoint.load_resume_checkpoint`). Beside it, ``policy.npz``
 holds the policy alone in the shipped weights' format (``twilight-exit-npz``,
-:func:`~twilight_env.agents.nn.numpy_pv.save_pv_npz`), which the ``mmd`` and ``policy`` agents read.
+:func:`~twilight_env.agents.nn.numpy_pv.save_pv_npz`, with the config's ``tricks``: the deck the
+network was trained on), which the ``mmd`` and ``policy`` agents read; ``mmd`` refuses to play
+it on deals of another deck.
 
 | key | content |
 |---|---|
@@ -112,7 +114,8 @@ def write(out: str | os.PathLike, model, magnet, optimizer, cfg: MMDConfig, coun
                      "magnet": _stored(magnet.state_dict(), dtype),
                      "optimizer": _stored_optimizer(optimizer, dtype), "config": cfg.to_dict(),
                      "counters": dict(counters), "rng": json.dumps(rng.bit_generator.state), "git": git_hash()}, path)
-    save_pv_npz(out / POLICY_NAME, {k: v.numpy() for k, v in state.items()}, model.cfg.to_dict(), cfg.players)
+    save_pv_npz(out / POLICY_NAME, {k: v.numpy() for k, v in state.items()}, model.cfg.to_dict(), cfg.players,
+                cfg.tricks)
     return path
 
 
@@ -196,7 +199,8 @@ def restore(ckpt: dict):
 
 def export_policy(out: str | os.PathLike) -> Path:
     """Write ``out/policy.npz`` (the ``mmd`` agent's file) from the checkpoint in ``out``
-    (a folder that keeps only its checkpoint, as ``results/`` does).
+    (a folder that keeps only its checkpoint, as ``results/`` does), recording the deck of
+    the checkpoint's config (``tricks``).
 
     Returns:
         the path written.
@@ -206,7 +210,8 @@ def export_policy(out: str | os.PathLike) -> Path:
     """
     ckpt = load(out)
     path = Path(out) / POLICY_NAME
-    save_pv_npz(path, {k: v.float().numpy() for k, v in ckpt["model"].items()}, ckpt["net"], ckpt["num_players"])
+    save_pv_npz(path, {k: v.float().numpy() for k, v in ckpt["model"].items()}, ckpt["net"], ckpt["num_players"],
+                ckpt["config"]["tricks"])
     return path
 
 
