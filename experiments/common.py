@@ -753,8 +753,14 @@ def redraw_deals(doc: dict) -> dict:
 
     Raises:
         ValueError: ``deals`` null but the settings name no seed the deals were drawn
-            from, or no valid ``num_deals``.
+            from, or no valid ``num_deals``; ``deals`` an empty list (saying what it may hold).
     """
+    if doc.get("deals") == []:  # a hand edit: no run writes an empty list
+        n, seed = doc.get("num_deals"), drawn_seed(doc.get("settings"))
+        runs = f"the run's {n} deals" if isinstance(n, int) and not isinstance(n, bool) and n >= 1 else "the run's deals"
+        null = (" (deals from a file are stored in the file)" if seed is None else ", or null for deals drawn from "
+                "the run's seed (settings 'deals_source' with source 'seed')")
+        raise ValueError(f"the checkpoint's 'deals' is an empty list; it holds a list of {runs}{null}")
     if doc.get("deals") is not None:
         return doc
     from twilight_env.records.dealsets import generate_deals

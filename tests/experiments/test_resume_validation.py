@@ -105,6 +105,12 @@ EDGE_CASES = {
     "shortened deals and count": (lambda d: d.update(deals=d["deals"][:2], num_deals=2),
                                   r"name deal '2'; the run's deals are 0..1"),
     "edited deals": (lambda d: d["deals"].reverse(), "not the first 4 deals of seed 2"),
+    "empty deals": (lambda d: d.update(deals=[]),
+                    r"the checkpoint's 'deals' is an empty list; it holds a list of the run's 4 deals, or null for "
+                    r"deals drawn from the run's seed \(settings 'deals_source' with source 'seed'\)"),
+    "empty deals of a file": (lambda d: (d.update(deals=[]), d["settings"]["deals_source"].update(source="file")),
+                              r"'deals' is an empty list; it holds a list of the run's 4 deals \(deals from a file "
+                              r"are stored in the file\)"),
     "flipped players": (lambda d: d["settings"]["deals_source"].update(num_players=4),
                         r"'num_players' is 4, but the run plays 3 players"),
     "unknown source": (lambda d: d["settings"]["deals_source"].update(source="web"), "'source' must be 'seed' or"),
