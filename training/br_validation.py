@@ -28,8 +28,14 @@ one can be computed. This module does so on endgames of a few tricks:
    action chosen from its information set), and its value is computed over the same worlds
    exactly. Its *gap* is the exact best response's value minus its own (>= 0).
 
-Responder seats: ``solo`` (3 players: the solo, deciding for both Moon hands, R7.3) or a
-single seat (``seat=S``: the other seats, the partner included, play the target).
+Responder seats: ``solo`` (3 players: the solo, deciding for both Moon hands, R7.3), a
+single seat (``seat=S``: the other seats, the partner included, play the target), or a team
+(``team=S``: seat S and its partner S ^ 2, the 3-player Sun pair with ``team=1``). For a team
+the exact best response of a team without communication (TMECor's setting) is not computed
+by backward induction; the reference is the value of the team that shows each other its
+hands below the root decision (:func:`tree_value` with ``partner``), an upper bound on it,
+and each responder plays both seats, each from its own information set, so its gap to that
+bound is at least its gap to the team's best response.
 
 Usage::
 
@@ -67,11 +73,23 @@ from twilight_env.training.search_response import (NEW_MOON, Target, outcome, sp
 
 def responder_seats(mode: str, num_players: int) -> frozenset[int]:
     """The deciding seats the responder plays: ``solo`` (3 players: seat 0, which decides for
-    both Moon hands, R7.3) or ``seat=S`` (one seat; in 3 players 0, 1 or 3).
+    both Moon hands, R7.3), ``seat=S`` (one seat; in 3 players 0, 1 or 3) or ``team=S``
+    (seat S and its partner S ^ 2, both played by the responder from their own information
+    sets: the 3-player Sun pair ``team=1``, or a 4-player side).
 
     Raises:
         ValueError: another mode, or a seat that does not decide in this variant.
     """
+    if mode.startswith("team="):
+        try:
+            seat = int(mode[5:])
+        except ValueError:
+            seat = -1
+        allowed = (1, 3) if num_players == 3 else (0, 1, 2, 3)
+        if seat not in allowed:
+            raise ValueError(f"mode {mode!r}: the seat must be one of {allowed} in {num_players} players "
+                             "(a seat with a partner)")
+        return frozenset({seat, seat ^ 2})
     if mode == "solo":
         if num_players != 3:
             raise ValueError("mode 'solo' is the 3-player solo; use seat=S in 4 players")
@@ -85,7 +103,7 @@ def responder_seats(mode: str, num_players: int) -> frozenset[int]:
         if seat not in allowed:
             raise ValueError(f"mode {mode!r}: the seat must be one of {allowed} in {num_players} players")
         return frozenset({seat})
-    raise ValueError(f"mode must be 'solo' or 'seat=S', got {mode!r}")
+    raise ValueError(f"mode must be 'solo', 'seat=S' or 'team=S', got {mode!r}")
 
 
 def policy_value(states: list[State], target: Target, resp: frozenset[int], side: int, responder,
@@ -110,6 +128,19 @@ def policy_value(states: list[State], target: Target, resp: frozenset[int], side
         return policy_value(worlds, target, resp, side, responder, rng, weights)[0], a
     return float(sum(policy_value(g, target, resp, side, responder, rng, w)[0]
                      for _, g, w in target_branches(states, weights, target))), None
+
+
+def responder_value(states: list[State], weights: np.ndarray | None, target: Target, resp: frozenset[int], side: int,
+                    responder, rng: np.random.Generator, partner: int | None = None) -> tuple[float, int | None]:
+    """:func:`policy_value`, or with ``partner`` (``team=S``) the same with the worlds split by the
+    partner's hand below the root (:func:`tree_value`), so that each of the partner's decisions
+    is asked from its own information set (its hand) and the responder's own later decisions
+    from the responder's; the total over the worlds times their weights."""
+    if partner is None:
+        return policy_value(states, target, resp, side, responder, rng, weights)
+    w = np.ones(len(states)) if weights is None else weights
+    total, per = tree_value(states, w, target, resp, side, responder, rng, best=False, partner=partner)
+    return total, (next(iter(per)) if per else None)
 
 
 def endgame_positions(target: Target, num_players: int, resp: frozenset[int], n: int, tricks_left: int,
@@ -185,12 +216,18 @@ def validate(target_spec: str, responder_specs: list[str], num_players: int, mod
             n = norm = float(len(worlds))
         else:
             n, norm = float(weights.sum() ** 2 / (weights ** 2).sum()), float(weights.sum())
-        best, per = exact_value(worlds, target, resp, side, weights)
+        partner = st.deciding_seat ^ 2 if mode.startswith("team=") else None
+        if partner is None:
+            best, per = exact_value(worlds, target, resp, side, weights)
+        else:  # the information-sharing team's value: an upper bound on the team's best response
+            best, per = tree_value(worlds, np.ones(len(worlds)) if weights is None else weights, target, resp, side,
+                                   partner=partner)
         best_actions = sorted(a for a, v in per.items() if v >= best - 1e-9 * max(1.0, abs(best)))
         tv, _ = policy_value(worlds, target, resp, side, None, np.random.default_rng(0), weights)
         res = {}
         for spec, agent in responders.items():
-            v, first = policy_value(worlds, target, resp, side, agent, np.random.default_rng((seed, k)), weights)
+            v, first = responder_value(worlds, weights, target, resp, side, agent, np.random.default_rng((seed, k)),
+                                       partner)
             res[spec] = {"value": v / norm, "gap": (best - v) / norm, "first_action": first,
                          "first_is_best": first in best_actions}
         rows.append(PositionResult(n, best / norm, best_actions, tv / norm, res, len(worlds)))
@@ -213,6 +250,7 @@ def validate(target_spec: str, responder_specs: list[str], num_players: int, mod
 
 def report(result: dict) -> str:
     """The summary table of :func:`validate`'s result (deal points per position)."""
+    width = max([44, *map(len, result["summary"])])
     lines = [f"target {result['target']}, {result['players']} players, mode {result['mode']}, "
              f"{result['positions']} positions with {result['tricks_left']} tricks left "
              + (f"(mean {result['mean_worlds']:.1f} consistent worlds)" if result["mean_positive_worlds"]
@@ -220,9 +258,9 @@ def report(result: dict) -> str:
                 f"likelihood, effectively {result['mean_worlds']:.1f})") + f", {result['seconds']:.0f} s",
              "exact best response minus the target on the responder seats: "
              + fmt_ci(*result["exact_minus_target"], digits=2, signed=True),
-             f"{'responder':44s} {'mean gap [95% CI]':>24s} {'no gap':>7s} {'first best':>11s}"]
+             f"{'responder':{width}s} {'mean gap [95% CI]':>24s} {'no gap':>7s} {'first best':>11s}"]
     for spec, s in result["summary"].items():
-        lines.append(f"{spec[:44]:44s} {fmt_ci(*s['mean_gap'], digits=2):>24s} "
+        lines.append(f"{spec:{width}s} {fmt_ci(*s['mean_gap'], digits=2):>24s} "
                      f"{s['no_gap']:7.2f} {s['first_is_best']:11.2f}")
     return "\n".join(lines)
 
@@ -235,7 +273,8 @@ def main(argv=None) -> None:
     ap.add_argument("--responder", action="append", required=True,
                     help="an approximate responder's agent spec (repeat for several)")
     ap.add_argument("--players", type=int, choices=(3, 4), default=3, help="3 or 4 players (default %(default)s)")
-    ap.add_argument("--mode", default="solo", help="solo (3 players) or seat=S (default solo)")
+    ap.add_argument("--mode", default="solo",
+                    help="solo (3 players), seat=S, or team=S (seat S and its partner; default solo)")
     ap.add_argument("--positions", type=int, default=100, help="endgame positions checked (default %(default)s)")
     ap.add_argument("--tricks-left", type=int, default=2,
                     help="tricks left in each position, solved exactly (default %(default)s)")

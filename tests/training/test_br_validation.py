@@ -115,7 +115,7 @@ def test_validate_reports_gaps_and_writes_nothing_it_was_not_asked_to(tmp_path, 
 @pytest.mark.parametrize("kwargs,match", [
     ({"mode": "solo", "num_players": 4}, "3-player solo"),
     ({"mode": "seat=2", "num_players": 3}, "one of"),
-    ({"mode": "table"}, "solo' or 'seat=S"),
+    ({"mode": "table"}, "'solo', 'seat=S' or 'team=S'"),
     ({"tricks_left": 5}, "tricks_left"),
     ({"positions": 0}, "positions"),
     ({"seed": -1}, "seed"),

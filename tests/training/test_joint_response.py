@@ -133,3 +133,24 @@ def test_the_joint_option_leaves_the_3_player_solo_as_it_was():
     for st in states:
         info = InfoSet(st, 0)
         assert joint.exact_action_values(info) == alone.exact_action_values(info)
+
+
+def test_endgame_validation_of_a_team_measures_gaps_to_the_information_sharing_bound():
+    """``br_validation`` mode ``team=1`` (the 3-player Sun pair): the bound is at least every
+    responder pair's value (gaps >= 0), each pair playing both seats from their own information
+    sets; the joint pair reaches it on some position."""
+    joint = f"respond:target={SAMPLED},exact_tricks=2,team=joint"
+    alone = f"respond:target={SAMPLED},exact_tricks=2"
+    r = V.validate(SAMPLED, [alone, joint], 3, "team=1", 4, 2, 5, progress=False)
+    for row in r["rows"]:
+        for spec in (alone, joint):
+            assert row["responders"][spec]["gap"] >= -1e-6 * max(1.0, abs(row["exact"]))  # sums of float weights
+        assert row["exact"] >= row["target_value"] - 1e-6 * max(1.0, abs(row["exact"]))
+    assert r["summary"][joint]["no_gap"] > 0
+    assert "team=1" in V.report(r) and joint in V.report(r)
+
+
+@pytest.mark.parametrize("mode,players", [("team=0", 3), ("team=2", 3), ("team=x", 4), ("teams=1", 3)])
+def test_bad_team_modes_are_refused(mode, players):
+    with pytest.raises(ValueError, match="seat must be one of|mode must be"):
+        V.responder_seats(mode, players)
