@@ -8,7 +8,7 @@ mode allows.
 
 | mode | chosen by | what it does |
 |---|---|---|
-| ``compare`` | ``--compare FOLDER_A FOLDER_B`` | one finished run's Moon − Sun minus another's, paired by deal; plays nothing (:func:`~twilight_env.experiments.edge.edge_strength.compare_runs`) |
+| ``compare`` | ``--compare FOLDER_A FOLDER_B`` | one run's Moon − Sun minus another's, paired by deal (a run under way: its deals finished so far); plays nothing (:func:`~twilight_env.experiments.edge.edge_strength.compare_runs`) |
 | ``status`` | ``--status FOLDER`` | the interim figures of an unfinished run; plays nothing (:mod:`~twilight_env.experiments.edge.interim`) |
 | ``resume`` | ``--resume FOLDER`` | finish an interrupted run of either scoring, or with ``--deals N`` grow it to N deals; it keeps the run's settings |
 | ``ladder`` | ``--ladder FOLDER`` | the edge at every rung of a 3-player ladder (:mod:`~twilight_env.experiments.edge.edge_strength`) |
@@ -229,9 +229,10 @@ def _add_mode_arguments(g) -> None:
                         "that is not a rung, e.g. pimc:inference=model, played with --seed of the ladder's deal set), apart "
                         "from the rungs and against the top rung (repeat for several)")
     g.add_argument("--compare", nargs=2, default=None, metavar=("FOLDER_A", "FOLDER_B"),
-                   help="print the edge of the finished run in FOLDER_A minus that in FOLDER_B, paired by deal "
+                   help="print the edge of the run in FOLDER_A minus that in FOLDER_B, paired by deal "
                         "(two agents' team-scoring runs, one configuration each, on the generated deals of one "
-                        "--seed), with its 95%% interval; plays nothing")
+                        "--seed; a run still under way counts its deals finished from deal 0: an interim figure), "
+                        "with its 95%% interval; plays nothing")
     g.add_argument("--status", default=None, metavar="FOLDER",
                    help="print the interim figures of the unfinished team-scoring run in FOLDER (Moon - Sun over "
                         "its deals finished so far, with the 95%% interval); plays nothing")

@@ -53,6 +53,7 @@ from twilight_env.agents.base import agent_name, same_agent
 from twilight_env.experiments.common import check_workers, fmt_ci, markdown_table, mean_ci, out_dir
 from twilight_env.records.dealsets import heldout_seed
 from twilight_env.experiments.edge import solo_edge
+from twilight_env.experiments.edge.interim import interim_row
 from twilight_env.experiments.edge.core import (CHECKPOINT, DEFAULT_BOOT, DEFAULT_MATCHES, finished_run,
                                                 terminal_blocks, wrap)
 from twilight_env.experiments.edge.matches import check_match_settings
@@ -439,16 +440,18 @@ def _paired(upper: dict, lower: dict) -> dict:
 def compare_runs(upper: str, lower: str) -> dict:
     """``twilight edge --compare A B``: the edge of run A minus the edge of run B, paired by deal.
 
-    Both folders hold finished one-configuration ``twilight edge`` runs on the deals of one
-    seed (a run of N deals plays the first N deals of its seed, so deal i is the same deal in
-    both); the difference is taken over the deals both played (:func:`_paired`).
+    Both folders hold one-configuration ``twilight edge`` runs on the deals of one seed (a
+    run of N deals plays the first N deals of its seed, so deal i is the same deal in both);
+    the difference is taken over the deals both played (:func:`_paired`). A run still under
+    way (its progress file) counts its deals finished so far from deal 0
+    (:func:`~twilight_env.experiments.edge.interim.interim_row`): an interim figure.
 
     Returns:
         ``{"upper", "lower", "deals", "difference", "ci_low", "ci_high", "welch", "seed",
         "folders"}``; deal points per deal.
 
     Raises:
-        ValueError: a folder without a finished edge run, a run of several configurations,
+        ValueError: a folder without an edge run, a run of several configurations,
             a run on deals from a file, runs on the deals of different seeds, or two runs of
             one spec with the same points on every deal (one agent twice). Two runs of one
             spec that played differently (e.g. ``policy`` before and after its shipped
@@ -456,6 +459,14 @@ def compare_runs(upper: str, lower: str) -> dict:
     """
     rows, seeds = [], []
     for folder in (upper, lower):
+        if os.path.isfile(os.path.join(folder, CHECKPOINT)):  # unfinished: its first deals done
+            row = interim_row(folder)
+            if row["source"].get("source") != "seed":
+                raise ValueError(f"--compare {folder!r} plays deals from a file; pairing by deal needs runs on the "
+                                 "generated deals of one --seed")
+            rows.append(row)
+            seeds.append(row["seed"])
+            continue
         doc = finished_run("--compare", folder, "a `twilight edge` run")
         if len(doc["results"]) != 1:
             raise ValueError(f"--compare {folder!r} holds {len(doc['results'])} configurations "

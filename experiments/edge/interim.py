@@ -54,6 +54,36 @@ def interim_figures(folder: str) -> list[dict]:
     return out
 
 
+def interim_row(folder: str) -> dict:
+    """The unfinished one-configuration run in ``folder`` as ``twilight edge --compare`` pairs
+    it: ``spec`` (its label, marked unfinished with its count of deals), ``seed``, ``source``
+    (its settings' ``deals_source``) and ``diff_per_deal``, Moon − Sun of each of its first
+    ``n`` deals in deal points (the mean over the deal's 3 plays), ``n`` the longest run of
+    finished deals from deal 0 (deals finish in index order with one worker; with several, a
+    block may finish before the one ahead of it).
+
+    Raises:
+        ValueError: as :func:`interim_figures`, a run of several configurations, or fewer
+            than 2 deals finished from deal 0.
+    """
+    figures = interim_figures(folder)  # every check of --status
+    ckpt = Checkpoint.load(folder)
+    if len(ckpt.settings["configs"]) != 1:
+        raise ValueError(f"--compare {folder!r} holds {len(figures)} configurations "
+                         f"({', '.join(f['label'] for f in figures)}); it compares runs of one each")
+    done = ckpt.finished(config_key(*ckpt.settings["configs"][0]))
+    n = 0
+    while n in done:
+        n += 1
+    if n < 2:
+        raise ValueError(f"--compare {folder!r}: the unfinished run has {n} deal(s) finished from deal 0; "
+                         "pairing needs at least 2")
+    moon, sun = deal_points(done, range(n))
+    return {"spec": f"{figures[0]['label']} (unfinished: {n:,} of {len(ckpt.deals):,} deals)",
+            "seed": int(ckpt.settings["seed"]), "source": ckpt.settings.get("deals_source") or {},
+            "diff_per_deal": (moon - sun).mean(axis=1).tolist()}
+
+
 def interim_lines(folder: str) -> list[str]:
     """The lines ``twilight edge --status FOLDER`` prints (:func:`interim_figures`)."""
     lines = [f"interim figures of the unfinished run in {folder} (its deals finished so far; the run's own "
@@ -71,4 +101,4 @@ def interim_lines(folder: str) -> list[str]:
     return lines
 
 
-__all__ = ["interim_figures", "interim_lines"]
+__all__ = ["interim_figures", "interim_lines", "interim_row"]

@@ -220,8 +220,8 @@ def test_ladder_settings_are_frozen_and_checked_once_when_built():
 # the order of the study's modules
 # ---------------------------------------------------------------------------------
 
-EDGE_ORDER = [("matches",), ("core",), ("solo_edge", "individual_edge"),
-              ("edge_strength", "goals_333", "handicap", "control_variate", "crossplay", "interim"),
+EDGE_ORDER = [("matches",), ("core",), ("solo_edge", "individual_edge"), ("interim",),
+              ("edge_strength", "goals_333", "handicap", "control_variate", "crossplay"),
               ("command",)]
 """experiments/edge/, low to high: a module imports only modules of rows before its own."""
 
@@ -284,3 +284,36 @@ def test_status_gives_the_interim_figures_of_the_finished_deals(tmp_path, monkey
     (tmp_path / "empty").mkdir()
     assert main(["edge", "--status", str(tmp_path / "empty")]) == 2
     assert "no edge run" in capsys.readouterr().err
+
+
+def test_compare_pairs_an_unfinished_run_over_its_first_finished_deals(tmp_path, monkeypatch, capsys):
+    """``--compare`` with a run under way: its deals finished from deal 0 are paired with the
+    other run's, the same figure as a finished run of those deals gives."""
+    from twilight_env.experiments.edge import edge_strength
+
+    real, calls = solo_edge._play_edge_deal, []
+
+    def stop_at_4(task):
+        calls.append(task[0])
+        if len(calls) == 4:
+            raise KeyboardInterrupt("stop here")
+        return real(task)
+
+    small = dict(boot=5, matches=5, workers=1, progress=False, verbose=False)
+    solo_edge.run_study(["random"], deals=6, seed=3, out=str(tmp_path / "other"), **small)
+    solo_edge.run_study(["heuristic"], deals=3, seed=3, out=str(tmp_path / "three"), **small)
+    monkeypatch.setattr(solo_edge, "_play_edge_deal", stop_at_4)
+    with pytest.raises(KeyboardInterrupt):
+        solo_edge.run_study(["heuristic"], deals=6, seed=3, out=str(tmp_path / "run"), **small)
+    monkeypatch.setattr(solo_edge, "_play_edge_deal", real)
+    interim = edge_strength.compare_runs(str(tmp_path / "run"), str(tmp_path / "other"))
+    whole = edge_strength.compare_runs(str(tmp_path / "three"), str(tmp_path / "other"))
+    assert interim["deals"] == whole["deals"] == 3
+    assert (interim["difference"], interim["ci_low"], interim["ci_high"]) == pytest.approx(
+        (whole["difference"], whole["ci_low"], whole["ci_high"]))
+    assert interim["upper"] == "heuristic (unfinished: 3 of 6 deals)"
+    assert main(["edge", "--compare", str(tmp_path / "run"), str(tmp_path / "other")]) == 0
+    assert "unfinished: 3 of 6 deals" in capsys.readouterr().out
+    solo_edge.run_study(["random"], deals=4, seed=4, out=str(tmp_path / "seed4"), **small)
+    assert main(["edge", "--compare", str(tmp_path / "run"), str(tmp_path / "seed4")]) == 2
+    assert "seed" in capsys.readouterr().err
