@@ -81,7 +81,7 @@ _STUDY = ("specs", "solo", "sun", "deals", "seed", "deals_file", "target", "boot
 
 MODES: tuple[Mode, ...] = (
     Mode("compare", ("compare", None), "twilight edge --compare FOLDER_A FOLDER_B",
-         "the paired difference of two finished runs, from their folders; it plays nothing", ()),
+         "the paired difference of two runs, from their folders (a run under way: its deals finished so far); it plays nothing", ()),
     Mode("status", ("status", None), "twilight edge --status FOLDER",
          "the interim figures of an unfinished run (its deals finished so far); it plays nothing", ()),
     Mode("resume", ("resume", None), "twilight edge --resume FOLDER",

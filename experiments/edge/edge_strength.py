@@ -433,8 +433,11 @@ def _paired(upper: dict, lower: dict) -> dict:
     b = np.asarray(lower["diff_per_deal"], float)
     n = int(min(len(a), len(b)))
     mean, low, high = mean_ci(a[:n] - b[:n])
+    interim = bool(upper.get("interim") or lower.get("interim"))
+    if interim:  # a run under way: Welch over the same deals, not its few against the other's all
+        upper, lower = (dict(r, diff_per_deal=list(r["diff_per_deal"][:n])) for r in (upper, lower))
     return {"upper": upper["spec"], "lower": lower["spec"], "deals": n, "difference": mean,
-            "ci_low": low, "ci_high": high, "welch": _welch(upper, lower)}
+            "ci_low": low, "ci_high": high, "welch": _welch(upper, lower), "interim": interim}
 
 
 def compare_runs(upper: str, lower: str) -> dict:
@@ -499,10 +502,13 @@ def compare_line(c: dict) -> str:
     w = c["welch"]
     verdict = ("the interval holds 0: no difference is shown" if c["ci_low"] <= 0 <= c["ci_high"]
                else "the interval excludes 0")
+    if c.get("interim"):
+        verdict += " (interim: a run is under way; its figure moves as its deals finish)"
+    welch_over = "the same deals" if c.get("interim") else "all deals of both runs"
     return (f"Moon − Sun at {c['upper']} minus Moon − Sun at {c['lower']}, paired by deal over the first "
             f"{c['deals']} deals of seed {c['seed']}: "
             f"{fmt_ci(c['difference'], c['ci_low'], c['ci_high'], signed=True)} deal points per deal (95% CI; "
-            f"Welch over all deals of both runs: {fmt_ci(w['difference'], w['ci_low'], w['ci_high'], signed=True)})"
+            f"Welch over {welch_over}: {fmt_ci(w['difference'], w['ci_low'], w['ci_high'], signed=True)})"
             f"; {verdict}.")
 
 

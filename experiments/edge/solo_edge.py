@@ -298,11 +298,19 @@ def deal_figures(moon: np.ndarray, sun: np.ndarray) -> dict:
 def agents_words(solo: str, sun: str) -> str:
     """The agents of a configuration for a sentence: ``"policy, the shipped network"``,
     ``"pimc (solo) against heuristic (Sun)"``; an agent that reads the shipped weights
-    (:func:`~twilight_env.agents.base.reads_shipped_weights`) is said to play the shipped network."""
-    from twilight_env.agents.base import reads_shipped_weights
+    (:func:`~twilight_env.agents.base.reads_shipped_weights`; a ``respond`` agent, when its target or
+    model does: ``respond:target=mmd:RUN`` plays none) is said to play the shipped network."""
+    from twilight_env.agents.base import parse_spec, reads_shipped_weights
+
+    def shipped(spec: str) -> bool:  # a responder plays its target's (or model's) network, not its own
+        name, kwargs = parse_spec(spec)
+        if name != "respond":
+            return reads_shipped_weights(spec)
+        return any(shipped(str(kwargs[k]).replace(";", ",")) for k in ("target", "model") if kwargs.get(k)) or (
+            "target" not in kwargs)
 
     def one(spec: str) -> str:
-        return f"{spec}, the shipped network" if reads_shipped_weights(spec) else spec
+        return f"{spec}, the shipped network" if shipped(spec) else spec
 
     return one(solo) if solo == sun else f"{one(solo)} (solo) against {one(sun)} (Sun)"
 

@@ -252,6 +252,12 @@ def test_the_answer_names_the_agents_and_whether_the_deals_are_held_out(tmp_path
 
     assert solo_edge.agents_words("policy", "policy") == "policy, the shipped network"
     assert solo_edge.agents_words("pimc", "heuristic") == "pimc (solo) against heuristic (Sun)"
+    # a responder plays its target's network: the shipped one only when its target (or model) is
+    assert solo_edge.agents_words("mmd:RUN", "respond:target=mmd:RUN,exact_tricks=2") == (
+        "mmd:RUN (solo) against respond:target=mmd:RUN,exact_tricks=2 (Sun)")
+    assert solo_edge.agents_words("heuristic", "respond").endswith("respond, the shipped network (Sun)")
+    assert solo_edge.agents_words("heuristic", "respond:target=ismcts,model=policy:default").endswith(
+        "the shipped network (Sun)")
     assert solo_edge.deals_words({"source": "seed", "seed": 0}, 8000) == "8000 deals of seed 0 (not a held-out set)"
     held = {"source": "seed", "seed": HELDOUT_SEEDS["heldout-2"]}
     assert solo_edge.deals_words(held, 600) == "the held-out deal set heldout-2 (600 deals)"

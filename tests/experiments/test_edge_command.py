@@ -311,9 +311,11 @@ def test_compare_pairs_an_unfinished_run_over_its_first_finished_deals(tmp_path,
     assert interim["deals"] == whole["deals"] == 3
     assert (interim["difference"], interim["ci_low"], interim["ci_high"]) == pytest.approx(
         (whole["difference"], whole["ci_low"], whole["ci_high"]))
-    assert interim["upper"] == "heuristic (unfinished: 3 of 6 deals)"
+    assert interim["upper"] == "heuristic (under way: its first 3 of 6 deals)"
+    assert interim["welch"]["difference"] == pytest.approx(whole["difference"])  # Welch over the same 3 deals
     assert main(["edge", "--compare", str(tmp_path / "run"), str(tmp_path / "other")]) == 0
-    assert "unfinished: 3 of 6 deals" in capsys.readouterr().out
+    out = " ".join(capsys.readouterr().out.split())
+    assert "under way: its first 3 of 6 deals" in out and "interim" in out and "Welch over the same deals" in out
     solo_edge.run_study(["random"], deals=4, seed=4, out=str(tmp_path / "seed4"), **small)
     assert main(["edge", "--compare", str(tmp_path / "run"), str(tmp_path / "seed4")]) == 2
     assert "seed" in capsys.readouterr().err
