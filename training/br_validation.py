@@ -37,12 +37,16 @@ hands below the root decision (:func:`tree_value` with ``partner``), an upper bo
 and each responder plays both seats, each from its own information set, so its gap to that
 bound is at least its gap to the team's best response.
 
-Usage::
+Usage (the last: the 3-player Sun pair as a team, ``team=joint`` against ``independent``)::
 
     python -m twilight_env.training.br_validation --target exit:default --players 3 --mode solo \\
         --positions 100 --tricks-left 2 --responder respond:target=exit:default --seed 5
     python -m twilight_env.training.br_validation --target policy:default,temperature=1 \\
         --positions 100 --tricks-left 2 --responder respond:target=policy:default,temperature=1
+    python -m twilight_env.training.br_validation --target policy:default,temperature=1 --players 3 \\
+        --mode team=1 --positions 40 --tricks-left 2 --seed 5 \\
+        --responder respond:target=policy:default,temperature=1,exact_tricks=2 \\
+        --responder respond:target=policy:default,temperature=1,exact_tricks=2,team=joint
 
 It prints one row per responder (mean gap with a 95% interval, positions with no gap,
 positions whose first action is a best one) and writes the per-position figures as JSON
@@ -233,7 +237,7 @@ def validate(target_spec: str, responder_specs: list[str], num_players: int, mod
         rows.append(PositionResult(n, best / norm, best_actions, tv / norm, res, len(worlds)))
         if progress:
             print(f"position {k + 1}/{positions}: {n:g} worlds, exact {best / norm:+.1f}, target {tv / norm:+.1f}, "
-                  + ", ".join(f"{s.split(':')[0]} gap {r['gap']:.1f}" for s, r in res.items()), flush=True)
+                  + ", ".join(f"#{i + 1} gap {r['gap']:.1f}" for i, r in enumerate(res.values())), flush=True)
     summary = {}
     for spec in responder_specs:
         gaps = np.array([r.responders[spec]["gap"] for r in rows])
@@ -250,17 +254,19 @@ def validate(target_spec: str, responder_specs: list[str], num_players: int, mod
 
 def report(result: dict) -> str:
     """The summary table of :func:`validate`'s result (deal points per position)."""
-    width = max([44, *map(len, result["summary"])])
+    width = max([44, *(len(k) + 4 for k in result["summary"])])
     lines = [f"target {result['target']}, {result['players']} players, mode {result['mode']}, "
              f"{result['positions']} positions with {result['tricks_left']} tricks left "
              + (f"(mean {result['mean_worlds']:.1f} consistent worlds)" if result["mean_positive_worlds"]
                 == result["mean_worlds"] else f"(mean {result['mean_positive_worlds']:.1f} worlds of positive "
                 f"likelihood, effectively {result['mean_worlds']:.1f})") + f", {result['seconds']:.0f} s",
-             "exact best response minus the target on the responder seats: "
+             ("the information-sharing team's value (an upper bound on the team's best response; the gaps are to "
+              "it) minus the target on the responder seats: " if str(result["mode"]).startswith("team=") else
+              "exact best response minus the target on the responder seats: ")
              + fmt_ci(*result["exact_minus_target"], digits=2, signed=True),
              f"{'responder':{width}s} {'mean gap [95% CI]':>24s} {'no gap':>7s} {'first best':>11s}"]
-    for spec, s in result["summary"].items():
-        lines.append(f"{spec:{width}s} {fmt_ci(*s['mean_gap'], digits=2):>24s} "
+    for i, (spec, s) in enumerate(result["summary"].items()):
+        lines.append(f"{f'#{i + 1} {spec}':{width}s} {fmt_ci(*s['mean_gap'], digits=2):>24s} "
                      f"{s['no_gap']:7.2f} {s['first_is_best']:11.2f}")
     return "\n".join(lines)
 
@@ -274,7 +280,8 @@ def main(argv=None) -> None:
                     help="an approximate responder's agent spec (repeat for several)")
     ap.add_argument("--players", type=int, choices=(3, 4), default=3, help="3 or 4 players (default %(default)s)")
     ap.add_argument("--mode", default="solo",
-                    help="solo (3 players), seat=S, or team=S (seat S and its partner; default solo)")
+                    help="solo (3 players), seat=S (0, 1 or 3 in 3 players), or team=S (seat S and its partner S ^ 2, "
+                         "both played by each responder: S is 1 or 3 in 3 players, the Sun pair; default solo)")
     ap.add_argument("--positions", type=int, default=100, help="endgame positions checked (default %(default)s)")
     ap.add_argument("--tricks-left", type=int, default=2,
                     help="tricks left in each position, solved exactly (default %(default)s)")
