@@ -56,7 +56,13 @@ team-maxmin plan, TMECor; Celli & Gatti 2018). In play each seat still decides f
 own information set alone, re-solving at each of its decisions, so the side is a team
 without communication and its margin remains a lower bound on the target's
 exploitability. Before the endgame each seat's search takes the partner to play the
-target's policy, as with ``independent``.
+target's policy, as with ``independent``; an endgame of more than ``max_worlds`` worlds is
+left to that search too. Choosing by a plan solved with shared hands can mis-coordinate:
+the partner, re-solving from its own information set, need not play the part the deciding
+seat's plan gave it (``br_validation --mode team=S`` measures how far the pair stays below
+the shared-hands value). On the 3-player solo's seat the option changes no value, but
+agents draw their random numbers from their spec, so a spec with ``team=joint`` plays other
+deals' random draws than one without.
 
 **A target whose policy is not known** (``pimc``, ``ismcts``, ``guided``, any agent):
 ``respond:target=SPEC,model=MODEL`` *models* it, as the approximate best responses ISMCTS-BR
@@ -87,7 +93,7 @@ split at commas: write the target's (or the model's) own options with ``;`` inst
 ``respond:target=ismcts:backend=numba;iterations=6000,model=policy:default``.
 
 Spec: ``respond:target=SPEC,worlds=32,candidates=8,exact_tricks=0,max_worlds=2000,team=independent`` where SPEC is ``policy:default``,
-``exit:PATH``, ``neural:default``, ``neural:PATH``, ``policy:default``, ``policy:PATH``, each with
+``policy:PATH``, ``neural:default``, ``neural:PATH``, ``mmd:RUN``, ``nfsp:PATH``, ``exit:PATH``, each with
 an optional ``temperature`` (e.g. ``respond:target=policy:default,temperature=0.5``; the
 ``threads`` and ``backend`` options of those agents are not taken here), or ``heuristic``
 (deterministic too: its compiled copy, :func:`twilight_env.agents.fast_rollout.decide_state`,
@@ -760,7 +766,7 @@ declare(AgentDecl(
     options=(
         Option("target", str, "policy:default", doc="the fixed agent's spec (an exact target)"),
         Option("worlds", int, 32, low=1, doc="worlds per decision"),
-        Option("candidates", int, 8, low=1, doc="actions searched"),
+        Option("candidates", int, 8, low=1, doc="worlds drawn per kept world"),
         Option("exact_tricks", int, 0, low=0, high=3, doc="tricks left solved exactly (0: off)"),
         Option("max_worlds", int, 2000, low=1, doc="most consistent worlds enumerated"),
         Option("temperature", float, None, low=0, high=100,
