@@ -135,25 +135,63 @@ def check_deal_source(meta, field: str, num_players: int, deals: list, run_seed:
     return meta
 
 
+NAMED_PREFIX = "file:"
+"""Key prefix, in a run's weights digest, of a weights file an agent names by path."""
+
+RUN_FOLDER_FILES = ("policy.npz", "avg_policy.npz")
+"""What an agent given a run folder reads there (``mmd:RUN``, ``nfsp:RUN``)."""
+
+
+def named_weight_files(spec: str) -> list[str]:
+    """The weights files an agent spec names by its ``path`` (a run folder: the file of
+    :data:`RUN_FOLDER_FILES` in it), a ``respond`` agent's target and model included; not
+    the shipped ones (``default``).
+
+    Raises:
+        ValueError: a malformed spec or an unknown agent (as :func:`~twilight_env.agents.base.parse_spec`).
+    """
+    from pathlib import Path
+
+    from twilight_env.agents.base import parse_spec
+
+    name, kwargs = parse_spec(spec)
+    if name == "respond":
+        return [f for k in ("target", "model") if kwargs.get(k)
+                for f in named_weight_files(str(kwargs[k]).replace(";", ","))]
+    path = kwargs.get("path")
+    if not isinstance(path, str) or path in ("", "default", "model"):
+        return []
+    p = Path(path)
+    if p.is_dir():
+        p = next((p / n for n in RUN_FOLDER_FILES if (p / n).is_file()), p)
+    return [str(p)]
+
+
 def shipped_weights_digest(specs: Iterable[str]) -> dict[str, str]:
     """``{file name: sha256 hex digest}`` of every shipped weights file
     (``twilight_env/agents/weights/*.npz``, ``*.pt``) if any of ``specs`` may read one
-    (:func:`twilight_env.agents.base.reads_shipped_weights`), else ``{}``.
+    (:func:`twilight_env.agents.base.reads_shipped_weights`), and of every weights file an
+    agent names by path (:func:`named_weight_files`; key ``file:PATH``, ``missing`` for a
+    path that is not a file); ``{}`` when there are none.
 
     A resumed run compares it with the digest saved when it started, so that a run
-    begun with one release's networks (e.g. ``policy:default``) is never finished with
-    another's.
+    begun with one release's networks (e.g. ``policy:default``), or with one export of a
+    training line (``mmd:RUN`` reads ``RUN/policy.npz``), is never finished with another's.
     """
     import hashlib
+    import os
+    from pathlib import Path
 
     from twilight_env.agents import policy
 
-    if not any(reads_shipped_weights(s) for s in specs):
-        return {}
+    specs = list(specs)
     out = {}
-    for path in sorted(policy.WEIGHTS_DIR.iterdir()):
-        if path.suffix in (".npz", ".pt"):
-            out[path.name] = hashlib.sha256(path.read_bytes()).hexdigest()
+    if any(reads_shipped_weights(s) for s in specs):
+        for path in sorted(policy.WEIGHTS_DIR.iterdir()):
+            if path.suffix in (".npz", ".pt"):
+                out[path.name] = hashlib.sha256(path.read_bytes()).hexdigest()
+    for f in sorted({f for s in specs for f in named_weight_files(s)}):
+        out[NAMED_PREFIX + f] = hashlib.sha256(Path(f).read_bytes()).hexdigest() if os.path.isfile(f) else "missing"
     return out
 
 
@@ -218,9 +256,13 @@ def check_shipped_weights(saved, specs: Iterable[str], what: str) -> dict[str, s
     changed = {k for k, v in saved.items() if now.get(k) != v}
     changed = sorted(k for k in changed if k in now or not _retired_and_unused(k, saved[k], saved, changed, specs))
     if changed:
-        raise ValueError(f"{what}: the shipped weights {', '.join(changed)} changed since the run started, so "
+        named = any(k.startswith(NAMED_PREFIX) for k in changed)
+        kind = "weights" if named else "shipped weights"
+        raise ValueError(f"{what}: the {kind} {', '.join(changed)} changed since the run started, so "
                          "its finished deals were played with other networks than a resumed sitting would use; "
-                         "finish it with the release that started it, or start a new run")
+                         "finish it with the release that started it" + (
+                             " and the weights files it named (e.g. export them again from the same checkpoint)"
+                             if named else "") + ", or start a new run")
     return dict(saved)
 
 

@@ -189,3 +189,28 @@ def test_the_agents_that_read_the_weights_are_named_once_each():
     assert str(e.value).count("policy") == 1
     with pytest.raises(ValueError, match=r"but its agent policy reads them, so "):
         check_shipped_weights(None, ["policy", "policy"], "edge.json")
+
+
+def test_weights_files_named_by_path_are_kept_and_checked(tmp_path):
+    """A run's digest holds the weights files its agents name by path (``policy:FILE``; a run
+    folder's ``policy.npz`` for ``mmd:RUN``, through a responder's target too), so a resume
+    after the file changed (a training line exported again) is refused, naming it."""
+    from twilight_env.experiments.checkpoint_checks import check_shipped_weights, named_weight_files
+
+    run = tmp_path / "line"
+    run.mkdir()
+    (run / "policy.npz").write_bytes(b"first export")
+    net = tmp_path / "net.npz"
+    net.write_bytes(b"a network")
+    target = f"respond:target=mmd:{run},exact_tricks=2"
+    assert named_weight_files(target) == [str(run / "policy.npz")]
+    assert named_weight_files(f"policy:{net}") == [str(net)] and named_weight_files("policy:default") == []
+    specs = [f"mmd:{run}", target, f"policy:{net}"]
+    saved = shipped_weights_digest(specs)
+    assert {k for k in saved if k.startswith("file:")} == {f"file:{run / 'policy.npz'}", f"file:{net}"}
+    assert check_shipped_weights(saved, specs, "progress file") == saved
+    (run / "policy.npz").write_bytes(b"second export")
+    with pytest.raises(ValueError, match=r"policy\.npz changed since the run started.*export them again"):
+        check_shipped_weights(saved, specs, "progress file")
+    old = {k: v for k, v in saved.items() if not k.startswith("file:")}  # a run saved before files were kept
+    assert check_shipped_weights(old, specs, "progress file") == old
