@@ -236,7 +236,7 @@ def validate(target_spec: str, responder_specs: list[str], num_players: int, mod
                          "first_is_best": first in best_actions}
         rows.append(PositionResult(n, best / norm, best_actions, tv / norm, res, len(worlds)))
         if progress:
-            print(f"position {k + 1}/{positions}: {n:g} worlds, exact {best / norm:+.1f}, target {tv / norm:+.1f}, "
+            print(f"position {k + 1}/{positions}: {n:.4g} worlds, {'bound' if partner is not None else 'exact'} {best / norm:+.1f}, target {tv / norm:+.1f}, "
                   + ", ".join(f"#{i + 1} gap {r['gap']:.1f}" for i, r in enumerate(res.values())), flush=True)
     summary = {}
     for spec in responder_specs:
@@ -256,7 +256,8 @@ def report(result: dict) -> str:
     """The summary table of :func:`validate`'s result (deal points per position)."""
     width = max([44, *(len(k) + 4 for k in result["summary"])])
     lines = [f"target {result['target']}, {result['players']} players, mode {result['mode']}, "
-             f"{result['positions']} positions with {result['tricks_left']} tricks left "
+             f"{result['positions']} position{'s' if result['positions'] != 1 else ''} with {result['tricks_left']} "
+             f"trick{'s' if result['tricks_left'] != 1 else ''} left "
              + (f"(mean {result['mean_worlds']:.1f} consistent worlds)" if result["mean_positive_worlds"]
                 == result["mean_worlds"] else f"(mean {result['mean_positive_worlds']:.1f} worlds of positive "
                 f"likelihood, effectively {result['mean_worlds']:.1f})") + f", {result['seconds']:.0f} s",
