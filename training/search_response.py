@@ -61,8 +61,8 @@ left to that search too. Choosing by a plan solved with shared hands can mis-coo
 the partner, re-solving from its own information set, need not play the part the deciding
 seat's plan gave it (``br_validation --mode team=S`` measures how far the pair stays below
 the shared-hands value). On the 3-player solo's seat the option changes no value, but
-agents draw their random numbers from their spec, so a spec with ``team=joint`` plays other
-deals' random draws than one without.
+agents draw their random numbers from their spec, so a spec with ``team=joint`` draws other
+numbers, and plays other games, than the same spec without it.
 
 **A target whose policy is not known** (``pimc``, ``ismcts``, ``guided``, any agent):
 ``respond:target=SPEC,model=MODEL`` *models* it, as the approximate best responses ISMCTS-BR
@@ -569,9 +569,9 @@ class SearchResponder:
             both Moon hands already).
 
     Raises:
-        ValueError: a bad option, target or model (``team=joint`` without ``exact_tricks``, a temperature for ``heuristic``, one given
-            both here and in the spec, a target whose probabilities are not known without a
-            model, ``epsilon`` without one).
+        ValueError: a bad option, target or model (``team=joint`` without ``exact_tricks``, a
+            temperature for ``heuristic``, one given both here and in the spec, a target whose
+            probabilities are not known without a model, ``epsilon`` without one).
     """
 
     stateless = True
