@@ -251,11 +251,9 @@ def test_the_edge_modules_import_only_lower_rows():
     assert bad == []
 
 
-def test_status_gives_the_interim_figures_of_the_finished_deals(tmp_path, monkeypatch, capsys):
-    """``--status``: Moon - Sun over the deals finished so far equals what the run's own
-    figures are over the same deals (a run of only those deals), and it plays nothing."""
-    from twilight_env.experiments.edge import interim
-
+def _interrupted_heuristic_run(out, monkeypatch) -> dict:
+    """A ``heuristic`` edge run of 6 deals of seed 3 in ``out``, stopped (as by Ctrl-C) when its
+    4th deal starts: 3 deals finished in its progress file. Returns the small study settings."""
     real, calls = solo_edge._play_edge_deal, []
 
     def stop_at_4(task):
@@ -264,11 +262,20 @@ def test_status_gives_the_interim_figures_of_the_finished_deals(tmp_path, monkey
             raise KeyboardInterrupt("stop here")
         return real(task)
 
-    monkeypatch.setattr(solo_edge, "_play_edge_deal", stop_at_4)
     small = dict(boot=5, matches=5, workers=1, progress=False, verbose=False)
+    monkeypatch.setattr(solo_edge, "_play_edge_deal", stop_at_4)
     with pytest.raises(KeyboardInterrupt):
-        solo_edge.run_study(["heuristic"], deals=6, seed=3, out=str(tmp_path / "run"), **small)
+        solo_edge.run_study(["heuristic"], deals=6, seed=3, out=str(out), **small)
     monkeypatch.setattr(solo_edge, "_play_edge_deal", real)
+    return small
+
+
+def test_status_gives_the_interim_figures_of_the_finished_deals(tmp_path, monkeypatch, capsys):
+    """``--status``: Moon - Sun over the deals finished so far equals what the run's own
+    figures are over the same deals (a run of only those deals), and it plays nothing."""
+    from twilight_env.experiments.edge import interim
+
+    small = _interrupted_heuristic_run(tmp_path / "run", monkeypatch)
     (r,) = interim.interim_figures(str(tmp_path / "run"))
     assert (r["label"], r["done"], r["deals"]) == ("heuristic", 3, 6)
     solo_edge.run_study(["heuristic"], deals=3, seed=3, out=str(tmp_path / "three"), **small)
@@ -291,21 +298,9 @@ def test_compare_pairs_an_unfinished_run_over_its_first_finished_deals(tmp_path,
     other run's, the same figure as a finished run of those deals gives."""
     from twilight_env.experiments.edge import edge_strength
 
-    real, calls = solo_edge._play_edge_deal, []
-
-    def stop_at_4(task):
-        calls.append(task[0])
-        if len(calls) == 4:
-            raise KeyboardInterrupt("stop here")
-        return real(task)
-
-    small = dict(boot=5, matches=5, workers=1, progress=False, verbose=False)
+    small = _interrupted_heuristic_run(tmp_path / "run", monkeypatch)
     solo_edge.run_study(["random"], deals=6, seed=3, out=str(tmp_path / "other"), **small)
     solo_edge.run_study(["heuristic"], deals=3, seed=3, out=str(tmp_path / "three"), **small)
-    monkeypatch.setattr(solo_edge, "_play_edge_deal", stop_at_4)
-    with pytest.raises(KeyboardInterrupt):
-        solo_edge.run_study(["heuristic"], deals=6, seed=3, out=str(tmp_path / "run"), **small)
-    monkeypatch.setattr(solo_edge, "_play_edge_deal", real)
     interim = edge_strength.compare_runs(str(tmp_path / "run"), str(tmp_path / "other"))
     whole = edge_strength.compare_runs(str(tmp_path / "three"), str(tmp_path / "other"))
     assert interim["deals"] == whole["deals"] == 3

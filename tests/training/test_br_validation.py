@@ -47,7 +47,7 @@ def test_worlds_are_every_deal_of_the_unseen_cards_and_the_true_one_is_kept(play
         assert all(k.history == st.history for k in kept)
 
 
-def _clairvoyant(state, target, resp, side):
+def clairvoyant(state, target, resp, side):
     """The best the responder could do seeing every hand: max over its actions in one world."""
     if state.done:
         return V.outcome(state, side)
@@ -56,11 +56,11 @@ def _clairvoyant(state, target, resp, side):
         for a in state.legal_actions():
             c = state.clone()
             c.apply(a)
-            best = max(best, _clairvoyant(c, target, resp, side))
+            best = max(best, clairvoyant(c, target, resp, side))
         return best
     c = state.clone()
     c.apply(target.actions([state])[0])
-    return _clairvoyant(c, target, resp, side)
+    return clairvoyant(c, target, resp, side)
 
 
 def test_the_exact_value_lies_between_every_responder_and_the_clairvoyant_one():
@@ -88,7 +88,7 @@ def _check_bounds(players, mode, n, tricks_left, seed):
         worlds = V.consistent_worlds(info, target, resp)
         exact, per = V.exact_value(worlds, target, resp, side)
         assert max(per.values()) == exact and set(per) == set(st.legal_actions())
-        clair = sum(_clairvoyant(w, target, resp, side) for w in worlds)
+        clair = sum(clairvoyant(w, target, resp, side) for w in worlds)
         assert exact <= clair + 1e-9
         if len(worlds) == 1:
             assert exact == clair

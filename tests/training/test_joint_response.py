@@ -17,6 +17,7 @@ from twilight_env.rules.infoset import InfoSet  # noqa: E402
 from twilight_env.training import br_validation as V  # noqa: E402
 from twilight_env.training.search_response import (Target, exact_value, split_by_action,  # noqa: E402
                                                    tree_value, weighted_worlds)
+from test_br_validation import clairvoyant  # noqa: E402
 
 TARGET = "policy:default"
 SAMPLED = "policy:default,temperature=1"
@@ -37,23 +38,6 @@ def _joint(st, target):
     worlds, w = weighted_worlds(info, target, side)
     total, per = tree_value(worlds, w, target, side, info.seat & 1, partner=info.seat ^ 2)
     return info, side, (worlds, w), total, per
-
-
-def _clairvoyant_team(state, target, side_seats, side):
-    """The side's best total in one world, both of its seats choosing with every hand known."""
-    if state.done:
-        a, b = state.side_scores()
-        return (a - b) if side == 0 else (b - a)
-    if state.deciding_seat in side_seats:
-        best = -np.inf
-        for a in state.legal_actions():
-            c = state.clone()
-            c.apply(a)
-            best = max(best, _clairvoyant_team(c, target, side_seats, side))
-        return best
-    c = state.clone()
-    c.apply(target.actions([state])[0])
-    return _clairvoyant_team(c, target, side_seats, side)
 
 
 @pytest.mark.parametrize("players,seat,spec", [(3, 1, SAMPLED), (3, 3, SAMPLED), (4, 0, TARGET), (4, 1, SAMPLED)])
@@ -88,7 +72,7 @@ def test_the_joint_value_lies_between_the_independent_and_the_clairvoyant_teams(
     for st in states:
         info, side, (worlds, w), total, _ = _joint(st, target)
         independent = exact_value(worlds, target, frozenset({info.seat}), info.seat & 1, w)[0]
-        clair = sum(_clairvoyant_team(s, target, side, info.seat & 1) for s in worlds)
+        clair = sum(clairvoyant(s, target, side, info.seat & 1) for s in worlds)  # both seats choose
         assert independent <= total + 1e-9 <= clair + 2e-9
         better += total > independent + 1e-9
     assert better >= 1
