@@ -78,7 +78,9 @@ def test_arena_resume_errors(tmp_path, capsys):
     assert main(["arena", "random", "random", "--resume", str(folder), "--deals", "3"]) == 2
     err = capsys.readouterr().err
     assert "do not give specs, --deals with it" in err
-    doc = {"kind": arena.ArenaCheckpoint.KIND, "version": 1, "elapsed_seconds": 0, "deals": [],
+    from twilight_env.records.dealsets import generate_deals
+
+    doc = {"kind": arena.ArenaCheckpoint.KIND, "version": 1, "elapsed_seconds": 0, "deals": generate_deals(2, 0),
            "done": {}, "settings": {"specs": ["random"], "num_players": 4, "seed": 0, "lockstep": True,
                                     "deals_source": {}, "arguments": {}}}
     (folder / arena.ArenaCheckpoint.NAME).write_text(json.dumps(doc))
