@@ -109,15 +109,6 @@ def test_bad_team_options_are_refused(spec, match):
         make_agent(spec)
 
 
-def test_the_joint_option_leaves_the_3_player_solo_as_it_was():
-    """The solo decides for both Moon hands already (R7.3): team=joint changes none of its values."""
-    target, states = _positions(3, 0, 4, 2, 3)
-    joint = make_agent(f"respond:target={TARGET},exact_tricks=2,team=joint")
-    alone = make_agent(f"respond:target={TARGET},exact_tricks=2")
-    for st in states:
-        info = InfoSet(st, 0)
-        assert joint.exact_action_values(info) == alone.exact_action_values(info)
-
 
 def test_endgame_validation_of_a_team_measures_gaps_to_the_information_sharing_bound():
     """``br_validation`` mode ``team=1`` (the 3-player Sun pair): the bound is at least every
