@@ -17,7 +17,8 @@ R7.1), its role and the legal actions; decisions are computed with NumPy
 Deck: a network trained on a reduced deck (``--tricks`` below 7) plays deals of that deck
 only. ``policy.npz`` records the deck (``tricks``; a file without it is a full-deck
 network), and a decision of a deal of another deck raises ``ValueError`` naming both
-decks (:meth:`MMDAgent.check_deck`): the agent learns the deal's deck from the information
+decks (:meth:`~twilight_env.agents.policy.PolicyAgent.check_deck`, stricter here than
+for ``policy``: a full-deck MMD network refuses reduced-deck deals too): the agent learns the deal's deck from the information
 set (``num_tricks``, ``deck``; R2.3), when it is first asked to decide.
 
 Spec: ``mmd:RUN_DIR`` (reads ``RUN_DIR/policy.npz``, written with each checkpoint, or by
@@ -30,10 +31,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from twilight_env.rules.cards import deck_mask
 from twilight_env.rules.engine import NUM_TRICKS
 
-from twilight_env.agents.policy import PolicyAgent
+from twilight_env.agents.policy import PolicyAgent, deck_words
 
 POLICY_FILE = "policy.npz"
 """The file an MMD run directory keeps its policy in (``training/mmd/checkpoint.py``)."""
@@ -64,19 +64,6 @@ def weights_path(path: str) -> str:
     return path
 
 
-def deck_words(tricks: int) -> str:
-    """A deck in words, for messages: ``"the full deck (7 tricks, 28 cards)"`` or
-    ``"a reduced deck of 1 trick (4 cards)"`` (:func:`twilight_env.rules.cards.deck_mask`).
-
-    Raises:
-        ValueError: ``tricks`` not an int 1..7.
-    """
-    cards = bin(deck_mask(tricks)).count("1")
-    if tricks == NUM_TRICKS:
-        return f"the full deck ({tricks} tricks, {cards} cards)"
-    return f"a reduced deck of {tricks} trick{'s' if tricks > 1 else ''} ({cards} cards)"
-
-
 class MMDAgent(PolicyAgent):
     """Samples (or, at temperature 0, maximises) an MMD network's policy (module docstring).
 
@@ -91,6 +78,11 @@ class MMDAgent(PolicyAgent):
             network's (:meth:`check_deck`).
     """
 
+    kind = "mmd"
+    strict_deck = True
+    """A full-deck MMD network refuses reduced-deck deals too (:meth:`PolicyAgent.check_deck
+    <twilight_env.agents.policy.PolicyAgent.check_deck>`)."""
+
     def __init__(self, path: str = "", temperature: float = 1.0):
         super().__init__(weights_path(path), temperature)
         self.path = path
@@ -98,43 +90,6 @@ class MMDAgent(PolicyAgent):
         self._torch: dict = {}
         self.tricks = next(iter(self._nets.values())).tricks
         """Tricks per deal of the deck the network was trained on (7: the full deck)."""
-
-    def check_deck(self, infoset) -> None:
-        """Refuse a deal of another deck than the network's (module docstring).
-
-        Args:
-            infoset: an :class:`~twilight_env.rules.infoset.InfoSet` of the deal (its
-                ``num_tricks`` and ``deck`` mask, R2.3).
-
-        Raises:
-            ValueError: naming the network's file and deck and the deal's deck.
-        """
-        if infoset.num_tricks != self.tricks or infoset.deck != deck_mask(self.tricks):
-            game = (deck_words(infoset.num_tricks) if infoset.deck == deck_mask(infoset.num_tricks)
-                    else f"a deck of {bin(infoset.deck).count('1')} cards")
-            raise ValueError(f"mmd: the network {self.path!r} was trained on {deck_words(self.tricks)}, but this "
-                             f"deal is played with {game}; play it on deals of its own deck, or train a "
-                             f"network with --tricks {infoset.num_tricks}")
-
-    def act(self, infoset, legal_actions, rng=None) -> int:
-        """:meth:`PolicyAgent.act <twilight_env.agents.policy.PolicyAgent.act>` after :meth:`check_deck`."""
-        self.check_deck(infoset)
-        return super().act(infoset, legal_actions, rng)
-
-    def action_probs_batch(self, infosets, legal_actions_list):
-        """``(B, 31)`` float64 (:meth:`PolicyAgent.action_probs_batch
-        <twilight_env.agents.policy.PolicyAgent.action_probs_batch>`) after :meth:`check_deck`
-        of each information set (``action_probs`` calls it too)."""
-        for info in infosets:
-            self.check_deck(info)
-        return super().action_probs_batch(infosets, legal_actions_list)
-
-    def greedy_batch(self, infosets, legal_actions_list) -> list[int]:
-        """:meth:`PolicyAgent.greedy_batch <twilight_env.agents.policy.PolicyAgent.greedy_batch>`
-        after :meth:`check_deck` of each information set."""
-        for info in infosets:
-            self.check_deck(info)
-        return super().greedy_batch(infosets, legal_actions_list)
 
     def model_for(self, num_players: int):
         """The network as a torch :class:`~twilight_env.agents.exit.PolicyValueNet` (same weights;

@@ -25,6 +25,10 @@ number of players (:data:`DEFAULT_WEIGHTS`); ``policy:PATH`` reads a ``.npz`` of
 :func:`~twilight_env.agents.nn.numpy_pv.save_pv_npz` (no torch) or an expert-iteration
 checkpoint / run directory (read with torch, then played with NumPy);
 ``policy:default,temperature=0.5`` samples (above).
+
+Deck: a network whose file records a reduced deck (``tricks`` below 7, as MMD runs on
+reduced decks write) plays deals of that deck only; the shipped full-deck networks play
+reduced-deck deals too (:meth:`PolicyAgent.check_deck`).
 """
 
 from __future__ import annotations
@@ -33,7 +37,8 @@ from pathlib import Path
 
 import numpy as np
 
-from twilight_env.rules.engine import NUM_ACTIONS
+from twilight_env.rules.cards import deck_mask
+from twilight_env.rules.engine import NUM_ACTIONS, NUM_TRICKS
 
 from twilight_env.agents.nn.features import infoset_row, role_of
 from twilight_env.agents.sampling import check_temperature, legal_matrix, sample, temperature_suffix, tempered_probs
@@ -87,6 +92,19 @@ def load_network(path: str, num_players: int | None = None):
                                model.cfg.to_dict()), npl
 
 
+def deck_words(tricks: int) -> str:
+    """A deck in words, for messages: ``"the full deck (7 tricks, 28 cards)"`` or
+    ``"a reduced deck of 2 tricks (8 cards)"`` (R2.3, :func:`twilight_env.rules.cards.deck_mask`).
+
+    Raises:
+        ValueError: ``tricks`` not an int 1..7.
+    """
+    cards = bin(deck_mask(tricks)).count("1")
+    if tricks == NUM_TRICKS:
+        return f"the full deck ({tricks} tricks, {cards} cards)"
+    return f"a reduced deck of {tricks} trick{'s' if tricks > 1 else ''} ({cards} cards)"
+
+
 class PolicyAgent:
     """The policy network's most probable legal action, or a sample of its policy (module docstring).
 
@@ -103,6 +121,11 @@ class PolicyAgent:
     stateless = True
     """Decisions depend only on (information set, legal actions, rng): one instance may play
     many deals at once (``twilight_env.experiments.common.play_lockstep``)."""
+    kind = "policy"
+    """The spec's agent name, for messages."""
+    strict_deck = False
+    """Whether a full-deck network refuses deals of a reduced deck too (:meth:`check_deck`;
+    ``mmd``: yes). A network trained on a reduced deck plays deals of that deck only, always."""
 
     def __init__(self, path: str = "default", temperature: float = 0.0):
         if not isinstance(path, str) or not path:
@@ -117,6 +140,7 @@ class PolicyAgent:
             except ValueError as e:
                 raise ValueError(f"policy option path={path!r}: {e}") from None
             self._nets[npl] = net
+        self._deck_guard = self.strict_deck or any(n.tricks != NUM_TRICKS for n in self._nets.values())
         self.name = ("policy" if path == "default" else f"policy:{path}")
         if self.temperature:
             self.name = f"policy:{path}{temperature_suffix(self.temperature)}"
@@ -144,6 +168,33 @@ class PolicyAgent:
 
     def reset(self) -> None:
         """Nothing to reset: the policy keeps no state between decisions."""
+
+    def check_deck(self, infoset) -> None:
+        """Refuse a deal of another deck than the network's.
+
+        A network whose file records a reduced deck (``tricks`` below 7 in its ``.npz``,
+        :mod:`twilight_env.agents.nn.numpy_pv`) plays deals of that deck only; a full-deck
+        network (the shipped ones, files without ``tricks``) also plays reduced-deck deals,
+        as the reduced-deck studies play ``policy:default``, unless :attr:`strict_deck`
+        (``mmd``). Every decision method calls it (:meth:`act`, :meth:`action_probs`,
+        :meth:`action_probs_batch`, :meth:`greedy_batch`).
+
+        Args:
+            infoset: an :class:`~twilight_env.rules.infoset.InfoSet` of the deal (its
+                ``num_players``, ``num_tricks`` and ``deck`` mask, R2.3).
+
+        Raises:
+            ValueError: naming the network's file and deck and the deal's deck.
+        """
+        net = self._nets.get(infoset.num_players)
+        if net is None or (net.tricks == NUM_TRICKS and not self.strict_deck):
+            return  # the shipped full-deck weights, or the other variant (net_for refuses it)
+        if infoset.num_tricks != net.tricks or infoset.deck != deck_mask(net.tricks):
+            game = (deck_words(infoset.num_tricks) if infoset.deck == deck_mask(infoset.num_tricks)
+                    else f"a deck of {bin(infoset.deck).count('1')} cards")
+            raise ValueError(f"{self.kind}: the network {self.path!r} was trained on {deck_words(net.tricks)}, but "
+                             f"this deal is played with {game}; play it on deals of its own deck, or train a "
+                             f"network with --tricks {infoset.num_tricks}")
 
     def action_probs(self, infoset, legal_actions) -> np.ndarray:
         """The distribution this agent plays at a decision (module docstring).
@@ -185,6 +236,8 @@ class PolicyAgent:
         for i, info in enumerate(infosets):
             if len(legal_actions_list[i]) == 0:
                 raise ValueError("policy: a decision has no legal action (the deal is over?)")
+            if self._deck_guard:
+                self.check_deck(info)
             by_npl.setdefault(info.num_players, []).append(i)
         for npl, idx in by_npl.items():
             rows = np.array([infoset_row(infosets[i]) for i in idx], dtype=np.int64)
@@ -205,6 +258,8 @@ class PolicyAgent:
             raise ValueError("policy: a decision has no legal action (the deal is over?)")
         if self.temperature:
             return int(sample(self.action_probs(infoset, legal_actions)[None], rng)[0])
+        if self._deck_guard:
+            self.check_deck(infoset)
         npl = infoset.num_players
         legal = np.zeros(NUM_ACTIONS, dtype=bool)
         legal[list(legal_actions)] = True
@@ -234,7 +289,7 @@ class PolicyAgent:
         return out
 
 
-__all__ = ["DEFAULT_SOURCES", "DEFAULT_WEIGHTS", "PolicyAgent", "default_weights", "load_network"]
+__all__ = ["DEFAULT_SOURCES", "DEFAULT_WEIGHTS", "PolicyAgent", "deck_words", "default_weights", "load_network"]
 
 
 # The declaration (twilight_env.agents.declaration): read from this source without importing it.

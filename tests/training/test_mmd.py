@@ -142,6 +142,14 @@ def test_policy_npz_records_the_deck_and_mmd_refuses_a_deal_of_another_deck(tmp_
             call()
     with pytest.raises(ValueError, match="trained on a reduced deck of 1 trick .*serves full-deck play"):
         agent.model_for(3)
+    # the same file read as policy:PATH keeps to its deck; the shipped full-deck network plays reduced decks
+    as_policy = make_agent(f"policy:{out / 'policy.npz'}")
+    for call in (lambda: as_policy.act(info, info.legal_actions), lambda: as_policy.action_probs(info, info.legal_actions),
+                 lambda: as_policy.act_batch([info], [info.legal_actions])):
+        with pytest.raises(ValueError, match="policy: the network .* was trained on a reduced deck of 1 trick"):
+            call()
+    assert play_deal(ReducedState(random_hands(rng, 1), 0, 3), [as_policy] * 4, rng).done
+    assert play_deal(ReducedState(random_hands(rng, 1), 0, 3), [make_agent("policy:default")] * 4, rng).done
     # the export from the checkpoint alone records the deck too
     (out / "policy.npz").unlink()
     ckpt_io.export_policy(out)
