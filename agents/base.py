@@ -41,6 +41,7 @@ import dataclasses
 import importlib
 import importlib.util
 import inspect
+import os
 import sys
 import threading
 import warnings
@@ -398,8 +399,11 @@ def canonical_spec(spec: str) -> str:
     ``mmd:path=run/policy.npz,...``). An option whose default is None (the agent chooses)
     and that is not given is left out. The result is a valid spec, parsed by
     :func:`parse_spec` to the same agent and options. The agent is not built (no file is
-    read and no agent module or torch imported); paths, and an option that holds another
-    agent's spec (``respond``'s ``target``), are compared as written.
+    read and no agent module or torch imported). A path (an option declared
+    ``holds="path"``) is written normalised (:func:`os.path.normpath`: ``./run/`` and
+    ``run`` are one path; a relative and an absolute spelling of one file stay two), and
+    an option that holds another agent's spec (``respond``'s ``target`` and ``model``,
+    ``holds="spec"``) is written as that spec's canonical spec, its commas as ``;``.
 
     Args:
         spec: an agent spec, e.g. ``"pimc:worlds=8"``.
@@ -420,10 +424,25 @@ def canonical_spec(spec: str) -> str:
         value = given.get(o.name, o.default)
         if o.type is float and isinstance(value, int) and not isinstance(value, bool):
             value = float(value)
+        if o.holds == "spec" and isinstance(value, str):
+            value = _canonical_nested(value)
+        elif o.names_path(value):
+            value = os.path.normpath(value)
+            value = value if o.names_path(value) else os.path.join(".", value)  # ./model is a file, model a word
         if value is not None:
             opts[o.name] = value
     opts.update((k, given[k]) for k in sorted(given) if decl.option(k) is None)
     return name + (":" + ",".join(f"{k}={_spec_value(v)}" for k, v in opts.items()) if opts else "")
+
+
+def _canonical_nested(spec: str) -> str:
+    """The :func:`canonical_spec` of another agent's spec held in an option (its commas
+    written ``;``, as ``respond:target=pimc;worlds=8``), or ``spec`` as written if it does
+    not parse here."""
+    try:
+        return canonical_spec(spec.replace(";", ",")).replace(",", ";")
+    except ValueError:
+        return spec
 
 
 def same_agent(a: str, b: str) -> bool:

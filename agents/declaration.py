@@ -38,6 +38,9 @@ NAME_CHARS = re.compile(r"[A-Za-z0-9_.-]+")
 OPTION_TYPES = (int, float, str, bool)
 """The types an option may declare."""
 
+HOLDS = ("", "path", "spec")
+"""What a text option's value may name (:attr:`Option.holds`)."""
+
 
 def check_name(name: Any) -> str:
     """``name`` if it can name an agent in a spec.
@@ -66,9 +69,16 @@ class Option:
             server's cap; for ``str`` a tuple of the words allowed (never a file name:
             shipped models are ``"default"`` or ``"model"``).
         doc: one line for the documentation.
+        holds: what a ``str`` option's value names, for code that compares or checks specs
+            (:func:`twilight_env.agents.base.canonical_spec`, the run checkpoints' file
+            digests): ``""`` (a plain value), ``"path"`` (a file or run folder the agent
+            reads, unless the value is the default, ``""`` or one of :attr:`serve`'s words:
+            :meth:`names_path`) or ``"spec"`` (another agent's spec, its commas written
+            ``;``).
 
     Raises:
-        ValueError: a bad name or type, or a ``serve`` value that does not fit the type.
+        ValueError: a bad name or type, a ``serve`` value that does not fit the type, or a
+            ``holds`` other than ``""``, ``"path"`` and ``"spec"`` (or on a non-``str`` option).
     """
 
     name: str
@@ -78,12 +88,16 @@ class Option:
     high: float | None = None
     serve: tuple | None = None
     doc: str = ""
+    holds: str = ""
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name.isidentifier():
             raise ValueError(f"an option name is a Python identifier, got {self.name!r}")
         if self.type not in OPTION_TYPES:
             raise ValueError(f"option {self.name!r}: type must be one of int, float, str, bool, got {self.type!r}")
+        if self.holds not in HOLDS or (self.holds and self.type is not str):
+            raise ValueError(f"option {self.name!r}: holds must be one of {', '.join(map(repr, HOLDS))} (path and spec "
+                             f"on a str option only), got {self.holds!r}")
         if self.serve is None:
             return
         if not isinstance(self.serve, tuple) or not self.serve:
@@ -98,6 +112,13 @@ class Option:
                 raise ValueError(f"option {self.name!r}: serve of a text option is a tuple of words, got {self.serve!r}")
         else:
             raise ValueError(f"option {self.name!r}: a {self.type.__name__} option cannot be served")
+
+    def names_path(self, value: Any) -> bool:
+        """Whether ``value`` of this option names a file or folder: a ``holds="path"``
+        option's string other than the default, ``""`` and the served words (``"default"``,
+        ``"model"``, ``"uniform"``: the shipped files and the built-in choices)."""
+        return (self.holds == "path" and isinstance(value, str) and value not in ("", self.default)
+                and value not in (self.serve or ()))
 
     def allowed(self) -> str:
         """What the option takes, in words, for messages: ``"an integer >= 1"``,
@@ -329,4 +350,4 @@ def _with_module(decl: AgentDecl, module: str) -> AgentDecl:
     return replace(decl, module=module)
 
 
-__all__ = ["AgentDecl", "DECLARE", "NAME_CHARS", "OPTION_TYPES", "Option", "check_name", "read_declarations"]
+__all__ = ["AgentDecl", "DECLARE", "HOLDS", "NAME_CHARS", "OPTION_TYPES", "Option", "check_name", "read_declarations"]

@@ -594,7 +594,7 @@ declare(
         served=True, needs="torch", shipped_weights=True, bare_option="path", exact_target=True, family="exit",
         replaced_by="policy",
         options=(
-            Option("path", str, "default", serve=("default",), doc="'default' (shipped), a checkpoint or .npz"),
+            Option("path", str, "default", serve=("default",), doc="'default' (shipped), a checkpoint or .npz", holds="path"),
             Option("threads", int, 1, low=1, doc="torch threads"),
             Option("temperature", float, 0.0, low=0, high=100, doc="0: greedy; above 0: sampled"),
         )),
@@ -603,7 +603,7 @@ declare(
         served=True, needs="torch", searches=True, shipped_weights=True, bare_option="path", family="exit",
         replaced_by="guided",
         options=(
-            Option("path", str, "default", serve=("default",), doc="'default' (shipped), a checkpoint or .npz"),
+            Option("path", str, "default", serve=("default",), doc="'default' (shipped), a checkpoint or .npz", holds="path"),
             Option("iterations", int, 1000, low=1, serve=(1, 20000), doc="search iterations per decision"),
             Option("c", float, 0.7, low=0, serve=(0.0, 10.0), doc="exploration constant"),
             Option("w", float, 1.0, low=0, serve=(0.0, 100.0), doc="weight of the network's prior"),

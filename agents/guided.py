@@ -324,7 +324,7 @@ declare(AgentDecl(
     name="guided", factory=GuidedAgent, summary="search guided by the expert-iteration network (NumPy)",
     served=True, searches=True, shipped_weights=True, bare_option="path", family="exit",
     options=(
-        Option("path", str, "default", serve=("default",), doc="'default' (shipped) or an exit checkpoint"),
+        Option("path", str, "default", serve=("default",), doc="'default' (shipped) or an exit checkpoint", holds="path"),
         Option("iterations", int, None, low=1, serve=(1, 20000), doc="search iterations (default per variant)"),
         Option("batch", int, 32, low=1, serve=(1, 256), doc="leaves evaluated per network call"),
         Option("c", float, 1.0, low=0, serve=(0.0, 10.0), doc="exploration constant"),

@@ -275,7 +275,7 @@ declare(AgentDecl(
         Option("epsilon", float, 0.0, low=0, high=1, serve=(0.0, 1.0), doc="chance of a random rollout move"),
         Option("rollout_backend", str, "auto", serve=("auto", "numba", "python"), doc="rollout backend"),
         Option("inference", str, "uniform", serve=("uniform", "model"),
-               doc="world sampling: uniform, the shipped model, or a checkpoint path"),
+               doc="world sampling: uniform, the shipped model, or a checkpoint path", holds="path"),
         Option("backend", str, "python", serve=("python", "numba"), doc="tree search backend"),
         Option("scoring", str, "team", serve=("team", "individual"), doc="what a playout scores"),
         Option("max_depth", int, 0, low=0, serve=(0, 28), doc="tree depth limit (0: none)"),

@@ -123,6 +123,6 @@ declare(AgentDecl(
     name="mmd", factory=MMDAgent, summary="a Magnetic Mirror Descent network (NumPy), sampled or greedy",
     bare_option="path", exact_target=True, family="exit",
     options=(
-        Option("path", str, "", doc="an MMD run directory or its policy.npz"),
+        Option("path", str, "", doc="an MMD run directory or its policy.npz", holds="path"),
         Option("temperature", float, 1.0, low=0, high=100, doc="1: the learned distribution; 0: greedy"),
     )))

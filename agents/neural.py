@@ -272,7 +272,7 @@ declare(AgentDecl(
     name="neural", factory=NeuralAgent, summary="the Deep Monte Carlo network, greedy or sampled",
     served=True, shipped_weights=True, bare_option="path", exact_target=True, family="dmc",
     options=(
-        Option("path", str, "default", serve=("default",), doc="'default' (shipped), a checkpoint, run folder or .npz"),
+        Option("path", str, "default", serve=("default",), doc="'default' (shipped), a checkpoint, run folder or .npz", holds="path"),
         Option("threads", int, 1, low=1, doc="torch threads"),
         Option("backend", str, "auto", doc="'auto', 'torch' or 'numpy'"),
         Option("temperature", float, 0.0, low=0, high=100, doc="0: greedy; above 0: sampled"),

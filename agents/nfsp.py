@@ -183,6 +183,6 @@ declare(AgentDecl(
     name="nfsp", factory=NfspAgent, summary="an NFSP average policy (NumPy), sampled or greedy",
     bare_option="path", exact_target=True,
     options=(
-        Option("path", str, "", doc="avg_policy.npz of python -m twilight_env.training.nfsp, or its run folder"),
+        Option("path", str, "", doc="avg_policy.npz of python -m twilight_env.training.nfsp, or its run folder", holds="path"),
         Option("temperature", float, 1.0, low=0, high=100, doc="1: the average policy; 0: its most probable action"),
     )))

@@ -290,5 +290,5 @@ declare(AgentDecl(
         Option("backend", str, "auto", serve=("auto", "python", "numba"), doc="solver backend"),
         Option("rollout_backend", str, "auto", serve=("auto", "numba", "python"), doc="rollout backend"),
         Option("inference", str, "uniform", serve=("uniform", "model"),
-               doc="world sampling: uniform, the shipped model, or a checkpoint path"),
+               doc="world sampling: uniform, the shipped model, or a checkpoint path", holds="path"),
     )))

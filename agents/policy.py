@@ -299,6 +299,6 @@ declare(AgentDecl(
     name="policy", factory=PolicyAgent, summary="the expert-iteration network (NumPy), greedy or sampled",
     served=True, shipped_weights=True, bare_option="path", exact_target=True, family="exit",
     options=(
-        Option("path", str, "default", serve=("default",), doc="'default' (shipped), a .npz or an exit checkpoint"),
+        Option("path", str, "default", serve=("default",), doc="'default' (shipped), a .npz or an exit checkpoint", holds="path"),
         Option("temperature", float, 0.0, low=0, high=100, doc="0: greedy; above 0: sampled"),
     )))

@@ -143,28 +143,31 @@ RUN_FOLDER_FILES = ("policy.npz", "avg_policy.npz")
 
 
 def named_weight_files(spec: str) -> list[str]:
-    """The weights files an agent spec names by its ``path`` (a run folder: the file of
-    :data:`RUN_FOLDER_FILES` in it), a ``respond`` agent's target and model included; not
-    the shipped ones (``default``).
+    """The weights files an agent spec names by path: each option declared ``holds="path"``
+    whose value names a file or folder (:meth:`~twilight_env.agents.declaration.Option.names_path`;
+    a run folder: the file of :data:`RUN_FOLDER_FILES` in it), and those of the specs it
+    holds (``holds="spec"``: a ``respond`` agent's target and model); not the shipped ones
+    (``default``, ``model``).
 
     Raises:
         ValueError: a malformed spec or an unknown agent (as :func:`~twilight_env.agents.base.parse_spec`).
     """
     from pathlib import Path
 
-    from twilight_env.agents.base import parse_spec
+    from twilight_env.agents.base import declaration, parse_spec
 
     name, kwargs = parse_spec(spec)
-    if name == "respond":
-        return [f for k in ("target", "model") if kwargs.get(k)
-                for f in named_weight_files(str(kwargs[k]).replace(";", ","))]
-    path = kwargs.get("path")
-    if not isinstance(path, str) or path in ("", "default", "model"):
-        return []
-    p = Path(path)
-    if p.is_dir():
-        p = next((p / n for n in RUN_FOLDER_FILES if (p / n).is_file()), p)
-    return [str(p)]
+    files = []
+    for o in declaration(name).options:
+        value = kwargs.get(o.name)
+        if o.holds == "spec" and isinstance(value, str) and value:
+            files += named_weight_files(value.replace(";", ","))
+        elif o.names_path(value):
+            p = Path(value)
+            if p.is_dir():
+                p = next((p / n for n in RUN_FOLDER_FILES if (p / n).is_file()), p)
+            files.append(str(p))
+    return files
 
 
 def shipped_weights_digest(specs: Iterable[str]) -> dict[str, str]:

@@ -124,13 +124,16 @@ def test_every_spec_parses_to_the_same_agent_and_options_as_before(spec):
 @pytest.mark.parametrize("spec", SPECS)
 def test_a_canonical_spec_fills_every_default_and_parses_back_to_itself(spec):
     """canonical_spec is a spec of the same agent: parse_spec reads the given options plus
-    every declared default (None defaults left out), and it is its own canonical spec."""
+    every declared default (None defaults left out; a spec held in an option as its own
+    canonical spec, commas as ';'), and it is its own canonical spec."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         canon = base.canonical_spec(spec)
         name, given = SPECS[spec]
         decl = base.declaration(name)
         want = {o.name: given.get(o.name, o.default) for o in decl.options if given.get(o.name, o.default) is not None}
+        want.update((o.name, base.canonical_spec(want[o.name]).replace(",", ";"))
+                    for o in decl.options if o.holds == "spec" and o.name in want)
         assert base.parse_spec(canon) == (name, want)
         assert list(base.parse_spec(canon)[1]) == [o.name for o in decl.options if o.name in want]  # declared order
         assert base.canonical_spec(canon) == canon
@@ -146,6 +149,17 @@ def test_specs_equal_only_through_defaults_are_the_same_agent():
     assert base.canonical_spec("mmd:run/policy.npz") == "mmd:path=run/policy.npz,temperature=1.0"
     assert base.same_agent("openspiel:ismcts:iterations=5", "openspiel:iterations=5")  # bot=ismcts by default
     assert base.canonical_spec("random") == "random"
+    # paths are written normalised; a spec held in an option is written canonical, its commas as ';'
+    assert base.same_agent("mmd:./run/", "mmd:run") and not base.same_agent("mmd:run", "mmd:other")
+    assert base.same_agent("policy:a//b/../net.npz", "policy:path=a/net.npz")
+    assert base.same_agent("respond:target=pimc", "respond:target=pimc:worlds=32")
+    assert base.same_agent("respond:target=mmd:./line/,model=policy:default", "respond:target=mmd:line,model=policy")
+    assert not base.same_agent("respond:target=pimc", "respond:target=pimc:worlds=8;rollouts=2")
+    assert base.canonical_spec("respond:target=nosuch;x=1").startswith("respond:target=nosuch;x=1,")  # as written
+    # a file named as one of the words that name no file keeps its ./ (./model is a file, model the shipped one)
+    assert "inference=./model," in base.canonical_spec("ismcts:inference=./model")
+    assert not base.same_agent("ismcts:inference=./model", "ismcts:inference=model")
+    assert base.same_agent("ismcts:inference=ckpt/", "ismcts:inference=ckpt")
     with pytest.raises(ValueError, match="pimc option worlds must be an integer >= 1, got 0"):
         base.canonical_spec("pimc:worlds=0")
     with pytest.raises(ValueError, match="unknown agent 'nosuch'"):
@@ -224,6 +238,8 @@ def test_a_bad_declaration_is_refused(kwargs, message):
     (dict(name="w", type=int, serve=(5, 1)), r"serve of a number is \(low, high\)"),
     (dict(name="w", type=str, serve=(1,)), "serve of a text option is a tuple of words"),
     (dict(name="w", type=bool, serve=(True,)), "cannot be served"),
+    (dict(name="w", type=str, holds="file"), "holds must be one of '', 'path', 'spec'"),
+    (dict(name="w", type=int, holds="path"), "path and spec on a str option only"),
 ])
 def test_a_bad_option_is_refused(kwargs, message):
     with pytest.raises(ValueError, match=message):

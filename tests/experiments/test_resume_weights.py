@@ -214,3 +214,7 @@ def test_weights_files_named_by_path_are_kept_and_checked(tmp_path):
         check_shipped_weights(saved, specs, "progress file")
     old = {k: v for k, v in saved.items() if not k.startswith("file:")}  # a run saved before files were kept
     assert check_shipped_weights(old, specs, "progress file") == old
+    # any option declared to hold a path counts (a search's inference checkpoint), not the words
+    assert named_weight_files(f"ismcts:inference={net}") == [str(net)]
+    assert named_weight_files("ismcts:inference=model") == named_weight_files("ismcts:rollout=heuristic") == []
+    assert named_weight_files(f"respond:target=policy:default,model=policy:{net}") == [str(net)]
