@@ -8,7 +8,8 @@ search concluded. ``train --data D [D ...] --run R`` fits a
 :class:`twilight_env.agents.exit.PolicyValueNet` to them (AlphaZero targets: cross-entropy
 to the normalised root visits + MSE to the outcome). ``iterate`` chains both: iteration 1 generates
 with the plain search, iteration ``k`` with ``exit-search:<net k-1>`` and trains net ``k``
-(warm-started from net ``k-1``). ``export`` writes an inference-only copy; the shipped
+(warm-started from net ``k-1``). ``agree --data D --net N [N ...]`` says how closely
+networks imitate the search on the validation deals (:func:`agreement`). ``export`` writes an inference-only copy; the shipped
 weights are the torch-free form (``agents/weights/policy_{3,4}p.npz``, written by
 :func:`twilight_env.agents.nn.numpy_pv.export_pv_npz`). Commands: ``training/README.md``.
 
@@ -472,6 +473,50 @@ def export(src, dst) -> dict:
     return small
 
 
+def agreement(data_folders, nets, holdout: float = 0.1, seed: int = 1) -> dict:
+    """How closely networks imitate the search that labelled the data: on the validation
+    deals of :func:`train`'s split (whole deals, ``holdout`` and ``seed`` as ``train``'s), the
+    share of decisions where the network's most probable legal action is the search's most
+    visited one (the move the search played, ties to the lowest id), and the cross-entropy
+    of the network's policy to the root visits (``train``'s ``val_policy_accuracy`` and
+    ``val_policy_loss``, here for any network, e.g. the one a run started from). Used to
+    judge a model of a search agent for the modelled responder (``respond:...,model=``;
+    ISMCTS-BR, Timbers et al. 2022).
+
+    Args:
+        data_folders: folders written by ``generate``.
+        nets: ``policy`` paths (``"default"``, a ``.npz`` or an exit checkpoint,
+            :func:`twilight_env.agents.policy.load_network`).
+        holdout: fraction of deals held out, in ``(0, 1)``; seed: the split's seed.
+
+    Returns:
+        ``{"decisions": int, "nets": {path: {"agreement": float in [0, 1],
+        "cross_entropy": float >= 0 (nats per decision)}}}``.
+
+    Raises:
+        ValueError: unreadable data, a network of another number of players, or a
+            ``holdout`` that leaves no validation deal.
+    """
+    from twilight_env.agents.policy import load_network
+
+    if not 0 < holdout < 1:
+        raise ValueError(f"holdout must be in (0, 1) (the validation share of deals), got {holdout!r}")
+    data, npl = load_data(data_folders)
+    _, val = split_holdout(data, holdout, seed)
+    if not len(val):
+        raise ValueError(f"the data holds {len(np.unique(data['deal']))} deal(s): none left for validation")
+    visits = data["visits"][val]
+    out = {}
+    for path in nets:
+        net, _ = load_network(path, npl)
+        probs, _ = net.forward(data["rows"][val].astype(np.int64), data["roles"][val].astype(np.int64),
+                               data["legal"][val])
+        played = np.where(data["legal"][val], probs, -1.0).argmax(1)
+        out[path] = {"agreement": float(np.mean(played == visits.argmax(1))),
+                     "cross_entropy": float(-(visits * np.log(np.maximum(probs, 1e-12))).sum(1).mean())}
+    return {"decisions": int(len(val)), "nets": out}
+
+
 # ---------------------------------------------------------------------------------
 # iterate
 # ---------------------------------------------------------------------------------
@@ -544,7 +589,7 @@ def _add_fit_arguments(q: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The command line: ``generate``, ``train``, ``iterate`` and ``export`` (``training/README.md``)."""
+    """The command line: ``generate``, ``train``, ``iterate``, ``agree`` and ``export`` (``training/README.md``)."""
     from twilight_env.util.argtypes import non_negative_int, positive_int
 
     p = argparse.ArgumentParser(prog="python -m twilight_env.training.exit", description=__doc__.split("\n\n")[0])
@@ -571,6 +616,11 @@ def build_parser() -> argparse.ArgumentParser:
     it = sub.add_parser("iterate", help="expert iteration: generate with the last net's search, train the next")
     _add_iterate_arguments(it)
     _add_fit_arguments(it)
+    ag = sub.add_parser("agree", help="how closely networks imitate the data's search (validation deals)")
+    ag.add_argument("--data", nargs="+", required=True, help="data folders written by generate")
+    ag.add_argument("--net", nargs="+", required=True, help="policy paths: default, a .npz or an exit checkpoint")
+    ag.add_argument("--holdout", type=float, default=0.1, help="validation share of deals, as train's (default %(default)s)")
+    ag.add_argument("--seed", type=non_negative_int, default=1, help="the split's seed, as train's (default %(default)s)")
     e = sub.add_parser("export", help="inference-only copy of a checkpoint (shipped weights)")
     e.add_argument("src", help="an exit checkpoint (checkpoint.pt)")
     e.add_argument("dst", help="the inference-only copy to write")
@@ -659,6 +709,11 @@ def main(argv=None) -> int:
                                                   a.backend, a.seed, a.workers, a.chunk_deals, a.window,
                                                   _fit_settings(a)), not a.no_progress)
             print(f"last net: {nets[-1] / CHECKPOINT_NAME}   (tensorboard --logdir {a.out})")
+        elif a.cmd == "agree":
+            r = agreement(a.data, a.net, a.holdout, a.seed)
+            print(f"{r['decisions']} validation decisions (most visited action = the move the search played)")
+            for path, v in r["nets"].items():
+                print(f"{path}: agreement {v['agreement']:.3f}, cross-entropy to the visits {v['cross_entropy']:.4f}")
         else:
             export(a.src, a.dst)
             print(f"wrote {a.dst}")

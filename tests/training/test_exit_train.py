@@ -350,3 +350,35 @@ def test_training_on_cuda_matches_the_cpu_and_resumes_on_the_cpu(data3, tmp_path
     st = State.random(np.random.default_rng(2), 0, 3)
     play_deal(st, [make_agent(f"exit:{on_gpu}")] * 4, np.random.default_rng(2))
     assert st.done
+
+
+def test_agreement_is_the_validation_accuracy_and_cross_entropy_of_any_network(data3, tmp_path, capsys):
+    """``agree`` gives, for any network, the figures ``train`` reports for the one it
+    trained (validation accuracy and policy loss on the same split), and for the shipped
+    network the same figures as a per-decision loop over ``forward_one``."""
+    from twilight_env.agents.policy import load_network
+
+    r = fit([data3], tmp_path / "run", epochs=1, holdout=0.34)
+    got = ex.agreement([data3], [str(tmp_path / "run" / "checkpoint.pt"), "default"], holdout=0.34)
+    mine = got["nets"][str(tmp_path / "run" / "checkpoint.pt")]
+    assert mine["agreement"] == pytest.approx(r["val_policy_accuracy"], abs=1e-6)
+    assert mine["cross_entropy"] == pytest.approx(r["val_policy_loss"], rel=1e-4)
+    d = load_chunks(data3)
+    _, val = ex.split_holdout(d, 0.34, 1)
+    net, _ = load_network("default", 3)
+    hits, ce = 0, 0.0
+    for i in val:
+        probs, _ = net.forward_one([int(x) for x in d["rows"][i]], int(d["roles"][i]), d["legal"][i])
+        hits += int(np.argmax(np.where(d["legal"][i], probs, -1.0)) == np.argmax(d["visits"][i]))
+        ce -= float(np.sum(d["visits"][i] * np.log(np.maximum(probs, 1e-12))))
+    assert got["decisions"] == len(val) > 0
+    assert got["nets"]["default"]["agreement"] == pytest.approx(hits / len(val))
+    assert got["nets"]["default"]["cross_entropy"] == pytest.approx(ce / len(val), rel=1e-4)
+    assert ex.main(["agree", "--data", str(data3), "--net", "default", "--holdout", "0.34"]) == 0
+    assert f"{len(val)} validation decisions" in capsys.readouterr().out
+    with pytest.raises(ValueError, match=r"holdout must be in \(0, 1\)"):
+        ex.agreement([data3], ["default"], holdout=0)
+    from twilight_env.agents.policy import default_weights
+
+    with pytest.raises(ValueError, match="are for 4 players, but a 3-player network is needed"):
+        ex.agreement([data3], [str(default_weights(4))])
