@@ -473,7 +473,7 @@ def export(src, dst) -> dict:
     return small
 
 
-def agreement(data_folders, nets, holdout: float = 0.1, seed: int = 1) -> dict:
+def agreement(data_folders, nets, holdout: float = 0.1, seed: int = 1, temperatures=(), epsilon: float = 0.05) -> dict:
     """How closely networks imitate the search that labelled the data: on the validation
     deals of :func:`train`'s split (whole deals, ``holdout`` and ``seed`` as ``train``'s), the
     share of decisions where the network's most probable legal action is the search's most
@@ -481,26 +481,41 @@ def agreement(data_folders, nets, holdout: float = 0.1, seed: int = 1) -> dict:
     of the network's policy to the root visits (``train``'s ``val_policy_accuracy`` and
     ``val_policy_loss``, here for any network, e.g. the one a run started from). Used to
     judge a model of a search agent for the modelled responder (``respond:...,model=``;
-    ISMCTS-BR, Timbers et al. 2022).
+    ISMCTS-BR, Timbers et al. 2022). With ``temperatures``, also the mean log-likelihood
+    of the played move under the network's policy at each temperature, mixed with the
+    uniform distribution as the responder weighs worlds
+    (:func:`twilight_env.training.target_model.mix_uniform`): the temperature of highest
+    likelihood is the model's ``temperature`` fitted to the search's play.
 
     Args:
         data_folders: folders written by ``generate``.
         nets: ``policy`` paths (``"default"``, a ``.npz`` or an exit checkpoint,
             :func:`twilight_env.agents.policy.load_network`).
         holdout: fraction of deals held out, in ``(0, 1)``; seed: the split's seed.
+        temperatures: temperatures ``T > 0`` of ``p^(1/T)`` (:mod:`twilight_env.agents.sampling`).
+        epsilon: the uniform share of the mixture, in ``[0, 1]`` (``respond``'s default 0.05).
 
     Returns:
         ``{"decisions": int, "nets": {path: {"agreement": float in [0, 1],
-        "cross_entropy": float >= 0 (nats per decision)}}}``.
+        "cross_entropy": float >= 0 (nats per decision), "log_likelihood": {T: float <= 0
+        (nats per decision)}}}}``.
 
     Raises:
-        ValueError: unreadable data, a network of another number of players, or a
-            ``holdout`` that leaves no validation deal.
+        ValueError: unreadable data, a network of another number of players, a
+            ``holdout`` that leaves no validation deal, a temperature not in ``(0, 100]``
+            or an ``epsilon`` outside ``[0, 1]``.
     """
     from twilight_env.agents.policy import load_network
+    from twilight_env.agents.sampling import check_temperature, tempered_probs
+    from twilight_env.training.target_model import mix_uniform
 
     if not 0 < holdout < 1:
         raise ValueError(f"holdout must be in (0, 1) (the validation share of deals), got {holdout!r}")
+    temps = [check_temperature(t, "agree") for t in temperatures]
+    if 0.0 in temps:
+        raise ValueError("agree: a temperature must be > 0 (the greedy policy gives no likelihood), got 0")
+    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float)) or not 0 <= epsilon <= 1:
+        raise ValueError(f"epsilon (the uniform share) must be in [0, 1], got {epsilon!r}")
     data, npl = load_data(data_folders)
     _, val = split_holdout(data, holdout, seed)
     if not len(val):
@@ -511,9 +526,14 @@ def agreement(data_folders, nets, holdout: float = 0.1, seed: int = 1) -> dict:
         net, _ = load_network(path, npl)
         probs, _ = net.forward(data["rows"][val].astype(np.int64), data["roles"][val].astype(np.int64),
                                data["legal"][val])
-        played = np.where(data["legal"][val], probs, -1.0).argmax(1)
-        out[path] = {"agreement": float(np.mean(played == visits.argmax(1))),
-                     "cross_entropy": float(-(visits * np.log(np.maximum(probs, 1e-12))).sum(1).mean())}
+        legal = data["legal"][val]
+        played = np.where(legal, probs, -1.0).argmax(1)
+        moves = visits.argmax(1)
+        lik = {t: mix_uniform(tempered_probs(probs.astype(np.float64), legal, t), legal, epsilon)[np.arange(len(val)), moves]
+               for t in temps}
+        out[path] = {"agreement": float(np.mean(played == moves)),
+                     "cross_entropy": float(-(visits * np.log(np.maximum(probs, 1e-12))).sum(1).mean()),
+                     "log_likelihood": {t: float(np.mean(np.log(np.maximum(q, 1e-300)))) for t, q in lik.items()}}
     return {"decisions": int(len(val)), "nets": out}
 
 
@@ -621,6 +641,10 @@ def build_parser() -> argparse.ArgumentParser:
     ag.add_argument("--net", nargs="+", required=True, help="policy paths: default, a .npz or an exit checkpoint")
     ag.add_argument("--holdout", type=float, default=0.1, help="validation share of deals, as train's (default %(default)s)")
     ag.add_argument("--seed", type=non_negative_int, default=1, help="the split's seed, as train's (default %(default)s)")
+    ag.add_argument("--temperatures", type=float, nargs="*", default=[],
+                    help="also the log-likelihood of the played move at these temperatures (mixed with --epsilon)")
+    ag.add_argument("--epsilon", type=float, default=0.05,
+                    help="uniform share of that mixture, as respond's (default %(default)s)")
     e = sub.add_parser("export", help="inference-only copy of a checkpoint (shipped weights)")
     e.add_argument("src", help="an exit checkpoint (checkpoint.pt)")
     e.add_argument("dst", help="the inference-only copy to write")
@@ -710,10 +734,12 @@ def main(argv=None) -> int:
                                                   _fit_settings(a)), not a.no_progress)
             print(f"last net: {nets[-1] / CHECKPOINT_NAME}   (tensorboard --logdir {a.out})")
         elif a.cmd == "agree":
-            r = agreement(a.data, a.net, a.holdout, a.seed)
+            r = agreement(a.data, a.net, a.holdout, a.seed, a.temperatures, a.epsilon)
             print(f"{r['decisions']} validation decisions (most visited action = the move the search played)")
             for path, v in r["nets"].items():
                 print(f"{path}: agreement {v['agreement']:.3f}, cross-entropy to the visits {v['cross_entropy']:.4f}")
+                for t, ll in v["log_likelihood"].items():
+                    print(f"  T={t:g}: log-likelihood of the played move {ll:.4f} per decision (epsilon {a.epsilon:g})")
         else:
             export(a.src, a.dst)
             print(f"wrote {a.dst}")

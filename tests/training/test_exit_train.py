@@ -359,25 +359,35 @@ def test_agreement_is_the_validation_accuracy_and_cross_entropy_of_any_network(d
     from twilight_env.agents.policy import load_network
 
     r = fit([data3], tmp_path / "run", epochs=1, holdout=0.34)
-    got = ex.agreement([data3], [str(tmp_path / "run" / "checkpoint.pt"), "default"], holdout=0.34)
+    got = ex.agreement([data3], [str(tmp_path / "run" / "checkpoint.pt"), "default"], holdout=0.34,
+                       temperatures=(0.5, 1.0), epsilon=0.1)
     mine = got["nets"][str(tmp_path / "run" / "checkpoint.pt")]
     assert mine["agreement"] == pytest.approx(r["val_policy_accuracy"], abs=1e-6)
     assert mine["cross_entropy"] == pytest.approx(r["val_policy_loss"], rel=1e-4)
     d = load_chunks(data3)
     _, val = ex.split_holdout(d, 0.34, 1)
     net, _ = load_network("default", 3)
-    hits, ce = 0, 0.0
+    hits, ce, ll = 0, 0.0, 0.0
     for i in val:
         probs, _ = net.forward_one([int(x) for x in d["rows"][i]], int(d["roles"][i]), d["legal"][i])
-        hits += int(np.argmax(np.where(d["legal"][i], probs, -1.0)) == np.argmax(d["visits"][i]))
+        move = np.argmax(d["visits"][i])
+        hits += int(np.argmax(np.where(d["legal"][i], probs, -1.0)) == move)
         ce -= float(np.sum(d["visits"][i] * np.log(np.maximum(probs, 1e-12))))
+        sharp = np.where(d["legal"][i], probs.astype(np.float64), 0.0) ** 2  # T = 0.5: p^2, normalised
+        ll += np.log(0.9 * sharp[move] / sharp.sum() + 0.1 / d["legal"][i].sum())
     assert got["decisions"] == len(val) > 0
     assert got["nets"]["default"]["agreement"] == pytest.approx(hits / len(val))
     assert got["nets"]["default"]["cross_entropy"] == pytest.approx(ce / len(val), rel=1e-4)
+    assert got["nets"]["default"]["log_likelihood"][0.5] == pytest.approx(ll / len(val), rel=1e-6)
+    assert got["nets"]["default"]["log_likelihood"][1.0] != got["nets"]["default"]["log_likelihood"][0.5]
     assert ex.main(["agree", "--data", str(data3), "--net", "default", "--holdout", "0.34"]) == 0
     assert f"{len(val)} validation decisions" in capsys.readouterr().out
     with pytest.raises(ValueError, match=r"holdout must be in \(0, 1\)"):
         ex.agreement([data3], ["default"], holdout=0)
+    with pytest.raises(ValueError, match="a temperature must be > 0"):
+        ex.agreement([data3], ["default"], temperatures=(0,))
+    with pytest.raises(ValueError, match=r"epsilon \(the uniform share\) must be in \[0, 1\]"):
+        ex.agreement([data3], ["default"], epsilon=1.5)
     from twilight_env.agents.policy import default_weights
 
     with pytest.raises(ValueError, match="are for 4 players, but a 3-player network is needed"):
