@@ -506,16 +506,10 @@ def agreement(data_folders, nets, holdout: float = 0.1, seed: int = 1, temperatu
             or an ``epsilon`` outside ``[0, 1]``.
     """
     from twilight_env.agents.policy import load_network
-    from twilight_env.agents.sampling import check_temperature, tempered_probs
+    from twilight_env.agents.sampling import tempered_probs
     from twilight_env.training.target_model import mix_uniform
 
-    if not 0 < holdout < 1:
-        raise ValueError(f"holdout must be in (0, 1) (the validation share of deals), got {holdout!r}")
-    temps = [check_temperature(t, "agree") for t in temperatures]
-    if 0.0 in temps:
-        raise ValueError("agree: a temperature must be > 0 (the greedy policy gives no likelihood), got 0")
-    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float)) or not 0 <= epsilon <= 1:
-        raise ValueError(f"epsilon (the uniform share) must be in [0, 1], got {epsilon!r}")
+    temps = _agree_options(holdout, temperatures, epsilon)
     data, npl = load_data(data_folders)
     _, val = split_holdout(data, holdout, seed)
     if not len(val):
@@ -535,6 +529,20 @@ def agreement(data_folders, nets, holdout: float = 0.1, seed: int = 1, temperatu
                      "cross_entropy": float(-(visits * np.log(np.maximum(probs, 1e-12))).sum(1).mean()),
                      "log_likelihood": {t: float(np.mean(np.log(np.maximum(q, 1e-300)))) for t, q in lik.items()}}
     return {"decisions": int(len(val)), "nets": out}
+
+
+def _agree_options(holdout, temperatures, epsilon) -> list[float]:
+    """:func:`agreement`'s checked temperatures; raises ``ValueError`` on a bad option."""
+    from twilight_env.agents.sampling import check_temperature
+
+    if not 0 < holdout < 1:
+        raise ValueError(f"holdout must be in (0, 1) (the validation share of deals), got {holdout!r}")
+    temps = [check_temperature(t, "agree") for t in temperatures]
+    if 0.0 in temps:
+        raise ValueError("agree: a temperature must be > 0 (the greedy policy gives no likelihood), got 0")
+    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float)) or not 0 <= epsilon <= 1:
+        raise ValueError(f"epsilon (the uniform share) must be in [0, 1], got {epsilon!r}")
+    return temps
 
 
 # ---------------------------------------------------------------------------------
