@@ -436,10 +436,17 @@ def canonical_spec(spec: str) -> str:
 
 
 def _canonical_nested(spec: str) -> str:
-    """The :func:`canonical_spec` of another agent's spec held in an option (its commas
-    written ``;``, as ``respond:target=pimc;worlds=8``), or ``spec`` as written if it does
-    not parse here."""
+    """The :func:`canonical_spec` of another agent's spec held in an option (``NAME:key=value``
+    with its commas written ``;``, as ``respond:target=pimc:worlds=8;rollouts=2``), or
+    ``spec`` as written if it does not parse here, is not of that form (``pimc;worlds=8``)
+    or holds a spec of its own (a ``respond`` inside a ``respond``: one level of ``;``
+    cannot tell the two apart)."""
+    if ";" in spec and (":" not in spec or spec.index(";") < spec.index(":")):
+        return spec
     try:
+        name = parse_spec(spec.replace(";", ","))[0]
+        if any(o.holds == "spec" for o in declaration(name).options):
+            return spec
         return canonical_spec(spec.replace(";", ",")).replace(",", ";")
     except ValueError:
         return spec

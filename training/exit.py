@@ -491,7 +491,9 @@ def agreement(data_folders, nets, holdout: float = 0.1, seed: int = 1, temperatu
         data_folders: folders written by ``generate``.
         nets: ``policy`` paths (``"default"``, a ``.npz`` or an exit checkpoint,
             :func:`twilight_env.agents.policy.load_network`).
-        holdout: fraction of deals held out, in ``(0, 1)``; seed: the split's seed.
+        holdout: fraction of deals held out, in ``(0, 1)``; seed: the split's seed. The split
+            depends on the folders and their order too: give a trained network's own
+            ``--data`` folders, in its order, to score it on deals it was not trained on.
         temperatures: temperatures ``T > 0`` of ``p^(1/T)`` (:mod:`twilight_env.agents.sampling`).
         epsilon: the uniform share of the mixture, in ``[0, 1]`` (``respond``'s default 0.05).
 
@@ -537,9 +539,10 @@ def _agree_options(holdout, temperatures, epsilon) -> list[float]:
 
     if not 0 < holdout < 1:
         raise ValueError(f"holdout must be in (0, 1) (the validation share of deals), got {holdout!r}")
+    for t in temperatures:
+        if isinstance(t, (int, float)) and not isinstance(t, bool) and t <= 0:
+            raise ValueError(f"agree: a temperature must be in (0, 100] (the greedy policy gives no likelihood), got {t!r}")
     temps = [check_temperature(t, "agree") for t in temperatures]
-    if 0.0 in temps:
-        raise ValueError("agree: a temperature must be > 0 (the greedy policy gives no likelihood), got 0")
     if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float)) or not 0 <= epsilon <= 1:
         raise ValueError(f"epsilon (the uniform share) must be in [0, 1], got {epsilon!r}")
     return temps
@@ -626,7 +629,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--out", required=True, help="data folder (resumable: finished chunks are skipped)")
     g.add_argument("--players", type=int, choices=(3, 4), required=True, help="3 or 4 players (required)")
     g.add_argument("--deals", type=positive_int, default=200, help="deals to play (default %(default)s)")
-    g.add_argument("--agent", default=DEFAULT_AGENT, help=f"search agent spec (default {DEFAULT_AGENT!r})")
+    g.add_argument("--agent", default=DEFAULT_AGENT,
+                   help=f"search agent spec: ismcts:..., exit-search:... or guided:... (default {DEFAULT_AGENT!r})")
     g.add_argument("--seed", type=non_negative_int, default=1,
                    help="deal seed (held-out seeds are refused; default %(default)s)")
     _add_run_arguments(g)
@@ -649,7 +653,7 @@ def build_parser() -> argparse.ArgumentParser:
     ag.add_argument("--net", nargs="+", required=True, help="policy paths: default, a .npz or an exit checkpoint")
     ag.add_argument("--holdout", type=float, default=0.1, help="validation share of deals, as train's (default %(default)s)")
     ag.add_argument("--seed", type=non_negative_int, default=1, help="the split's seed, as train's (default %(default)s)")
-    ag.add_argument("--temperatures", type=float, nargs="*", default=[],
+    ag.add_argument("--temperatures", type=float, nargs="+", default=[],
                     help="also the log-likelihood of the played move at these temperatures (mixed with --epsilon)")
     ag.add_argument("--epsilon", type=float, default=0.05,
                     help="uniform share of that mixture, as respond's (default %(default)s)")

@@ -156,6 +156,9 @@ def test_specs_equal_only_through_defaults_are_the_same_agent():
     assert base.same_agent("respond:target=mmd:./line/,model=policy:default", "respond:target=mmd:line,model=policy")
     assert not base.same_agent("respond:target=pimc", "respond:target=pimc:worlds=8;rollouts=2")
     assert base.canonical_spec("respond:target=nosuch;x=1").startswith("respond:target=nosuch;x=1,")  # as written
+    assert base.canonical_spec("respond:target=pimc;worlds=32").startswith("respond:target=pimc;worlds=32,")
+    nested = base.canonical_spec("respond:target=respond:target=pimc")  # two levels: the inner one as written
+    assert nested.startswith("respond:target=respond:target=pimc,") and base.canonical_spec(nested) == nested
     # a file named as one of the words that name no file keeps its ./ (./model is a file, model the shipped one)
     assert "inference=./model," in base.canonical_spec("ismcts:inference=./model")
     assert not base.same_agent("ismcts:inference=./model", "ismcts:inference=model")

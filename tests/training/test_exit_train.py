@@ -384,8 +384,9 @@ def test_agreement_is_the_validation_accuracy_and_cross_entropy_of_any_network(d
     assert f"{len(val)} validation decisions" in capsys.readouterr().out
     with pytest.raises(ValueError, match=r"holdout must be in \(0, 1\)"):
         ex.agreement([data3], ["default"], holdout=0)
-    with pytest.raises(ValueError, match="a temperature must be > 0"):
-        ex.agreement([data3], ["default"], temperatures=(0,))
+    for bad in (0, -1):
+        with pytest.raises(ValueError, match=r"a temperature must be in \(0, 100\]"):
+            ex.agreement([data3], ["default"], temperatures=(bad,))
     with pytest.raises(ValueError, match=r"epsilon \(the uniform share\) must be in \[0, 1\]"):
         ex.agreement([data3], ["default"], epsilon=1.5)
     from twilight_env.agents.policy import default_weights
