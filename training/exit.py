@@ -507,30 +507,35 @@ def agreement(data_folders, nets, holdout: float = 0.1, seed: int = 1, temperatu
             ``holdout`` that leaves no validation deal, a temperature not in ``(0, 100]``
             or an ``epsilon`` outside ``[0, 1]``.
     """
-    from twilight_env.agents.policy import load_network
-    from twilight_env.agents.sampling import tempered_probs
-    from twilight_env.training.target_model import mix_uniform
-
     temps = _agree_options(holdout, temperatures, epsilon)
     data, npl = load_data(data_folders)
     _, val = split_holdout(data, holdout, seed)
     if not len(val):
         raise ValueError(f"the data holds {len(np.unique(data['deal']))} deal(s): none left for validation")
-    visits = data["visits"][val]
-    out = {}
-    for path in nets:
+    return {"decisions": int(len(val)), "nets": {path: _net_scores(path, npl, data, val, temps, epsilon)
+                                                 for path in nets}}
+
+
+def _net_scores(path: str, npl: int, data: dict, val, temps, epsilon: float) -> dict:
+    """:func:`agreement`'s figures of one network on the decisions ``val`` of ``data``."""
+    from twilight_env.agents.policy import load_network
+    from twilight_env.agents.sampling import tempered_probs
+    from twilight_env.training.target_model import mix_uniform
+
+    try:
         net, _ = load_network(path, npl)
-        probs, _ = net.forward(data["rows"][val].astype(np.int64), data["roles"][val].astype(np.int64),
-                               data["legal"][val])
-        legal = data["legal"][val]
-        played = np.where(legal, probs, -1.0).argmax(1)
-        moves = visits.argmax(1)
-        lik = {t: mix_uniform(tempered_probs(probs.astype(np.float64), legal, t), legal, epsilon)[np.arange(len(val)), moves]
-               for t in temps}
-        out[path] = {"agreement": float(np.mean(played == moves)),
-                     "cross_entropy": float(-(visits * np.log(np.maximum(probs, 1e-12))).sum(1).mean()),
-                     "log_likelihood": {t: float(np.mean(np.log(np.maximum(q, 1e-300)))) for t, q in lik.items()}}
-    return {"decisions": int(len(val)), "nets": out}
+    except ValueError as e:
+        raise ValueError(f"agree --net {path!r}: {e} (a --net is 'default', a .npz or an exit checkpoint or "
+                         f"run folder, written without the policy: prefix)") from None
+    visits, legal = data["visits"][val], data["legal"][val]
+    probs, _ = net.forward(data["rows"][val].astype(np.int64), data["roles"][val].astype(np.int64), legal)
+    played = np.where(legal, probs, -1.0).argmax(1)
+    moves = visits.argmax(1)
+    lik = {t: mix_uniform(tempered_probs(probs.astype(np.float64), legal, t), legal, epsilon)[np.arange(len(val)), moves]
+           for t in temps}
+    return {"agreement": float(np.mean(played == moves)),
+            "cross_entropy": float(-(visits * np.log(np.maximum(probs, 1e-12))).sum(1).mean()),
+            "log_likelihood": {t: float(np.mean(np.log(np.maximum(q, 1e-300)))) for t, q in lik.items()}}
 
 
 def _agree_options(holdout, temperatures, epsilon) -> list[float]:

@@ -217,8 +217,8 @@ def load_checkpoint(path: str | os.PathLike, num_players: int | None = None, fmt
         raise ValueError(f"{kind} checkpoint {str(p)!r} is not a regular file (a device, a pipe, ...); give a "
                          f"checkpoint file written by {writer}, a run directory, or 'default'")
     if not p.is_file():
-        raise ValueError(f"{kind} checkpoint not found: {str(p)!r} (give a checkpoint file written by "
-                         f"{writer}, a run directory, or 'default')")
+        raise ValueError(f"{kind} checkpoint not found: {str(path)!r} (give a checkpoint file written by "
+                         f"{writer}, its .npz export, a run directory, or 'default')")
     if p.suffix == ".npz":
         ckpt = _from_npz(p, fmt, kind)
     else:

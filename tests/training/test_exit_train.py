@@ -391,5 +391,7 @@ def test_agreement_is_the_validation_accuracy_and_cross_entropy_of_any_network(d
         ex.agreement([data3], ["default"], epsilon=1.5)
     from twilight_env.agents.policy import default_weights
 
+    with pytest.raises(ValueError, match="agree --net 'policy:default': .*without the policy: prefix"):
+        ex.agreement([data3], ["policy:default"])
     with pytest.raises(ValueError, match="are for 4 players, but a 3-player network is needed"):
         ex.agreement([data3], [str(default_weights(4))])
