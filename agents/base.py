@@ -443,11 +443,11 @@ def _canonical_nested(spec: str) -> str:
     cannot tell the two apart)."""
     if ";" in spec and (":" not in spec or spec.index(";") < spec.index(":")):
         return spec
+    flat = spec.replace(";", ",")
     try:
-        name = parse_spec(spec.replace(";", ","))[0]
-        if any(o.holds == "spec" for o in declaration(name).options):
+        if any(o.holds == "spec" for o in declaration(parse_spec(flat)[0]).options):
             return spec
-        return canonical_spec(spec.replace(";", ",")).replace(",", ";")
+        return canonical_spec(flat).replace(",", ";")
     except ValueError:
         return spec
 

@@ -109,7 +109,6 @@ def test_bad_team_options_are_refused(spec, match):
         make_agent(spec)
 
 
-
 def test_endgame_validation_of_a_team_measures_gaps_to_the_information_sharing_bound():
     """``br_validation`` mode ``team=1`` (the 3-player Sun pair): the bound is at least every
     responder pair's value (gaps >= 0), each pair playing both seats from their own information
