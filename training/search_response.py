@@ -145,6 +145,11 @@ def _target_temperature(agent) -> float:
     return float(getattr(agent, "temperature", 0.0) or 0.0)
 
 
+class NotATarget(ValueError):
+    """A spec that builds an agent whose action probabilities are not known (not in
+    :data:`TARGETS`): the search responder needs a model of it (``respond``'s ``model``)."""
+
+
 class TargetPolicy:
     """The exact policy of a fixed agent over batch-engine rows: its greedy action, or (a
     sampled network agent) its action probabilities.
@@ -155,7 +160,8 @@ class TargetPolicy:
             ``probs_rows(eng, idx) -> (len(idx), 31)`` probabilities (``nfsp``) is read through it.
 
     Raises:
-        ValueError: another agent, or a bad spec or checkpoint.
+        NotATarget: an agent built from ``spec`` whose probabilities are not known.
+        ValueError: a bad spec or checkpoint (as :func:`make_agent`).
     """
 
     def __init__(self, spec: str):
@@ -163,7 +169,7 @@ class TargetPolicy:
         kind = agent_name(spec)
         if kind not in TARGETS or not (kind == "heuristic" or hasattr(agent, "net_for") or hasattr(agent, "model_for")
                                        or hasattr(agent, "probs_rows")):
-            raise ValueError(f"the target must be an agent whose action probabilities are known ("
+            raise NotATarget(f"the target must be an agent whose action probabilities are known ("
                              f"{', '.join(TARGETS)}; the networks at any temperature), got {spec!r}")
         self.spec, self.kind, self.agent = spec, kind, agent
         self.rows_only = not (kind == "heuristic" or hasattr(agent, "net_for") or hasattr(agent, "model_for"))
@@ -597,9 +603,13 @@ class SearchResponder:
         except ValueError as e:
             if model is not None:
                 raise ValueError(f"respond: bad model {simulated!r} ({e})") from None
-            if agent_name(simulated) not in TARGETS:
+            if isinstance(e, NotATarget):
                 raise ValueError(f"{e}; for any other agent give a model of it, e.g. "
                                  f"respond:target={target},model=policy:default") from None
+            given = str(target)
+            if ";" in given and (":" not in given or given.index(";") < given.index(":")):
+                raise ValueError(f"{e}; the target's options follow its name and ':', separated by ';', "
+                                 "e.g. respond:target=pimc:worlds=32;rollouts=2") from None
             raise
         """The policy simulated: the target's own, or its model's."""
         self.real_target, self.modelled = real, model is not None
@@ -753,7 +763,7 @@ class SearchResponder:
         return {a: v / weights.sum() for a, v in per.items()}
 
 
-__all__ = ["SearchResponder", "TargetPolicy", "TARGETS", "MODEL_EPSILON", "mix_uniform", "MixedTarget", "public_actions", "initial_hands", "Target",
+__all__ = ["SearchResponder", "TargetPolicy", "NotATarget", "TARGETS", "MODEL_EPSILON", "mix_uniform", "MixedTarget", "public_actions", "initial_hands", "Target",
            "enumerate_hands", "consistent_worlds", "weighted_worlds", "target_branches", "exact_value", "tree_value"]
 
 

@@ -168,3 +168,18 @@ def test_a_modelled_target_plays_legal_moves_to_the_end_and_its_name_rebuilds_it
 def test_a_bad_model_spec_is_refused(spec, match):
     with pytest.raises(ValueError, match=match):
         make_agent(spec)
+
+
+def test_a_badly_spelled_target_gets_the_spelling_not_the_model_hint():
+    """A target whose options are written ``NAME;key=value`` is told how options are written;
+    a known agent with a bad option is told what the option takes; only an agent whose
+    probabilities are not known is told to give a model."""
+    with pytest.raises(ValueError) as bad_spelling:
+        make_agent("respond:target=pimc;worlds=32")
+    assert "the target's options follow its name and ':'" in str(bad_spelling.value)
+    assert "give a model" not in str(bad_spelling.value)
+    with pytest.raises(ValueError) as bad_option:
+        make_agent("respond:target=pimc:worlds=0")
+    assert "worlds must be an integer >= 1" in str(bad_option.value) and "give a model" not in str(bad_option.value)
+    with pytest.raises(ValueError, match=r"give a model of it, e\.g\. respond:target=pimc:worlds=8;rollouts=2,model="):
+        make_agent("respond:target=pimc:worlds=8;rollouts=2")
