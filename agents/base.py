@@ -388,7 +388,10 @@ def _spec_value(value) -> str:
 
 def canonical_spec(spec: str) -> str:
     """One spelling per agent: ``spec`` with every declared option's default filled in,
-    the options in declared order, then undeclared ones sorted by key.
+    the options in declared order, then undeclared ones sorted by key (an agent declared
+    outside this package may take options its declaration does not list; this package's
+    agents declare all of theirs, so an undeclared option of one of them is refused, as
+    :func:`make_agent` refuses it).
 
     Two specs build the same agent exactly when their canonical specs are equal: ``pimc``
     and ``pimc:worlds=32`` (32 is pimc's default) both give
@@ -414,11 +417,17 @@ def canonical_spec(spec: str) -> str:
     Raises:
         ValueError: a malformed spec or unknown agent (as :func:`parse_spec`), or a
             declared option's value of the wrong type or out of bounds
-            (:meth:`AgentDecl.check_options`, naming the option and what it takes).
+            (:meth:`AgentDecl.check_options`, naming the option and what it takes), or an
+            option this package's agent does not have (naming its options).
     """
     name, given = parse_spec(spec)
     decl = declaration(name)
     decl.check_options(given)
+    if decl.module.startswith("twilight_env."):  # the package's agents declare every keyword of their factory
+        for k in given:
+            if decl.option(k) is None:
+                raise ValueError(f"agent {name!r} has no option {k!r}; its options: "
+                                 f"{', '.join(o.name for o in decl.options) or 'none'}")
     opts = {}
     for o in decl.options:
         value = given.get(o.name, o.default)

@@ -167,6 +167,10 @@ def test_specs_equal_only_through_defaults_are_the_same_agent():
         base.canonical_spec("pimc:worlds=0")
     with pytest.raises(ValueError, match="unknown agent 'nosuch'"):
         base.canonical_spec("nosuch:x=1")
+    with pytest.raises(ValueError, match=r"agent 'pimc' has no option 'c'; its options: worlds, solver_tricks"):
+        base.canonical_spec("pimc:c=1")  # as make_agent refuses it
+    with pytest.raises(ValueError, match="agent 'heuristic' has no option 'foo'; its options: none"):
+        base.canonical_spec("heuristic:foo=1")
     assert base.same_agent("nosuch:x=1", " nosuch:x=1") and not base.same_agent("nosuch:x=1", "nosuch:x=2")
 
 
@@ -383,3 +387,8 @@ def test_the_higher_layers_agents_are_found_through_the_entry_points_without_imp
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip()
+
+
+def test_an_agent_declared_outside_the_package_keeps_options_its_declaration_does_not_list(dummy):
+    """Only this package's declarations are known to list every keyword of their factory."""
+    assert base.canonical_spec(f"{dummy}:zeta=2,alpha=1") == f"{dummy}:depth=3,mood=calm,alpha=1,zeta=2"
