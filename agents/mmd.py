@@ -88,8 +88,12 @@ class MMDAgent(PolicyAgent):
         self.path = path
         self.name = f"mmd:{path}" + ("" if self.temperature == 1.0 else f",temperature={self.temperature:g}")
         self._torch: dict = {}
-        self.tricks = next(iter(self._nets.values())).tricks
-        """Tricks per deal of the deck the network was trained on (7: the full deck)."""
+
+    @property
+    def tricks(self) -> int:
+        """Tricks per deal of the deck the network was trained on (7: the full deck), as its
+        ``policy.npz`` records it (R2.3)."""
+        return next(iter(self._nets.values())).tricks
 
     def model_for(self, num_players: int):
         """The network as a torch :class:`~twilight_env.agents.exit.PolicyValueNet` (same weights;
