@@ -406,7 +406,9 @@ def canonical_spec(spec: str) -> str:
     ``holds="path"``) is written normalised (:func:`os.path.normpath`: ``./run/`` and
     ``run`` are one path; a relative and an absolute spelling of one file stay two), and
     an option that holds another agent's spec (``respond``'s ``target`` and ``model``,
-    ``holds="spec"``) is written as that spec's canonical spec, its commas as ``;``.
+    ``holds="spec"``) is written as that spec's canonical spec, its commas as ``;`` (a
+    ``respond`` held in a ``respond`` is kept as written: one level of ``;`` cannot tell
+    its options from the outer one's).
 
     Args:
         spec: an agent spec, e.g. ``"pimc:worlds=8"``.
@@ -418,7 +420,9 @@ def canonical_spec(spec: str) -> str:
         ValueError: a malformed spec or unknown agent (as :func:`parse_spec`), or a
             declared option's value of the wrong type or out of bounds
             (:meth:`AgentDecl.check_options`, naming the option and what it takes), or an
-            option this package's agent does not have (naming its options).
+            option this package's agent does not have (naming its options); the same for
+            a spec held in an option (checked as its own spec; one written ``pimc;worlds=8``
+            is refused naming ``pimc:worlds=8``).
     """
     name, given = parse_spec(spec)
     decl = declaration(name)
@@ -434,7 +438,7 @@ def canonical_spec(spec: str) -> str:
         if o.type is float and isinstance(value, int) and not isinstance(value, bool):
             value = float(value)
         if o.holds == "spec" and isinstance(value, str):
-            value = _canonical_nested(value)
+            value = _canonical_nested(value, f"{name} option {o.name}")
         elif o.names_path(value):
             value = os.path.normpath(value)
             value = value if o.names_path(value) else os.path.join(".", value)  # ./model is a file, model a word
@@ -444,21 +448,34 @@ def canonical_spec(spec: str) -> str:
     return name + (":" + ",".join(f"{k}={_spec_value(v)}" for k, v in opts.items()) if opts else "")
 
 
-def _canonical_nested(spec: str) -> str:
+def check_nested_spelling(spec: str, where: str = "an option that holds an agent spec") -> None:
+    """Refuse another agent's spec held in an option when its options are written
+    ``NAME;key=value`` (the ``;`` before the ``:``), naming the spelling that was meant.
+
+    Raises:
+        ValueError: ``"... write its options after its name and ':', separated by ';':
+            'pimc:worlds=8', not 'pimc;worlds=8'"``.
+    """
+    if isinstance(spec, str) and ";" in spec and (":" not in spec or spec.index(";") < spec.index(":")):
+        raise ValueError(f"{where} writes the agent's options after its name and ':', separated by ';': "
+                         f"{spec.replace(';', ':', 1)!r}, not {spec!r}")
+
+
+def _canonical_nested(spec: str, where: str) -> str:
     """The :func:`canonical_spec` of another agent's spec held in an option (``NAME:key=value``
     with its commas written ``;``, as ``respond:target=pimc:worlds=8;rollouts=2``), or
-    ``spec`` as written if it does not parse here, is not of that form (``pimc;worlds=8``)
-    or holds a spec of its own (a ``respond`` inside a ``respond``: one level of ``;``
-    cannot tell the two apart)."""
-    if ";" in spec and (":" not in spec or spec.index(";") < spec.index(":")):
-        return spec
+    ``spec`` as written if it holds a spec of its own (a ``respond`` inside a ``respond``:
+    one level of ``;`` cannot tell the two apart).
+
+    Raises:
+        ValueError: as :func:`canonical_spec` for the held spec, or a held spec written
+            ``NAME;key=value`` (:func:`check_nested_spelling`).
+    """
+    check_nested_spelling(spec, where)
     flat = spec.replace(";", ",")
-    try:
-        if any(o.holds == "spec" for o in declaration(parse_spec(flat)[0]).options):
-            return spec
-        return canonical_spec(flat).replace(",", ";")
-    except ValueError:
+    if any(o.holds == "spec" for o in declaration(parse_spec(flat)[0]).options):
         return spec
+    return canonical_spec(flat).replace(",", ";")
 
 
 def same_agent(a: str, b: str) -> bool:
@@ -572,7 +589,8 @@ def make_agent(spec: str) -> Agent:
     except TypeError as e:
         raise ValueError(f"bad options for agent {name!r}: {e}") from None
     except ValueError as e:  # the agent's own checks: say which spec they refused
-        if len(e.args) == 1 and isinstance(e.args[0], str) and spec.strip() not in e.args[0]:
+        if (len(e.args) == 1 and isinstance(e.args[0], str) and spec.strip() not in e.args[0]
+                and "(agent spec " not in e.args[0]):  # a held agent's spec (respond's target) already named
             e.args = (f"{e.args[0]} (agent spec {spec.strip()!r})",)
         raise
     for k, v in kwargs.items():  # a last guard for options an agent leaves unchecked: no NaN or inf
@@ -672,6 +690,6 @@ def apply_checked(state: DealState, action, legal, agent, seat: int) -> None:
 
 __all__ = ["Agent", "AGENTS", "AgentDecl", "BatchAgent", "Option", "agent_name", "declaration", "declarations",
            "declare", "declare_source", "reads_shipped_weights", "shipped_weight_agents", "OPTIONAL_MEMBERS", "optional_member", "register", "make_agent",
-           "parse_spec", "canonical_spec", "same_agent", "agent_factory",
+           "parse_spec", "canonical_spec", "check_nested_spelling", "same_agent", "agent_factory",
            "check_number",
            "available_agents", "play_deal", "apply_checked", "NEW_MOON"]

@@ -108,7 +108,7 @@ import numpy as np
 import torch
 
 from twilight_env.agents import sampling
-from twilight_env.agents.base import agent_name, make_agent
+from twilight_env.agents.base import agent_name, check_nested_spelling, make_agent
 from twilight_env.agents.pimc import check_positive_int
 from twilight_env.envs.vector import VectorEngine
 from twilight_env.rules.cards import MOON_MASK, SUN_MASK
@@ -586,6 +586,8 @@ class SearchResponder:
     def __init__(self, target: str = "policy:default", worlds: int = 32, candidates: int = 8, exact_tricks: int = 0,
                  max_worlds: int = 2000, temperature: float | None = None, model: str | None = None,
                  epsilon: float | None = None, team: str = "independent"):
+        check_nested_spelling(target, "respond option target")
+        check_nested_spelling(model, "respond option model")
         real, simulated, self.epsilon = resolve_model(target, model, temperature, epsilon)
         check_positive_int("worlds", worlds)
         check_positive_int("candidates", candidates)
@@ -606,10 +608,6 @@ class SearchResponder:
             if isinstance(e, NotATarget):
                 raise ValueError(f"{e}; for any other agent give a model of it, e.g. "
                                  f"respond:target={target},model=policy:default") from None
-            given = str(target)
-            if ";" in given and (":" not in given or given.index(";") < given.index(":")):
-                raise ValueError(f"{e}; the target's options follow its name and ':', separated by ';', "
-                                 "e.g. respond:target=pimc:worlds=32;rollouts=2") from None
             raise
         """The policy simulated: the target's own, or its model's."""
         self.real_target, self.modelled = real, model is not None

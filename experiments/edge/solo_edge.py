@@ -401,6 +401,10 @@ STRENGTH_NOTE = ("The answer holds for the agents and deals of this run. Who has
                  f"{doc_reference('RESULTS.md')}.")
 """Printed after every team-scoring run: the answer at strong play, with where to read it
 (the installed copy of RESULTS.md, :func:`twilight_env.util.docs.doc_reference`)."""
+STRENGTH_NOTE_FILE = STRENGTH_NOTE.rpartition("Figures and commands: ")[0] + "Figures and commands: docs/RESULTS.md."
+""":data:`STRENGTH_NOTE` as ``edge.md`` writes it: the document named by its path in the
+repository (``docs/RESULTS.md``), not by this machine's path, so a run's files name no folder
+of the machine that wrote them."""
 
 
 def terminal_lines(results: list[dict]) -> list[str]:
@@ -578,7 +582,7 @@ def write_outputs(folder: str, doc: dict) -> dict[str, str]:
     lines += [f"- {r['answer']}" for r in results]
     lines += [f"- {rotating_line(r)}" for r in results]
     lines += [f"- {goals_line(r)}" for r in results if "fixed_solo_goals_333" in r["figures"]["matches"]]
-    lines += ["", STRENGTH_NOTE]
+    lines += ["", STRENGTH_NOTE_FILE]
     runner = doc.get("runner", "local")
     where = f"with {doc['workers']} worker(s)" if runner == "local" else f"on {runner}"
     lines.append(f"\nRun time {doc['run_seconds']:.1f} s {where}.")

@@ -155,8 +155,19 @@ def test_specs_equal_only_through_defaults_are_the_same_agent():
     assert base.same_agent("respond:target=pimc", "respond:target=pimc:worlds=32")
     assert base.same_agent("respond:target=mmd:./line/,model=policy:default", "respond:target=mmd:line,model=policy")
     assert not base.same_agent("respond:target=pimc", "respond:target=pimc:worlds=8;rollouts=2")
-    assert base.canonical_spec("respond:target=nosuch;x=1").startswith("respond:target=nosuch;x=1,")  # as written
-    assert base.canonical_spec("respond:target=pimc;worlds=32").startswith("respond:target=pimc;worlds=32,")
+    # a held spec is checked as its own spec, as make_agent checks it
+    with pytest.raises(ValueError, match=r"respond option target writes .*'pimc:worlds=32', not 'pimc;worlds=32'"):
+        base.canonical_spec("respond:target=pimc;worlds=32")
+    with pytest.raises(ValueError, match="respond option model writes .*'nosuch:x=1', not 'nosuch;x=1'"):
+        base.canonical_spec("respond:target=policy:default,model=nosuch;x=1")
+    for bad, why in (("respond:target=pimc:c=1,model=policy:default", "agent 'pimc' has no option 'c'"),
+                     ("respond:target=heuristic:foo=1", "agent 'heuristic' has no option 'foo'"),
+                     ("respond:target=pimc:worlds=0,model=heuristic", "pimc option worlds must be an integer"),
+                     ("respond:target=nosuch,model=heuristic", "unknown agent 'nosuch'")):
+        with pytest.raises(ValueError, match=why):
+            base.canonical_spec(bad)
+        with pytest.raises(ValueError, match=why):
+            base.make_agent(bad)
     nested = base.canonical_spec("respond:target=respond:target=pimc")  # two levels: the inner one as written
     assert nested.startswith("respond:target=respond:target=pimc,") and base.canonical_spec(nested) == nested
     # a file named as one of the words that name no file keeps its ./ (./model is a file, model the shipped one)

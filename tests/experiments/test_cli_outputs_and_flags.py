@@ -174,7 +174,7 @@ def test_edge_output_fits_100_columns_and_says_the_verdict_depends_on_strength(t
     in edge.md), and the run ends by saying the verdict depends on the agents' strength and
     where the strong-play answer is (a page that exists)."""
     from pathlib import Path
-    from twilight_env.experiments.edge.solo_edge import STRENGTH_NOTE, TERMINAL_WIDTH
+    from twilight_env.experiments.edge.solo_edge import STRENGTH_NOTE, STRENGTH_NOTE_FILE, TERMINAL_WIDTH
     specs = agents
     assert main(["edge", *specs, "--deals", "40", "--workers", "1", "--boot", "20", "--matches", "20",
                  "--out", str(tmp_path / "e")]) == 0
@@ -185,7 +185,10 @@ def test_edge_output_fits_100_columns_and_says_the_verdict_depends_on_strength(t
     assert STRENGTH_NOTE in flat
     assert "docs/RESULTS.md" in STRENGTH_NOTE
     assert (Path(__file__).resolve().parents[2] / "docs" / "RESULTS.md").is_file()
-    assert STRENGTH_NOTE in (tmp_path / "e" / "edge.md").read_text()
+    written = (tmp_path / "e" / "edge.md").read_text()  # the file names the document by its repository path
+    assert STRENGTH_NOTE_FILE in written and STRENGTH_NOTE_FILE.endswith("Figures and commands: docs/RESULTS.md.")
+    assert STRENGTH_NOTE_FILE.rpartition("Figures")[0] == STRENGTH_NOTE.rpartition("Figures")[0]
+    assert str(Path(__file__).resolve().parents[2]) not in written
     for spec in specs:  # one column per configuration
         assert spec in lines[0]
 

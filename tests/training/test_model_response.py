@@ -176,10 +176,14 @@ def test_a_badly_spelled_target_gets_the_spelling_not_the_model_hint():
     probabilities are not known is told to give a model."""
     with pytest.raises(ValueError) as bad_spelling:
         make_agent("respond:target=pimc;worlds=32")
-    assert "the target's options follow its name and ':'" in str(bad_spelling.value)
-    assert "give a model" not in str(bad_spelling.value)
+    message = str(bad_spelling.value)
+    assert "respond option target writes the agent's options after its name and ':'" in message
+    assert "'pimc:worlds=32', not 'pimc;worlds=32'" in message and "pimc,worlds" not in message
+    assert "give a model" not in message
     with pytest.raises(ValueError) as bad_option:
         make_agent("respond:target=pimc:worlds=0")
-    assert "worlds must be an integer >= 1" in str(bad_option.value) and "give a model" not in str(bad_option.value)
+    message = str(bad_option.value)
+    assert "worlds must be an integer >= 1" in message and "give a model" not in message
+    assert message.count("(agent spec ") == 1, message  # named once
     with pytest.raises(ValueError, match=r"give a model of it, e\.g\. respond:target=pimc:worlds=8;rollouts=2,model="):
         make_agent("respond:target=pimc:worlds=8;rollouts=2")
