@@ -172,17 +172,17 @@ def test_replay_a_record_forwards_and_backwards(server, driver, tmp_path):
     seen = [shown()]
     for i in range(1, 12):
         driver.find_element(By.ID, "rp-next").click()
-        assert shown() == expected(i)
+        _wait(driver, lambda: shown() == expected(i), what=f"frame {i} after 'next'")
         seen.append(shown())
     for i in range(10, -1, -1):
         driver.find_element(By.ID, "rp-prev").click()
-        assert shown() == seen[i]
+        _wait(driver, lambda: shown() == seen[i], what=f"frame {i} after 'previous'")
     driver.find_element(By.ID, "rp-last").click()
-    assert shown() == expected(len(frames) - 1)
+    _wait(driver, lambda: shown() == expected(len(frames) - 1), what="the last frame")
     sun = driver.find_element(By.ID, "score-sun").get_attribute("data-score")
     assert int(sun) == next(s["score"] for s in end["sides"] if s["cult"] == "sun")
     driver.find_element(By.TAG_NAME, "body").send_keys("\ue012")  # the left arrow key steps back
-    assert shown() == expected(len(frames) - 2)
+    _wait(driver, lambda: shown() == expected(len(frames) - 2), what="the frame before the last")
 
     # JSON lines, gzip-compressed (as `twilight arena --records` writes): the index picks a record
     with httpx.Client(base_url=server.url) as c:
