@@ -453,8 +453,8 @@ def check_nested_spelling(spec: str, where: str = "an option that holds an agent
     ``NAME;key=value`` (the ``;`` before the ``:``), naming the spelling that was meant.
 
     Raises:
-        ValueError: ``"... write its options after its name and ':', separated by ';':
-            'pimc:worlds=8', not 'pimc;worlds=8'"``.
+        ValueError: ``"WHERE writes the agent's options after its name and ':', separated
+            by ';': 'pimc:worlds=8', not 'pimc;worlds=8'"``.
     """
     if isinstance(spec, str) and ";" in spec and (":" not in spec or spec.index(";") < spec.index(":")):
         raise ValueError(f"{where} writes the agent's options after its name and ':', separated by ';': "
