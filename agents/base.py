@@ -557,6 +557,16 @@ def check_number(name: str, value, low: float | None = None, high: float | None 
     return float(value)
 
 
+class AgentSpecError(ValueError):
+    """A ``ValueError`` from :func:`make_agent` whose message ends with the agent spec it
+    refused, ``(agent spec '...')``; :attr:`spec` holds that spec. A spec held in another
+    (``respond``'s ``target``) that is refused keeps its own spec named, not the outer one."""
+
+    def __init__(self, message: str, spec: str):
+        super().__init__(message)
+        self.spec = spec
+
+
 def make_agent(spec: str) -> Agent:
     """Build an agent from a spec string (see the module docstring).
 
@@ -569,8 +579,9 @@ def make_agent(spec: str) -> Agent:
             type and bounds are checked first, :meth:`AgentDecl.check_options`: the message
             names the agent, the option and what it takes; NaN and inf are refused for
             every number), or a file an option names that is missing or not a checkpoint
-            of the right kind (naming the option and the file). An error the agent's own
-            checks raise ends with ``(agent spec '...')``, so it names the agent too.
+            of the right kind (naming the option and the file). An error of the option
+            checks or the agent's own checks is an :class:`AgentSpecError` ending with
+            ``(agent spec '...')``, so it names the agent too.
     """
     name, kwargs = parse_spec(spec)
     factory = agent_factory(name)
@@ -583,16 +594,18 @@ def make_agent(spec: str) -> Agent:
     try:
         declaration(name).check_options(kwargs)  # type and bounds of every declared option
     except ValueError as e:
-        raise ValueError(f"{e} (agent spec {spec.strip()!r})") from None
+        raise AgentSpecError(f"{e} (agent spec {spec.strip()!r})", spec.strip()) from None
     try:
         agent = factory(**kwargs)
     except TypeError as e:
         raise ValueError(f"bad options for agent {name!r}: {e}") from None
-    except ValueError as e:  # the agent's own checks: say which spec they refused
-        if (len(e.args) == 1 and isinstance(e.args[0], str) and spec.strip() not in e.args[0]
-                and "(agent spec " not in e.args[0]):  # a held agent's spec (respond's target) already named
-            e.args = (f"{e.args[0]} (agent spec {spec.strip()!r})",)
+    except AgentSpecError:  # a held agent's spec (respond's target) refused: it is named already
         raise
+    except ValueError as e:  # the agent's own checks: say which spec they refused
+        text = str(e) if len(e.args) == 1 and isinstance(e.args[0], str) else None
+        if text is None or spec.strip() in text:
+            raise
+        raise AgentSpecError(f"{text} (agent spec {spec.strip()!r})", spec.strip()) from e
     for k, v in kwargs.items():  # a last guard for options an agent leaves unchecked: no NaN or inf
         if isinstance(v, float) and not np.isfinite(v):
             raise ValueError(f"agent {name!r} option {k!r} must be a finite number, got {v!r} (spec {spec!r})")
@@ -688,7 +701,7 @@ def apply_checked(state: DealState, action, legal, agent, seat: int) -> None:
     state.apply(value)
 
 
-__all__ = ["Agent", "AGENTS", "AgentDecl", "BatchAgent", "Option", "agent_name", "declaration", "declarations",
+__all__ = ["Agent", "AGENTS", "AgentDecl", "AgentSpecError", "BatchAgent", "Option", "agent_name", "declaration", "declarations",
            "declare", "declare_source", "reads_shipped_weights", "shipped_weight_agents", "OPTIONAL_MEMBERS", "optional_member", "register", "make_agent",
            "parse_spec", "canonical_spec", "check_nested_spelling", "same_agent", "agent_factory",
            "check_number",

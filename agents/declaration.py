@@ -75,10 +75,17 @@ class Option:
             reads, unless the value is the default, ``""`` or one of :attr:`serve`'s words:
             :meth:`names_path`) or ``"spec"`` (another agent's spec, its commas written
             ``;``).
+        requires: the other options a value other than this one's default needs, as
+            ``((option, value), ...)``: ``Option("trees", int, 1, requires=(("backend",
+            "numba"),))`` says that ``trees=2`` needs ``backend=numba``. Checked by
+            :meth:`AgentDecl.check_options` on the spec's values, defaults filled in.
+        at_most: the name of another number option this one may not exceed (e.g. ``trees``
+            at most ``iterations``), or None.
 
     Raises:
-        ValueError: a bad name or type, a ``serve`` value that does not fit the type, or a
-            ``holds`` other than ``""``, ``"path"`` and ``"spec"`` (or on a non-``str`` option).
+        ValueError: a bad name or type, a ``serve`` value that does not fit the type, a
+            ``holds`` other than ``""``, ``"path"`` and ``"spec"`` (or on a non-``str`` option),
+            or a ``requires`` that is not a tuple of ``(name, value)`` pairs.
     """
 
     name: str
@@ -89,10 +96,19 @@ class Option:
     serve: tuple | None = None
     doc: str = ""
     holds: str = ""
+    requires: tuple = ()
+    at_most: str | None = None
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name.isidentifier():
             raise ValueError(f"an option name is a Python identifier, got {self.name!r}")
+        if not isinstance(self.requires, tuple) or not all(
+                isinstance(r, tuple) and len(r) == 2 and isinstance(r[0], str) for r in self.requires):
+            raise ValueError(f"option {self.name!r}: requires is a tuple of (option name, value) pairs, "
+                             f"got {self.requires!r}")
+        if self.at_most is not None and (not isinstance(self.at_most, str) or self.type not in (int, float)):
+            raise ValueError(f"option {self.name!r}: at_most names another option, on a number option only, "
+                             f"got {self.at_most!r}")
         if self.type not in OPTION_TYPES:
             raise ValueError(f"option {self.name!r}: type must be one of int, float, str, bool, got {self.type!r}")
         if self.holds not in HOLDS or (self.holds and self.type is not str):
@@ -163,6 +179,11 @@ class Option:
             where = f"{agent} option {self.name}" if agent else f"option {self.name}"
             raise ValueError(f"{where} must be {self.allowed()}, got {value!r}")
         return value
+
+
+def _word(value: Any) -> str:
+    """A value as a spec writes it: ``numba``, ``2``, ``true``."""
+    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 def _number_words(kind: str, low: float | None, high: float | None) -> str:
@@ -249,6 +270,11 @@ class AgentDecl:
             raise ValueError(f"agent {self.name!r}: needs must be a package name or None, got {self.needs!r}")
         if self.replaced_by is not None:
             check_name(self.replaced_by)
+        for o in self.options:
+            for other in [r[0] for r in o.requires] + ([o.at_most] if o.at_most else []):
+                if other not in names or other == o.name:
+                    raise ValueError(f"agent {self.name!r}: option {o.name!r} names {other!r}, which is none of "
+                                     f"its other options {names}")
 
     def option(self, key: str) -> Option | None:
         """The option ``key``, or None."""
@@ -256,15 +282,33 @@ class AgentDecl:
 
     def check_options(self, options: dict[str, Any]) -> dict[str, Any]:
         """``options`` if every declared one is of its type and within its bounds
-        (:meth:`Option.check`); keys the declaration does not list are left to the factory.
+        (:meth:`Option.check`) and the rules between options hold (:attr:`Option.requires`,
+        :attr:`Option.at_most`, on the given values with the defaults filled in); keys the
+        declaration does not list are left to the factory.
 
         Raises:
-            ValueError: naming the agent, the option, what it takes and the value given.
+            ValueError: naming the agent, the option, what it takes and the value given; for
+                a rule between options, both options and their values, e.g. ``"ismcts option
+                trees=2 needs backend=numba (it is python); use trees=1 or backend=numba"``.
         """
         for key, value in options.items():
             declared = self.option(key)
             if declared is not None:
                 declared.check(value, self.name)
+        values = {o.name: options.get(o.name, o.default) for o in self.options}
+        for o in self.options:
+            value = values[o.name]
+            if o.name in options and value != o.default:
+                for other, needed in o.requires:
+                    if values[other] != needed:
+                        raise ValueError(
+                            f"{self.name} option {o.name}={_word(value)} needs {other}={_word(needed)} "
+                            f"(it is {_word(values[other])}); use {o.name}={_word(o.default)} or "
+                            f"{other}={_word(needed)}")
+            bound = values.get(o.at_most) if o.at_most else None
+            if value is not None and bound is not None and value > bound:
+                raise ValueError(f"{self.name} option {o.name}={_word(value)} must be at most "
+                                 f"{o.at_most} (it is {_word(bound)})")
         return options
 
     def served_options(self) -> dict[str, Option]:

@@ -108,7 +108,7 @@ import numpy as np
 import torch
 
 from twilight_env.agents import sampling
-from twilight_env.agents.base import agent_name, check_nested_spelling, make_agent
+from twilight_env.agents.base import AgentSpecError, agent_name, check_nested_spelling, make_agent
 from twilight_env.agents.pimc import check_positive_int
 from twilight_env.envs.vector import VectorEngine
 from twilight_env.rules.cards import MOON_MASK, SUN_MASK
@@ -604,7 +604,9 @@ class SearchResponder:
             self.target = TargetPolicy(simulated)
         except ValueError as e:
             if model is not None:
-                raise ValueError(f"respond: bad model {simulated!r} ({e})") from None
+                message = f"respond: bad model {simulated!r} ({e})"  # names the model's spec: not the outer one too
+                raise (AgentSpecError(message, e.spec) if isinstance(e, AgentSpecError)
+                       else ValueError(message)) from None
             if isinstance(e, NotATarget):
                 raise ValueError(f"{e}; for any other agent give a model of it, e.g. "
                                  f"respond:target={target},model=policy:default") from None

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from twilight_env.agents import sampling
-from twilight_env.agents.base import agent_name, declarations, make_agent, parse_spec
+from twilight_env.agents.base import AgentSpecError, agent_name, declarations, make_agent, parse_spec
 from twilight_env.agents.sampling import check_temperature
 
 MODEL_EPSILON = 0.05
@@ -118,7 +118,9 @@ def resolve_model(target: str, model, temperature, epsilon) -> tuple[str, str, f
     try:
         make_agent(target)
     except ValueError as e:
-        raise ValueError(f"respond: the target {target!r} is not a valid agent spec ({e})") from None
+        message = f"respond: the target {target!r} is not a valid agent spec ({e})"
+        # the held spec is named in the message: make_agent does not name the outer one too
+        raise (AgentSpecError(message, e.spec) if isinstance(e, AgentSpecError) else ValueError(message)) from None
     simulated = with_temperature(str(model).replace(";", ","), temperature)
     if agent_name(simulated) not in TARGETS:
         raise ValueError(f"respond: the model must be an agent whose action probabilities are known "

@@ -4,6 +4,7 @@ agents comes from the declarations, and no other list of agent names is left in 
 from __future__ import annotations
 
 import ast
+import re
 import inspect
 import warnings
 from pathlib import Path
@@ -245,6 +246,8 @@ def test_a_declaration_must_be_written_with_literals(tmp_path):
     (dict(name="a", factory="nope"), "a factory string is 'module:attribute'"),
     (dict(name="a", factory="m:F", options=(Option("w", int), Option("w", float))), "declared twice"),
     (dict(name="a", factory="m:F", bare_option="path"), "bare_option 'path' is none of its options"),
+    (dict(name="a", factory="m:F", options=(Option("w", int, 1, requires=(("x", 1),)),)), "names 'x', which is none"),
+    (dict(name="a", factory="m:F", options=(Option("w", int, 1, at_most="w"),)), "names 'w', which is none"),
 ])
 def test_a_bad_declaration_is_refused(kwargs, message):
     with pytest.raises(ValueError, match=message):
@@ -258,6 +261,8 @@ def test_a_bad_declaration_is_refused(kwargs, message):
     (dict(name="w", type=bool, serve=(True,)), "cannot be served"),
     (dict(name="w", type=str, holds="file"), "holds must be one of '', 'path', 'spec'"),
     (dict(name="w", type=int, holds="path"), "path and spec on a str option only"),
+    (dict(name="w", type=int, requires=("backend", "numba")), r"requires is a tuple of \(option name, value\) pairs"),
+    (dict(name="w", type=str, at_most="n"), "on a number option only"),
 ])
 def test_a_bad_option_is_refused(kwargs, message):
     with pytest.raises(ValueError, match=message):
@@ -403,3 +408,61 @@ def test_the_higher_layers_agents_are_found_through_the_entry_points_without_imp
 def test_an_agent_declared_outside_the_package_keeps_options_its_declaration_does_not_list(dummy):
     """Only this package's declarations are known to list every keyword of their factory."""
     assert base.canonical_spec(f"{dummy}:zeta=2,alpha=1") == f"{dummy}:depth=3,mood=calm,alpha=1,zeta=2"
+
+
+# ---------------------------------------------------------------------------------------------
+# rules between options (Option.requires, Option.at_most)
+# ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("spec,message", [
+    ("ismcts:trees=2", "ismcts option trees=2 needs backend=numba (it is python); use trees=1 or backend=numba"),
+    ("ismcts:scoring=individual", "scoring=individual needs backend=numba (it is python)"),
+    ("ismcts:backend=numba,inference=model", "inference=model needs backend=python (it is numba)"),
+    ("ismcts:backend=numba,iterations=3,trees=5", "trees=5 must be at most iterations (it is 3)"),
+    ("respond:target=ismcts:trees=2", "ismcts option trees=2 needs backend=numba"),
+])
+def test_canonical_spec_refuses_what_make_agent_refuses_across_options(spec, message):
+    """A spec whose options break a rule between them is refused by canonical_spec (no agent
+    built) with the message make_agent gives, so a run never starts on a spec it cannot build."""
+    with pytest.raises(ValueError, match=re.escape(message)):
+        base.canonical_spec(spec)
+    if not spec.startswith("respond"):
+        with pytest.raises(ValueError, match=re.escape(message)):
+            base.make_agent(spec)
+
+
+@pytest.mark.parametrize("spec", ["ismcts:backend=numba,trees=2", "ismcts:trees=1", "ismcts:backend=numba,scoring=individual",
+                                  "ismcts:inference=model", "ismcts:backend=numba,iterations=4,trees=4"])
+def test_the_rules_between_options_let_every_allowed_combination_through(spec):
+    assert base.canonical_spec(spec).startswith("ismcts:")
+
+
+def test_a_rule_between_options_is_read_from_the_declaration_source(tmp_path):
+    src = tmp_path / "mod.py"
+    src.write_text("declare(AgentDecl(name='thing', factory=Thing, options=(\n"
+                   "    Option('n', int, 8), Option('mode', str, 'a'),\n"
+                   "    Option('k', int, 1, requires=(('mode', 'b'),), at_most='n'))))\n")
+    (decl,) = read_declarations(src, "pkg.mod")
+    k = decl.option("k")
+    assert k.requires == (("mode", "b"),) and k.at_most == "n"
+    decl.check_options({"k": 1})  # the default needs nothing
+    decl.check_options({"k": 3, "mode": "b"})
+    with pytest.raises(ValueError, match=re.escape("thing option k=3 needs mode=b (it is a)")):
+        decl.check_options({"k": 3})
+    with pytest.raises(ValueError, match=re.escape("thing option k=9 must be at most n (it is 8)")):
+        decl.check_options({"k": 9, "mode": "b"})
+
+
+def test_a_refused_spec_is_named_once_and_carried_by_the_error():
+    """make_agent's errors end with the spec they refused (AgentSpecError.spec); a spec held in
+    another (respond's model) is named, and the outer spec is not named after it."""
+    with pytest.raises(base.AgentSpecError) as e:
+        base.make_agent("pimc:worlds=0")
+    assert e.value.spec == "pimc:worlds=0" and str(e.value).endswith("(agent spec 'pimc:worlds=0')")
+    with pytest.raises(base.AgentSpecError) as e:
+        base.make_agent("respond:target=ismcts,model=policy:path=no_such_weights.npz")
+    assert e.value.spec == "policy:path=no_such_weights.npz"
+    assert str(e.value).count("(agent spec ") == 1 and "respond:target" not in str(e.value)
+    with pytest.raises(base.AgentSpecError) as e:
+        base.make_agent("respond:target=ismcts:trees=2,model=policy:default")
+    assert e.value.spec == "ismcts:trees=2" and str(e.value).count("(agent spec ") == 1

@@ -9,6 +9,7 @@ from twilight_env.rules.engine import State
 from twilight_env.rules.infoset import InfoSet
 from twilight_env.agents import fast_rollout
 from twilight_env.agents.base import make_agent
+from twilight_env.agents.ismcts import ISMCTSAgent
 
 pytestmark = pytest.mark.skipif(not fast_rollout.HAVE_NUMBA, reason="numba is not installed")
 
@@ -113,8 +114,10 @@ def test_bad_scoring_is_refused_with_the_allowed_values():
         fast_ismcts.search(info, 10, 0.7, np.random.default_rng(0), scoring="solo")
     with pytest.raises(ValueError, match="'team' or 'individual'"):
         make_agent("ismcts:backend=numba,scoring=pairs")
-    with pytest.raises(ValueError, match="needs backend='numba'"):
+    with pytest.raises(ValueError, match="scoring=individual needs backend=numba"):
         make_agent("ismcts:scoring=individual")
+    with pytest.raises(ValueError, match="needs backend='numba'"):  # the agent's own check, built directly
+        ISMCTSAgent(scoring="individual")
     four = State.random(np.random.default_rng(0), 0, 4)
     with pytest.raises(ValueError, match="3-player variant"):
         fast_ismcts.search(InfoSet(four, four.deciding_seat), 10, 0.7, np.random.default_rng(0),

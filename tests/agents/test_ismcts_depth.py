@@ -119,7 +119,7 @@ def test_bad_depth_and_tree_values_are_refused():
             fast_ismcts.search(info, 10, 0.7, rng, **kw)
     with pytest.raises(ValueError, match="max_depth"):
         make_agent("ismcts:max_depth=-2")
-    with pytest.raises(ValueError, match="needs backend='numba'"):
+    with pytest.raises(ValueError, match="trees=2 needs backend=numba"):
         make_agent("ismcts:trees=2")
     with pytest.raises(ValueError, match="at most iterations"):
         make_agent("ismcts:backend=numba,iterations=4,trees=5")
