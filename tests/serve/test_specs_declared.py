@@ -56,3 +56,11 @@ def test_every_served_cap_is_inside_the_agents_own_bounds(name):
             lo, hi = opt.serve
             assert opt.low is None or lo >= opt.low, (name, opt.name)
             assert opt.high is None or hi <= opt.high, (name, opt.name)
+
+
+@pytest.mark.parametrize("spec,words", [("ismcts:trees=2", "trees=2 needs backend=numba"),
+                                        ("ismcts:backend=numba,iterations=2,trees=4", "trees=4 must be at most iterations")])
+def test_a_served_spec_breaking_a_rule_between_options_is_refused_before_any_agent_is_built(spec, words):
+    with pytest.raises(specs.SpecError, match=words):
+        specs.check_allowed(spec)
+    assert specs.check_allowed("ismcts:backend=numba,iterations=8,trees=4") == "ismcts:backend=numba,iterations=8,trees=4"

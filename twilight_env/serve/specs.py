@@ -205,9 +205,10 @@ def check_allowed(spec: Any) -> str:
     Raises:
         SpecError: not a string, longer than :data:`MAX_SPEC_CHARS`, an agent or option
             not allowed, or a value outside its bounds. The message names the agent and
-            option and says what is allowed; a refused text value is never echoed.
+            option and says what is allowed; a refused text value is never echoed. Also a
+            rule between two options broken (``ismcts:trees=2`` needs ``backend=numba``).
     """
-    from twilight_env.agents.base import agent_name, parse_spec
+    from twilight_env.agents.base import agent_name, declaration, parse_spec
 
     names = ", ".join(allowed_agents())
     if not isinstance(spec, str) or not spec.strip():
@@ -230,4 +231,8 @@ def check_allowed(spec: Any) -> str:
             raise SpecError(f"agent {name!r} takes no option {key[:40]!r} on this server; "
                             f"its options: {', '.join(rules) or 'none'}")
         rule.check(name, key, value)
+    try:  # the rules between options (Option.requires, at_most): words and numbers already allowed above
+        declaration(name).check_options(options)
+    except ValueError as e:
+        raise SpecError(str(e)) from None
     return spec.strip()
