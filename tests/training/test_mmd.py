@@ -361,3 +361,40 @@ def test_mmd_refuses_default_and_a_checkpoint_path_naming_what_it_plays(tmp_path
     said = []
     train(out, resume=True, steps=1, log=said.append)
     assert said == ["the line was already at 2 updates (--steps 1 is the total to reach): nothing to do"]
+
+
+def test_the_command_line_refuses_new_user_mistakes_in_one_line_and_writes_nothing(tmp_path, capsys):
+    """Each mistake exits 2 with one line saying what is wrong and what is allowed (no
+    traceback), and leaves no new folder or file behind."""
+    from twilight_env.training.mmd.run import main
+
+    run = tmp_path / "run"
+    train(run, small(), steps=1, log=lambda _: None)
+    note, empty, new = tmp_path / "note.txt", tmp_path / "empty", tmp_path / "new"
+    note.write_text("not a run\n")
+    empty.mkdir()
+    tiny = ["--steps", "1", "--deals", "4", "--trunk", "8", "--head", "8"]
+    cases = [
+        (["--out", str(note), *tiny], r"--out .*note\.txt' is a file, not a folder"),
+        (["--out", str(note / "sub"), *tiny], r"cannot make the run folder .*note\.txt/sub'"),
+        (["--out", "", *tiny], r"--out is empty: give the run folder"),
+        (["--out", str(empty), "--resume", "--steps", "2"],
+         r"no MMD run in .*empty': no checkpoint\.pt; --resume and --export take the --out folder of a run"),
+        (["--out", str(tmp_path / "none"), "--export"], r"no MMD run in .*none': the folder does not exist"),
+        (["--out", str(run), "--export", "--steps", "3", "--lr", "0.1"],
+         r"--export only writes .*policy\.npz' from the checkpoint; drop --steps, --lr"),
+        (["--out", str(run), "--export", "--resume"], r"--export only writes .*; drop --resume"),
+        (["--out", str(new), "--steps", "1", "--init-weights", "default", "--trunk", "8"],
+         r"--init-weights keeps its network's shape; drop --trunk"),
+        (["--out", str(new), "--steps", "1", "--init-weights", " "], r"--init-weights is empty: give 'default'"),
+        (["--out", str(new), "--steps", "1", "--init-weights", str(run)],
+         r"is an MMD run's checkpoint: --init-weights reads its policy, .*run/policy\.npz"),
+    ]
+    for argv, message in cases:
+        before = sorted(tmp_path.rglob("*"))
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and err.startswith("error: ") and re.search(message, err), (argv, err)
+        assert sorted(tmp_path.rglob("*")) == before, argv
+    assert main(["--out", str(new), "--players", "3", "--steps", "1", "--deals", "4",
+                 "--init-weights", str(run / "policy.npz")]) == 0  # the policy the message names starts a line

@@ -49,9 +49,13 @@ def initial_network(cfg: MMDConfig, init_weights: str | None):
     from ``cfg.seed`` of shape ``cfg.trunk`` / ``cfg.head``.
 
     Raises:
-        ValueError: weights that are missing, damaged or for the other number of players.
+        ValueError: weights that are missing, damaged or for the other number of players, an
+            empty ``init_weights``, or an MMD checkpoint (the message names its ``policy.npz``).
     """
     torch.manual_seed(cfg.seed)
+    if init_weights is not None and (not isinstance(init_weights, str) or not init_weights.strip()):
+        raise ValueError(f"--init-weights is empty: give 'default', a .npz weights file (an MMD run's "
+                         f"{ckpt_io.POLICY_NAME}) or an expert-iteration checkpoint, got {init_weights!r}")
     if init_weights is None:
         return ckpt_io.build({"num_roles": 1 if cfg.players == 4 else 4, "trunk": list(cfg.trunk),
                               "head": list(cfg.head)}, cfg.players)
@@ -59,10 +63,30 @@ def initial_network(cfg: MMDConfig, init_weights: str | None):
     from twilight_env.agents.policy import default_weights
 
     path = default_weights(cfg.players) if init_weights == "default" else init_weights
-    ckpt = load_exit_checkpoint(path, cfg.players)
+    try:
+        ckpt = load_exit_checkpoint(path, cfg.players)
+    except ValueError:
+        _refuse_mmd_checkpoint(path)
+        raise
     model = ckpt_io.build(ckpt["net"], cfg.players, str(path))
     model.load_state_dict({k: v.float() for k, v in ckpt["model"].items()})
     return model
+
+
+def _refuse_mmd_checkpoint(path) -> None:
+    """Raise ValueError naming the run's ``policy.npz`` if ``path`` (a file or run folder) is an
+    MMD checkpoint, which ``--init-weights`` does not read; return if it is none."""
+    p = Path(path)
+    p = p / CHECKPOINT_NAME if p.is_dir() else p
+    if not p.is_file() or p.suffix == ".npz":
+        return
+    try:
+        ckpt_io.load(p)
+    except ValueError:
+        return
+    raise ValueError(f"{str(path)!r} is an MMD run's checkpoint: --init-weights reads its policy, "
+                     f"{str(p.parent / ckpt_io.POLICY_NAME)!r} (where the checkpoint is kept alone, "
+                     f"python -m twilight_env.training.mmd --out {p.parent} --export writes it)")
 
 
 def _curve_point(out: Path, counters: dict, figures: dict, evaluator, model) -> dict:
@@ -99,12 +123,19 @@ def _start(cfg: MMDConfig | None, out: Path, resume: bool, init_weights: str | N
             state[3].state_dtype = state_dtype
             state[3].validate()
         return state
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {str(out)!r} is a file, not a folder: give the folder for the run's "
+                         f"{CHECKPOINT_NAME}, {ckpt_io.POLICY_NAME} and {CURVE_NAME}")
     if (out / CHECKPOINT_NAME).exists():
         raise ValueError(f"{str(out)!r} already holds a run; add --resume to continue it, or give another --out")
     cfg.validate()
-    out.mkdir(parents=True, exist_ok=True)
+    model = initial_network(cfg, init_weights)  # bad weights fail before the folder is made
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ValueError(f"cannot make the run folder {str(out)!r} ({e.strerror}); give a folder that can be "
+                         "created") from None
     (out / CURVE_NAME).unlink(missing_ok=True)
-    model = initial_network(cfg, init_weights)
     magnet = copy.deepcopy(model)
     for p in magnet.parameters():
         p.requires_grad_(False)
@@ -229,17 +260,24 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
-    """Command line (module docstring); returns the exit status (2 on a bad argument or checkpoint)."""
+    """Command line (module docstring); returns the exit status (2 on a bad argument or checkpoint,
+    1 on a file that cannot be written)."""
     args = _parser().parse_args(argv)
     given = {k: v for k, v in vars(args).items()
              if k not in ("out", "minutes", "steps", "resume", "init_weights", "export")
              and v is not None and not (args.resume and k == "state_dtype")}
     try:
+        if not args.out.strip():
+            raise ValueError("--out is empty: give the run folder (new, or a run's to --resume or --export)")
         if args.export:
+            _export_only(args, given)
             print(ckpt_io.export_policy(args.out))
             return 0
         if args.minutes is None and args.steps is None:
             raise ValueError("give --minutes or --steps")
+        shaped = [f for f in ("trunk", "head") if getattr(args, f) is not None]
+        if args.init_weights is not None and shaped:
+            raise ValueError(f"--init-weights keeps its network's shape; drop {', '.join('--' + f for f in shaped)}")
         if args.resume and (given or args.init_weights):
             raise ValueError(f"--resume continues with the checkpoint's settings; drop "
                              f"{', '.join('--' + k.replace('_', '-') for k in [*given, *(['init_weights'] if args.init_weights else [])])}")
@@ -251,7 +289,21 @@ def main(argv=None) -> int:
     except (ValueError, FloatingPointError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    except OSError as e:  # a folder or file that cannot be written
+        print(f"error: {e}", file=sys.stderr)
+        return 1
     return 0
+
+
+def _export_only(args, given: dict) -> None:
+    """Refuse the training flags given with ``--export``, which only writes ``OUT/policy.npz``."""
+    extra = [*(["--resume"] if args.resume else []), *(["--minutes"] if args.minutes is not None else []),
+             *(["--steps"] if args.steps is not None else []),
+             *(["--init-weights"] if args.init_weights is not None else []),
+             *("--" + k.replace("_", "-") for k in given), *(["--state-dtype"] if args.resume and args.state_dtype else [])]
+    if extra:
+        raise ValueError(f"--export only writes {str(Path(args.out) / ckpt_io.POLICY_NAME)!r} from the checkpoint; "
+                         f"drop {', '.join(extra)}")
 
 
 __all__ = ["CURVE_NAME", "initial_network", "main", "train"]
