@@ -77,15 +77,19 @@ class Option:
             ``;``).
         requires: the other options a value other than this one's default needs, as
             ``((option, value), ...)``: ``Option("trees", int, 1, requires=(("backend",
-            "numba"),))`` says that ``trees=2`` needs ``backend=numba``. Checked by
+            "numba"),))`` says that ``trees=2`` needs ``backend=numba``; a tuple of values
+            is met by any of them (``("exact_tricks", (1, 2, 3))``). Checked by
             :meth:`AgentDecl.check_options` on the spec's values, defaults filled in.
         at_most: the name of another number option this one may not exceed (e.g. ``trees``
             at most ``iterations``), or None.
+        choices: the words a ``str`` option takes (its default among them), e.g.
+            ``("independent", "joint")``; None: any text.
 
     Raises:
         ValueError: a bad name or type, a ``serve`` value that does not fit the type, a
             ``holds`` other than ``""``, ``"path"`` and ``"spec"`` (or on a non-``str`` option),
-            or a ``requires`` that is not a tuple of ``(name, value)`` pairs.
+            a ``requires`` that is not a tuple of ``(name, value)`` pairs, or ``choices``
+            that are not a non-empty tuple of words holding the default (on a ``str`` option).
     """
 
     name: str
@@ -98,6 +102,7 @@ class Option:
     holds: str = ""
     requires: tuple = ()
     at_most: str | None = None
+    choices: tuple | None = None
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name.isidentifier():
@@ -111,6 +116,13 @@ class Option:
                              f"got {self.at_most!r}")
         if self.type not in OPTION_TYPES:
             raise ValueError(f"option {self.name!r}: type must be one of int, float, str, bool, got {self.type!r}")
+        if self.choices is not None:
+            if self.type is not str:
+                raise ValueError(f"option {self.name!r}: choices on a str option only")
+            if not isinstance(self.choices, tuple) or not self.choices or not all(isinstance(c, str) for c in self.choices):
+                raise ValueError(f"option {self.name!r}: choices is a non-empty tuple of words, got {self.choices!r}")
+            if self.default is not None and self.default not in self.choices:
+                raise ValueError(f"option {self.name!r}: the default {self.default!r} is none of its choices {self.choices}")
         if self.holds not in HOLDS or (self.holds and self.type is not str):
             raise ValueError(f"option {self.name!r}: holds must be one of {', '.join(map(repr, HOLDS))} (path and spec "
                              f"on a str option only), got {self.holds!r}")
@@ -146,6 +158,8 @@ class Option:
             return _number_words("a finite number", self.low, self.high)
         if self.type is bool:
             return "true or false"
+        if self.choices:
+            return f"one of {', '.join(self.choices)}"
         return f"text: {self.doc}" if self.doc else "text"
 
     def check(self, value: Any, agent: str = "") -> Any:
@@ -168,7 +182,7 @@ class Option:
         if value is None and self.default is None:
             return value
         if self.type is str:
-            ok = isinstance(value, str)
+            ok = isinstance(value, str) and (self.choices is None or value in self.choices)
         elif self.type is bool:
             ok = isinstance(value, bool)
         else:
@@ -182,8 +196,17 @@ class Option:
 
 
 def _word(value: Any) -> str:
-    """A value as a spec writes it: ``numba``, ``2``, ``true``."""
+    """A value as a spec writes it: ``numba``, ``2``, ``true``; a tuple of values (any of them,
+    :attr:`Option.requires`) as ``1, 2 or 3``."""
+    if isinstance(value, tuple):
+        words = [_word(v) for v in value]
+        return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} or {words[-1]}"
     return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def _meets(value: Any, needed: Any) -> bool:
+    """Whether ``value`` is the value a rule needs (one of them, for a tuple)."""
+    return value in needed if isinstance(needed, tuple) else value == needed
 
 
 def _number_words(kind: str, low: float | None, high: float | None) -> str:
@@ -300,7 +323,7 @@ class AgentDecl:
             value = values[o.name]
             if o.name in options and value != o.default:
                 for other, needed in o.requires:
-                    if values[other] != needed:
+                    if not _meets(values[other], needed):
                         raise ValueError(
                             f"{self.name} option {o.name}={_word(value)} needs {other}={_word(needed)} "
                             f"(it is {_word(values[other])}); use {o.name}={_word(o.default)} or "

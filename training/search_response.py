@@ -784,6 +784,6 @@ declare(AgentDecl(
         Option("model", str, None, doc="an exact target standing in for a target whose policy is not known",
                holds="spec"),
         Option("epsilon", float, None, low=0, high=1, doc="the model's uniform share in the weights (default 0.05)"),
-        Option("team", str, "independent",
+        Option("team", str, "independent", choices=("independent", "joint"), requires=(("exact_tricks", (1, 2, 3)),),
                doc="the partner in the exact endgame: independent (the target's policy) or joint (the team's best)"),
     )))

@@ -420,13 +420,17 @@ def test_an_agent_declared_outside_the_package_keeps_options_its_declaration_doe
     ("ismcts:backend=numba,inference=model", "inference=model needs backend=python (it is numba)"),
     ("ismcts:backend=numba,iterations=3,trees=5", "trees=5 must be at most iterations (it is 3)"),
     ("respond:target=ismcts:trees=2", "ismcts option trees=2 needs backend=numba"),
+    ("respond:team=joint", "respond option team=joint needs exact_tricks=1, 2 or 3 (it is 0); "
+                           "use team=independent or exact_tricks=1, 2 or 3"),
+    ("respond:team=bogus,exact_tricks=2", "respond option team must be one of independent, joint, got 'bogus'"),
+    ("respond:team=,exact_tricks=2", "respond option team must be one of independent, joint, got ''"),
 ])
 def test_canonical_spec_refuses_what_make_agent_refuses_across_options(spec, message):
     """A spec whose options break a rule between them is refused by canonical_spec (no agent
     built) with the message make_agent gives, so a run never starts on a spec it cannot build."""
     with pytest.raises(ValueError, match=re.escape(message)):
         base.canonical_spec(spec)
-    if not spec.startswith("respond"):
+    if not spec.startswith("respond:target="):
         with pytest.raises(ValueError, match=re.escape(message)):
             base.make_agent(spec)
 
@@ -435,6 +439,24 @@ def test_canonical_spec_refuses_what_make_agent_refuses_across_options(spec, mes
                                   "ismcts:inference=model", "ismcts:backend=numba,iterations=4,trees=4"])
 def test_the_rules_between_options_let_every_allowed_combination_through(spec):
     assert base.canonical_spec(spec).startswith("ismcts:")
+
+
+def test_a_text_option_with_choices_and_a_rule_needing_one_of_several_values():
+    """``Option.choices`` lists the words a text option takes; a ``requires`` value that is a
+    tuple is met by any of its values."""
+    decl = AgentDecl(name="thing", factory="m:F", options=(
+        Option("n", int, 0, low=0, high=3), Option("mode", str, "a", choices=("a", "b"), requires=(("n", (1, 2)),))))
+    assert decl.option("mode").allowed() == "one of a, b"
+    decl.check_options({"mode": "b", "n": 2})
+    with pytest.raises(ValueError, match=re.escape("thing option mode must be one of a, b, got 'c'")):
+        decl.check_options({"mode": "c", "n": 1})
+    with pytest.raises(ValueError, match=re.escape("thing option mode=b needs n=1 or 2 (it is 3); use mode=a or n=1 or 2")):
+        decl.check_options({"mode": "b", "n": 3})
+    for bad, why in ((dict(type=int, choices=(1, 2)), "choices on a str option only"),
+                     (dict(type=str, default="c", choices=("a", "b")), "default 'c' is none of its choices"),
+                     (dict(type=str, choices=()), "choices is a non-empty tuple of words")):
+        with pytest.raises(ValueError, match=why):
+            Option("w", **bad)
 
 
 def test_a_rule_between_options_is_read_from_the_declaration_source(tmp_path):
