@@ -386,6 +386,34 @@ def _spec_value(value) -> str:
     return repr(value) if isinstance(value, float) else str(value)
 
 
+def _no_option_message(name: str, key: str, given: dict, options: Sequence[str]) -> str:
+    """The error text for an option ``key`` that agent ``name`` does not have, listing its
+    ``options``: ``"agent 'respond' has no option 'rollouts'; its options: target, ..."``. When
+    a spec held in one of the agent's options takes ``key`` (``respond:target=pimc:worlds=8,rollouts=2``,
+    where ``rollouts`` was meant for the target), the text adds the spelling that gives it to
+    the held spec (``target=pimc:worlds=8;rollouts=2``).
+
+    Args:
+        name: the agent. key: the option it does not have. given: the spec's options
+            (``{key: value}`` as :func:`parse_spec` gives them). options: the agent's options.
+    """
+    text = f"agent {name!r} has no option {key!r}; its options: {', '.join(options) or 'none'}"
+    try:
+        held_options = [o.name for o in declaration(name).options if o.holds == "spec"]
+    except ValueError:
+        return text
+    for opt in held_options:
+        held = given.get(opt)
+        try:
+            takes = isinstance(held, str) and declaration(parse_spec(held.replace(";", ","))[0]).option(key) is not None
+        except ValueError:
+            continue
+        if takes:
+            meant = f"{opt}={held}{';' if ':' in held else ':'}{key}={_spec_value(given[key])}"
+            return f"{text}; if {key} is the {opt}'s option, write the {opt}'s options after ';': {meant}"
+    return text
+
+
 def canonical_spec(spec: str) -> str:
     """One spelling per agent: ``spec`` with every declared option's default filled in,
     the options in declared order, then undeclared ones sorted by key (an agent declared
@@ -430,8 +458,7 @@ def canonical_spec(spec: str) -> str:
     if decl.module.startswith("twilight_env."):  # the package's agents declare every keyword of their factory
         for k in given:
             if decl.option(k) is None:
-                raise ValueError(f"agent {name!r} has no option {k!r}; its options: "
-                                 f"{', '.join(o.name for o in decl.options) or 'none'}")
+                raise ValueError(_no_option_message(name, k, given, [o.name for o in decl.options]))
     opts = {}
     for o in decl.options:
         value = given.get(o.name, o.default)
@@ -590,7 +617,7 @@ def make_agent(spec: str) -> Agent:
     has_varkw = any(p.kind == p.VAR_KEYWORD for p in params.values())
     for k in kwargs:
         if k not in params and not has_varkw:
-            raise ValueError(f"agent {name!r} has no option {k!r}; its options: {', '.join(allowed) or 'none'}")
+            raise ValueError(_no_option_message(name, k, kwargs, allowed))
     try:
         declaration(name).check_options(kwargs)  # type and bounds of every declared option
     except ValueError as e:

@@ -441,6 +441,21 @@ def test_the_rules_between_options_let_every_allowed_combination_through(spec):
     assert base.canonical_spec(spec).startswith("ismcts:")
 
 
+@pytest.mark.parametrize("spec,meant", [("respond:target=pimc:worlds=8,rollouts=2", "target=pimc:worlds=8;rollouts=2"),
+                                        ("respond:target=pimc,rollouts=2", "target=pimc:rollouts=2"),
+                                        ("respond:target=policy,model=pimc,worlds=8,rollout=random",
+                                         "model=pimc:rollout=random")])
+def test_an_option_of_a_held_spec_written_after_a_comma_names_the_semicolon_spelling(spec, meant):
+    """``respond:target=pimc:worlds=8,rollouts=2`` gives ``rollouts`` to respond, which has no
+    such option; the message says how the held spec takes it."""
+    key = meant.rsplit(";", 1)[-1].rsplit(":", 1)[-1].split("=")[0]
+    for build in (base.canonical_spec, base.make_agent):
+        with pytest.raises(ValueError, match=re.escape(f"agent 'respond' has no option {key!r}; its options: target, ")) as e:
+            build(spec)
+        held = meant.split("=")[0]
+        assert str(e.value).endswith(f"; if {key} is the {held}'s option, write the {held}'s options after ';': {meant}")
+
+
 def test_a_text_option_with_choices_and_a_rule_needing_one_of_several_values():
     """``Option.choices`` lists the words a text option takes; a ``requires`` value that is a
     tuple is met by any of its values."""
