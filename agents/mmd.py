@@ -43,7 +43,8 @@ def weights_path(path: str) -> str:
     """The ``.npz`` of an ``mmd`` path: ``path/policy.npz`` for a run directory, else ``path``.
 
     Raises:
-        ValueError: a path that is not a non-empty string, or a run directory without its policy file.
+        ValueError: a path that is not a non-empty string, a run directory without its policy
+            file, a path that does not exist, or a file that is not a ``.npz``.
     """
     if not isinstance(path, str) or not path or path == "default":
         raise ValueError(f"mmd: path must be an MMD run directory or its {POLICY_FILE} (no MMD network is "
@@ -61,6 +62,11 @@ def weights_path(path: str) -> str:
             raise ValueError(f"mmd: the run directory {path!r} holds no {POLICY_FILE} (the run wrote no "
                              "checkpoint yet); give another run or its .npz")
         return str(p / POLICY_FILE)
+    what = (f"give an MMD run directory (the --out of python -m twilight_env.training.mmd) or its {POLICY_FILE}")
+    if not p.exists():
+        raise ValueError(f"mmd: {path!r} does not exist; {what}")
+    if p.suffix != ".npz":
+        raise ValueError(f"mmd: {path!r} is not a .npz file; {what}")
     return path
 
 

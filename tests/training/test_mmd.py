@@ -398,3 +398,15 @@ def test_the_command_line_refuses_new_user_mistakes_in_one_line_and_writes_nothi
         assert sorted(tmp_path.rglob("*")) == before, argv
     assert main(["--out", str(new), "--players", "3", "--steps", "1", "--deals", "4",
                  "--init-weights", str(run / "policy.npz")]) == 0  # the policy the message names starts a line
+
+
+def test_mmd_names_what_it_plays_for_a_missing_path_or_a_file_that_is_no_npz(tmp_path):
+    """Not the expert-iteration loader's words ('exit train', 'default'), which mmd does not take."""
+    note = tmp_path / "note.txt"
+    note.write_text("not weights\n")
+    for path, message in ((tmp_path / "none", r"mmd: .*none' does not exist; give an MMD run directory \(the --out "
+                                               r"of python -m twilight_env\.training\.mmd\) or its policy\.npz"),
+                          (note, r"mmd: .*note\.txt' is not a \.npz file; give an MMD run directory .* or its policy\.npz")):
+        with pytest.raises(ValueError, match=message) as e:
+            make_agent(f"mmd:{path}")
+        assert "exit train" not in str(e.value) and "'default'" not in str(e.value)
