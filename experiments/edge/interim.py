@@ -31,7 +31,8 @@ def interim_figures(folder: str) -> list[dict]:
             figures), an individual-scoring run, or a damaged file (as ``--resume`` says).
     """
     if not os.path.isdir(folder):
-        raise ValueError(f"{folder!r} does not exist (give the output folder of an unfinished twilight edge run)")
+        what = "is a file, not a folder" if os.path.exists(folder) else "does not exist"
+        raise ValueError(f"{folder!r} {what} (give the output folder of an unfinished twilight edge run)")
     if os.path.isdir(os.path.join(folder, "cells")):
         raise ValueError(f"{folder!r} holds a cross-play matrix: --status reads one edge run, e.g. a cell "
                          f"{os.path.join(folder, 'cells', 'NN-MM_SOLO__SUN')!r}")

@@ -291,6 +291,10 @@ def test_status_gives_the_interim_figures_of_the_finished_deals(tmp_path, monkey
     (tmp_path / "empty").mkdir()
     assert main(["edge", "--status", str(tmp_path / "empty")]) == 2
     assert "no edge run" in capsys.readouterr().err
+    result = tmp_path / "three" / "edge.json"  # a file, not a folder: named as one, not as missing
+    assert main(["edge", "--status", str(result)]) == 2
+    assert f"{str(result)!r} is a file, not a folder (give the output folder of an unfinished twilight edge run" \
+        in capsys.readouterr().err
 
 
 def test_compare_pairs_an_unfinished_run_over_its_first_finished_deals(tmp_path, monkeypatch, capsys):
