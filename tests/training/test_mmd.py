@@ -379,8 +379,9 @@ def test_the_command_line_refuses_new_user_mistakes_in_one_line_and_writes_nothi
         (["--out", str(note / "sub"), *tiny], r"cannot make the run folder .*note\.txt/sub'"),
         (["--out", "", *tiny], r"--out is empty: give the run folder"),
         (["--out", str(empty), "--resume", "--steps", "2"],
-         r"no MMD run in .*empty': no checkpoint\.pt; --resume and --export take the --out folder of a run"),
-        (["--out", str(tmp_path / "none"), "--export"], r"no MMD run in .*none': the folder does not exist"),
+         r"no MMD run in .*empty' to resume: no checkpoint\.pt; --resume takes the --out folder of a run .*leave out --resume"),
+        (["--out", str(tmp_path / "none"), "--export"],
+         r"no MMD run in .*none': the folder does not exist; give the --out folder of a run"),
         (["--out", str(run), "--export", "--steps", "3", "--lr", "0.1"],
          r"--export only writes .*policy\.npz' from the checkpoint; drop --steps, --lr"),
         (["--out", str(run), "--export", "--resume"], r"--export only writes .*; drop --resume"),
@@ -410,3 +411,35 @@ def test_mmd_names_what_it_plays_for_a_missing_path_or_a_file_that_is_no_npz(tmp
         with pytest.raises(ValueError, match=message) as e:
             make_agent(f"mmd:{path}")
         assert "exit train" not in str(e.value) and "'default'" not in str(e.value)
+
+
+def test_the_report_refuses_a_bad_run_in_one_line_and_writes_nothing(tmp_path, capsys):
+    """Each run is checked before ``--out`` is made: a missing run, a damaged or missing curve,
+    two runs of one folder name (one ``curve_<run>.jsonl`` for both) and an ``--out`` that is
+    a file each exit 2 with one line, no traceback."""
+    import shutil
+
+    from twilight_env.training.mmd.report import main
+
+    run, other = tmp_path / "a" / "run", tmp_path / "b" / "run"
+    for r in (run, other):
+        train(r, small(), steps=1, log=lambda _: None)
+    damaged, no_curve, note = tmp_path / "damaged", tmp_path / "no_curve", tmp_path / "note.txt"
+    shutil.copytree(run, damaged)
+    with open(damaged / CURVE_NAME, "a") as f:
+        f.write('{"steps": 2, "nash\n')
+    shutil.copytree(run, no_curve)
+    (no_curve / CURVE_NAME).unlink()
+    note.write_text("not a folder\n")
+    out = tmp_path / "out"
+    cases = [([str(tmp_path / "none"), "--out", str(out)], r"no MMD run in .*none': the folder does not exist"),
+             ([str(damaged), "--out", str(out)], r"damaged/curve\.jsonl' line 3 is not a curve point \(JSON with "),
+             ([str(no_curve), "--out", str(out)], r"no_curve' holds no curve\.jsonl"),
+             ([str(run), str(other), "--out", str(out)], r"two runs are named 'run' .*curve_run\.jsonl"),
+             ([str(run), "--out", str(note)], r"--out .*note\.txt' is a file, not a folder")]
+    for argv, message in cases:
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and err.startswith("error: ") and re.search(message, err), (argv, err)
+        assert not out.exists(), argv
+    assert main([str(run), "--out", str(out)]) == 0 and (out / "curve_run.jsonl").is_file()

@@ -174,15 +174,14 @@ def load(path: str | os.PathLike) -> dict:
 
     Raises:
         ValueError: a path that does not exist or a folder without ``checkpoint.pt`` (saying
-            which folders ``--resume`` and ``--export`` take), or as
+            which folder it takes), or as
             :func:`twilight_env.training.checkpoint.load_resume_checkpoint`.
     """
     p = Path(path)
     if not p.exists() or (p.is_dir() and not (p / CHECKPOINT_NAME).exists()):
         why = "the folder does not exist" if not p.exists() else f"no {CHECKPOINT_NAME}"
-        raise ValueError(f"no MMD run in {str(path)!r}: {why}; --resume and --export take the --out folder of a "
-                         "run of python -m twilight_env.training.mmd that has written its first checkpoint "
-                         "(to start a new line there, leave out --resume)")
+        raise ValueError(f"no MMD run in {str(path)!r}: {why}; give the --out folder of a run of "
+                         "python -m twilight_env.training.mmd that has written its first checkpoint")
     reader = functools.partial(load_checkpoint, fmt=FORMAT, version=VERSION, kind="mmd",
                                writer="`python -m twilight_env.training.mmd`")
     return load_resume_checkpoint(path, check=check, load=reader)

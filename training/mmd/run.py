@@ -117,6 +117,10 @@ def _start(cfg: MMDConfig | None, out: Path, resume: bool, init_weights: str | N
     """``(model, magnet, optimizer, cfg, counters, rng)`` of a new or resumed line
     (``state_dtype``: on resume, the storage type of the checkpoints from now on)."""
     if resume:
+        if out.is_dir() and not (out / CHECKPOINT_NAME).exists() or not out.exists():
+            why = "the folder does not exist" if not out.exists() else f"no {CHECKPOINT_NAME}"
+            raise ValueError(f"no MMD run in {str(out)!r} to resume: {why}; --resume takes the --out folder of a run "
+                             "that has written its first checkpoint (to start a new line there, leave out --resume)")
         state = ckpt_io.restore(ckpt_io.load(out))
         _trim_curve(out, state[4]["steps"])
         if state_dtype is not None:
