@@ -443,3 +443,18 @@ def test_the_report_refuses_a_bad_run_in_one_line_and_writes_nothing(tmp_path, c
         assert err.count("\n") == 1 and err.startswith("error: ") and re.search(message, err), (argv, err)
         assert not out.exists(), argv
     assert main([str(run), "--out", str(out)]) == 0 and (out / "curve_run.jsonl").is_file()
+
+
+def test_resume_drops_a_last_curve_line_cut_short_and_names_a_damaged_one(tmp_path):
+    """A stop while a curve line is written leaves it cut short, after the checkpoint: resume
+    drops it. A damaged line before the end is refused naming the file and the line."""
+    out = tmp_path / "r"
+    train(out, small(eval_every=1), steps=2, log=lambda _: None)
+    with open(out / CURVE_NAME, "a") as f:
+        f.write('{"seconds": 3.1, "ste')
+    train(out, resume=True, steps=3, log=lambda _: None)
+    assert [p["steps"] for p in curve(out)] == [0, 1, 2, 3]
+    lines = (out / CURVE_NAME).read_text().splitlines()
+    (out / CURVE_NAME).write_text("\n".join([lines[0], '{"seconds": 1}', *lines[1:]]) + "\n")
+    with pytest.raises(ValueError, match=r"curve\.jsonl' line 2 is not a curve point .*remove that line"):
+        train(out, resume=True, steps=4, log=lambda _: None)

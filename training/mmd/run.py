@@ -104,13 +104,28 @@ def _curve_point(out: Path, counters: dict, figures: dict, evaluator, model) -> 
 
 
 def _trim_curve(out: Path, steps: int) -> None:
-    """Drop curve lines written after the checkpoint being resumed (``steps`` updates)."""
+    """Drop curve lines written after the checkpoint being resumed (``steps`` updates), and a
+    last line cut short (a stop while it was written: after the checkpoint, which is written
+    after each curve point). Raises ValueError naming a damaged line before the last."""
     path = out / CURVE_NAME
-    if path.is_file():
-        lines = [ln for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip()]
-        keep = [ln for ln in lines if json.loads(ln)["steps"] <= steps]
-        if len(keep) != len(lines):
-            write_text(path, "".join(ln + "\n" for ln in keep))
+    if not path.is_file():
+        return
+    lines = [(n, ln) for n, ln in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if ln.strip()]
+    keep = []
+    for i, (number, line) in enumerate(lines):
+        try:
+            at = json.loads(line)["steps"]
+        except (ValueError, TypeError, KeyError):
+            at = None
+        if isinstance(at, bool) or not isinstance(at, int):
+            if i == len(lines) - 1:
+                break
+            raise ValueError(f"{str(path)!r} line {number} is not a curve point (JSON with 'steps'): {line[:80]!r}; "
+                             "the checkpoint is whole: remove that line, then resume")
+        if at <= steps:
+            keep.append(line)
+    if len(keep) != len(lines):
+        write_text(path, "".join(ln + "\n" for ln in keep))
 
 
 def _start(cfg: MMDConfig | None, out: Path, resume: bool, init_weights: str | None, state_dtype: str | None = None):
