@@ -51,7 +51,7 @@ from typing import Callable, Iterable, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
-from twilight_env.rules.engine import ACTION_TYPES, NEW_MOON, DealState, action_or_none
+from twilight_env.rules.engine import ACTION_TYPES, NEW_MOON, NUM_TRICKS, DealState, action_or_none
 from twilight_env.rules.infoset import InfoSet
 from twilight_env.agents.declaration import NAME_CHARS, AgentDecl, Option, check_name, read_declarations
 
@@ -656,18 +656,27 @@ def check_specs(specs: Iterable[str], flag: str | None = None) -> list[str]:
     Raises:
         ValueError: an unknown agent or option (the message lists the valid agents), a
             bad option value, a file an option names that is missing or not a checkpoint
-            of its kind (naming the option and the file), or an agent whose module cannot
-            be imported (named, with the valid agents); prefixed with ``flag`` when given.
+            of its kind (naming the option and the file), an agent whose module cannot
+            be imported (named, with the valid agents), or a network trained on a reduced
+            deck (its ``tricks`` below 7: the commands that check their specs here deal the
+            full deck, R2.3); prefixed with ``flag`` when given.
     """
     out = []
     for spec in specs:
         try:
             name, _ = parse_spec(spec)  # ValueError listing the valid agents
             try:
-                make_agent(spec)
+                agent = make_agent(spec)
             except ImportError as e:
                 raise ValueError(f"agent {name!r} (spec {spec!r}) cannot be built here: {e}; "
                                  f"valid agents: {', '.join(available_agents())}") from None
+            tricks = getattr(agent, "tricks", NUM_TRICKS)
+            if tricks != NUM_TRICKS:  # the commands that check their specs here deal the full deck
+                from twilight_env.agents.policy import deck_words
+
+                raise ValueError(f"agent spec {spec.strip()!r}: its network was trained on {deck_words(tricks)}, and "
+                                 f"this command deals {deck_words(NUM_TRICKS)}: give a network trained on it "
+                                 "(--tricks 7)")
         except ValueError as e:
             if flag is None:
                 raise

@@ -19,7 +19,10 @@ only. ``policy.npz`` records the deck (``tricks``; a file without it is a full-d
 network), and a decision of a deal of another deck raises ``ValueError`` naming both
 decks (:meth:`~twilight_env.agents.policy.PolicyAgent.check_deck`, stricter here than
 for ``policy``: a full-deck MMD network refuses reduced-deck deals too): the agent learns the deal's deck from the information
-set (``num_tricks``, ``deck``; R2.3), when it is first asked to decide.
+set (``num_tricks``, ``deck``; R2.3), when it is first asked to decide. The commands that deal
+the full deck (``twilight arena``, ``edge``, ``ladder``, ``play``) refuse a reduced-deck network
+before they start (:func:`~twilight_env.agents.base.check_specs`, from its ``tricks``), and the
+search responder refuses it as a target.
 
 Spec: ``mmd:RUN_DIR`` (reads ``RUN_DIR/policy.npz``, written with each checkpoint, or by
 ``python -m twilight_env.training.mmd --out RUN_DIR --export`` from a folder that keeps the
@@ -94,12 +97,6 @@ class MMDAgent(PolicyAgent):
         self.path = path
         self.name = f"mmd:{path}" + ("" if self.temperature == 1.0 else f",temperature={self.temperature:g}")
         self._torch: dict = {}
-
-    @property
-    def tricks(self) -> int:
-        """Tricks per deal of the deck the network was trained on (7: the full deck), as its
-        ``policy.npz`` records it (R2.3)."""
-        return next(iter(self._nets.values())).tricks
 
     def model_for(self, num_players: int):
         """The network as a torch :class:`~twilight_env.agents.exit.PolicyValueNet` (same weights;

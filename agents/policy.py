@@ -151,6 +151,12 @@ class PolicyAgent:
         which holds both."""
         return None if self.path == "default" else next(iter(self._nets))
 
+    @property
+    def tricks(self) -> int:
+        """Tricks per deal of the deck the network was trained on (7: the full deck; the
+        shipped weights and a file that records no deck), as its ``.npz`` records it (R2.3)."""
+        return min((net.tricks for net in self._nets.values()), default=NUM_TRICKS)
+
     def net_for(self, num_players: int):
         """The NumPy network for a variant, loaded on first use.
 

@@ -112,7 +112,7 @@ from twilight_env.agents.base import AgentSpecError, agent_name, check_nested_sp
 from twilight_env.agents.pimc import check_positive_int
 from twilight_env.envs.vector import VectorEngine
 from twilight_env.rules.cards import MOON_MASK, SUN_MASK
-from twilight_env.rules.engine import NUM_ACTIONS, State
+from twilight_env.rules.engine import NUM_ACTIONS, NUM_TRICKS, State
 from twilight_env.rules.infoset import InfoSet
 from twilight_env.training.target_model import (MODEL_EPSILON, TARGETS, MixedTarget, mix_uniform,  # noqa: F401
                                                  resolve_model)
@@ -161,7 +161,8 @@ class TargetPolicy:
 
     Raises:
         NotATarget: an agent built from ``spec`` whose probabilities are not known.
-        ValueError: a bad spec or checkpoint (as :func:`make_agent`).
+        ValueError: a bad spec or checkpoint (as :func:`make_agent`), or a network trained
+            on a reduced deck (its ``tricks``; the batch engine deals the full deck).
     """
 
     def __init__(self, spec: str):
@@ -171,6 +172,12 @@ class TargetPolicy:
                                        or hasattr(agent, "probs_rows")):
             raise NotATarget(f"the target must be an agent whose action probabilities are known ("
                              f"{', '.join(TARGETS)}; the networks at any temperature), got {spec!r}")
+        tricks = getattr(agent, "tricks", NUM_TRICKS)
+        if tricks != NUM_TRICKS:  # the batch engine deals the full deck (R2.3)
+            from twilight_env.agents.policy import deck_words
+
+            raise ValueError(f"respond: the target {spec!r} was trained on {deck_words(tricks)}; the responder "
+                             f"plays {deck_words(NUM_TRICKS)}: give a target trained on it (--tricks 7)")
         self.spec, self.kind, self.agent = spec, kind, agent
         self.rows_only = not (kind == "heuristic" or hasattr(agent, "net_for") or hasattr(agent, "model_for"))
         """True for a target that gives its policy only through ``probs_rows(eng, idx)`` (``nfsp``)."""

@@ -458,3 +458,25 @@ def test_resume_drops_a_last_curve_line_cut_short_and_names_a_damaged_one(tmp_pa
     (out / CURVE_NAME).write_text("\n".join([lines[0], '{"seconds": 1}', *lines[1:]]) + "\n")
     with pytest.raises(ValueError, match=r"curve\.jsonl' line 2 is not a curve point .*remove that line"):
         train(out, resume=True, steps=4, log=lambda _: None)
+
+
+def test_a_full_deck_command_refuses_a_reduced_deck_network_before_making_its_folder(tmp_path, capsys):
+    """A network trained on the 1-trick deck (``--tricks 1``, the trainer's default) plays only
+    that deck (R2.3): the arena, edge and ladder deal the full deck, so they refuse it (as the
+    agent, a responder's target, or through ``policy``) in one line before any folder is made."""
+    from twilight_env.cli import main
+
+    run = tmp_path / "run"
+    train(run, small(), steps=1, log=lambda _: None)
+    out = tmp_path / "out"
+    common = ["--deals", "2", "--out", str(out), "--workers", "1", "--quiet"]
+    for argv in (["arena", f"mmd:{run}", "random", "--players", "3", *common],
+                 ["arena", f"policy:{run}/policy.npz", "random", "--players", "3", *common],
+                 ["edge", "--solo", f"respond:target=mmd:{run},exact_tricks=2", "--sun", "random", *common],
+                 ["ladder", "random", f"mmd:{run},temperature=0", "--players", "3", *common]):
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "Traceback" not in err, (argv, err)
+        assert re.search(r"trained on a reduced deck of 1 trick \(4 cards\).* the full deck \(7 tricks, 28 cards\)",
+                         err), (argv, err)
+        assert not out.exists(), argv
