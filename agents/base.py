@@ -51,6 +51,7 @@ from typing import Callable, Iterable, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
+from twilight_env.rules.cards import deck_words
 from twilight_env.rules.engine import ACTION_TYPES, NEW_MOON, NUM_TRICKS, DealState, action_or_none
 from twilight_env.rules.infoset import InfoSet
 from twilight_env.agents.declaration import NAME_CHARS, AgentDecl, Option, check_name, read_declarations
@@ -672,8 +673,6 @@ def check_specs(specs: Iterable[str], flag: str | None = None) -> list[str]:
                                  f"valid agents: {', '.join(available_agents())}") from None
             tricks = getattr(agent, "tricks", NUM_TRICKS)
             if tricks != NUM_TRICKS:  # the commands that check their specs here deal the full deck
-                from twilight_env.agents.policy import deck_words
-
                 raise ValueError(f"agent spec {spec.strip()!r}: its network was trained on {deck_words(tricks)}, and "
                                  f"this command deals {deck_words(NUM_TRICKS)}: give a network trained on it "
                                  "(--tricks 7)")

@@ -37,7 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
-from twilight_env.rules.cards import deck_mask
+from twilight_env.rules.cards import deck_mask, deck_words  # deck_words: named here too
 from twilight_env.rules.engine import NUM_ACTIONS, NUM_TRICKS
 
 from twilight_env.agents.nn.features import infoset_row, role_of
@@ -90,19 +90,6 @@ def load_network(path: str, num_players: int | None = None):
     model, npl = load_model(path, num_players)
     return NumpyPolicyValueNet({k: v.detach().numpy() for k, v in model.state_dict().items()},
                                model.cfg.to_dict()), npl
-
-
-def deck_words(tricks: int) -> str:
-    """A deck in words, for messages: ``"the full deck (7 tricks, 28 cards)"`` or
-    ``"a reduced deck of 2 tricks (8 cards)"`` (R2.3, :func:`twilight_env.rules.cards.deck_mask`).
-
-    Raises:
-        ValueError: ``tricks`` not an int 1..7.
-    """
-    cards = bin(deck_mask(tricks)).count("1")
-    if tricks == NUM_TRICKS:
-        return f"the full deck ({tricks} tricks, {cards} cards)"
-    return f"a reduced deck of {tricks} trick{'s' if tricks > 1 else ''} ({cards} cards)"
 
 
 class PolicyAgent:

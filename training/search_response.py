@@ -111,7 +111,7 @@ from twilight_env.agents import sampling
 from twilight_env.agents.base import AgentSpecError, agent_name, check_nested_spelling, make_agent
 from twilight_env.agents.pimc import check_positive_int
 from twilight_env.envs.vector import VectorEngine
-from twilight_env.rules.cards import MOON_MASK, SUN_MASK
+from twilight_env.rules.cards import MOON_MASK, SUN_MASK, deck_words
 from twilight_env.rules.engine import NUM_ACTIONS, NUM_TRICKS, State
 from twilight_env.rules.infoset import InfoSet
 from twilight_env.training.target_model import (MODEL_EPSILON, TARGETS, MixedTarget, mix_uniform,  # noqa: F401
@@ -174,8 +174,6 @@ class TargetPolicy:
                              f"{', '.join(TARGETS)}; the networks at any temperature), got {spec!r}")
         tricks = getattr(agent, "tricks", NUM_TRICKS)
         if tricks != NUM_TRICKS:  # the batch engine deals the full deck (R2.3)
-            from twilight_env.agents.policy import deck_words
-
             raise ValueError(f"respond: the target {spec!r} was trained on {deck_words(tricks)}; the responder "
                              f"plays {deck_words(NUM_TRICKS)}: give a target trained on it (--tricks 7)")
         self.spec, self.kind, self.agent = spec, kind, agent

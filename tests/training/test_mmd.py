@@ -480,3 +480,19 @@ def test_a_full_deck_command_refuses_a_reduced_deck_network_before_making_its_fo
         assert re.search(r"trained on a reduced deck of 1 trick \(4 cards\).* the full deck \(7 tricks, 28 cards\)",
                          err), (argv, err)
         assert not out.exists(), argv
+
+
+@pytest.mark.parametrize("flag,value,allowed", [("--magnet-tau", "-1", r"a number in \[0\.0, 1\.0\]"),
+                                                ("--alpha", "nan", r"a number in \[0\.0, 100\.0\]"),
+                                                ("--lr", "inf", r"a number in \[1e-08, 1\.0\]"),
+                                                ("--entropy", "x", r"a number in \[0\.0, 100\.0\]"),
+                                                ("--players", "5", r"an integer in 3\.\.4"),
+                                                ("--tricks", "0", r"an integer in 1\.\.7")])
+def test_a_setting_out_of_range_is_named_by_its_flag(tmp_path, capsys, flag, value, allowed):
+    from twilight_env.training.mmd.run import main
+
+    with pytest.raises(SystemExit) as e:
+        main(["--out", str(tmp_path / "r"), "--steps", "1", flag, value])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and re.search(rf"argument {flag}: must be {allowed}, got '{value}'", err), err
+    assert not (tmp_path / "r").exists()

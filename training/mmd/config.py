@@ -63,20 +63,16 @@ class MMDConfig:
     network's weights are always stored whole (float32)."""
 
     def validate(self) -> "MMDConfig":
-        """Check every field (class docstring); returns ``self``."""
-        ints = {"players": (3, 4), "tricks": (1, 7), "seed": (0, 2**63 - 1), "deals": (1, 1 << 20),
-                "magnet_every": (1, 1 << 30), "lr_decay": (0, 1 << 40), "eval_every": (1, 1 << 30), "checkpoint_every": (1, 1 << 30),
-                "threads": (1, 1024)}
-        for name, (lo, hi) in ints.items():
+        """Check every field (class docstring; the ranges of :data:`INT_RANGES` and
+        :data:`FLOAT_RANGES`); returns ``self``."""
+        for name, (lo, hi) in INT_RANGES.items():
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
-                raise ValueError(f"{name} must be an integer in {lo}..{hi}, got {v!r}")
-        floats = {"lr": (1e-8, 1.0), "alpha": (0.0, 100.0), "entropy": (0.0, 100.0), "magnet_tau": (0.0, 1.0),
-                  "explore": (0.0, 0.99), "value_coef": (0.0, 100.0), "max_grad_norm": (0.0, 1e6)}
-        for name, (lo, hi) in floats.items():
+                raise ValueError(f"{name} must be {range_words(name)}, got {v!r}")
+        for name, (lo, hi) in FLOAT_RANGES.items():
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not lo <= float(v) <= hi:
-                raise ValueError(f"{name} must be a number in [{lo}, {hi}], got {v!r}")
+                raise ValueError(f"{name} must be {range_words(name)}, got {v!r}")
             setattr(self, name, float(v))
         if self.state_dtype not in STATE_DTYPES:
             raise ValueError(f"state_dtype must be one of {', '.join(STATE_DTYPES)}, got {self.state_dtype!r}")
@@ -115,10 +111,31 @@ class MMDConfig:
         return cls(**d).validate()
 
 
+INT_RANGES = {"players": (3, 4), "tricks": (1, 7), "seed": (0, 2**63 - 1), "deals": (1, 1 << 20),
+              "magnet_every": (1, 1 << 30), "lr_decay": (0, 1 << 40), "eval_every": (1, 1 << 30),
+              "checkpoint_every": (1, 1 << 30), "threads": (1, 1024)}
+"""The integer fields of :class:`MMDConfig` and their inclusive ranges."""
+FLOAT_RANGES = {"lr": (1e-8, 1.0), "alpha": (0.0, 100.0), "entropy": (0.0, 100.0), "magnet_tau": (0.0, 1.0),
+                "explore": (0.0, 0.99), "value_coef": (0.0, 100.0), "max_grad_norm": (0.0, 1e6)}
+"""The number fields of :class:`MMDConfig` and their inclusive ranges (NaN and inf are outside)."""
+
+
+def range_words(name: str) -> str:
+    """What field ``name`` of :data:`INT_RANGES` or :data:`FLOAT_RANGES` takes, in words:
+    ``"an integer in 3..4"``, ``"a number in [0.0, 1.0]"``.
+
+    Raises:
+        KeyError: a field in neither table.
+    """
+    if name in INT_RANGES:
+        return "an integer in {}..{}".format(*INT_RANGES[name])
+    return "a number in [{}, {}]".format(*FLOAT_RANGES[name])
+
+
 STATE_DTYPES = ("bfloat16", "float32")
 """The values of :attr:`MMDConfig.state_dtype`."""
 
 ADDED = {"explore": 0.0, "state_dtype": "float32"}
 """Fields added after the first checkpoints, with the value those lines ran with."""
 
-__all__ = ["ADDED", "MMDConfig", "STATE_DTYPES"]
+__all__ = ["ADDED", "FLOAT_RANGES", "INT_RANGES", "MMDConfig", "STATE_DTYPES", "range_words"]

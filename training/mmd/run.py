@@ -35,7 +35,7 @@ from twilight_env.agents.nn.checkpoint import CHECKPOINT_NAME
 from twilight_env.util.atomic import write_text
 
 from twilight_env.training.mmd import checkpoint as ckpt_io
-from twilight_env.training.mmd.config import STATE_DTYPES, MMDConfig
+from twilight_env.training.mmd.config import FLOAT_RANGES, INT_RANGES, STATE_DTYPES, MMDConfig, range_words
 from twilight_env.training.mmd.learner import move_magnet, update
 from twilight_env.training.mmd.rollout import play
 
@@ -253,6 +253,23 @@ def train(out, cfg: MMDConfig | None = None, *, minutes: float | None = None, st
     return counters
 
 
+def _ranged(field: str):
+    """argparse type of a config field: its value within its range (:data:`INT_RANGES`,
+    :data:`FLOAT_RANGES`), or an error that argparse prefixes with the flag."""
+    kind, (lo, hi) = (int, INT_RANGES[field]) if field in INT_RANGES else (float, FLOAT_RANGES[field])
+
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            value = None
+        if value is None or not lo <= value <= hi:
+            raise argparse.ArgumentTypeError(f"must be {range_words(field)}, got {text!r}")
+        return value
+
+    return parse
+
+
 def _parser() -> argparse.ArgumentParser:
     from twilight_env.util.argtypes import positive_float, positive_int
 
@@ -264,10 +281,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--resume", action="store_true", help="continue the run in --out with its own settings")
     p.add_argument("--init-weights", help="'default' (policy:default), a .npz or exit checkpoint (new runs only)")
     d = MMDConfig()
-    for f in ("players", "tricks", "seed", "deals", "lr_decay", "magnet_every", "eval_every", "checkpoint_every", "threads"):
-        p.add_argument("--" + f.replace("_", "-"), type=int, help=f"new runs only (default {getattr(d, f)})")
-    for f in ("lr", "alpha", "entropy", "magnet_tau", "explore", "value_coef", "max_grad_norm"):
-        p.add_argument("--" + f.replace("_", "-"), type=float, help=f"new runs only (default {getattr(d, f)})")
+    for f in [*INT_RANGES, *FLOAT_RANGES]:
+        p.add_argument("--" + f.replace("_", "-"), type=_ranged(f),
+                       help=f"new runs only ({range_words(f)}; default {getattr(d, f)})")
     for f in ("trunk", "head"):
         p.add_argument("--" + f, type=int, nargs="+", help=f"new runs only (default {' '.join(map(str, getattr(d, f)))})")
     p.add_argument("--state-dtype", choices=STATE_DTYPES,

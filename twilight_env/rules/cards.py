@@ -115,6 +115,19 @@ def deck_mask(tricks: int) -> int:
     return sum(1 << (CARDS_PER_CULT * c + KINDS.index(k)) for c in (SUN, MOON) for k in kinds)
 
 
+def deck_words(tricks: int) -> str:
+    """A deck in words, for messages: ``"the full deck (7 tricks, 28 cards)"`` or
+    ``"a reduced deck of 2 tricks (8 cards)"`` (R2.3, :func:`deck_mask`).
+
+    Raises:
+        ValueError: ``tricks`` not an int 1..7.
+    """
+    cards = bin(deck_mask(tricks)).count("1")
+    if tricks == 7:
+        return f"the full deck ({tricks} tricks, {cards} cards)"
+    return f"a reduced deck of {tricks} trick{'s' if tricks > 1 else ''} ({cards} cards)"
+
+
 def card_id(code: str) -> int:
     """Canonical id (0..27) of a card code such as ``"SC1"`` or ``"M5"`` (R1).
 
