@@ -483,11 +483,12 @@ def compare_runs(upper: str, lower: str) -> dict:
     if seeds[0] != seeds[1]:
         raise ValueError(f"--compare: {upper!r} played the deals of seed {seeds[0]} and {lower!r} those of seed "
                          f"{seeds[1]}; pairing by deal needs the same deals: compare runs of one --seed")
-    if rows[0]["spec"] == rows[1]["spec"]:
+    labels = [r.get("label", r["spec"]) for r in rows]  # a run under way: its label without the count
+    if labels[0] == labels[1]:
         a, b = (np.asarray(r["diff_per_deal"], float) for r in rows)
         n = min(len(a), len(b))
         if np.array_equal(a[:n], b[:n]):
-            raise ValueError(f"--compare: both runs play {rows[0]['spec']} on the deals of seed {seeds[0]} and gave the "
+            raise ValueError(f"--compare: both runs play {labels[0]} on the deals of seed {seeds[0]} and gave the "
                              "same points on every deal they share; every deal is seeded by (seed, deal, agents), so "
                              "one agent plays the same games and the difference is 0 by construction: compare runs "
                              "of two different agents")

@@ -57,7 +57,8 @@ def interim_figures(folder: str) -> list[dict]:
 
 def interim_row(folder: str) -> dict:
     """The unfinished one-configuration run in ``folder`` as ``twilight edge --compare`` pairs
-    it: ``spec`` (its label, marked as under way with its count of deals), ``interim`` (True), ``seed``, ``source``
+    it: ``spec`` (its label, marked as under way with its count of deals), ``label`` (its label
+    alone, the spec of a finished run's row), ``interim`` (True), ``seed``, ``source``
     (its settings' ``deals_source``) and ``diff_per_deal``, Moon − Sun of each of its first
     ``n`` deals in deal points (the mean over the deal's 3 plays), ``n`` the longest run of
     finished deals from deal 0 (deals finish in index order with one worker; with several, a
@@ -80,7 +81,8 @@ def interim_row(folder: str) -> dict:
         raise ValueError(f"--compare {folder!r}: the unfinished run has {n} deal(s) finished from deal 0; "
                          "pairing needs at least 2")
     moon, sun = deal_points(done, range(n))
-    return {"spec": f"{figures[0]['label']} (under way: its first {n:,} of {len(ckpt.deals):,} deals)", "interim": True,
+    return {"spec": f"{figures[0]['label']} (under way: its first {n:,} of {len(ckpt.deals):,} deals)",
+            "label": figures[0]["label"], "interim": True,
             "seed": int(ckpt.settings["seed"]), "source": ckpt.settings.get("deals_source") or {},
             "diff_per_deal": (moon - sun).mean(axis=1).tolist()}
 

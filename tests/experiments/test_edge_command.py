@@ -318,3 +318,7 @@ def test_compare_pairs_an_unfinished_run_over_its_first_finished_deals(tmp_path,
     solo_edge.run_study(["random"], deals=4, seed=4, out=str(tmp_path / "seed4"), **small)
     assert main(["edge", "--compare", str(tmp_path / "run"), str(tmp_path / "seed4")]) == 2
     assert "seed" in capsys.readouterr().err
+    # the same agent under way and finished: one agent twice, refused as two finished runs of it are
+    for pair in ((tmp_path / "run", tmp_path / "three"), (tmp_path / "three", tmp_path / "run")):
+        assert main(["edge", "--compare", *map(str, pair)]) == 2
+        assert "both runs play heuristic on the deals of seed 3" in " ".join(capsys.readouterr().err.split())
