@@ -342,8 +342,8 @@ def parse_spec(spec: str) -> tuple[str, dict]:
 
     Raises:
         ValueError: on a malformed spec (a part that is not ``key=value``, naming the
-            agent's options; an option given twice) or an unknown agent name (listing the
-            valid ones).
+            agent's options; a bare word that is the name of one of its options, a value
+            forgotten; an option given twice) or an unknown agent name (listing the valid ones).
     """
     if not isinstance(spec, str) or not spec.strip():
         raise ValueError(f"agent spec must be a non-empty string like 'pimc:worlds=32', got {spec!r}; "
@@ -367,6 +367,10 @@ def parse_spec(spec: str) -> tuple[str, dict]:
             key, eq, value = part.partition("=")
             if not eq or not key.strip():
                 if decl.bare_option is not None and not eq:  # NAME:default / NAME:PATH shorthand
+                    if decl.option(part.strip()) is not None:  # an option's name: its value was forgotten
+                        raise ValueError(f"bad option {part!r} in agent spec {spec!r}: {part.strip()} is an option of "
+                                         f"{name}; write {part.strip()}=VALUE (a file of that name: "
+                                         f"{decl.bare_option}={part.strip()})")
                     kwargs[decl.bare_option] = part
                     continue
                 options = ", ".join(o.name for o in decl.options) or "none"

@@ -88,6 +88,18 @@ def test_a_part_without_a_value_lists_the_agents_options():
         base.parse_spec("pimc:worlds")
 
 
+@pytest.mark.parametrize("spec,word,bare", [("policy:temperature", "temperature", "path"),
+                                            ("mmd:run,temperature", "temperature", "path"),
+                                            ("neural:backend", "backend", "path")])
+def test_an_option_name_without_a_value_is_not_read_as_a_file(spec, word, bare):
+    """A network agent reads a bare word as its file (``policy:net.npz``); the name of one of
+    its options there is a forgotten ``=VALUE``, not a file name."""
+    with pytest.raises(ValueError, match=rf"bad option '{word}' in agent spec '{spec}': {word} is an option of "
+                                         rf"{spec.split(':')[0]}; write {word}=VALUE \(a file of that name: "
+                                         rf"{bare}={word}\)"):
+        base.parse_spec(spec)
+
+
 @pytest.mark.parametrize("option,words", [
     (Option("n", int, 1, low=1), "an integer >= 1"),
     (Option("n", int, 2, low=0, high=7), "an integer in 0..7"),
