@@ -646,7 +646,26 @@ def make_agent(spec: str) -> Agent:
     return agent
 
 
-def check_specs(specs: Iterable[str], flag: str | None = None) -> list[str]:
+def network_players(agent) -> int | None:
+    """The player count (3 or 4) an agent's network was trained for, or None when the agent
+    plays both: its ``num_players`` (the network agents, the search responder's target),
+    else ``meta["num_players"]`` (an NFSP file)."""
+    n = getattr(agent, "num_players", None)
+    if n is None and isinstance(getattr(agent, "meta", None), dict):
+        n = agent.meta.get("num_players")
+    return None if n is None else int(n)
+
+
+def _network_tricks(agent) -> int:
+    """Tricks per deal of the deck an agent's network was trained on (7: the full deck, R2.3):
+    its ``tricks``, else ``meta["tricks"]`` (an NFSP file)."""
+    tricks = getattr(agent, "tricks", None)
+    if tricks is None and isinstance(getattr(agent, "meta", None), dict):
+        tricks = agent.meta.get("tricks")
+    return NUM_TRICKS if tricks is None else int(tricks)
+
+
+def check_specs(specs: Iterable[str], flag: str | None = None, num_players: int | None = None) -> list[str]:
     """Build every agent spec once, so a bad spec fails before any worker starts and
     before a run makes its output folder: building an agent loads and checks every file
     its options name (``inference=FILE``, ``path=FILE``) and refuses NaN or inf options.
@@ -654,6 +673,7 @@ def check_specs(specs: Iterable[str], flag: str | None = None) -> list[str]:
     Args:
         specs: agent specs, e.g. ``["random", "pimc:worlds=32"]``.
         flag: the option that gave them (e.g. ``"--solo"``), named in the error.
+        num_players: the player count of the run's deals (3 or 4), or None: not checked.
 
     Returns:
         The specs, stripped.
@@ -664,7 +684,8 @@ def check_specs(specs: Iterable[str], flag: str | None = None) -> list[str]:
             of its kind (naming the option and the file), an agent whose module cannot
             be imported (named, with the valid agents), or a network trained on a reduced
             deck (its ``tricks`` below 7: the commands that check their specs here deal the
-            full deck, R2.3); prefixed with ``flag`` when given.
+            full deck, R2.3) or for the other player count than ``num_players``
+            (:func:`network_players`); prefixed with ``flag`` when given.
     """
     out = []
     for spec in specs:
@@ -675,11 +696,14 @@ def check_specs(specs: Iterable[str], flag: str | None = None) -> list[str]:
             except ImportError as e:
                 raise ValueError(f"agent {name!r} (spec {spec!r}) cannot be built here: {e}; "
                                  f"valid agents: {', '.join(available_agents())}") from None
-            tricks = getattr(agent, "tricks", NUM_TRICKS)
+            tricks, players = _network_tricks(agent), network_players(agent)
             if tricks != NUM_TRICKS:  # the commands that check their specs here deal the full deck
                 raise ValueError(f"agent spec {spec.strip()!r}: its network was trained on {deck_words(tricks)}, and "
                                  f"this command deals {deck_words(NUM_TRICKS)}: give a network trained on it "
                                  "(--tricks 7)")
+            if num_players is not None and players is not None and players != num_players:
+                raise ValueError(f"agent spec {spec.strip()!r}: its network was trained for {players} players, and "
+                                 f"this run plays {num_players}-player deals: give a {num_players}-player network")
         except ValueError as e:
             if flag is None:
                 raise
@@ -741,7 +765,7 @@ def apply_checked(state: DealState, action, legal, agent, seat: int) -> None:
 
 
 __all__ = ["Agent", "AGENTS", "AgentDecl", "AgentSpecError", "BatchAgent", "Option", "agent_name", "declaration", "declarations",
-           "declare", "declare_source", "reads_shipped_weights", "shipped_weight_agents", "OPTIONAL_MEMBERS", "optional_member", "register", "make_agent",
+           "declare", "declare_source", "network_players", "reads_shipped_weights", "shipped_weight_agents", "OPTIONAL_MEMBERS", "optional_member", "register", "make_agent",
            "parse_spec", "canonical_spec", "check_nested_spelling", "same_agent", "agent_factory",
            "check_number",
            "available_agents", "play_deal", "apply_checked", "NEW_MOON"]

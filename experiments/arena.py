@@ -501,17 +501,18 @@ def _resumed_setup(args) -> _Setup:
                       ("--force", args.force)), allowed="--workers, --ray and --quiet")
     ckpt = ArenaCheckpoint.load(args.resume)
     st = ckpt.settings
-    return _Setup(check_specs(st["specs"]), st["num_players"], st["seed"], st["lockstep"], st["deals_source"],
+    return _Setup(check_specs(st["specs"], num_players=st["num_players"]), st["num_players"], st["seed"], st["lockstep"],
+                  st["deals_source"],
                   ckpt.deals, args.resume, st["arguments"], ckpt)
 
 
 def _new_setup(args) -> _Setup:
     """Check a new run's arguments, draw its deals, make its folder and write the checkpoint
     (so the folder is resumable from the start)."""
-    specs = check_specs(args.specs)
+    players = args.players or 4
+    specs = check_specs(args.specs, num_players=players)
     if len(specs) < 2:
         raise ValueError("arena needs at least two agent specs (or --resume FOLDER)")
-    players = args.players or 4
     n = args.deals
     if n is None and not args.deals_file:
         n = 200

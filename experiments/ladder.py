@@ -452,7 +452,7 @@ def _resumed_ladder(s: LadderSettings, seed: int | None) -> _Ladder:
                          "with it (only --workers, --ray and --quiet)")
     doc = _load_steps(s.resume)
     st = doc["settings"]
-    check_specs(st["rungs"])
+    check_specs(st["rungs"], num_players=st["num_players"])
     return _Ladder(st["rungs"], st["num_players"], st["seed"], st["boot"], st["source"], doc["deals"], doc["steps"],
                    s.resume, st.get("left_out", []))
 
@@ -468,7 +468,7 @@ def _new_ladder(s: LadderSettings, seed: int | None) -> _Ladder:
     rungs = s.rungs
     if not rungs:
         rungs, left_out = default_rungs()
-    rungs = check_specs(rungs)
+    rungs = check_specs(rungs, num_players=s.num_players)
     if len(rungs) < 2:
         raise ValueError(f"a ladder needs at least two rungs, got {rungs}")
     boot = DEFAULT_BOOT if s.boot is None else s.boot

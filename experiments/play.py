@@ -209,8 +209,8 @@ def play_game(players: int, human: int, opponents: str, partner: str, seed: int,
 
     ask = input if ask is None else ask
     _check_seat(players, human)
-    check_specs([opponents], "--opponents")
-    check_specs([partner], "--partner")
+    check_specs([opponents], "--opponents", num_players=players)
+    check_specs([partner], "--partner", num_players=players)
     if record is not None:
         record = _check_record_target(record, force)
     specs = seat_specs(players, human, opponents, partner)

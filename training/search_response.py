@@ -108,7 +108,7 @@ import numpy as np
 import torch
 
 from twilight_env.agents import sampling
-from twilight_env.agents.base import AgentSpecError, agent_name, check_nested_spelling, make_agent
+from twilight_env.agents.base import AgentSpecError, agent_name, check_nested_spelling, make_agent, network_players
 from twilight_env.agents.pimc import check_positive_int
 from twilight_env.envs.vector import VectorEngine
 from twilight_env.rules.cards import MOON_MASK, SUN_MASK, deck_words
@@ -631,6 +631,12 @@ class SearchResponder:
             ",team=joint" if team == "joint" else "")
         self.last_consistent = None
         """Consistent worlds found at the last decision (of ``worlds × candidates`` drawn)."""
+
+    @property
+    def num_players(self) -> int | None:
+        """The player count the simulated target's network was trained for (3 or 4), or None
+        when it plays both (:func:`~twilight_env.agents.base.network_players`)."""
+        return network_players(self.target.agent)
 
     def reset(self) -> None:
         """Nothing to reset: each decision draws fresh worlds."""

@@ -226,10 +226,10 @@ class StudySettings:
             if given:
                 raise ValueError(f"individual scoring writes no game records and saves no deal file; do not give "
                                  f"{', '.join(given)} with --scoring individual")
-        check_specs(list(self.specs))
+        check_specs(list(self.specs), num_players=3)  # the study is 3-player (R7)
         for flag, spec in (("--solo", self.solo), ("--sun", self.sun)):
             if spec is not None:
-                check_specs([spec], flag)
+                check_specs([spec], flag, num_players=3)
         if self.deals is not None and (isinstance(self.deals, bool) or not isinstance(self.deals, int)
                                        or self.deals < 2):
             raise ValueError(f"--deals must be at least 2 (intervals need two deals), got {self.deals!r}")
@@ -384,7 +384,7 @@ def prepare_run(settings: StudySettings, checkpoint_cls: type[StudyCheckpoint], 
         ckpt = checkpoint_cls.load(s.resume)
         st = ckpt.settings
         configs = [tuple(c) for c in st["configs"]]
-        check_specs(sorted({x for c in configs for x in c}))
+        check_specs(sorted({x for c in configs for x in c}), num_players=3)
         return PreparedRun(ckpt, configs, int(st["seed"]), int(st["target"]), int(st["boot"]), int(st["matches"]),
                            ckpt.deals, st["deals_source"], s.resume)
     configs = configurations(s.specs, s.solo, s.sun)

@@ -80,6 +80,26 @@ def test_a_run_with_a_bad_file_fails_before_making_its_folder(tmp_path, capsys, 
     assert not out.exists()
 
 
+@pytest.mark.parametrize("command", [
+    ["arena", "random", "policy:{p4}", "--players", "3", "--deals", "2"],
+    ["arena", "random", "neural:{n3}", "--players", "4", "--deals", "2"],
+    ["edge", "--solo", "policy:{p4}", "--deals", "2"],
+    ["edge", "--sun", "respond:target=policy:{p4},exact_tricks=1", "--deals", "2"],
+    ["ladder", "random", "policy:{p4}", "--players", "3", "--deals", "2"],
+])
+def test_a_network_of_the_other_player_count_is_refused_before_the_folder_is_made(tmp_path, capsys, command):
+    """A weights file holds the network of one player count (R7: 3 players, R2: 4); a run of
+    the other count refuses it in one line before it makes its folder, as it refuses a bad file."""
+    out = tmp_path / "out"
+    argv = [a.format(p4=WEIGHTS / "policy_4p.npz", n3=WEIGHTS / "neural_3p.npz") for a in command]
+    assert main(argv + ["--out", str(out), "--workers", "1", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    want = 3 if "4p" in " ".join(argv) else 4
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    assert f"trained for {7 - want} players, and this run plays {want}-player deals" in err, err
+    assert not out.exists()
+
+
 # ---------------------------------------------------------------------------------
 # NaN and inf
 # ---------------------------------------------------------------------------------
