@@ -396,7 +396,8 @@ def _no_option_message(name: str, key: str, given: dict, options: Sequence[str])
     ``options``: ``"agent 'respond' has no option 'rollouts'; its options: target, ..."``. When
     a spec held in one of the agent's options takes ``key`` (``respond:target=pimc:worlds=8,rollouts=2``,
     where ``rollouts`` was meant for the target), the text adds the spelling that gives it to
-    the held spec (``target=pimc:worlds=8;rollouts=2``).
+    the held spec (``target=pimc:worlds=8;rollouts=2``); for a key that is a path and an
+    option joined by ``:`` (``mmd:run:temperature=0``), the spelling with ``,``.
 
     Args:
         name: the agent. key: the option it does not have. given: the spec's options
@@ -404,9 +405,13 @@ def _no_option_message(name: str, key: str, given: dict, options: Sequence[str])
     """
     text = f"agent {name!r} has no option {key!r}; its options: {', '.join(options) or 'none'}"
     try:
-        held_options = [o.name for o in declaration(name).options if o.holds == "spec"]
+        decl = declaration(name)
     except ValueError:
         return text
+    head, colon, tail = key.rpartition(":")
+    if colon and head and decl.option(tail) is not None:  # mmd:run:temperature=0, ':' for ','
+        return f"{text}; options are separated by ',': {name}:{head},{tail}={_spec_value(given[key])}"
+    held_options = [o.name for o in decl.options if o.holds == "spec"]
     for opt in held_options:
         held = given.get(opt)
         try:

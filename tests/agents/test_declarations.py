@@ -456,6 +456,14 @@ def test_an_option_of_a_held_spec_written_after_a_comma_names_the_semicolon_spel
         assert str(e.value).endswith(f"; if {key} is the {held}'s option, write the {held}'s options after ';': {meant}")
 
 
+@pytest.mark.parametrize("spec,meant", [("mmd:run:temperature=0", "mmd:run,temperature=0"),
+                                        ("policy:net.npz:temperature=0.5", "policy:net.npz,temperature=0.5")])
+def test_options_after_a_path_written_with_a_colon_name_the_comma(spec, meant):
+    for build in (base.canonical_spec, base.make_agent):
+        with pytest.raises(ValueError, match=re.escape(f"; options are separated by ',': {meant}")):
+            build(spec)
+
+
 def test_a_text_option_with_choices_and_a_rule_needing_one_of_several_values():
     """``Option.choices`` lists the words a text option takes; a ``requires`` value that is a
     tuple is met by any of its values."""
