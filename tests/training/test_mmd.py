@@ -496,3 +496,18 @@ def test_a_setting_out_of_range_is_named_by_its_flag(tmp_path, capsys, flag, val
     err = capsys.readouterr().err
     assert e.value.code == 2 and re.search(rf"argument {flag}: must be {allowed}, got '{value}'", err), err
     assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    (dict(cfg=None), r"a new line needs cfg, an MMDConfig \(or resume=True\), got None"),
+    (dict(cfg={"players": 3}), r"a new line needs cfg, an MMDConfig \(or resume=True\), got a dict"),
+    (dict(steps=0), r"steps must be an integer >= 1 \(updates in all\) or None, got 0"),
+    (dict(steps=2.5), r"steps must be an integer >= 1 \(updates in all\) or None, got 2\.5"),
+    (dict(minutes=-1), r"minutes must be a finite number > 0 or None, got -1"),
+    (dict(minutes=float("nan")), r"minutes must be a finite number > 0 or None, got nan"),
+])
+def test_train_refuses_a_bad_argument_before_making_the_folder(tmp_path, kwargs, message):
+    args = {"cfg": small(), "steps": 1, **kwargs}
+    with pytest.raises(ValueError, match=message):
+        train(tmp_path / "r", log=lambda _: None, **args)
+    assert not (tmp_path / "r").exists()

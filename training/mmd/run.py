@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import copy
 import json
+import math
 import os
 import signal
 import sys
@@ -208,11 +209,20 @@ def train(out, cfg: MMDConfig | None = None, *, minutes: float | None = None, st
         the counters at the end (``steps``, ``deals``, ``decisions``, ``seconds``).
 
     Raises:
-        ValueError: no budget, a bad config, ``out`` holding a run without ``resume`` (or none
-            with it), or a damaged checkpoint. FloatingPointError: a diverged loss.
+        ValueError: no budget or a bad one, no config for a new line or a bad one, ``out``
+            holding a run without ``resume`` (or none with it), or a damaged checkpoint.
+            FloatingPointError: a diverged loss.
     """
     if minutes is None and steps is None:
         raise ValueError("give a budget: minutes or steps")
+    if steps is not None and (isinstance(steps, bool) or not isinstance(steps, int) or steps < 1):
+        raise ValueError(f"steps must be an integer >= 1 (updates in all) or None, got {steps!r}")
+    if minutes is not None and (isinstance(minutes, bool) or not isinstance(minutes, (int, float))
+                                or not math.isfinite(minutes) or minutes <= 0):
+        raise ValueError(f"minutes must be a finite number > 0 or None, got {minutes!r}")
+    if not resume and not isinstance(cfg, MMDConfig):
+        raise ValueError(f"a new line needs cfg, an MMDConfig (or resume=True), got "
+                         f"{'None' if cfg is None else 'a ' + type(cfg).__name__}")
     out = Path(out)
     model, magnet, optimizer, cfg, counters, rng = _start(cfg, out, resume, init_weights, state_dtype)
     torch.set_num_threads(cfg.threads)
