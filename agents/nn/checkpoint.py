@@ -155,14 +155,14 @@ def save_checkpoint(obj: dict, path: str | os.PathLike) -> None:
             os.close(fd)
 
 
-def _torch_load(p: Path, kind: str, writer: str):
-    """``torch.load`` of a checkpoint file (``weights_only=True``), its failures as one ``ValueError``."""
+def _torch_load(p: Path, kind: str, writer: str, remedy: str):
+    """``torch.load`` of a checkpoint file (``weights_only=True``), its failures as one ``ValueError``
+    ending with ``remedy``."""
     try:
         return torch.load(p, map_location="cpu", weights_only=True)
     except Exception as e:  # torch raises many kinds on a damaged file
         raise ValueError(f"cannot read {kind} checkpoint {str(p)!r}: the file is corrupt, truncated or not a "
-                         f"checkpoint written by {writer} ({type(e).__name__} while loading); give a "
-                         f"checkpoint file, a run directory, or 'default'") from None
+                         f"checkpoint written by {writer} ({type(e).__name__} while loading); {remedy}") from None
 
 
 def _from_npz(p: Path, fmt: str, kind: str) -> dict:
@@ -187,7 +187,8 @@ def _from_npz(p: Path, fmt: str, kind: str) -> dict:
 
 
 def load_checkpoint(path: str | os.PathLike, num_players: int | None = None, fmt: str = FORMAT,
-                    version: int = VERSION, kind: str = "neural", writer: str = "`twilight train`") -> dict:
+                    version: int = VERSION, kind: str = "neural", writer: str = "`twilight train`",
+                    remedy: str = "give a checkpoint file, a run directory, or 'default'") -> dict:
     """Load and check a checkpoint (``weights_only=True``).
 
     Args:
@@ -198,6 +199,8 @@ def load_checkpoint(path: str | os.PathLike, num_players: int | None = None, fmt
             ``twilight-dmc`` checkpoints of this module; ``twilight_env.agents.exit`` reads its own).
         kind, writer: words for the error messages (the agent and the command that
             writes such files).
+        remedy: what the message of an unreadable file ends with (what to do instead; a
+            resume says how to go on without the file).
 
     Returns:
         the checkpoint dict (module table).
@@ -222,7 +225,7 @@ def load_checkpoint(path: str | os.PathLike, num_players: int | None = None, fmt
     if p.suffix == ".npz":
         ckpt = _from_npz(p, fmt, kind)
     else:
-        ckpt = _torch_load(p, kind, writer)
+        ckpt = _torch_load(p, kind, writer, remedy)
     if not isinstance(ckpt, dict) or ckpt.get("format") != fmt:
         raise ValueError(f"{str(p)!r} is not a {fmt} checkpoint (expected a dict with format={fmt!r})")
     if ckpt.get("version") != version:

@@ -195,6 +195,11 @@ def test_resume_drops_curve_lines_after_the_checkpoint_and_refuses_a_damaged_one
     (out / "checkpoint.pt").write_bytes(bytes(data))
     with pytest.raises(ValueError, match="does not match its sha256 digest"):
         train(out, resume=True, steps=5, log=lambda _: None)
+    (out / "checkpoint.pt").write_bytes(bytes(data[:1000]))  # cut short, as by a full disk
+    with pytest.raises(ValueError, match=r"the file is corrupt, truncated or not a checkpoint written by .*; "
+                                         r"restore it from a copy, or start a new line in another folder") as e:
+        train(out, resume=True, steps=5, log=lambda _: None)
+    assert "'default'" not in str(e.value)
     with pytest.raises(ValueError, match="already holds a run"):
         train(out, small(), steps=1, log=lambda _: None)
 

@@ -183,7 +183,8 @@ def load(path: str | os.PathLike) -> dict:
         raise ValueError(f"no MMD run in {str(path)!r}: {why}; give the --out folder of a run of "
                          "python -m twilight_env.training.mmd that has written its first checkpoint")
     reader = functools.partial(load_checkpoint, fmt=FORMAT, version=VERSION, kind="mmd",
-                               writer="`python -m twilight_env.training.mmd`")
+                               writer="`python -m twilight_env.training.mmd`",
+                               remedy="restore it from a copy, or start a new line in another folder")
     return load_resume_checkpoint(path, check=check, load=reader)
 
 
