@@ -17,7 +17,7 @@ import numpy as np
 
 from twilight_env.agents.base import agent_available, check_specs, reads_shipped_weights  # noqa: F401
 from twilight_env.util.checks import check_int  # noqa: F401
-from twilight_env.util.jsonfile import read_json
+from twilight_env.util.jsonfile import JsonFileError, read_json
 from twilight_env.util.report import (fmt_ci, git_hash, markdown_table, mean_ci, text_table,  # noqa: F401
                                       wilson_ci, write_json_atomic)
 from twilight_env.records.game_records import check_record_file, nearest_existing
@@ -542,8 +542,8 @@ def read_progress_file(folder: str, name: str, kind: str, version: int, what: st
         ValueError: no such file (finished or never started), a file that is not JSON
             (truncated, nested deeper than ``twilight_env.util.jsonfile.MAX_DEPTH``, not UTF-8,
             larger than :data:`MAX_CHECKPOINT_BYTES`:
-            :class:`twilight_env.util.jsonfile.JsonFileError`, one line naming the file), or
-            another kind or version.
+            :class:`twilight_env.util.jsonfile.JsonFileError`, one line naming the file and
+            ending with what to do), or another kind or version.
     """
     path = os.path.join(folder, name)
     if not os.path.isfile(path):
@@ -551,7 +551,10 @@ def read_progress_file(folder: str, name: str, kind: str, version: int, what: st
             raise ValueError(f"the run in {folder!r} has already finished (its {result_file} is there); "
                              "there is nothing to resume")
         raise ValueError(f"no {what} in {folder!r} (expected {path}); a finished run removes it")
-    doc = read_json(path, what, max_bytes=MAX_CHECKPOINT_BYTES)  # JsonFileError (a ValueError): one line
+    try:
+        doc = read_json(path, what, max_bytes=MAX_CHECKPOINT_BYTES)
+    except JsonFileError as e:  # one line naming the file, and what to do
+        raise JsonFileError(f"{e}; restore it from a copy, or start a new run") from None
     if not isinstance(doc, dict) or doc.get("kind") != kind or doc.get("version") != version:
         raise ValueError(f"{path!r} is not a {title} (version {version})")
     return doc

@@ -66,7 +66,7 @@ def test_resume_errors_are_clear(tmp_path, capsys):
         edge.run_study(resume=str(folder), **SMALL)
     path = folder / edge.CHECKPOINT
     path.write_text("{not json")
-    with pytest.raises(ValueError, match="is not valid JSON"):
+    with pytest.raises(ValueError, match="is not valid JSON.*; restore it from a copy, or start a new run"):
         edge.run_study(resume=str(folder), **SMALL)
     path.write_text(json.dumps({"kind": "something else"}))
     with pytest.raises(ValueError, match="not a twilight edge checkpoint"):
