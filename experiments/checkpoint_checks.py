@@ -12,6 +12,7 @@ from typing import Iterable
 
 from twilight_env.agents.base import reads_shipped_weights
 from twilight_env.util.checks import check_int
+from twilight_env.util.jsonfile import JsonFileError, read_json
 
 MAX_DEAL_SCORE = 360
 """Highest deal score of one side or seat (R5.3: at most 60 souls × multiplier 6)."""
@@ -342,3 +343,17 @@ def check_deal_file(meta, field: str, deals: list) -> None:
     if [[list(h) for h in d] for d in deals] != [[list(h) for h in d] for d in saved[:len(deals)]]:
         raise ValueError(f"its deals are not the first {len(deals)} deals of {path!r} ({field} says they came "
                          "from that file); were the deals or the file edited?")
+
+
+def read_progress_json(path: str, what: str, max_bytes: int):
+    """The JSON document of a run's progress file ``path`` (at most ``max_bytes``).
+
+    Raises:
+        JsonFileError: missing, unreadable, truncated, not UTF-8 or not JSON
+            (:func:`twilight_env.util.jsonfile.read_json`), one line naming the file and
+            ending with what to do (restore it from a copy, or start a new run).
+    """
+    try:
+        return read_json(path, what, max_bytes=max_bytes)
+    except JsonFileError as e:
+        raise JsonFileError(f"{e}; restore it from a copy, or start a new run") from None

@@ -17,13 +17,12 @@ import numpy as np
 
 from twilight_env.agents.base import agent_available, check_specs, reads_shipped_weights  # noqa: F401
 from twilight_env.util.checks import check_int  # noqa: F401
-from twilight_env.util.jsonfile import JsonFileError, read_json
 from twilight_env.util.report import (fmt_ci, git_hash, markdown_table, mean_ci, text_table,  # noqa: F401
                                       wilson_ci, write_json_atomic)
 from twilight_env.records.game_records import check_record_file, nearest_existing
 from twilight_env.experiments.checkpoint_checks import (DIGEST_KEY, check_deal_file, check_digest, check_keys,
-                                                        check_seconds, check_shipped_weights, shipped_weights_digest,
-                                                        with_digest)
+                                                        check_seconds, check_shipped_weights, read_progress_json,
+                                                        shipped_weights_digest, with_digest)
 # the checks of a checkpoint's contents live in twilight_env.experiments.checkpoint_checks; their
 # names stay importable here
 from twilight_env.experiments.checkpoint_checks import (MAX_DEAL_SCORE, RETIRED_WEIGHTS, check_deal_source,  # noqa: F401
@@ -551,10 +550,7 @@ def read_progress_file(folder: str, name: str, kind: str, version: int, what: st
             raise ValueError(f"the run in {folder!r} has already finished (its {result_file} is there); "
                              "there is nothing to resume")
         raise ValueError(f"no {what} in {folder!r} (expected {path}); a finished run removes it")
-    try:
-        doc = read_json(path, what, max_bytes=MAX_CHECKPOINT_BYTES)
-    except JsonFileError as e:  # one line naming the file, and what to do
-        raise JsonFileError(f"{e}; restore it from a copy, or start a new run") from None
+    doc = read_progress_json(path, what, MAX_CHECKPOINT_BYTES)  # JsonFileError: one line, what to do
     if not isinstance(doc, dict) or doc.get("kind") != kind or doc.get("version") != version:
         raise ValueError(f"{path!r} is not a {title} (version {version})")
     return doc
