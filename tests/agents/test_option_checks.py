@@ -66,7 +66,7 @@ def test_check_specs_names_the_flag_the_option_and_the_file(tmp_path):
     ["arena", "random", "pimc:worlds=2,inference={}", "--deals", "2"],
     ["edge", "--solo", "ismcts:iterations=5,inference={}", "--deals", "2"],
     ["edge", "neural:path={}", "--deals", "2"],
-    ["ladder", "random", "exit:path={}", "--deals", "2"],
+    ["ladder", "random", "policy:path={}", "--deals", "2"],
 ])
 @pytest.mark.parametrize("kind", ["missing", "text", "corrupt"])
 def test_a_run_with_a_bad_file_fails_before_making_its_folder(tmp_path, capsys, command, kind):
