@@ -377,6 +377,12 @@ class ExitAgent:
         if self.temperature:
             self.name = f"exit:{path}{temperature_suffix(self.temperature)}"
 
+    @property
+    def num_players(self) -> int | None:
+        """The variant a checkpoint was trained for (3 or 4), or None for ``default``, which
+        holds both (:func:`twilight_env.agents.base.network_players` reads it)."""
+        return self._models.num_players
+
     def model_for(self, num_players: int) -> PolicyValueNet:
         """The network for a variant, loaded on first use (as ``neural``'s ``model_for``).
 
@@ -559,6 +565,12 @@ class ExitSearchAgent:
 
     def reset(self) -> None:
         """Nothing to reset: each decision builds a fresh tree."""
+
+    @property
+    def num_players(self) -> int | None:
+        """The variant a checkpoint was trained for (3 or 4), or None for ``default``, which
+        holds both (:func:`twilight_env.agents.base.network_players` reads it)."""
+        return self._models.num_players
 
     def model_for(self, num_players: int) -> PolicyValueNet:
         """The network for a variant, loaded on first use (see :meth:`ExitAgent.model_for`)."""

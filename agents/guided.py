@@ -269,6 +269,12 @@ class GuidedAgent:
                  f"device={device}" if device != "cpu" else ""]
         self.name = ",".join([f"guided:{path}"] + [g for g in given if g])
 
+    @property
+    def num_players(self) -> int | None:
+        """The variant a weights file was trained for (3 or 4), or None for ``default``,
+        which holds both (:func:`twilight_env.agents.base.network_players` reads it)."""
+        return None if self.path == "default" else next(iter(self._nets))
+
     def reset(self) -> None:
         """Nothing to reset: each decision builds a fresh tree."""
 

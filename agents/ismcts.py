@@ -79,7 +79,7 @@ from twilight_env.rules.engine import NUM_TRICKS
 from twilight_env.agents.base import check_number
 from twilight_env.agents.fast_ismcts import check_prior, check_tree_options
 from twilight_env.agents.pimc import (RolloutScorer, check_inference, check_positive_int, check_rollout_options,
-                                      world_drawer)
+                                      inference_players, world_drawer)
 
 
 class _Node:
@@ -165,6 +165,12 @@ class ISMCTSAgent:
                      + ("" if backend == "python" else f",backend={backend}")
                      + ("" if scoring == "team" else f",scoring={scoring}")
                      + ("" if max_depth == 0 else f",max_depth={max_depth}") + ("" if trees == 1 else f",trees={trees}"))
+
+    @property
+    def num_players(self) -> int | None:
+        """The player count of the ``inference`` checkpoint, or None: either
+        (:func:`~twilight_env.agents.pimc.inference_players`)."""
+        return inference_players(self.inference)
 
     def reset(self) -> None:
         """Nothing to reset: each decision builds a fresh tree."""

@@ -145,6 +145,24 @@ def check_inference(inference) -> str:
     return inference
 
 
+def inference_players(inference: str) -> int | None:
+    """The player count (3 or 4) of the card-location checkpoint an ``inference`` option
+    names, or None for ``"uniform"`` and ``"model"`` (the shipped model of the deal's
+    variant): what :func:`twilight_env.agents.base.network_players` reads from ``pimc`` and
+    ``ismcts`` (their ``num_players``), so a run of the other count refuses the file first.
+
+    Raises:
+        ValueError: a checkpoint that is missing or damaged
+            (:func:`twilight_env.agents.inference.check_file`, naming the file).
+        ImportError: a checkpoint path without torch (:func:`check_inference` says so first).
+    """
+    if inference in ("uniform", "model"):
+        return None
+    from twilight_env.agents.inference import check_file  # its model is cached: not built twice
+
+    return check_file(inference)
+
+
 def world_drawer(infoset, inference: str = "uniform"):
     """The determinization function of one decision: ``rng -> State``.
 
@@ -219,6 +237,11 @@ class PIMCAgent:
         self.name = f"pimc:worlds={worlds}" + ("" if inference == "uniform" else f",inference={inference}")
         self._solvers: dict[int, Solver] = {}
 
+    @property
+    def num_players(self) -> int | None:
+        """The player count of the ``inference`` checkpoint, or None: either (:func:`inference_players`)."""
+        return inference_players(self.inference)
+
     def reset(self) -> None:
         """Forget the solver's transposition tables."""
         for s in self._solvers.values():
@@ -272,7 +295,7 @@ class PIMCAgent:
         return best
 
 
-__all__ = ["PIMCAgent", "rollout", "RolloutScorer", "world_drawer"]
+__all__ = ["PIMCAgent", "inference_players", "rollout", "RolloutScorer", "world_drawer"]
 
 
 # The declaration (twilight_env.agents.declaration): read from this source without importing it.

@@ -53,7 +53,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from twilight_env.agents.base import canonical_spec, make_agent
+from twilight_env.agents.base import canonical_spec, make_agent, network_players
 from twilight_env.records.dealsets import HELDOUT_SEEDS, heldout_seed
 from twilight_env.util.argtypes import MAX_DEALS
 from twilight_env.util.atomic import write_json, write_text
@@ -106,13 +106,8 @@ def seed_of(value: Any, flag: str = "--seed") -> int:
 
 def players_of(spec: str) -> int | None:
     """The player count an agent spec is limited to (3 or 4), or None when it plays both:
-    the built agent's ``num_players`` (a network loaded for one count), else ``meta["num_players"]``
-    (an NFSP file)."""
-    agent = make_agent(spec)
-    n = getattr(agent, "num_players", None)
-    if n is None and isinstance(getattr(agent, "meta", None), dict):
-        n = agent.meta.get("num_players")
-    return None if n is None else int(n)
+    :func:`~twilight_env.agents.base.network_players` of the built agent."""
+    return network_players(make_agent(spec))
 
 
 def check_crossplay_specs(specs: Any) -> tuple[str, ...]:

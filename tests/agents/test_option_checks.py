@@ -100,6 +100,22 @@ def test_a_network_of_the_other_player_count_is_refused_before_the_folder_is_mad
     assert not out.exists()
 
 
+@pytest.mark.parametrize("spec", [
+    "exit:path={p4}", "exit-search:path={p4},iterations=5", "guided:path={p4}", "policy:path={p4}",
+    "pimc:worlds=2,inference={i4}", "ismcts:iterations=5,inference={i4}", "neural:path={n4}",
+])
+def test_every_agent_reading_a_one_count_file_names_its_player_count(spec):
+    """Each agent whose option names a file of one player count (a network, a card-location
+    model) says that count, so check_specs refuses it for a 3-player run (R7) before any deal."""
+    from twilight_env.agents.base import check_specs, network_players
+
+    spec = spec.format(p4=WEIGHTS / "policy_4p.npz", i4=WEIGHTS / "inference_4p.pt", n4=WEIGHTS / "neural_4p.npz")
+    assert network_players(make_agent(spec)) == 4
+    with pytest.raises(ValueError, match="trained for 4 players, and this run plays 3-player deals"):
+        check_specs([spec], num_players=3)
+    assert check_specs([spec], num_players=4) == [spec]
+
+
 # ---------------------------------------------------------------------------------
 # NaN and inf
 # ---------------------------------------------------------------------------------
