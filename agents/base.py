@@ -640,9 +640,11 @@ def make_agent(spec: str) -> Agent:
         raise
     except ValueError as e:  # the agent's own checks: say which spec they refused
         text = str(e) if len(e.args) == 1 and isinstance(e.args[0], str) else None
-        if text is None or spec.strip() in text:
+        if text is None:
             raise
-        raise AgentSpecError(f"{text} (agent spec {spec.strip()!r})", spec.strip()) from e
+        if spec.strip() not in text:  # a message that writes the spec out already keeps its words
+            text = f"{text} (agent spec {spec.strip()!r})"
+        raise AgentSpecError(text, spec.strip()) from e
     for k, v in kwargs.items():  # a last guard for options an agent leaves unchecked: no NaN or inf
         if isinstance(v, float) and not np.isfinite(v):
             raise ValueError(f"agent {name!r} option {k!r} must be a finite number, got {v!r} (spec {spec!r})")

@@ -511,3 +511,13 @@ def test_a_refused_spec_is_named_once_and_carried_by_the_error():
     with pytest.raises(base.AgentSpecError) as e:
         base.make_agent("respond:target=ismcts:trees=2,model=policy:default")
     assert e.value.spec == "ismcts:trees=2" and str(e.value).count("(agent spec ") == 1
+
+
+def test_a_refusal_that_already_writes_the_spec_out_is_an_agent_spec_error_too():
+    """respond's refusal of a target whose policy is not known writes the spec out in its
+    example (respond:target=ismcts,model=...): it is still an AgentSpecError carrying the spec,
+    and the spec is not appended a second time."""
+    with pytest.raises(base.AgentSpecError) as e:
+        base.make_agent("respond:target=ismcts")
+    assert e.value.spec == "respond:target=ismcts"
+    assert "respond:target=ismcts,model=policy:default" in str(e.value) and "(agent spec " not in str(e.value)
