@@ -395,6 +395,11 @@ def test_the_command_line_refuses_new_user_mistakes_in_one_line_and_writes_nothi
         (["--out", str(new), "--steps", "1", "--init-weights", " "], r"--init-weights is empty: give 'default'"),
         (["--out", str(new), "--steps", "1", "--init-weights", str(run)],
          r"is an MMD run's checkpoint: --init-weights reads its policy, .*run/policy\.npz"),
+        (["--out", str(run / "checkpoint.pt"), "--resume", "--steps", "2"],
+         r"--out .*run/checkpoint\.pt' is a file, not a folder: give the run folder, .*run'"),
+        (["--out", str(run / "checkpoint.pt"), "--export"],
+         r"--out .*run/checkpoint\.pt' is a file, not a folder: give the run folder, .*run'"),
+        (["--out", str(note), "--resume", "--steps", "2"], r"--out .*note\.txt' is a file, not a folder"),
     ]
     for argv, message in cases:
         before = sorted(tmp_path.rglob("*"))

@@ -205,6 +205,27 @@ def restore(ckpt: dict):
     return model, magnet, optimizer, cfg, dict(ckpt["counters"]), rng
 
 
+CURVE_NAME = "curve.jsonl"
+"""The learning curve of a run folder, one JSON line per evaluation (``training/mmd/run.py`` writes it)."""
+RUN_FILES = (CHECKPOINT_NAME, POLICY_NAME, CURVE_NAME)
+"""The files of a run folder."""
+
+
+def check_run_folder(out: str | os.PathLike) -> Path:
+    """``out`` as a :class:`~pathlib.Path` if it can be a run folder: a folder, or nothing yet.
+
+    Raises:
+        ValueError: ``out`` is a file; for one of :data:`RUN_FILES` (``RUN/checkpoint.pt``)
+            the message names the run folder that holds it.
+    """
+    p = Path(out)
+    if p.exists() and not p.is_dir():
+        where = (f"the run folder, {str(p.parent)!r}" if p.name in RUN_FILES else
+                 f"the folder for the run's {', '.join(RUN_FILES[:-1])} and {RUN_FILES[-1]}")
+        raise ValueError(f"--out {str(p)!r} is a file, not a folder: give {where}")
+    return p
+
+
 def export_policy(out: str | os.PathLike) -> Path:
     """Write ``out/policy.npz`` (the ``mmd`` agent's file) from the checkpoint in ``out``
     (a folder that keeps only its checkpoint, as ``results/`` does), recording the deck of
@@ -214,14 +235,15 @@ def export_policy(out: str | os.PathLike) -> Path:
         the path written.
 
     Raises:
-        ValueError: no checkpoint in ``out``, or a damaged one (:func:`load`).
+        ValueError: ``out`` a file (:func:`check_run_folder`), no checkpoint in ``out``, or a
+            damaged one (:func:`load`).
     """
-    ckpt = load(out)
+    ckpt = load(check_run_folder(out))
     path = Path(out) / POLICY_NAME
     save_pv_npz(path, {k: v.float().numpy() for k, v in ckpt["model"].items()}, ckpt["net"], ckpt["num_players"],
                 ckpt["config"]["tricks"])
     return path
 
 
-__all__ = ["FORMAT", "POLICY_NAME", "VERSION", "build", "check", "export_policy", "load", "restore", "round_state",
-           "write"]
+__all__ = ["CURVE_NAME", "FORMAT", "POLICY_NAME", "RUN_FILES", "VERSION", "build", "check", "check_run_folder", "export_policy", "load",
+           "restore", "round_state", "write"]

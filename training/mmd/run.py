@@ -40,7 +40,7 @@ from twilight_env.training.mmd.config import FLOAT_RANGES, INT_RANGES, STATE_DTY
 from twilight_env.training.mmd.learner import move_magnet, update
 from twilight_env.training.mmd.rollout import play
 
-CURVE_NAME = "curve.jsonl"
+CURVE_NAME = ckpt_io.CURVE_NAME
 """The curve file inside a run directory (JSON lines)."""
 
 
@@ -132,6 +132,7 @@ def _trim_curve(out: Path, steps: int) -> None:
 def _start(cfg: MMDConfig | None, out: Path, resume: bool, init_weights: str | None, state_dtype: str | None = None):
     """``(model, magnet, optimizer, cfg, counters, rng)`` of a new or resumed line
     (``state_dtype``: on resume, the storage type of the checkpoints from now on)."""
+    ckpt_io.check_run_folder(out)  # a file (RUN/checkpoint.pt) is refused naming its folder
     if resume:
         if out.is_dir() and not (out / CHECKPOINT_NAME).exists() or not out.exists():
             why = "the folder does not exist" if not out.exists() else f"no {CHECKPOINT_NAME}"
@@ -143,9 +144,6 @@ def _start(cfg: MMDConfig | None, out: Path, resume: bool, init_weights: str | N
             state[3].state_dtype = state_dtype
             state[3].validate()
         return state
-    if out.exists() and not out.is_dir():
-        raise ValueError(f"--out {str(out)!r} is a file, not a folder: give the folder for the run's "
-                         f"{CHECKPOINT_NAME}, {ckpt_io.POLICY_NAME} and {CURVE_NAME}")
     if (out / CHECKPOINT_NAME).exists():
         raise ValueError(f"{str(out)!r} already holds a run; add --resume to continue it, or give another --out")
     cfg.validate()
