@@ -53,7 +53,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from twilight_env.rules.engine import NUM_ACTIONS
+from twilight_env.rules.engine import NUM_ACTIONS, NUM_TRICKS
 
 from twilight_env.agents.base import check_number
 from twilight_env.agents.fast_ismcts import most_visited
@@ -335,6 +335,18 @@ class _Models:
                 raise ValueError(f"exit option path={path!r}: {e}") from None
             self.models[self.num_players] = model
 
+    @property
+    def tricks(self) -> int:
+        """Tricks per deal of the deck the network was trained on (7: the full deck): an
+        ``.npz`` records it (an MMD run's ``policy.npz``, R2.3; read again here, when a check
+        asks); the shipped weights and a torch checkpoint are full-deck networks."""
+        if self.path == "default" or not self.path.endswith(".npz"):
+            return NUM_TRICKS
+        from twilight_env.agents.nn.npz_file import read_weights_npz
+
+        meta, _ = read_weights_npz(self.path, "exit weights")
+        return int(meta.get("tricks", NUM_TRICKS)) if isinstance(meta, dict) else NUM_TRICKS
+
     def get(self, num_players: int) -> PolicyValueNet:
         model = self.models.get(num_players)
         if model is not None:
@@ -382,6 +394,12 @@ class ExitAgent:
         """The variant a checkpoint was trained for (3 or 4), or None for ``default``, which
         holds both (:func:`twilight_env.agents.base.network_players` reads it)."""
         return self._models.num_players
+
+    @property
+    def tricks(self) -> int:
+        """Tricks per deal of the deck the network was trained on (7: the full deck, R2.3);
+        :func:`twilight_env.agents.base.check_specs` reads it."""
+        return self._models.tricks
 
     def model_for(self, num_players: int) -> PolicyValueNet:
         """The network for a variant, loaded on first use (as ``neural``'s ``model_for``).
@@ -571,6 +589,12 @@ class ExitSearchAgent:
         """The variant a checkpoint was trained for (3 or 4), or None for ``default``, which
         holds both (:func:`twilight_env.agents.base.network_players` reads it)."""
         return self._models.num_players
+
+    @property
+    def tricks(self) -> int:
+        """Tricks per deal of the deck the network was trained on (7: the full deck, R2.3);
+        :func:`twilight_env.agents.base.check_specs` reads it."""
+        return self._models.tricks
 
     def model_for(self, num_players: int) -> PolicyValueNet:
         """The network for a variant, loaded on first use (see :meth:`ExitAgent.model_for`)."""

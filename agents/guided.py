@@ -44,6 +44,8 @@ from pathlib import Path
 
 import numpy as np
 
+from twilight_env.rules.engine import NUM_TRICKS
+
 from twilight_env.agents.base import check_number
 from twilight_env.agents.pimc import check_positive_int
 from twilight_env.agents.policy import default_weights as _policy_weights, load_network as _load_network
@@ -274,6 +276,13 @@ class GuidedAgent:
         """The variant a weights file was trained for (3 or 4), or None for ``default``,
         which holds both (:func:`twilight_env.agents.base.network_players` reads it)."""
         return None if self.path == "default" else next(iter(self._nets))
+
+    @property
+    def tricks(self) -> int:
+        """Tricks per deal of the deck the network was trained on (7: the full deck; the
+        shipped weights and a file that records no deck), as its ``.npz`` records it (R2.3);
+        :func:`twilight_env.agents.base.check_specs` reads it."""
+        return min((net.tricks for net in self._nets.values()), default=NUM_TRICKS)
 
     def reset(self) -> None:
         """Nothing to reset: each decision builds a fresh tree."""

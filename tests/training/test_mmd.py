@@ -492,6 +492,22 @@ def test_a_full_deck_command_refuses_a_reduced_deck_network_before_making_its_fo
         assert not out.exists(), argv
 
 
+@pytest.mark.parametrize("template", ["guided:path={},iterations=4", "exit:path={}", "exit-search:path={},iterations=4"])
+def test_every_agent_reading_a_reduced_deck_npz_says_its_deck(tmp_path, template):
+    """guided, exit and exit-search read an MMD run's policy.npz too: they say its deck
+    (``tricks``, R2.3), so the full-deck commands' check refuses it before any deal instead
+    of playing a 1-trick network on full deals."""
+    from twilight_env.agents.base import check_specs
+
+    run = tmp_path / "run"
+    train(run, small(), steps=1, log=lambda _: None)
+    spec = template.format(run / "policy.npz")
+    assert make_agent(spec).tricks == 1
+    with pytest.raises(ValueError, match=r"trained on a reduced deck of 1 trick \(4 cards\)"):
+        check_specs([spec], num_players=3)
+    assert make_agent(template.format("default")).tricks == 7
+
+
 @pytest.mark.parametrize("flag,value,allowed", [("--magnet-tau", "-1", r"a number in \[0\.0, 1\.0\]"),
                                                 ("--alpha", "nan", r"a number in \[0\.0, 100\.0\]"),
                                                 ("--lr", "inf", r"a number in \[1e-08, 1\.0\]"),
