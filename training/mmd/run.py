@@ -184,6 +184,21 @@ def _saves_at(cfg: MMDConfig, steps: int) -> bool:
     return steps % cfg.eval_every == 0 or steps % cfg.checkpoint_every == 0
 
 
+def _check_call(cfg, minutes, steps, resume: bool) -> None:
+    """Refuse a :func:`train` call without a budget or with a bad one (``steps`` an integer
+    >= 1, ``minutes`` a finite number > 0), or a new line without an :class:`MMDConfig`."""
+    if minutes is None and steps is None:
+        raise ValueError("give a budget: minutes or steps")
+    if steps is not None and (isinstance(steps, bool) or not isinstance(steps, int) or steps < 1):
+        raise ValueError(f"steps must be an integer >= 1 (updates in all) or None, got {steps!r}")
+    if minutes is not None and (isinstance(minutes, bool) or not isinstance(minutes, (int, float))
+                                or not math.isfinite(minutes) or minutes <= 0):
+        raise ValueError(f"minutes must be a finite number > 0 or None, got {minutes!r}")
+    if not resume and not isinstance(cfg, MMDConfig):
+        raise ValueError(f"a new line needs cfg, an MMDConfig (or resume=True), got "
+                         f"{'None' if cfg is None else 'a ' + type(cfg).__name__}")
+
+
 def train(out, cfg: MMDConfig | None = None, *, minutes: float | None = None, steps: int | None = None,
           resume: bool = False, init_weights: str | None = None, state_dtype: str | None = None, log=print) -> dict:
     """Train one MMD line in ``out`` until ``minutes`` of wall time or ``steps`` updates in all.
@@ -211,16 +226,7 @@ def train(out, cfg: MMDConfig | None = None, *, minutes: float | None = None, st
             holding a run without ``resume`` (or none with it), or a damaged checkpoint.
             FloatingPointError: a diverged loss.
     """
-    if minutes is None and steps is None:
-        raise ValueError("give a budget: minutes or steps")
-    if steps is not None and (isinstance(steps, bool) or not isinstance(steps, int) or steps < 1):
-        raise ValueError(f"steps must be an integer >= 1 (updates in all) or None, got {steps!r}")
-    if minutes is not None and (isinstance(minutes, bool) or not isinstance(minutes, (int, float))
-                                or not math.isfinite(minutes) or minutes <= 0):
-        raise ValueError(f"minutes must be a finite number > 0 or None, got {minutes!r}")
-    if not resume and not isinstance(cfg, MMDConfig):
-        raise ValueError(f"a new line needs cfg, an MMDConfig (or resume=True), got "
-                         f"{'None' if cfg is None else 'a ' + type(cfg).__name__}")
+    _check_call(cfg, minutes, steps, resume)
     out = Path(out)
     model, magnet, optimizer, cfg, counters, rng = _start(cfg, out, resume, init_weights, state_dtype)
     torch.set_num_threads(cfg.threads)
