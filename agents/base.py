@@ -653,22 +653,26 @@ def make_agent(spec: str) -> Agent:
     return agent
 
 
+def _network_fact(agent, key: str):
+    """An agent's attribute ``key``, else ``meta[key]`` (an NFSP file), else None."""
+    value = getattr(agent, key, None)
+    if value is None and isinstance(getattr(agent, "meta", None), dict):
+        value = agent.meta.get(key)
+    return value
+
+
 def network_players(agent) -> int | None:
     """The player count (3 or 4) an agent's network was trained for, or None when the agent
-    plays both: its ``num_players`` (the network agents, the search responder's target),
-    else ``meta["num_players"]`` (an NFSP file)."""
-    n = getattr(agent, "num_players", None)
-    if n is None and isinstance(getattr(agent, "meta", None), dict):
-        n = agent.meta.get("num_players")
+    plays both: its ``num_players`` (the network agents, ``pimc`` and ``ismcts`` with an
+    ``inference`` file, the search responder's target), else ``meta["num_players"]`` (an NFSP file)."""
+    n = _network_fact(agent, "num_players")
     return None if n is None else int(n)
 
 
 def _network_tricks(agent) -> int:
     """Tricks per deal of the deck an agent's network was trained on (7: the full deck, R2.3):
     its ``tricks``, else ``meta["tricks"]`` (an NFSP file)."""
-    tricks = getattr(agent, "tricks", None)
-    if tricks is None and isinstance(getattr(agent, "meta", None), dict):
-        tricks = agent.meta.get("tricks")
+    tricks = _network_fact(agent, "tricks")
     return NUM_TRICKS if tricks is None else int(tricks)
 
 

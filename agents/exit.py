@@ -363,7 +363,25 @@ class _Models:
         return model
 
 
-class ExitAgent:
+class _NetworkFacts:
+    """What :func:`twilight_env.agents.base.check_specs` reads of an agent holding its network(s)
+    in ``self._models`` (:class:`_Models`): ``num_players`` and ``tricks``."""
+
+    _models: _Models
+
+    @property
+    def num_players(self) -> int | None:
+        """The variant a checkpoint was trained for (3 or 4), or None for ``default``, which
+        holds both (:func:`twilight_env.agents.base.network_players` reads it)."""
+        return self._models.num_players
+
+    @property
+    def tricks(self) -> int:
+        """Tricks per deal of the deck the network was trained on (7: the full deck, R2.3)."""
+        return self._models.tricks
+
+
+class ExitAgent(_NetworkFacts):
     """The policy network's most probable legal action, or a sample of its policy (module docstring).
 
     Args:
@@ -388,18 +406,6 @@ class ExitAgent:
         self.name = "exit" if path == "default" else f"exit:{path}"
         if self.temperature:
             self.name = f"exit:{path}{temperature_suffix(self.temperature)}"
-
-    @property
-    def num_players(self) -> int | None:
-        """The variant a checkpoint was trained for (3 or 4), or None for ``default``, which
-        holds both (:func:`twilight_env.agents.base.network_players` reads it)."""
-        return self._models.num_players
-
-    @property
-    def tricks(self) -> int:
-        """Tricks per deal of the deck the network was trained on (7: the full deck, R2.3);
-        :func:`twilight_env.agents.base.check_specs` reads it."""
-        return self._models.tricks
 
     def model_for(self, num_players: int) -> PolicyValueNet:
         """The network for a variant, loaded on first use (as ``neural``'s ``model_for``).
@@ -547,7 +553,7 @@ def root_search(infoset, iterations: int, c: float, rng: np.random.Generator, ro
     return visits, values
 
 
-class ExitSearchAgent:
+class ExitSearchAgent(_NetworkFacts):
     """IS-MCTS with the policy network as a root prior (module docstring).
 
     Args:
@@ -583,18 +589,6 @@ class ExitSearchAgent:
 
     def reset(self) -> None:
         """Nothing to reset: each decision builds a fresh tree."""
-
-    @property
-    def num_players(self) -> int | None:
-        """The variant a checkpoint was trained for (3 or 4), or None for ``default``, which
-        holds both (:func:`twilight_env.agents.base.network_players` reads it)."""
-        return self._models.num_players
-
-    @property
-    def tricks(self) -> int:
-        """Tricks per deal of the deck the network was trained on (7: the full deck, R2.3);
-        :func:`twilight_env.agents.base.check_specs` reads it."""
-        return self._models.tricks
 
     def model_for(self, num_players: int) -> PolicyValueNet:
         """The network for a variant, loaded on first use (see :meth:`ExitAgent.model_for`)."""
