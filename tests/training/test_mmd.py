@@ -438,12 +438,17 @@ def test_the_report_refuses_a_bad_run_in_one_line_and_writes_nothing(tmp_path, c
     shutil.copytree(run, damaged)
     with open(damaged / CURVE_NAME, "a") as f:
         f.write('{"steps": 2, "nash\n')
+    not_utf8 = tmp_path / "not_utf8"
+    shutil.copytree(run, not_utf8)
+    with open(not_utf8 / CURVE_NAME, "ab") as f:
+        f.write(b'{"steps": 2, "load": \xff}\n')
     shutil.copytree(run, no_curve)
     (no_curve / CURVE_NAME).unlink()
     note.write_text("not a folder\n")
     out = tmp_path / "out"
     cases = [([str(tmp_path / "none"), "--out", str(out)], r"no MMD run in .*none': the folder does not exist"),
              ([str(damaged), "--out", str(out)], r"damaged/curve\.jsonl' line 3 is not a curve point \(JSON with "),
+             ([str(not_utf8), "--out", str(out)], r"not_utf8/curve\.jsonl' line 3 is not a curve point \(JSON with "),
              ([str(no_curve), "--out", str(out)], r"no_curve' holds no curve\.jsonl"),
              ([str(run), str(other), "--out", str(out)], r"two runs are named 'run' .*curve_run\.jsonl"),
              ([str(run), "--out", str(note)], r"--out .*note\.txt' is a file, not a folder")]
@@ -468,6 +473,9 @@ def test_resume_drops_a_last_curve_line_cut_short_and_names_a_damaged_one(tmp_pa
     (out / CURVE_NAME).write_text("\n".join([lines[0], '{"seconds": 1}', *lines[1:]]) + "\n")
     with pytest.raises(ValueError, match=r"curve\.jsonl' line 2 is not a curve point .*remove that line"):
         train(out, resume=True, steps=4, log=lambda _: None)
+    (out / CURVE_NAME).write_bytes(b"\n".join([lines[0].encode(), b'{"steps": \xff1}', *map(str.encode, lines[1:])]))
+    with pytest.raises(ValueError, match=r"curve\.jsonl' line 2 is not a curve point .*remove that line"):
+        train(out, resume=True, steps=4, log=lambda _: None)  # a byte that is not UTF-8: the line is named too
 
 
 def test_a_full_deck_command_refuses_a_reduced_deck_network_before_making_its_folder(tmp_path, capsys):

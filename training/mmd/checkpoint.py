@@ -211,6 +211,26 @@ RUN_FILES = (CHECKPOINT_NAME, POLICY_NAME, CURVE_NAME)
 """The files of a run folder."""
 
 
+def curve_lines(path: str | os.PathLike) -> list[tuple[int, str | None]]:
+    """``(line number, text)`` of each non-blank line of a curve file (numbered from 1), the
+    text None for a line that is not UTF-8, so a reader names that line as it names a line
+    that is not JSON (a whole-file decode error would name neither).
+
+    Raises:
+        OSError: the file cannot be read.
+    """
+    out = []
+    for number, raw in enumerate(Path(path).read_bytes().splitlines(), 1):
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            out.append((number, None))
+            continue
+        if text.strip():
+            out.append((number, text))
+    return out
+
+
 def check_run_folder(out: str | os.PathLike) -> Path:
     """``out`` as a :class:`~pathlib.Path` if it can be a run folder: a folder, or nothing yet.
 
@@ -245,5 +265,5 @@ def export_policy(out: str | os.PathLike) -> Path:
     return path
 
 
-__all__ = ["CURVE_NAME", "FORMAT", "POLICY_NAME", "RUN_FILES", "VERSION", "build", "check", "check_run_folder", "export_policy", "load",
-           "restore", "round_state", "write"]
+__all__ = ["CURVE_NAME", "FORMAT", "POLICY_NAME", "RUN_FILES", "VERSION", "build", "check", "check_run_folder",
+           "curve_lines", "export_policy", "load", "restore", "round_state", "write"]

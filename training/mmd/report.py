@@ -36,22 +36,21 @@ def read_curve(run: str | Path) -> list[dict]:
 
     Raises:
         ValueError: no curve file, or a line that is not a JSON object with :data:`CURVE_KEYS`
-            (naming the file and the line number).
+            or not UTF-8 (naming the file and the line number).
     """
     path = Path(run) / CURVE_NAME
     if not path.is_file():
         raise ValueError(f"{str(run)!r} holds no {CURVE_NAME} (the curve a run writes from its start)")
     points = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
+    for number, line in ckpt_io.curve_lines(path):  # a line that is not UTF-8: None, named below
         try:
             point = json.loads(line)
-        except ValueError:
+        except (ValueError, TypeError):
             point = None
         if not isinstance(point, dict) or any(not isinstance(point.get(k), (int, float)) for k in CURVE_KEYS):
+            shown = "not UTF-8" if line is None else repr(line[:80])
             raise ValueError(f"{str(path)!r} line {number} is not a curve point (JSON with "
-                             f"{', '.join(CURVE_KEYS)}): {line[:80]!r}")
+                             f"{', '.join(CURVE_KEYS)}): {shown}")
         points.append(point)
     return points
 

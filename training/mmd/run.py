@@ -111,17 +111,18 @@ def _trim_curve(out: Path, steps: int) -> None:
     path = out / CURVE_NAME
     if not path.is_file():
         return
-    lines = [(n, ln) for n, ln in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if ln.strip()]
+    lines = ckpt_io.curve_lines(path)  # a line that is not UTF-8: None, named below
     keep = []
     for i, (number, line) in enumerate(lines):
         try:
             at = json.loads(line)["steps"]
-        except (ValueError, TypeError, KeyError):
+        except (ValueError, TypeError, KeyError):  # TypeError: None, or JSON that is no object
             at = None
         if isinstance(at, bool) or not isinstance(at, int):
             if i == len(lines) - 1:
                 break
-            raise ValueError(f"{str(path)!r} line {number} is not a curve point (JSON with 'steps'): {line[:80]!r}; "
+            shown = "not UTF-8" if line is None else repr(line[:80])
+            raise ValueError(f"{str(path)!r} line {number} is not a curve point (JSON with 'steps'): {shown}; "
                              "the checkpoint is whole: remove that line, then resume")
         if at <= steps:
             keep.append(line)
