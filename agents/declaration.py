@@ -317,7 +317,10 @@ class AgentDecl:
         for key, value in options.items():
             declared = self.option(key)
             if declared is not None:
-                declared.check(value, self.name)
+                try:
+                    declared.check(value, self.name)
+                except ValueError as e:
+                    raise ValueError(f"{e}{self._semicolon_hint(declared, value)}") from None
         values = {o.name: options.get(o.name, o.default) for o in self.options}
         for o in self.options:
             value = values[o.name]
@@ -333,6 +336,17 @@ class AgentDecl:
                 raise ValueError(f"{self.name} option {o.name}={_word(value)} must be at most "
                                  f"{o.at_most} (it is {_word(bound)})")
         return options
+
+    def _semicolon_hint(self, declared: Option, value: Any) -> str:
+        """For a number or bool option whose text value joins another option with ``;``
+        (``worlds=8;rollouts=2``: ``;`` joins the options of a spec held in another), the
+        ``,`` spelling to add to its error; else ``""``."""
+        if declared.type is str or not isinstance(value, str) or ";" not in value:
+            return ""
+        rest = value.split(";")[1:]
+        if not all(self.option(part.partition("=")[0].strip()) is not None for part in rest):
+            return ""
+        return f"; options are separated by ',': {declared.name}={','.join([value.split(';')[0], *rest])}"
 
     def served_options(self) -> dict[str, Option]:
         """``{key: Option}`` of the options a server request may set, in declared order."""

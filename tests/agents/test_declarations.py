@@ -464,6 +464,16 @@ def test_options_after_a_path_written_with_a_colon_name_the_comma(spec, meant):
             build(spec)
 
 
+@pytest.mark.parametrize("spec,meant", [("pimc:worlds=8;rollouts=2", "worlds=8,rollouts=2"),
+                                        ("ismcts:iterations=50;c=0.5", "iterations=50,c=0.5")])
+def test_options_joined_by_a_semicolon_outside_a_held_spec_name_the_comma(spec, meant):
+    """';' joins the options of a spec held in another (respond's target); at the top level a
+    number option's value holding one names the ',' spelling."""
+    for build in (base.canonical_spec, base.make_agent):
+        with pytest.raises(ValueError, match=re.escape(f"; options are separated by ',': {meant}")):
+            build(spec)
+
+
 def test_a_text_option_with_choices_and_a_rule_needing_one_of_several_values():
     """``Option.choices`` lists the words a text option takes; a ``requires`` value that is a
     tuple is met by any of its values."""
