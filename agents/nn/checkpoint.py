@@ -227,7 +227,8 @@ def load_checkpoint(path: str | os.PathLike, num_players: int | None = None, fmt
     else:
         ckpt = _torch_load(p, kind, writer, remedy)
     if not isinstance(ckpt, dict) or ckpt.get("format") != fmt:
-        raise ValueError(f"{str(p)!r} is not a {fmt} checkpoint (expected a dict with format={fmt!r})")
+        found = f"its format is {ckpt.get('format')!r}" if isinstance(ckpt, dict) else "it is no dict"
+        raise ValueError(f"{str(p)!r} is not a {fmt} checkpoint (expected a dict with format={fmt!r}; {found})")
     if ckpt.get("version") != version:
         raise ValueError(f"{str(p)!r} has checkpoint version {ckpt.get('version')!r}; this code reads version {version}")
     for key in ("num_players", "net", "model"):

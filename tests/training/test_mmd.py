@@ -368,6 +368,17 @@ def test_mmd_refuses_default_and_a_checkpoint_path_naming_what_it_plays(tmp_path
     assert said == ["the line was already at 2 updates (--steps 1 is the total to reach): nothing to do"]
 
 
+@pytest.mark.parametrize("template", ["policy:path={}", "exit:path={}", "guided:path={}"])
+def test_a_network_agent_given_an_mmd_run_names_the_checkpoints_format(tmp_path, template):
+    """policy, exit and guided read an MMD run's policy.npz, not its folder (whose
+    checkpoint.pt is another format): the refusal says which format the file is."""
+    out = tmp_path / "r"
+    train(out, small(), steps=1, log=lambda _: None)
+    with pytest.raises(ValueError, match=r"checkpoint\.pt' is not a twilight-exit checkpoint .*its format is "
+                                         r"'twilight-mmd'"):
+        make_agent(template.format(out))
+
+
 def test_the_command_line_refuses_new_user_mistakes_in_one_line_and_writes_nothing(tmp_path, capsys):
     """Each mistake exits 2 with one line saying what is wrong and what is allowed (no
     traceback), and leaves no new folder or file behind."""
