@@ -647,7 +647,8 @@ def make_agent(spec: str) -> Agent:
         raise AgentSpecError(text, spec.strip()) from e
     for k, v in kwargs.items():  # a last guard for options an agent leaves unchecked: no NaN or inf
         if isinstance(v, float) and not np.isfinite(v):
-            raise ValueError(f"agent {name!r} option {k!r} must be a finite number, got {v!r} (spec {spec!r})")
+            raise AgentSpecError(f"agent {name!r} option {k!r} must be a finite number, got {v!r} "
+                                 f"(agent spec {spec.strip()!r})", spec.strip())
     if not getattr(agent, "name", None):
         agent.name = spec
     return agent

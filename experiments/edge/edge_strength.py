@@ -460,6 +460,8 @@ def compare_runs(upper: str, lower: str) -> dict:
             spec that played differently (e.g. ``policy`` before and after its shipped
             weights changed) are compared, each named with its folder.
     """
+    if os.path.realpath(upper) == os.path.realpath(lower):
+        raise ValueError(f"--compare names one folder twice ({upper!r}); give the folders of two runs")
     rows, seeds = [], []
     for folder in (upper, lower):
         if os.path.isfile(os.path.join(folder, CHECKPOINT)):  # unfinished: its first deals done

@@ -531,3 +531,25 @@ def test_a_refusal_that_already_writes_the_spec_out_is_an_agent_spec_error_too()
         base.make_agent("respond:target=ismcts")
     assert e.value.spec == "respond:target=ismcts"
     assert "respond:target=ismcts,model=policy:default" in str(e.value) and "(agent spec " not in str(e.value)
+
+
+class _Loose:
+    """An agent declared outside the package that takes options its declaration does not list."""
+
+    def __init__(self, **options):
+        self.options = options
+
+    def act(self, infoset, legal_actions, rng):
+        return legal_actions[0]
+
+
+def test_a_non_finite_undeclared_option_is_refused_as_an_agent_spec_error():
+    base.declare(AgentDecl(name="test-loose", factory=_Loose, summary="a test's agent"))
+    try:
+        assert base.make_agent("test-loose:scale=2.5").options == {"scale": 2.5}
+        with pytest.raises(base.AgentSpecError) as e:
+            base.make_agent("test-loose:scale=nan")
+        assert e.value.spec == "test-loose:scale=nan"
+        assert str(e.value) == "agent 'test-loose' option 'scale' must be a finite number, got nan (agent spec 'test-loose:scale=nan')"
+    finally:
+        del base.AGENTS["test-loose"]

@@ -305,8 +305,13 @@ def test_compare_two_runs_paired_by_deal(tmp_path, capsys):
     capsys.readouterr()
     assert main(["edge", "--compare", str(both), str(b)]) == 2
     assert "2 configurations" in capsys.readouterr().err
-    assert main(["edge", "--compare", str(a), str(a)]) == 2  # one agent twice: the same games
+    assert main(["edge", "--compare", str(a), str(a) + "/"]) == 2  # one folder twice
+    assert "names one folder twice" in capsys.readouterr().err
+    twin = tmp_path / "twin"
+    shutil.copytree(a, twin)
+    assert main(["edge", "--compare", str(a), str(twin)]) == 2  # one agent twice: the same games
     assert "difference is 0 by construction" in capsys.readouterr().err
+    shutil.rmtree(twin)
     # One spec, two agents (a `default` file replaced between the runs): compared, named by folder.
     other = tmp_path / "other"
     shutil.copytree(a, other)

@@ -366,6 +366,11 @@ def test_mmd_refuses_default_and_a_checkpoint_path_naming_what_it_plays(tmp_path
     said = []
     train(out, resume=True, steps=1, log=said.append)
     assert said == ["the line was already at 2 updates (--steps 1 is the total to reach): nothing to do"]
+    one = tmp_path / "one"
+    train(one, small(), steps=1, log=lambda _: None)
+    said = []
+    train(one, resume=True, steps=1, log=said.append)
+    assert said == ["the line was already at 1 update (--steps 1 is the total to reach): nothing to do"]
 
 
 @pytest.mark.parametrize("template", ["policy:path={}", "exit:path={}", "guided:path={}"])

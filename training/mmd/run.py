@@ -261,7 +261,8 @@ def train(out, cfg: MMDConfig | None = None, *, minutes: float | None = None, st
         for s, h in old.items():
             signal.signal(s, h)
     if steps is not None and first >= steps:
-        log(f"the line was already at {first} updates (--steps {steps} is the total to reach): nothing to do")
+        log(f"the line was already at {first} update{'' if first == 1 else 's'} (--steps {steps} is the total "
+            "to reach): nothing to do")
     if stop["signal"] is not None:
         log(f"stopped by signal {stop['signal']} at {counters['steps']} updates; continue with "
             f"python -m twilight_env.training.mmd --out {out} --resume --minutes M")
