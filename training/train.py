@@ -282,7 +282,7 @@ def _prepare(cfg: TrainConfig, override: set | None):
     cfg, ckpt, run_dir = resolve_config(cfg, override)
     device = check_device(cfg.device)
     torch.set_num_threads(cfg.threads)
-    opponents = check_opponents(cfg.eval_opponents, ckpt is not None) if cfg.eval_deals > 0 else []
+    opponents = check_opponents(cfg.eval_opponents, ckpt is not None, cfg.players) if cfg.eval_deals > 0 else []
     deals = eval_deals(cfg.players, cfg.eval_deals, seed=cfg.seed + 12345) if cfg.eval_deals else []
     if ckpt is None:
         run_dir.mkdir(parents=True, exist_ok=False)

@@ -275,6 +275,14 @@ def test_new_run_with_an_unknown_eval_opponent_is_an_error(tmp_path):
     assert not list(tmp_path.iterdir())  # no run directory left behind
 
 
+def test_new_run_with_an_eval_opponent_of_the_other_player_count_is_an_error(tmp_path):
+    """A 4-player run (R2) evaluating against a 3-player network refuses it before making its folder."""
+    three = Path(__file__).resolve().parents[2] / "agents" / "weights" / "policy_3p.npz"
+    with pytest.raises(ValueError, match="trained for 3 players, and this run plays 4-player deals"):
+        train(_cfg(tmp_path, eval_deals=2, eval_opponents=("random", f"policy:path={three}")))
+    assert not list(tmp_path.iterdir())
+
+
 @needs_tensorboard
 def test_resumed_run_skips_an_eval_opponent_it_cannot_build(tmp_path, capsys):
     """A resumed run keeps its saved opponents; one that cannot be built any more is skipped."""

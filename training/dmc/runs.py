@@ -84,7 +84,7 @@ def _take_init_shape(cfg: TrainConfig) -> None:
     cfg.shared_head = cfg.players == 3 and int(net["num_roles"]) == 1
 
 
-def check_opponents(specs, resumed: bool) -> list[str]:
+def check_opponents(specs, resumed: bool, num_players: int | None = None) -> list[str]:
     """The evaluation opponents that can be built here.
 
     Args:
@@ -92,18 +92,22 @@ def check_opponents(specs, resumed: bool) -> list[str]:
         resumed: for a resumed run a spec that cannot be built any more (a checkpoint file
             since removed, a missing optional dependency) is skipped with a printed note, so
             the run can still continue; for a new run it is an error.
+        num_players: the player count of the run (3 or 4), or None: an opponent whose
+            network was trained for the other count, or on a reduced deck, is refused
+            (:func:`twilight_env.agents.base.check_specs`).
 
     Raises:
-        ValueError: a new run names an unknown agent, a bad option or an agent that cannot
-            be built here (the message lists the valid agents).
+        ValueError: a new run names an unknown agent, a bad option, an agent that cannot
+            be built here (the message lists the valid agents) or a network of the other
+            player count or a reduced deck.
     """
     from twilight_env.agents.base import check_specs
     if not resumed:
-        return check_specs(specs)
+        return check_specs(specs, num_players=num_players)
     ok, missing = [], []
     for spec in specs:
         try:
-            ok += check_specs([spec])
+            ok += check_specs([spec], num_players=num_players)
         except ValueError:
             missing.append(spec)
     if missing:
