@@ -47,7 +47,7 @@ import threading
 import warnings
 from collections.abc import MutableMapping
 from pathlib import Path
-from typing import Callable, Iterable, Protocol, Sequence, runtime_checkable
+from typing import Any, Callable, Iterable, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
@@ -475,6 +475,9 @@ def canonical_spec(spec: str) -> str:
         if o.type is float and isinstance(value, int) and not isinstance(value, bool):
             value = float(value)
         if o.holds == "spec" and isinstance(value, str):
+            if o.exact_target:  # the held agent's kind first, as the agent checks it
+                check_nested_spelling(value, f"{name} option {o.name}")
+                check_exact_target(name, o.name, value)
             value = _canonical_nested(value, f"{name} option {o.name}")
         elif o.names_path(value):
             value = os.path.normpath(value)
@@ -496,6 +499,22 @@ def check_nested_spelling(spec: str, where: str = "an option that holds an agent
     if isinstance(spec, str) and ";" in spec and (":" not in spec or spec.index(";") < spec.index(":")):
         raise ValueError(f"{where} writes the agent's options after its name and ':', separated by ';': "
                          f"{spec.replace(';', ':', 1)!r}, not {spec!r}")
+
+
+def check_exact_target(agent: str, option: str, spec: Any) -> None:
+    """Refuse a spec held in an option declared ``exact_target`` (``respond``'s ``model``)
+    unless it names an agent whose action probabilities are known (declared
+    :attr:`~twilight_env.agents.declaration.AgentDecl.exact_target`). Only the agent's name is
+    read; its options are checked as its own spec.
+
+    Raises:
+        ValueError: ``"respond: the model must be an agent whose action probabilities are
+            known (exit, heuristic, ...; the networks at any temperature), got model='ismcts'"``.
+    """
+    exact = tuple(name for name, decl in declarations().items() if decl.exact_target)
+    if not isinstance(spec, str) or agent_name(spec) not in exact:
+        raise ValueError(f"{agent}: the {option} must be an agent whose action probabilities are known "
+                         f"({', '.join(exact)}; the networks at any temperature), got {option}={spec!r}")
 
 
 def _canonical_nested(spec: str, where: str) -> str:

@@ -84,12 +84,17 @@ class Option:
             at most ``iterations``), or None.
         choices: the words a ``str`` option takes (its default among them), e.g.
             ``("independent", "joint")``; None: any text.
+        exact_target: on a ``holds="spec"`` option, True if the held spec must name an agent
+            declared :attr:`AgentDecl.exact_target` (one whose action probabilities are known:
+            ``respond``'s ``model``); checked by
+            :func:`twilight_env.agents.base.canonical_spec` and by the agent.
 
     Raises:
         ValueError: a bad name or type, a ``serve`` value that does not fit the type, a
             ``holds`` other than ``""``, ``"path"`` and ``"spec"`` (or on a non-``str`` option),
-            a ``requires`` that is not a tuple of ``(name, value)`` pairs, or ``choices``
-            that are not a non-empty tuple of words holding the default (on a ``str`` option).
+            a ``requires`` that is not a tuple of ``(name, value)`` pairs, ``choices``
+            that are not a non-empty tuple of words holding the default (on a ``str`` option),
+            or ``exact_target`` on an option that does not hold a spec.
     """
 
     name: str
@@ -103,6 +108,7 @@ class Option:
     requires: tuple = ()
     at_most: str | None = None
     choices: tuple | None = None
+    exact_target: bool = False
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name.isidentifier():
@@ -123,6 +129,9 @@ class Option:
                 raise ValueError(f"option {self.name!r}: choices is a non-empty tuple of words, got {self.choices!r}")
             if self.default is not None and self.default not in self.choices:
                 raise ValueError(f"option {self.name!r}: the default {self.default!r} is none of its choices {self.choices}")
+        if self.exact_target is not False and (self.exact_target is not True or self.holds != "spec"):
+            raise ValueError(f"option {self.name!r}: exact_target is True only on a holds='spec' option, "
+                             f"got {self.exact_target!r} (holds={self.holds!r})")
         if self.holds not in HOLDS or (self.holds and self.type is not str):
             raise ValueError(f"option {self.name!r}: holds must be one of {', '.join(map(repr, HOLDS))} (path and spec "
                              f"on a str option only), got {self.holds!r}")

@@ -793,7 +793,7 @@ declare(AgentDecl(
         Option("temperature", float, None, low=0, high=100,
                doc="the simulated agent's temperature: the target's, or the model's (default: its own)"),
         Option("model", str, None, doc="an exact target standing in for a target whose policy is not known",
-               holds="spec"),
+               holds="spec", exact_target=True),
         Option("epsilon", float, None, low=0, high=1, doc="the model's uniform share in the weights (default 0.05)"),
         Option("team", str, "independent", choices=("independent", "joint"), requires=(("exact_tricks", (1, 2, 3)),),
                doc="the partner in the exact endgame: independent (the target's policy) or joint (the team's best)"),

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from twilight_env.agents import sampling
-from twilight_env.agents.base import AgentSpecError, agent_name, declarations, make_agent, parse_spec
+from twilight_env.agents.base import AgentSpecError, check_exact_target, declarations, make_agent, parse_spec
 from twilight_env.agents.sampling import check_temperature
 
 MODEL_EPSILON = 0.05
@@ -122,9 +122,7 @@ def resolve_model(target: str, model, temperature, epsilon) -> tuple[str, str, f
         # the held spec is named in the message: make_agent does not name the outer one too
         raise (AgentSpecError(message, e.spec) if isinstance(e, AgentSpecError) else ValueError(message)) from None
     simulated = with_temperature(str(model).replace(";", ","), temperature)
-    if agent_name(simulated) not in TARGETS:
-        raise ValueError(f"respond: the model must be an agent whose action probabilities are known "
-                         f"({', '.join(TARGETS)}; the networks at any temperature), got model={model!r}")
+    check_exact_target("respond", "model", str(model))
     eps = MODEL_EPSILON if epsilon is None else epsilon
     if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not 0 <= eps <= 1:
         raise ValueError(f"respond option epsilon must be a number in [0, 1], got {epsilon!r}")

@@ -435,6 +435,33 @@ def test_canonical_spec_refuses_what_make_agent_refuses_across_options(spec, mes
             base.make_agent(spec)
 
 
+@pytest.mark.parametrize("model", ["ismcts:trees=2", "ismcts", "nosuch", "pimc:worlds=2"])
+def test_a_model_whose_probabilities_are_not_known_gets_one_message_from_canonical_spec_and_make_agent(model):
+    """respond's model is declared exact_target: its kind is checked before its options, by
+    canonical_spec as by the responder, so ``model=ismcts:trees=2`` is refused for being a
+    search (not for its trees) by both."""
+    spec = f"respond:target=policy:default,model={model.replace(',', ';')}"
+    message = f"respond: the model must be an agent whose action probabilities are known (exit, "
+    texts = []
+    for build in (base.canonical_spec, base.make_agent):
+        with pytest.raises(ValueError, match=re.escape(message)) as e:
+            build(spec)
+        texts.append(str(e.value))
+    assert texts[0].endswith(f"got model={model!r}") and texts[1] == f"{texts[0]} (agent spec {spec!r})"
+
+
+def test_a_model_that_is_an_exact_target_passes_canonical_spec():
+    assert ",model=policy:path=default;temperature=0.5," in base.canonical_spec(
+        "respond:target=ismcts,model=policy:default;temperature=0.5")
+
+
+@pytest.mark.parametrize("kwargs", [dict(exact_target=True), dict(exact_target=True, holds="path"),
+                                    dict(exact_target=1, holds="spec")])
+def test_exact_target_is_declared_only_on_an_option_that_holds_a_spec(kwargs):
+    with pytest.raises(ValueError, match="exact_target is True only on a holds='spec' option"):
+        Option("model", str, None, **kwargs)
+
+
 @pytest.mark.parametrize("spec", ["ismcts:backend=numba,trees=2", "ismcts:trees=1", "ismcts:backend=numba,scoring=individual",
                                   "ismcts:inference=model", "ismcts:backend=numba,iterations=4,trees=4"])
 def test_the_rules_between_options_let_every_allowed_combination_through(spec):
