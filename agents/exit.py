@@ -46,7 +46,7 @@ Checkpoints are plain dicts written atomically and read with ``weights_only=True
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -335,10 +335,10 @@ class _Models:
                 raise ValueError(f"exit option path={path!r}: {e}") from None
             self.models[self.num_players] = model
 
-    @property
+    @cached_property
     def tricks(self) -> int:
         """Tricks per deal of the deck the network was trained on (7: the full deck): an
-        ``.npz`` records it (an MMD run's ``policy.npz``, R2.3; read again here, when a check
+        ``.npz`` records it (an MMD run's ``policy.npz``, R2.3; read once, when a check first
         asks); the shipped weights and a torch checkpoint are full-deck networks."""
         if self.path == "default" or not self.path.endswith(".npz"):
             return NUM_TRICKS

@@ -526,7 +526,11 @@ def test_every_agent_reading_a_reduced_deck_npz_says_its_deck(tmp_path, template
     run = tmp_path / "run"
     train(run, small(), steps=1, log=lambda _: None)
     spec = template.format(run / "policy.npz")
-    assert make_agent(spec).tricks == 1
+    agent = make_agent(spec)
+    assert agent.tricks == 1
+    (run / "policy.npz").rename(run / "moved.npz")  # read once: a second ask does not open the file again
+    assert agent.tricks == 1
+    (run / "moved.npz").rename(run / "policy.npz")
     with pytest.raises(ValueError, match=r"trained on a reduced deck of 1 trick \(4 cards\)"):
         check_specs([spec], num_players=3)
     assert make_agent(template.format("default")).tricks == 7
