@@ -53,7 +53,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from twilight_env.agents.base import canonical_spec, make_agent, network_players
+from twilight_env.agents.base import canonical_spec
 from twilight_env.records.dealsets import HELDOUT_SEEDS, heldout_seed
 from twilight_env.util.argtypes import MAX_DEALS
 from twilight_env.util.atomic import write_json, write_text
@@ -104,12 +104,6 @@ def seed_of(value: Any, flag: str = "--seed") -> int:
     return check_seed(value, flag, allow_none=False)
 
 
-def players_of(spec: str) -> int | None:
-    """The player count an agent spec is limited to (3 or 4), or None when it plays both:
-    :func:`~twilight_env.agents.base.network_players` of the built agent."""
-    return network_players(make_agent(spec))
-
-
 def check_crossplay_specs(specs: Any) -> tuple[str, ...]:
     """The specs of a cross-play matrix, stripped, after checking them.
 
@@ -117,8 +111,9 @@ def check_crossplay_specs(specs: Any) -> tuple[str, ...]:
         ValueError: not a list of at least 2 strings; one agent given twice (also with its
             options in another order, or with an option's default written out:
             :func:`~twilight_env.agents.base.canonical_spec`); an unknown agent or a bad option
-            (:func:`~twilight_env.agents.base.check_specs`, listing the valid agents); an
-            agent limited to 4 players (the study is 3-player, R7).
+            (:func:`~twilight_env.agents.base.check_specs`, listing the valid agents); a
+            network trained for 4 players (the matrix is the 3-player game, R7; each agent is
+            built once, by that check).
     """
     if isinstance(specs, str) or not isinstance(specs, (list, tuple)) or not all(isinstance(s, str) for s in specs):
         raise ValueError(f"--crossplay takes a list of agent spec strings, got {specs!r}")
@@ -126,7 +121,7 @@ def check_crossplay_specs(specs: Any) -> tuple[str, ...]:
         raise ValueError(f"--crossplay needs at least 2 agent specs (a matrix of each as the solo against each as "
                          f"the Sun side), got {len(specs)}: {list(specs)!r}; one agent's self-play edge is "
                          "`twilight edge SPEC`")
-    specs = tuple(check_specs(list(specs), "--crossplay"))
+    specs = tuple(check_specs(list(specs), "--crossplay", num_players=3))  # the matrix is the 3-player game (R7)
     seen: dict = {}
     for s in specs:
         key = canonical_spec(s)
@@ -135,11 +130,6 @@ def check_crossplay_specs(specs: Any) -> tuple[str, ...]:
                              f"both are {key!r} with every option's default filled in); give each agent once: every spec "
                              "already plays against itself on the diagonal")
         seen[key] = s
-    for s in specs:
-        n = players_of(s)
-        if n not in (None, 3):
-            raise ValueError(f"--crossplay: the agent {s!r} plays {n} players only; the cross-play matrix is "
-                             "the 3-player solo-vs-Sun game (R7), so give agents that play 3 players")
     return specs
 
 
