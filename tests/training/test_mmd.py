@@ -552,6 +552,18 @@ def test_a_setting_out_of_range_is_named_by_its_flag(tmp_path, capsys, flag, val
     assert not (tmp_path / "r").exists()
 
 
+@pytest.mark.parametrize("flag,values,bad", [("--trunk", ["0"], "0"), ("--trunk", ["64", "4097"], "4097"),
+                                              ("--head", ["64", "x"], "x"), ("--head", ["-3"], "-3")])
+def test_a_layer_width_out_of_range_is_named_by_its_flag(tmp_path, capsys, flag, values, bad):
+    from twilight_env.training.mmd.run import main
+
+    with pytest.raises(SystemExit) as e:
+        main(["--out", str(tmp_path / "r"), "--steps", "1", flag, *values])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and f"argument {flag}: each layer width must be an integer in 1..4096, got '{bad}'" in err, err
+    assert not (tmp_path / "r").exists()
+
+
 @pytest.mark.parametrize("kwargs,message", [
     (dict(cfg=None), r"a new line needs cfg, an MMDConfig \(or resume=True\), got None"),
     (dict(cfg={"players": 3}), r"a new line needs cfg, an MMDConfig \(or resume=True\), got a dict"),

@@ -78,8 +78,8 @@ class MMDConfig:
             raise ValueError(f"state_dtype must be one of {', '.join(STATE_DTYPES)}, got {self.state_dtype!r}")
         for name in ("trunk", "head"):
             v = tuple(getattr(self, name))
-            if not v or any(isinstance(x, bool) or not isinstance(x, int) or not 1 <= x <= 4096 for x in v):
-                raise ValueError(f"{name} must be 1+ layer widths in 1..4096, got {getattr(self, name)!r}")
+            if not v or any(isinstance(x, bool) or not isinstance(x, int) or not 1 <= x <= MAX_WIDTH for x in v):
+                raise ValueError(f"{name} must be 1+ layer widths in 1..{MAX_WIDTH}, got {getattr(self, name)!r}")
             setattr(self, name, v)
         return self
 
@@ -133,9 +133,12 @@ def range_words(name: str) -> str:
 
 
 STATE_DTYPES = ("bfloat16", "float32")
+
+MAX_WIDTH = 4096
+"""The widest layer of ``trunk`` and ``head`` (units)."""
 """The values of :attr:`MMDConfig.state_dtype`."""
 
 ADDED = {"explore": 0.0, "state_dtype": "float32"}
 """Fields added after the first checkpoints, with the value those lines ran with."""
 
-__all__ = ["ADDED", "FLOAT_RANGES", "INT_RANGES", "MMDConfig", "STATE_DTYPES", "range_words"]
+__all__ = ["ADDED", "FLOAT_RANGES", "INT_RANGES", "MAX_WIDTH", "MMDConfig", "STATE_DTYPES", "range_words"]

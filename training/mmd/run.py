@@ -36,7 +36,7 @@ from twilight_env.agents.nn.checkpoint import CHECKPOINT_NAME
 from twilight_env.util.atomic import write_text
 
 from twilight_env.training.mmd import checkpoint as ckpt_io
-from twilight_env.training.mmd.config import FLOAT_RANGES, INT_RANGES, STATE_DTYPES, MMDConfig, range_words
+from twilight_env.training.mmd.config import FLOAT_RANGES, INT_RANGES, MAX_WIDTH, STATE_DTYPES, MMDConfig, range_words
 from twilight_env.training.mmd.learner import move_magnet, update
 from twilight_env.training.mmd.rollout import play
 
@@ -286,6 +286,18 @@ def _ranged(field: str):
     return parse
 
 
+def _width(text: str) -> int:
+    """argparse type of one layer width of ``--trunk``/``--head``: an integer in
+    1..:data:`MAX_WIDTH`, or an error that argparse prefixes with the flag."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = None
+    if value is None or not 1 <= value <= MAX_WIDTH:
+        raise argparse.ArgumentTypeError(f"each layer width must be an integer in 1..{MAX_WIDTH}, got {text!r}")
+    return value
+
+
 def _parser() -> argparse.ArgumentParser:
     from twilight_env.util.argtypes import positive_float, positive_int
 
@@ -301,7 +313,7 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--" + f.replace("_", "-"), type=_ranged(f),
                        help=f"new runs only ({range_words(f)}; default {getattr(d, f)})")
     for f in ("trunk", "head"):
-        p.add_argument("--" + f, type=int, nargs="+", help=f"new runs only (default {' '.join(map(str, getattr(d, f)))})")
+        p.add_argument("--" + f, type=_width, nargs="+", metavar="UNITS", help=f"new runs only (default {' '.join(map(str, getattr(d, f)))})")
     p.add_argument("--state-dtype", choices=STATE_DTYPES,
                    help=f"how checkpoints store the magnet and Adam moments (default {d.state_dtype}; "
                         "also with --resume, from the next checkpoint on)")
