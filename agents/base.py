@@ -475,10 +475,7 @@ def canonical_spec(spec: str) -> str:
         if o.type is float and isinstance(value, int) and not isinstance(value, bool):
             value = float(value)
         if o.holds == "spec" and isinstance(value, str):
-            if o.exact_target:  # the held agent's kind first, as the agent checks it
-                check_nested_spelling(value, f"{name} option {o.name}")
-                check_exact_target(name, o.name, value)
-            value = _canonical_nested(value, f"{name} option {o.name}")
+            value = _canonical_nested(value, f"{name} option {o.name}", (name, o.name) if o.exact_target else None)
         elif o.names_path(value):
             value = os.path.normpath(value)
             value = value if o.names_path(value) else os.path.join(".", value)  # ./model is a file, model a word
@@ -502,32 +499,33 @@ def check_nested_spelling(spec: str, where: str = "an option that holds an agent
 
 
 def check_exact_target(agent: str, option: str, spec: Any) -> None:
-    """Refuse a spec held in an option declared ``exact_target`` (``respond``'s ``model``)
-    unless it names an agent whose action probabilities are known (declared
-    :attr:`~twilight_env.agents.declaration.AgentDecl.exact_target`). Only the agent's name is
-    read; its options are checked as its own spec.
+    """Refuse a spec held in an option declared ``exact_target`` (``respond``'s ``model``) unless
+    it names an agent declared :attr:`~twilight_env.agents.declaration.AgentDecl.exact_target`.
 
     Raises:
-        ValueError: ``"respond: the model must be an agent whose action probabilities are
-            known (exit, heuristic, ...; the networks at any temperature), got model='ismcts'"``.
-    """
+        ValueError: ``"respond: the model must be an agent whose action probabilities are known
+            (exit, heuristic, ...), got model='ismcts'"``."""
     exact = tuple(name for name, decl in declarations().items() if decl.exact_target)
     if not isinstance(spec, str) or agent_name(spec) not in exact:
         raise ValueError(f"{agent}: the {option} must be an agent whose action probabilities are known "
                          f"({', '.join(exact)}; the networks at any temperature), got {option}={spec!r}")
 
 
-def _canonical_nested(spec: str, where: str) -> str:
+def _canonical_nested(spec: str, where: str, exact: tuple[str, str] | None = None) -> str:
     """The :func:`canonical_spec` of another agent's spec held in an option (``NAME:key=value``
     with its commas written ``;``, as ``respond:target=pimc:worlds=8;rollouts=2``), or
     ``spec`` as written if it holds a spec of its own (a ``respond`` inside a ``respond``:
-    one level of ``;`` cannot tell the two apart).
+    one level of ``;`` cannot tell the two apart). ``exact``: ``(agent, option)`` of an option
+    declared ``exact_target``, whose held agent's kind is checked before its options
+    (:func:`check_exact_target`), as the agent checks it.
 
     Raises:
         ValueError: as :func:`canonical_spec` for the held spec, or a held spec written
             ``NAME;key=value`` (:func:`check_nested_spelling`).
     """
     check_nested_spelling(spec, where)
+    if exact is not None:
+        check_exact_target(*exact, spec)
     flat = spec.replace(";", ",")
     if any(o.holds == "spec" for o in declaration(parse_spec(flat)[0]).options):
         return spec

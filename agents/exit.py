@@ -62,6 +62,7 @@ from twilight_env.agents.nn.card_encoder import CardPolicyHead, CardSetEncoder
 from twilight_env.agents.nn.checkpoint import load_checkpoint
 from twilight_env.agents.nn.features import BITS_PER_MASK, NUM_MASKS, STATE_SIZE, infoset_row, num_roles, role_of
 from twilight_env.agents.nn.network import NetConfig, mlp
+from twilight_env.agents.nn.npz_file import flush_subnormal
 from twilight_env.agents.pimc import check_positive_int
 from twilight_env.agents.sampling import check_temperature, sample, temperature_suffix, tempered_probs
 
@@ -292,7 +293,9 @@ _MODEL_CACHE: dict = {}
 
 
 def load_model(path, num_players: int | None = None) -> tuple[PolicyValueNet, int]:
-    """Model and number of players of a checkpoint, cached per (path, mtime, size).
+    """Model and number of players of a checkpoint, cached per (path, mtime, size), for play:
+    its subnormal weights set to 0 (:func:`~twilight_env.agents.nn.npz_file.flush_subnormal`;
+    the same play, several times faster on a CPU).
 
     Raises:
         ValueError: as :func:`load_exit_checkpoint`.
@@ -306,6 +309,9 @@ def load_model(path, num_players: int | None = None) -> tuple[PolicyValueNet, in
     if key is None or key not in _MODEL_CACHE:
         ckpt = load_exit_checkpoint(path, num_players)
         model = model_from_exit_checkpoint(ckpt, str(path))
+        with torch.no_grad():
+            for p in model.parameters():
+                flush_subnormal(p.numpy())  # the tensor's own memory, in place
         if key is None:
             return model, ckpt["num_players"]
         _MODEL_CACHE[key] = (model, ckpt["num_players"])

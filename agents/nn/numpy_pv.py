@@ -26,7 +26,7 @@ import numpy as np
 from twilight_env.rules.engine import NUM_TRICKS
 
 from twilight_env.agents.nn.features import BITS_PER_MASK, STATE_SIZE
-from twilight_env.agents.nn.npz_file import read_weights_npz, write_weights_npz
+from twilight_env.agents.nn.npz_file import flush_subnormal, read_weights_npz, write_weights_npz
 from twilight_env.agents.nn.numpy_net import linear_names
 
 PV_FORMAT = "twilight-exit-npz"
@@ -46,6 +46,12 @@ class NumpyPolicyValueNet:
             1..6: the reduced deck of :func:`twilight_env.rules.cards.deck_mask`). Recorded
             only: the forward pass is the same; players of the network compare it with the
             deal's (the ``mmd`` agent).
+        keep_subnormal: False (the default): the forward pass's float32 copies of the
+            weights hold 0 where a weight is subnormal
+            (:func:`~twilight_env.agents.nn.npz_file.flush_subnormal`: the same play, faster);
+            True: the weights as given, for a benchmark that compares the two
+            (``benchmarks/subnormal_weights.py``). :attr:`params` keeps the weights as given
+            either way.
 
     Raises:
         ValueError: a parameter missing, extra, or of the wrong shape; a network whose
@@ -53,7 +59,7 @@ class NumpyPolicyValueNet:
             ``tricks`` not an int 1..7.
     """
 
-    def __init__(self, params: dict, net: dict, tricks: int = NUM_TRICKS):
+    def __init__(self, params: dict, net: dict, tricks: int = NUM_TRICKS, keep_subnormal: bool = False):
         if isinstance(tricks, bool) or not isinstance(tricks, int) or not 1 <= tricks <= NUM_TRICKS:
             raise ValueError(f"tricks (the deck a network was trained on) must be an int 1..{NUM_TRICKS} "
                              f"({NUM_TRICKS}: the full deck), got {tricks!r}")
@@ -84,9 +90,11 @@ class NumpyPolicyValueNet:
             if tuple(params[k].shape) != shape:
                 raise ValueError(f"policy/value weight {k!r} has shape {tuple(params[k].shape)}, expected {shape}")
 
-        def layers(prefix, n):
-            return [(np.ascontiguousarray(params[f"{m}.weight"].T, dtype=np.float32),
-                     np.asarray(params[f"{m}.bias"], dtype=np.float32)) for m in linear_names(prefix, n)]
+        flush = (lambda a: a) if keep_subnormal else flush_subnormal
+
+        def layers(prefix, n):  # own float32 copies, subnormal weights set to 0 unless kept
+            return [(flush(np.array(params[f"{m}.weight"].T, dtype=np.float32, order="C")),
+                     flush(np.array(params[f"{m}.bias"], dtype=np.float32))) for m in linear_names(prefix, n)]
 
         self.num_roles = roles
         self.params = params
@@ -223,8 +231,12 @@ def save_pv_npz(path: str | os.PathLike, params: dict, net: dict, num_players: i
                                      "head": [int(x) for x in net["head"]]}, "tricks": tricks}, params)
 
 
-def load_pv_npz(path: str | os.PathLike, num_players: int | None = None) -> tuple[NumpyPolicyValueNet, int]:
+def load_pv_npz(path: str | os.PathLike, num_players: int | None = None,
+                keep_subnormal: bool = False) -> tuple[NumpyPolicyValueNet, int]:
     """Load weights written by :func:`save_pv_npz`; needs only NumPy.
+
+    Args:
+        keep_subnormal: as :class:`NumpyPolicyValueNet` (False: subnormal weights play as 0).
 
     Returns:
         ``(network, num_players)``; the network's :attr:`~NumpyPolicyValueNet.tricks` is the
@@ -250,7 +262,7 @@ def load_pv_npz(path: str | os.PathLike, num_players: int | None = None) -> tupl
         raise ValueError(f"{path!r}: tricks (the deck the network was trained on) must be an int 1..{NUM_TRICKS}, "
                          f"or absent for the full deck; got {tricks!r}")
     try:
-        return NumpyPolicyValueNet(params, meta["net"], tricks), npl
+        return NumpyPolicyValueNet(params, meta["net"], tricks, keep_subnormal), npl
     except (KeyError, TypeError) as e:
         raise ValueError(f"{path!r}: malformed network config ({e})") from None
 

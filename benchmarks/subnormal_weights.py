@@ -1,0 +1,164 @@
+"""The shipped networks with their subnormal weights as stored and set to 0: same play, time.
+
+Training leaves some float32 weights of the shipped policy/value networks below
+``np.finfo(np.float32).tiny`` (about 1.2e-38) in magnitude: subnormal numbers, which the CPU
+multiplies by a slow path, so a matrix product with a few of them runs many times slower.
+The forward pass sets them to 0 when it loads a network
+(:func:`twilight_env.agents.nn.npz_file.flush_subnormal`). This script measures, for each
+player count, in one run and side by side:
+
+- how many weights are subnormal;
+- the ``guided:default`` search (the network at every leaf batch) playing whole deals with
+  each version of the network, alternating per deal, on the same deals and random streams:
+  wall seconds per deal, the ratio, and whether every deal ends with the same points;
+- the network alone (``policy:default``'s one-decision forward pass,
+  ``NumpyPolicyValueNet.forward_one``) on the decisions of those deals: milliseconds per
+  decision, the ratio, and whether the probabilities are bitwise equal;
+- the leaf batches (``forward_first``, up to 32 positions) the search sent, replayed on both
+  versions: milliseconds per batch, the ratio, bitwise equality.
+
+BLAS runs on one thread. Usage::
+
+    python benchmarks/subnormal_weights.py --players 3 4 --deals 4
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):  # one core: BLAS without helper threads
+    os.environ.setdefault(_var, "1")
+
+import numpy as np  # noqa: E402
+
+
+class _Recorder:
+    """A network that forwards to ``net`` and keeps every leaf batch it is asked."""
+
+    def __init__(self, net, batches: list):
+        self.net, self.batches = net, batches
+
+    def __getattr__(self, name):
+        return getattr(self.net, name)
+
+    def forward_first(self, pre, roles, legal):
+        self.batches.append((np.array(pre), np.array(roles), np.array(legal)))
+        return self.net.forward_first(pre, roles, legal)
+
+
+class _Guided:
+    """``guided:default``'s decision (:class:`twilight_env.agents.guided.GuidedAgent.act`) with a given network."""
+
+    def __init__(self, net, players: int, decisions: list | None = None):
+        from twilight_env.agents.guided import VARIANT_DEFAULTS
+
+        self.net, self.defaults, self.decisions = net, VARIANT_DEFAULTS[players], decisions
+
+    def act(self, infoset, legal_actions, rng):
+        from twilight_env.agents.fast_ismcts import most_visited
+        from twilight_env.agents.guided import search
+
+        if len(legal_actions) == 1:
+            return int(legal_actions[0])
+        if self.decisions is not None:
+            self.decisions.append(infoset)
+        visits, _ = search(infoset, legal_actions, self.net, self.defaults["iterations"], rng, batch=32,
+                           c=1.0, lam=self.defaults["lam"], fpu=0.0)
+        return most_visited(visits, legal_actions)
+
+
+def _subnormal(net) -> int:
+    tiny = np.finfo(np.float32).tiny
+    return int(sum(((np.abs(v) < tiny) & (v != 0)).sum() for v in net.params.values()))
+
+
+def _play(net, players: int, deal, seed: int, decisions=None) -> tuple[list[int], float]:
+    from twilight_env.agents.base import play_deal
+    from twilight_env.rules.engine import State
+
+    state = State.from_deal(deal, 0, players)
+    agents = [_Guided(net, players, decisions) for _ in range(4)]
+    t = time.perf_counter()
+    play_deal(state, agents, np.random.default_rng(seed))
+    return list(state.side_scores()), time.perf_counter() - t
+
+
+def _timed(fn, items, repeats: int) -> float:
+    """Seconds per item of ``fn`` over ``items``, the best of ``repeats`` passes."""
+    best = float("inf")
+    for _ in range(repeats):
+        t = time.perf_counter()
+        for item in items:
+            fn(item)
+        best = min(best, (time.perf_counter() - t) / max(len(items), 1))
+    return best
+
+
+def measure(players: int, deals: int, seed: int, repeats: int) -> dict:
+    """The figures of one player count (module docstring)."""
+    from twilight_env.agents.guided import default_weights
+    from twilight_env.agents.nn.features import infoset_row, role_of
+    from twilight_env.agents.nn.numpy_pv import load_pv_npz
+    from twilight_env.records.dealsets import deal_set
+
+    path = default_weights(players)
+    stored, _ = load_pv_npz(path, players, keep_subnormal=True)
+    flushed, _ = load_pv_npz(path, players)
+    deal_list, _ = deal_set(deals + 1, seed, players)
+    _play(flushed, players, deal_list[0], seed)  # compiles the search's kernels, untimed
+    _play(stored, players, deal_list[0], seed)
+    times = {"stored": [], "flushed": []}
+    same_deals, decisions, batches = True, [], []
+    for d, deal in enumerate(deal_list[1:], start=1):
+        order = ("stored", "flushed") if d % 2 else ("flushed", "stored")
+        points = {}
+        for which in order:
+            net = stored if which == "stored" else _Recorder(flushed, batches)
+            points[which], seconds = _play(net, players, deal, seed + d, decisions if which == "flushed" else None)
+            times[which].append(seconds)
+        same_deals &= points["stored"] == points["flushed"]
+    inputs = [(infoset_row(i), role_of(players, i.acting_seat),
+               np.isin(np.arange(31), i.legal_actions)) for i in decisions]
+    one = {name: _timed(lambda x, n=net: n.forward_one(*x), inputs, repeats)
+           for name, net in (("stored", stored), ("flushed", flushed))}
+    same_one = all(np.array_equal(stored.forward_one(*x)[0], flushed.forward_one(*x)[0]) for x in inputs)
+    leaf = {name: _timed(lambda b, n=net: n.forward_first(*b), batches[:2000], repeats)
+            for name, net in (("stored", stored), ("flushed", flushed))}
+    same_leaf = all(all(np.array_equal(a, b) for a, b in zip(stored.forward_first(*x), flushed.forward_first(*x)))
+                    for x in batches)
+    return {"players": players, "subnormal": _subnormal(stored), "weights": int(sum(v.size for v in stored.params.values())),
+            "deal_s": {k: float(np.mean(v)) for k, v in times.items()}, "same_deals": same_deals, "deals": deals,
+            "one_ms": {k: 1e3 * v for k, v in one.items()}, "decisions": len(inputs), "same_one": same_one,
+            "leaf_ms": {k: 1e3 * v for k, v in leaf.items()}, "batches": len(batches), "same_leaf": same_leaf}
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--players", type=int, nargs="+", choices=(3, 4), default=[3, 4])
+    ap.add_argument("--deals", type=int, default=4, help="deals played by each version (default 4)")
+    ap.add_argument("--seed", type=int, default=7, help="deal seed (default 7; not a held-out set)")
+    ap.add_argument("--repeats", type=int, default=3, help="passes over the recorded inputs, best kept (default 3)")
+    args = ap.parse_args(argv)
+    if args.deals < 1 or args.repeats < 1:
+        ap.error("--deals and --repeats must be at least 1")
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(1):
+        rows = [measure(p, args.deals, args.seed, args.repeats) for p in args.players]
+    print(f"shipped policy/value networks (policy_{{3,4}}p.npz), weights as stored vs subnormal weights set to 0; "
+          f"seed {args.seed}, one BLAS thread")
+    print(f"{'players':>7s} {'subnormal':>17s} {'what':>34s} {'stored':>9s} {'set to 0':>9s} {'ratio':>6s}  same play")
+    for r in rows:
+        sub = f"{r['subnormal']:,} of {r['weights']:,}"
+        for what, key, unit, same in ((f"guided:default, s per deal ({r['deals']})", "deal_s", 1, r["same_deals"]),
+                                      (f"network alone, ms per decision ({r['decisions']})", "one_ms", 1, r["same_one"]),
+                                      (f"leaf batch, ms per batch ({min(r['batches'], 2000)})", "leaf_ms", 1, r["same_leaf"])):
+            a, b = r[key]["stored"], r[key]["flushed"]
+            print(f"{r['players']:7d} {sub:>17s} {what:>34s} {a:9.3f} {b:9.3f} {a / b:6.2f}  {'yes' if same else 'NO'}")
+            sub = ""
+
+
+if __name__ == "__main__":
+    main()
