@@ -17,9 +17,15 @@ player count, in one run and side by side:
 - the leaf batches (``forward_first``, up to 32 positions) the search sent, replayed on both
   versions: milliseconds per batch, the ratio, bitwise equality.
 
-BLAS runs on one thread. Usage::
+With ``--mmd-steps N`` it also trains two MMD lines (``python -m twilight_env.training.mmd``,
+3 players, the full deck, from the shipped weights, seed 0) for N updates each, one with the
+CPU treating subnormal floats as 0 while it trains (as the trainer does,
+``torch.set_flush_denormal``) and one without: wall seconds per update, the ratio, and the
+last update's losses of both.
 
-    python benchmarks/subnormal_weights.py --players 3 4 --deals 4
+BLAS and torch run on one thread. Usage::
+
+    python benchmarks/subnormal_weights.py --players 3 4 --deals 4 --mmd-steps 4
 """
 
 from __future__ import annotations
@@ -134,15 +140,42 @@ def measure(players: int, deals: int, seed: int, repeats: int) -> dict:
             "leaf_ms": {k: 1e3 * v for k, v in leaf.items()}, "batches": len(batches), "same_leaf": same_leaf}
 
 
+def measure_mmd(steps: int) -> dict:
+    """Seconds per MMD update and the last update's losses, with and without subnormals as 0 (module docstring)."""
+    import json
+    import tempfile
+
+    import torch
+
+    from twilight_env.training.mmd.config import MMDConfig
+    from twilight_env.training.mmd.run import train
+
+    out, real = {}, torch.set_flush_denormal
+    for which in ("as stored", "set to 0"):
+        if which == "as stored":
+            torch.set_flush_denormal = lambda on: False  # the trainer's setting, left off
+        try:
+            with tempfile.TemporaryDirectory() as tmp:
+                cfg = MMDConfig(players=3, tricks=7, lr=1e-4, eval_every=10**6, seed=0)
+                counters = train(f"{tmp}/line", cfg, steps=steps, init_weights="default", log=lambda _: None)
+                last = json.loads(open(f"{tmp}/line/curve.jsonl").read().splitlines()[-1])
+        finally:
+            torch.set_flush_denormal = real
+        out[which] = {"s_per_update": counters["seconds"] / steps,
+                      "losses": {k: last[k] for k in ("policy", "kl", "entropy", "value", "grad_norm") if k in last}}
+    return out
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--players", type=int, nargs="+", choices=(3, 4), default=[3, 4])
     ap.add_argument("--deals", type=int, default=4, help="deals played by each version (default 4)")
     ap.add_argument("--seed", type=int, default=7, help="deal seed (default 7; not a held-out set)")
     ap.add_argument("--repeats", type=int, default=3, help="passes over the recorded inputs, best kept (default 3)")
+    ap.add_argument("--mmd-steps", type=int, default=0, help="MMD updates per line, with and without (default 0: none)")
     args = ap.parse_args(argv)
-    if args.deals < 1 or args.repeats < 1:
-        ap.error("--deals and --repeats must be at least 1")
+    if args.deals < 1 or args.repeats < 1 or args.mmd_steps < 0:
+        ap.error("--deals and --repeats must be at least 1, --mmd-steps at least 0")
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(1):
@@ -158,6 +191,13 @@ def main(argv=None) -> None:
             a, b = r[key]["stored"], r[key]["flushed"]
             print(f"{r['players']:7d} {sub:>17s} {what:>34s} {a:9.3f} {b:9.3f} {a / b:6.2f}  {'yes' if same else 'NO'}")
             sub = ""
+    if args.mmd_steps:
+        m = measure_mmd(args.mmd_steps)
+        a, b = m["as stored"]["s_per_update"], m["set to 0"]["s_per_update"]
+        print(f"MMD training, 3 players, from the shipped weights, {args.mmd_steps} updates of 256 deals: "
+              f"{a:.3f} s per update as stored, {b:.3f} s with subnormals as 0, ratio {a / b:.2f}")
+        for which in ("as stored", "set to 0"):
+            print(f"  last update's losses, {which}: {m[which]['losses']}")
 
 
 if __name__ == "__main__":

@@ -577,3 +577,20 @@ def test_train_refuses_a_bad_argument_before_making_the_folder(tmp_path, kwargs,
     with pytest.raises(ValueError, match=message):
         train(tmp_path / "r", log=lambda _: None, **args)
     assert not (tmp_path / "r").exists()
+
+
+def _subnormals_flushed() -> bool:
+    """Whether this thread's CPU arithmetic gives 0 for a subnormal result (FTZ)."""
+    return float(np.float32(1e-38) * np.float32(0.5)) == 0.0
+
+
+def test_training_treats_subnormals_as_zero_while_it_runs_and_puts_the_setting_back(tmp_path, monkeypatch):
+    """run.py's docstring: the updates run with subnormal floats as 0 (several times faster
+    from the shipped weights); the caller's arithmetic is as before once train returns."""
+    from twilight_env.training.mmd import run
+
+    seen, step = [], run._step
+    monkeypatch.setattr(run, "_step", lambda *a: (seen.append(_subnormals_flushed()), step(*a))[1])
+    assert not _subnormals_flushed()
+    train(tmp_path / "r", small(), steps=2, log=lambda _: None)
+    assert seen == [True, True] and not _subnormals_flushed()
