@@ -133,10 +133,10 @@ def range_words(name: str) -> str:
 
 
 STATE_DTYPES = ("bfloat16", "float32")
+"""The values of :attr:`MMDConfig.state_dtype`."""
 
 MAX_WIDTH = 4096
 """The widest layer of ``trunk`` and ``head`` (units)."""
-"""The values of :attr:`MMDConfig.state_dtype`."""
 
 ADDED = {"explore": 0.0, "state_dtype": "float32"}
 """Fields added after the first checkpoints, with the value those lines ran with."""
