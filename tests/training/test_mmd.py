@@ -594,3 +594,16 @@ def test_training_treats_subnormals_as_zero_while_it_runs_and_puts_the_setting_b
     assert not _subnormals_flushed()
     train(tmp_path / "r", small(), steps=2, log=lambda _: None)
     assert seen == [True, True] and not _subnormals_flushed()
+
+
+def test_training_puts_back_a_flush_setting_the_caller_had_turned_on(tmp_path):
+    """The setting is put back as the caller had it, not turned off: a caller computing with
+    subnormals as 0 on purpose still does after train returns."""
+    torch = pytest.importorskip("torch")
+    torch.set_flush_denormal(True)
+    try:
+        train(tmp_path / "r", small(), steps=1, log=lambda _: None)
+        assert _subnormals_flushed()
+    finally:
+        torch.set_flush_denormal(False)
+    assert not _subnormals_flushed()

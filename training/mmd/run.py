@@ -21,7 +21,11 @@ float32) as 0 (``torch.set_flush_denormal``, flush-to-zero and denormals-are-zer
 thread's torch and NumPy arithmetic): the networks that start from the shipped weights hold
 tens of thousands of subnormal weights, and arithmetic on them takes a slow path, so an
 update takes a fraction of the time (``python benchmarks/subnormal_weights.py --mmd-steps 4``
-measures both, with the updates' losses side by side); the setting is put back when the call ends.
+measures both, with the updates' losses side by side); the caller's setting is put back when the
+call ends. The setting belongs to a thread: with ``threads`` above 1, torch's worker threads
+take the one they were started under and keep it (the updates' worker threads compute with
+subnormals as 0 only if the first parallel work of the process runs inside :func:`train`, and
+keep doing so after it returns).
 """
 
 from __future__ import annotations
@@ -207,6 +211,13 @@ def _check_call(cfg, minutes, steps, resume: bool) -> None:
                          f"{'None' if cfg is None else 'a ' + type(cfg).__name__}")
 
 
+def flushes_subnormals() -> bool:
+    """Whether this thread's CPU arithmetic treats subnormal floats as 0 (``torch.set_flush_denormal``
+    on: a product whose operand or result is below ``np.finfo(np.float32).tiny`` gives 0); torch
+    offers no reader of the setting, so this multiplies one such float32."""
+    return float(np.float32(1e-38) * np.float32(0.5)) == 0.0
+
+
 def train(out, cfg: MMDConfig | None = None, *, minutes: float | None = None, steps: int | None = None,
           resume: bool = False, init_weights: str | None = None, state_dtype: str | None = None, log=print) -> dict:
     """Train one MMD line in ``out`` until ``minutes`` of wall time or ``steps`` updates in all.
@@ -238,7 +249,6 @@ def train(out, cfg: MMDConfig | None = None, *, minutes: float | None = None, st
     out = Path(out)
     model, magnet, optimizer, cfg, counters, rng = _start(cfg, out, resume, init_weights, state_dtype)
     torch.set_num_threads(cfg.threads)
-    torch.set_flush_denormal(True)  # subnormal floats as 0 (FTZ/DAZ): several times faster (module docstring)
     evaluator = None
     if cfg.tricks < 7:
         from twilight_env.training.mmd.evaluate import ReducedEvaluator
@@ -247,6 +257,8 @@ def train(out, cfg: MMDConfig | None = None, *, minutes: float | None = None, st
     old = {s: signal.signal(s, lambda signum, frame: stop.update(signal=signum)) for s in (signal.SIGINT, signal.SIGTERM)}
     t0, base, first = time.monotonic(), counters["seconds"], counters["steps"]
     figures: dict = {}
+    flushing = flushes_subnormals()
+    torch.set_flush_denormal(True)  # subnormal floats as 0 (FTZ/DAZ): several times faster (module docstring)
     try:
         if counters["steps"] == 0:
             log(json.dumps(_curve_point(out, counters, figures, evaluator, model)))
@@ -266,7 +278,7 @@ def train(out, cfg: MMDConfig | None = None, *, minutes: float | None = None, st
                 log(json.dumps(_curve_point(out, counters, figures, evaluator, model)))
             ckpt_io.write(out, model, magnet, optimizer, cfg, counters, rng, exact=True)
     finally:
-        torch.set_flush_denormal(False)
+        torch.set_flush_denormal(flushing)  # the caller's setting
         for s, h in old.items():
             signal.signal(s, h)
     if steps is not None and first >= steps:
@@ -378,4 +390,4 @@ def _export_only(args, given: dict) -> None:
                          f"drop {', '.join(extra)}")
 
 
-__all__ = ["CURVE_NAME", "initial_network", "main", "train"]
+__all__ = ["flushes_subnormals", "CURVE_NAME", "initial_network", "main", "train"]
