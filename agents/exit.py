@@ -231,9 +231,12 @@ class TorchForward:
 
     @classmethod
     def from_numpy(cls, net, device: str) -> "TorchForward":
-        """The torch twin of a :class:`~twilight_env.agents.nn.numpy_pv.NumpyPolicyValueNet` (same weights)."""
+        """The torch twin of a :class:`~twilight_env.agents.nn.numpy_pv.NumpyPolicyValueNet` (same
+        weights, the subnormal ones set to 0 as the NumPy forward pass plays them unless it keeps
+        them: its ``keep_subnormal``, :func:`~twilight_env.agents.nn.npz_file.flush_subnormal`)."""
+        flush = (lambda a: a) if getattr(net, "keep_subnormal", False) else flush_subnormal
         model = PolicyValueNet(PVConfig.from_dict(net.net))
-        model.load_state_dict({k: torch.from_numpy(np.array(v, dtype=np.float32)) for k, v in net.params.items()})
+        model.load_state_dict({k: torch.from_numpy(flush(np.array(v, dtype=np.float32))) for k, v in net.params.items()})
         return cls(model, device)
 
     @torch.no_grad()

@@ -51,7 +51,8 @@ class NumpyPolicyValueNet:
             (:func:`~twilight_env.agents.nn.npz_file.flush_subnormal`: the same play, faster);
             True: the weights as given, for a benchmark that compares the two
             (``benchmarks/subnormal_weights.py``). :attr:`params` keeps the weights as given
-            either way.
+            either way; :meth:`twilight_env.agents.exit.TorchForward.from_numpy` follows
+            :attr:`keep_subnormal`.
 
     Raises:
         ValueError: a parameter missing, extra, or of the wrong shape; a network whose
@@ -98,6 +99,9 @@ class NumpyPolicyValueNet:
 
         self.num_roles = roles
         self.params = params
+        self.keep_subnormal = bool(keep_subnormal)
+        """As given: whether the forward pass plays the subnormal weights as stored (its torch
+        twin, :meth:`twilight_env.agents.exit.TorchForward.from_numpy`, does the same)."""
         """The weights as given (name -> array), e.g. to rebuild the torch network on a device."""
         self.net = {"num_roles": roles, "trunk": trunk, "head": head}
         """The config dict (``num_roles``, ``trunk``, ``head``)."""

@@ -109,3 +109,27 @@ def test_the_torch_network_of_a_checkpoint_plays_its_subnormal_weights_as_zero()
     with torch.no_grad():
         for a, b in zip(stored(rows, roles, legal), model(rows, roles, legal)):
             assert torch.equal(a, b)
+
+
+@pytest.mark.parametrize("keep", [False, True])
+def test_the_torch_twin_of_a_numpy_network_plays_its_weights_as_the_numpy_network_does(keep):
+    """``TorchForward.from_numpy`` (``guided:...,device=...``, the ``mmd`` agent's ``model_for``
+    read by the search responder) takes the NumPy network's choice: subnormal weights as 0
+    unless it keeps them."""
+    torch = pytest.importorskip("torch")
+    from twilight_env.agents.exit import TorchForward
+
+    net, _ = load_pv_npz(guided.default_weights(3), 3, keep_subnormal=keep)
+    twin = TorchForward.from_numpy(net, "cpu").model
+    held = sum(_subnormal(p.detach().numpy()) for p in twin.parameters())
+    assert (held > 0) if keep else (held == 0)
+    infos = _positions(3, deals=1)
+    rows = np.array([infoset_row(i) for i in infos], dtype=np.int64)
+    roles = np.array([role_of(3, i.acting_seat) for i in infos])
+    legal = np.zeros((len(infos), NUM_ACTIONS), bool)
+    for j, i in enumerate(infos):
+        legal[j, i.legal_actions] = True
+    with torch.no_grad():
+        logits, _ = twin(torch.from_numpy(rows), torch.from_numpy(roles), torch.from_numpy(legal))
+    probs, _ = net.forward(rows, roles, legal)
+    np.testing.assert_allclose(torch.softmax(logits, 1).numpy(), probs, atol=1e-5)
