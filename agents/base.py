@@ -501,10 +501,12 @@ def check_nested_spelling(spec: str, where: str = "an option that holds an agent
 def check_exact_target(agent: str, option: str, spec: Any) -> None:
     """Refuse a spec held in an option declared ``exact_target`` (``respond``'s ``model``) unless
     it names an agent declared :attr:`~twilight_env.agents.declaration.AgentDecl.exact_target`.
+    Only the agent's name is read; its options are checked as its own spec.
 
     Raises:
-        ValueError: ``"respond: the model must be an agent whose action probabilities are known
-            (exit, heuristic, ...), got model='ismcts'"``."""
+        ValueError: a spec that is not a string or names another agent (an unknown one too):
+            ``"respond: the model must be an agent whose action probabilities are known
+            (exit, heuristic, ...; the networks at any temperature), got model='ismcts'"``."""
     exact = tuple(name for name, decl in declarations().items() if decl.exact_target)
     if not isinstance(spec, str) or agent_name(spec) not in exact:
         raise ValueError(f"{agent}: the {option} must be an agent whose action probabilities are known "
@@ -520,8 +522,9 @@ def _canonical_nested(spec: str, where: str, exact: tuple[str, str] | None = Non
     (:func:`check_exact_target`), as the agent checks it.
 
     Raises:
-        ValueError: as :func:`canonical_spec` for the held spec, or a held spec written
-            ``NAME;key=value`` (:func:`check_nested_spelling`).
+        ValueError: as :func:`canonical_spec` for the held spec, a held spec written
+            ``NAME;key=value`` (:func:`check_nested_spelling`), or with ``exact`` one naming
+            an agent that is not an exact target (:func:`check_exact_target`).
     """
     check_nested_spelling(spec, where)
     if exact is not None:
@@ -795,6 +798,6 @@ def apply_checked(state: DealState, action, legal, agent, seat: int) -> None:
 
 __all__ = ["Agent", "AGENTS", "AgentDecl", "AgentSpecError", "BatchAgent", "Option", "agent_name", "declaration", "declarations",
            "declare", "declare_source", "network_players", "reads_shipped_weights", "shipped_weight_agents", "OPTIONAL_MEMBERS", "optional_member", "register", "make_agent",
-           "parse_spec", "canonical_spec", "check_nested_spelling", "same_agent", "agent_factory",
+           "parse_spec", "canonical_spec", "check_exact_target", "check_nested_spelling", "same_agent", "agent_factory",
            "check_number",
            "available_agents", "play_deal", "apply_checked", "NEW_MOON"]

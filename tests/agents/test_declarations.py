@@ -450,6 +450,15 @@ def test_a_model_whose_probabilities_are_not_known_gets_one_message_from_canonic
     assert texts[0].endswith(f"got model={model!r}") and texts[1] == f"{texts[0]} (agent spec {spec!r})"
 
 
+def test_check_exact_target_is_public_and_refuses_what_is_not_a_spec():
+    """Read across modules (the responder's model check): exported, and a value that is not
+    a spec string is refused as the other kinds are."""
+    assert "check_exact_target" in base.__all__
+    base.check_exact_target("respond", "model", "policy:default;temperature=0.5")
+    with pytest.raises(ValueError, match=r"known \(exit, .*; the networks at any temperature\), got model=3$"):
+        base.check_exact_target("respond", "model", 3)
+
+
 def test_a_model_that_is_an_exact_target_passes_canonical_spec():
     assert ",model=policy:path=default;temperature=0.5," in base.canonical_spec(
         "respond:target=ismcts,model=policy:default;temperature=0.5")
