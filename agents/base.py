@@ -500,13 +500,10 @@ def check_nested_spelling(spec: str, where: str = "an option that holds an agent
 
 def check_exact_target(agent: str, option: str, spec: Any) -> None:
     """Refuse a spec held in an option declared ``exact_target`` (``respond``'s ``model``) unless
-    it names an agent declared :attr:`~twilight_env.agents.declaration.AgentDecl.exact_target`.
-    Only the agent's name is read; its options are checked as its own spec.
-
-    Raises:
-        ValueError: a spec that is not a string or names another agent (an unknown one too):
-            ``"respond: the model must be an agent whose action probabilities are known
-            (exit, heuristic, ...; the networks at any temperature), got model='ismcts'"``."""
+    it names an agent declared :attr:`~twilight_env.agents.declaration.AgentDecl.exact_target`
+    (its name only is read). Raises ValueError for a non-string or another (or unknown) agent:
+    ``"respond: the model must be an agent whose action probabilities are known (exit,
+    heuristic, ...; the networks at any temperature), got model='ismcts'"``."""
     exact = tuple(name for name, decl in declarations().items() if decl.exact_target)
     if not isinstance(spec, str) or agent_name(spec) not in exact:
         raise ValueError(f"{agent}: the {option} must be an agent whose action probabilities are known "
@@ -523,8 +520,7 @@ def _canonical_nested(spec: str, where: str, exact: tuple[str, str] | None = Non
 
     Raises:
         ValueError: as :func:`canonical_spec` for the held spec, a held spec written
-            ``NAME;key=value`` (:func:`check_nested_spelling`), or with ``exact`` one naming
-            an agent that is not an exact target (:func:`check_exact_target`).
+            ``NAME;key=value`` (:func:`check_nested_spelling`), or one :func:`check_exact_target` refuses.
     """
     check_nested_spelling(spec, where)
     if exact is not None:
