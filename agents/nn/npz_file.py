@@ -24,10 +24,15 @@ def flush_subnormal(a: np.ndarray) -> np.ndarray:
     than 0, is subnormal: x86 CPUs compute with it on a slow path, and a matrix holding a few
     makes the whole float32 product several times slower (the shipped 3-player network holds
     42,758 among its 524,928 weights). A subnormal weight's product with an activation is
-    itself far below a unit in the last place of any sum of normal numbers it joins, so such a
-    sum is the same with the weight at 0: the shipped networks give bitwise the same outputs
-    and the search the same play (``tests/agents/test_subnormal_weights.py``), in a fraction of
-    the time (``benchmarks/subnormal_weights.py``).
+    itself far below a unit in the last place of a sum it joins whenever that sum's other
+    terms (a bias, the products of normal weights) are not themselves near ``tiny``, so such a
+    sum is the same with the weight at 0; this is an argument, not a guarantee for every
+    input: on real positions the shipped networks give bitwise the same outputs and the search
+    the same play (``tests/agents/test_subnormal_weights.py``), in a fraction of the time
+    (``benchmarks/subnormal_weights.py``).
+
+    Raises:
+        ValueError: a read-only float array (NumPy's message). AttributeError: not an array.
     """
     if a.dtype.kind == "f" and a.size:
         a[(np.abs(a) < np.finfo(a.dtype).tiny) & (a != 0)] = 0
