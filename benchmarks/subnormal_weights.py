@@ -23,9 +23,16 @@ CPU treating subnormal floats as 0 while it trains (as the trainer does,
 ``torch.set_flush_denormal``) and one without: wall seconds per update, the ratio, and the
 last update's losses of both.
 
+With ``--edge FOLDER`` it replays the first ``--edge-deals`` finished deals of a
+``twilight edge`` run's progress file (``edge.checkpoint.json``, 3 plays each, with the
+run's agents, seed and random streams, the networks as now loaded) and says whether each
+ends with the points the run stored: for a run whose early deals were played with the
+weights as stored, a check that the deals it plays now continue it.
+
 BLAS and torch run on one thread. Usage::
 
     python benchmarks/subnormal_weights.py --players 3 4 --deals 4 --mmd-steps 4
+    python benchmarks/subnormal_weights.py --players 3 --deals 1 --edge results/edge_guided_h2 --edge-deals 30
 """
 
 from __future__ import annotations
@@ -166,6 +173,35 @@ def measure_mmd(steps: int) -> dict:
     return out
 
 
+def replay_edge(folder: str, deals: int) -> tuple[int, int]:
+    """``(deals replayed, deals whose points differ from the stored ones)`` of an edge run's
+    progress file (module docstring).
+
+    Raises:
+        ValueError: no progress file in ``folder``, or one of another kind or of more than one configuration.
+    """
+    from twilight_env.experiments.common import play_seeded
+    from twilight_env.experiments.edge.core import rotated_deal
+    from twilight_env.records.dealsets import deal_set
+    from twilight_env.rules.engine import State
+    from twilight_env.util.jsonfile import read_json
+
+    ckpt = read_json(os.path.join(folder, "edge.checkpoint.json"), "edge progress file")
+    if not isinstance(ckpt, dict) or ckpt.get("kind") != "twilight-edge-checkpoint" or len(ckpt["done"]) != 1:
+        raise ValueError(f"{folder!r}: expected the progress file of a one-configuration twilight edge run")
+    (key, done), = ckpt["done"].items()
+    (solo, sun), = ckpt["settings"]["configs"]
+    seed = int(ckpt["settings"]["seed"])
+    deal_list, _ = deal_set(int(ckpt["num_deals"]), seed, 3)
+    indices = sorted(int(d) for d in done)[:deals]
+    differ = 0
+    for d in indices:
+        plays = [play_seeded(State.from_deal(rotated_deal(deal_list[d], r), 0, 3), [solo, sun, solo, sun], seed, d,
+                             3 * int(key) + r).side_scores() for r in range(3)]
+        differ += [[m for m, _ in plays], [u for _, u in plays]] != done[str(d)]
+    return len(indices), differ
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--players", type=int, nargs="+", choices=(3, 4), default=[3, 4])
@@ -173,9 +209,11 @@ def main(argv=None) -> None:
     ap.add_argument("--seed", type=int, default=7, help="deal seed (default 7; not a held-out set)")
     ap.add_argument("--repeats", type=int, default=3, help="passes over the recorded inputs, best kept (default 3)")
     ap.add_argument("--mmd-steps", type=int, default=0, help="MMD updates per line, with and without (default 0: none)")
+    ap.add_argument("--edge", metavar="FOLDER", help="an edge run whose first finished deals to replay (default: none)")
+    ap.add_argument("--edge-deals", type=int, default=8, help="deals of --edge to replay (default 8)")
     args = ap.parse_args(argv)
-    if args.deals < 1 or args.repeats < 1 or args.mmd_steps < 0:
-        ap.error("--deals and --repeats must be at least 1, --mmd-steps at least 0")
+    if args.deals < 1 or args.repeats < 1 or args.mmd_steps < 0 or args.edge_deals < 1:
+        ap.error("--deals, --repeats and --edge-deals must be at least 1, --mmd-steps at least 0")
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(1):
@@ -198,6 +236,11 @@ def main(argv=None) -> None:
               f"{a:.3f} s per update as stored, {b:.3f} s with subnormals as 0, ratio {a / b:.2f}")
         for which in ("as stored", "set to 0"):
             print(f"  last update's losses, {which}: {m[which]['losses']}")
+    if args.edge:
+        with threadpool_limits(1):
+            n, differ = replay_edge(args.edge, args.edge_deals)
+        print(f"{args.edge}: the first {n} finished deals replayed (3 plays each): {differ} end with other points "
+              f"than the run stored")
 
 
 if __name__ == "__main__":
