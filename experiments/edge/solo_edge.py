@@ -395,8 +395,8 @@ _STRENGTH_TEXT = ("The answer holds for the agents and deals of this run. Who ha
                   "agents play; on the held-out deal set heldout-2 (Moon − Sun, 95% intervals): heuristic "
                   "+4.3 [+2.8, +5.8], the solo leads; the top search rung (ismcts:backend=numba,iterations=6000) "
                   "-9.8 [-11.7, -7.9]; policy:default, the shipped network alone, -4.1 [-5.0, -3.1] (18,000 deals); "
-                  "guided:default, top of the round robins of the shipped agents (the network in the search), -0.9 [-5.3, +3.5] (600 deals). "
-                  "At strong play the Sun side leads or the sides are level; the same agent on other deals (seed 0 "
+                  "guided:default, top of the round robins of the shipped agents (the network in the search), -1.3 [-2.3, -0.3] (12,554 deals). "
+                  "At strong play the Sun side leads, by 1 to 10 points per deal; the same agent on other deals (seed 0 "
                   "is not a held-out set) or on fewer deals differs within its interval. Figures and commands: ")
 STRENGTH_NOTE = f"{_STRENGTH_TEXT}{doc_reference('RESULTS.md')}."
 """Printed after every team-scoring run: the answer at strong play, with where to read it
