@@ -181,12 +181,18 @@ _WORKER: dict = {}
 
 def _init_worker(spec: str) -> None:
     """Set up a generating process (a pool worker, or this process with one worker): one
-    torch thread and the agent. A pool worker ends when the process that started it dies,
-    even by ``kill -9`` (:func:`twilight_env.util.procs.die_with_parent`; nothing is armed in a
-    process that ``multiprocessing`` did not start)."""
+    torch thread, one BLAS thread (``threadpoolctl``: the guided search's small NumPy products
+    on a multi-threaded BLAS oversubscribe the cores when two generators or pool workers run
+    side by side; on the products of the search's sizes one thread gives bitwise the same
+    results) and the agent. A pool worker ends when the process that started it dies, even by
+    ``kill -9`` (:func:`twilight_env.util.procs.die_with_parent`; nothing is armed in a process
+    that ``multiprocessing`` did not start)."""
+    from threadpoolctl import threadpool_limits
+
     from twilight_env.util.procs import die_with_parent
 
     die_with_parent()
+    threadpool_limits(1)
     import torch
     torch.set_num_threads(1)
     _WORKER["agent"] = make_agent(spec)
