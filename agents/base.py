@@ -498,13 +498,16 @@ def check_nested_spelling(spec: str, where: str = "an option that holds an agent
                          f"{spec.replace(';', ':', 1)!r}, not {spec!r}")
 
 
+def exact_targets() -> tuple[str, ...]:
+    """Agents declared ``exact_target`` (their action probabilities are known), sorted."""
+    return tuple(name for name, decl in declarations().items() if decl.exact_target)
+
+
 def check_exact_target(agent: str, option: str, spec: Any) -> None:
-    """Refuse a spec held in an option declared ``exact_target`` (``respond``'s ``model``) unless
-    it names an agent declared :attr:`~twilight_env.agents.declaration.AgentDecl.exact_target`
-    (its name only is read). Raises ValueError for a non-string or another (or unknown) agent:
-    ``"respond: the model must be an agent whose action probabilities are known (exit,
-    heuristic, ...; the networks at any temperature), got model='ismcts'"``."""
-    exact = tuple(name for name, decl in declarations().items() if decl.exact_target)
+    """Raise ValueError (``"respond: the model must be an agent whose action probabilities are known
+    (exit, ...), got model='ismcts'"``) unless ``spec``, held in an option declared ``exact_target``,
+    names an agent in :func:`exact_targets` (its name only is read)."""
+    exact = exact_targets()
     if not isinstance(spec, str) or agent_name(spec) not in exact:
         raise ValueError(f"{agent}: the {option} must be an agent whose action probabilities are known "
                          f"({', '.join(exact)}; the networks at any temperature), got {option}={spec!r}")
@@ -515,8 +518,7 @@ def _canonical_nested(spec: str, where: str, exact: tuple[str, str] | None = Non
     with its commas written ``;``, as ``respond:target=pimc:worlds=8;rollouts=2``), or
     ``spec`` as written if it holds a spec of its own (a ``respond`` inside a ``respond``:
     one level of ``;`` cannot tell the two apart). ``exact``: ``(agent, option)`` of an option
-    declared ``exact_target``, whose held agent's kind is checked before its options
-    (:func:`check_exact_target`), as the agent checks it.
+    declared ``exact_target``: :func:`check_exact_target` first, as the agent checks it.
 
     Raises:
         ValueError: as :func:`canonical_spec` for the held spec, a held spec written
@@ -794,6 +796,5 @@ def apply_checked(state: DealState, action, legal, agent, seat: int) -> None:
 
 __all__ = ["Agent", "AGENTS", "AgentDecl", "AgentSpecError", "BatchAgent", "Option", "agent_name", "declaration", "declarations",
            "declare", "declare_source", "network_players", "reads_shipped_weights", "shipped_weight_agents", "OPTIONAL_MEMBERS", "optional_member", "register", "make_agent",
-           "parse_spec", "canonical_spec", "check_exact_target", "check_nested_spelling", "same_agent", "agent_factory",
-           "check_number",
-           "available_agents", "play_deal", "apply_checked", "NEW_MOON"]
+           "parse_spec", "canonical_spec", "check_exact_target", "exact_targets", "check_nested_spelling", "same_agent", "agent_factory",
+           "check_number", "available_agents", "play_deal", "apply_checked", "NEW_MOON"]

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from twilight_env.agents import sampling
-from twilight_env.agents.base import AgentSpecError, check_exact_target, declarations, make_agent, parse_spec
+from twilight_env.agents.base import AgentSpecError, check_exact_target, exact_targets, make_agent, parse_spec
 from twilight_env.agents.sampling import check_temperature
 
 MODEL_EPSILON = 0.05
@@ -24,7 +24,7 @@ into the model's probabilities in the likelihood of the real target's play
 (:func:`mix_uniform`). A floor, not tuned: small enough that worlds the model explains keep most of the
 weight, positive so that none is lost."""
 
-TARGETS = tuple(name for name, decl in declarations().items() if decl.exact_target)
+TARGETS = exact_targets()
 """Agents whose policy the responder simulates exactly, those declared with ``exact_target``
 (:class:`twilight_env.agents.declaration.AgentDecl`): the network agents, greedy or sampled
 (``temperature``, :mod:`twilight_env.agents.sampling`: their action probabilities are one forward

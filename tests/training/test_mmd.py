@@ -560,7 +560,7 @@ def test_a_layer_width_out_of_range_is_named_by_its_flag(tmp_path, capsys, flag,
     with pytest.raises(SystemExit) as e:
         main(["--out", str(tmp_path / "r"), "--steps", "1", flag, *values])
     err = capsys.readouterr().err
-    assert e.value.code == 2 and f"argument {flag}: each layer width must be an integer in 1..4096, got '{bad}'" in err, err
+    assert e.value.code == 2 and f"argument {flag}: must be an integer in 1..4096 (each layer width), got '{bad}'" in err, err
     assert not (tmp_path / "r").exists()
 
 
@@ -579,31 +579,28 @@ def test_train_refuses_a_bad_argument_before_making_the_folder(tmp_path, kwargs,
     assert not (tmp_path / "r").exists()
 
 
-def _subnormals_flushed() -> bool:
-    """Whether this thread's CPU arithmetic gives 0 for a subnormal result (FTZ)."""
-    return float(np.float32(1e-38) * np.float32(0.5)) == 0.0
-
-
 def test_training_treats_subnormals_as_zero_while_it_runs_and_puts_the_setting_back(tmp_path, monkeypatch):
     """run.py's docstring: the updates run with subnormal floats as 0 (several times faster
     from the shipped weights); the caller's arithmetic is as before once train returns."""
     from twilight_env.training.mmd import run
 
     seen, step = [], run._step
-    monkeypatch.setattr(run, "_step", lambda *a: (seen.append(_subnormals_flushed()), step(*a))[1])
-    assert not _subnormals_flushed()
+    monkeypatch.setattr(run, "_step", lambda *a: (seen.append(run.flushes_subnormals()), step(*a))[1])
+    assert not run.flushes_subnormals()
     train(tmp_path / "r", small(), steps=2, log=lambda _: None)
-    assert seen == [True, True] and not _subnormals_flushed()
+    assert seen == [True, True] and not run.flushes_subnormals()
 
 
 def test_training_puts_back_a_flush_setting_the_caller_had_turned_on(tmp_path):
     """The setting is put back as the caller had it, not turned off: a caller computing with
     subnormals as 0 on purpose still does after train returns."""
+    from twilight_env.training.mmd import run
+
     torch = pytest.importorskip("torch")
     torch.set_flush_denormal(True)
     try:
         train(tmp_path / "r", small(), steps=1, log=lambda _: None)
-        assert _subnormals_flushed()
+        assert run.flushes_subnormals()
     finally:
         torch.set_flush_denormal(False)
-    assert not _subnormals_flushed()
+    assert not run.flushes_subnormals()

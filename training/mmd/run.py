@@ -290,10 +290,9 @@ def train(out, cfg: MMDConfig | None = None, *, minutes: float | None = None, st
     return counters
 
 
-def _ranged(field: str):
-    """argparse type of a config field: its value within its range (:data:`INT_RANGES`,
-    :data:`FLOAT_RANGES`), or an error that argparse prefixes with the flag."""
-    kind, (lo, hi) = (int, INT_RANGES[field]) if field in INT_RANGES else (float, FLOAT_RANGES[field])
+def _in_range(kind: type, lo: float, hi: float, words: str):
+    """argparse type: ``kind(text)`` within ``[lo, hi]``, or an error ``"must be WORDS, got
+    'TEXT'"`` that argparse prefixes with the flag (NaN is refused: no comparison holds)."""
 
     def parse(text: str):
         try:
@@ -301,22 +300,21 @@ def _ranged(field: str):
         except ValueError:
             value = None
         if value is None or not lo <= value <= hi:
-            raise argparse.ArgumentTypeError(f"must be {range_words(field)}, got {text!r}")
+            raise argparse.ArgumentTypeError(f"must be {words}, got {text!r}")
         return value
 
     return parse
 
 
-def _width(text: str) -> int:
-    """argparse type of one layer width of ``--trunk``/``--head``: an integer in
-    1..:data:`MAX_WIDTH`, or an error that argparse prefixes with the flag."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = None
-    if value is None or not 1 <= value <= MAX_WIDTH:
-        raise argparse.ArgumentTypeError(f"each layer width must be an integer in 1..{MAX_WIDTH}, got {text!r}")
-    return value
+def _ranged(field: str):
+    """argparse type of a config field: its value within its range (:data:`INT_RANGES`,
+    :data:`FLOAT_RANGES`)."""
+    kind, (lo, hi) = (int, INT_RANGES[field]) if field in INT_RANGES else (float, FLOAT_RANGES[field])
+    return _in_range(kind, lo, hi, range_words(field))
+
+
+_width = _in_range(int, 1, MAX_WIDTH, f"an integer in 1..{MAX_WIDTH} (each layer width)")
+"""argparse type of one layer width of ``--trunk``/``--head``."""
 
 
 def _parser() -> argparse.ArgumentParser:
