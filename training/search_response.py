@@ -82,6 +82,15 @@ model's included. ``epsilon=0`` is allowed only when the model is the target its
 is then the known-target responder above, world for world. In the last ``exact_tricks``
 tricks the exact best response is to the model (its weights mixed the same way).
 
+**What the target's play reveals.** ``respond:target=SPEC,model=SPEC,epsilon=1`` (the
+target as its own model, every likelihood the uniform one) plays the target's later moves
+exactly but learns nothing about the hidden hands from its play: a world's weight is then
+the product of ``1 / |legal|`` over the target's past decisions, the same in every world
+consistent with the public play (each hand's count of cards of each cult is public, R2.5,
+so the count of legal actions is too). Paired by deal with the plain responder
+(``python -m twilight_env.experiments.arena_compare BLIND PLAIN``), the difference is the
+part of the margin that comes from reading the hands off the target's play.
+
 **The margin is still a lower bound.** The responder is a fixed agent on its side whatever
 it uses to decide (a model that is wrong only makes it play worse), and the target's
 exploitability is the most any agent on the other side wins against it: the duplicate

@@ -63,14 +63,17 @@ def test_the_target_as_its_own_model_is_the_known_target_responder(target):
 def _by_hand(info, world, agent, resp, epsilon):
     """The likelihood of the public actions in one world under the model, by hand: at each
     decision of a seat outside ``resp``, ``(1 - epsilon) p(a) + epsilon / |legal|`` with
-    ``p`` the model's ``action_probs`` (a greedy model: 1 on its ``act``, 0 elsewhere)."""
+    ``p`` the model's ``action_probs`` (a greedy model: 1 on its ``act``, 0 elsewhere; with
+    ``epsilon=1`` the model may be None)."""
     st = State([int(h) for h in initial_hands(info, np.array([world], dtype=np.int64))[0]],
                info.first_leader, info.num_players)
     like = 1.0
     for a in public_actions(info):
         if st.deciding_seat not in resp:
             seen = InfoSet(st, st.deciding_seat)
-            if getattr(agent, "temperature", 0):
+            if epsilon == 1:  # the uniform share alone: the model is not asked
+                p = 0.0
+            elif getattr(agent, "temperature", 0):
                 p = float(agent.action_probs(seen, seen.legal_actions)[a])
             else:
                 p = float(agent.act(seen, seen.legal_actions, np.random.default_rng(0)) == a)
@@ -107,6 +110,27 @@ def test_the_mixed_weights_equal_an_enumeration_by_hand(model, players, mode):
         assert np.allclose([got[tuple(w)] for w in every], post, rtol=1e-4, atol=1e-12)
         lost |= bool((np.array([_by_hand(info, w, agent, side, 0.0) for w in every]) == 0).any())
     assert lost or model != "policy:default"  # the mixing kept worlds that the filter drops
+
+
+@pytest.mark.parametrize("players,mode", [(3, "solo"), (4, "seat=0")])
+def test_the_blind_responder_weighs_by_the_legal_counts_alone(players, mode):
+    """``model`` the target itself with ``epsilon=1`` (the blind responder of the module
+    docstring): each world's likelihood is the product of ``1 / |legal|`` over the other
+    side's past decisions, by hand, the same for two targets of different play (nothing is
+    read off the target's play), and the same in every consistent world: how many cards of
+    each cult a hand holds is public (R2.5), so the count of legal actions is too."""
+    states = V.endgame_positions(V.Target("policy:default"), players, V.responder_seats(mode, players), 3, 2, 4)
+    blind = [make_agent(f"respond:target={t},model={t},epsilon=1,{SMALL}")
+             for t in ("policy:default", "policy:default;temperature=1")]
+    for st in states:
+        info = InfoSet(st, st.deciding_seat)
+        side = frozenset(s for s in range(4) if (s & 1) == (info.seat & 1))
+        every = V.enumerate_hands(info)
+        hand = np.array([_by_hand(info, w, None, side, 1.0) for w in every])
+        init = initial_hands(info, np.array(every, dtype=np.int64))
+        for me in blind:
+            assert np.allclose(me.likelihoods(info, init), hand, rtol=1e-9, atol=0)
+        assert np.ptp(hand) == 0 and hand[0] < 1  # uniform over the worlds, some choice seen
 
 
 def test_no_world_is_lost_when_the_target_plays_what_the_model_never_would():
