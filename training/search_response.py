@@ -22,14 +22,12 @@ one forward pass. The ``respond`` agent (``respond:target=policy:default,worlds=
    applied and the deal played to its end with the fixed agent's policy on every seat
    (the responder's own later decisions included; a sampled agent's actions drawn from its
    probabilities), all worlds and actions in lockstep, one forward pass per step.
-3. It plays the action with the best weighted mean outcome for its side (R5; ties to the
-   lowest id).
+3. It plays the action with the best weighted mean outcome for its side (R5; ties: lowest id).
 
 Its margin against the fixed agent (duplicate deals, both sides) is a lower bound on the
-agent's exploitability; it is the *search* responder of the exploitability table, beside
-the DMC best responder of :mod:`twilight_env.training.best_response`. It looks one
-decision ahead (its own later moves are the fixed agent's), so it is a lower bound and
-not a best response.
+agent's exploitability; it is the *search* responder of the exploitability table, beside the
+DMC best responder of :mod:`twilight_env.training.best_response`. It looks one decision
+ahead (its own later moves are the fixed agent's): a lower bound, not a best response.
 
 In the last ``exact_tricks`` tricks (option, 0..3; 0, the default, is off) the responder
 plays the exact best response instead: every deal of the unseen cards is enumerated
@@ -79,17 +77,10 @@ distribution over the legal actions there, ``(1 - epsilon) p(a) + epsilon / |leg
 playouts use the model itself). With a mixture every world keeps a positive weight, so
 the worlds are drawn as for a sampled target (sampling-importance-resampling), a greedy
 model's included. ``epsilon=0`` is allowed only when the model is the target itself; it
-is then the known-target responder above, world for world. In the last ``exact_tricks``
+is then the known-target responder above, world for world. With ``epsilon=1`` and the target
+as its model every consistent world weighs the same (each hand's cult counts are public,
+R2.5): the *blind* responder of ``training/README.md``, which reads nothing off the play. In the last ``exact_tricks``
 tricks the exact best response is to the model (its weights mixed the same way).
-
-**What the target's play reveals.** ``respond:target=SPEC,model=SPEC,epsilon=1`` (the
-target as its own model, every likelihood the uniform one) plays the target's later moves
-exactly but learns nothing about the hidden hands from its play: a world's weight is then
-the product of ``1 / |legal|`` over the target's past decisions, the same in every world
-consistent with the public play (each hand's count of cards of each cult is public, R2.5,
-so the count of legal actions is too). Paired by deal with the plain responder
-(``python -m twilight_env.experiments.arena_compare BLIND PLAIN``), the difference is the
-part of the margin that comes from reading the hands off the target's play.
 
 **The margin is still a lower bound.** The responder is a fixed agent on its side whatever
 it uses to decide (a model that is wrong only makes it play worse), and the target's

@@ -114,8 +114,8 @@ def test_the_mixed_weights_equal_an_enumeration_by_hand(model, players, mode):
 
 @pytest.mark.parametrize("players,mode", [(3, "solo"), (4, "seat=0")])
 def test_the_blind_responder_weighs_by_the_legal_counts_alone(players, mode):
-    """``model`` the target itself with ``epsilon=1`` (the blind responder of the module
-    docstring): each world's likelihood is the product of ``1 / |legal|`` over the other
+    """``model`` the target itself with ``epsilon=1`` (the blind responder of
+    ``training/README.md``): each world's likelihood is the product of ``1 / |legal|`` over the other
     side's past decisions, by hand, the same for two targets of different play (nothing is
     read off the target's play), and the same in every consistent world: how many cards of
     each cult a hand holds is public (R2.5), so the count of legal actions is too."""
