@@ -184,18 +184,19 @@ def _init_worker(spec: str) -> None:
     torch thread, one BLAS thread (``threadpoolctl``: the guided search's small NumPy products
     on a multi-threaded BLAS oversubscribe the cores when two generators or pool workers run
     side by side; on the products of the search's sizes one thread gives bitwise the same
-    results) and the agent. A pool worker ends when the process that started it dies, even by
-    ``kill -9`` (:func:`twilight_env.util.procs.die_with_parent`; nothing is armed in a process
-    that ``multiprocessing`` did not start)."""
+    results; set after the agent is built, so that the BLAS libraries its modules load are
+    limited too) and the agent. A pool worker ends when the process that started it dies, even
+    by ``kill -9`` (:func:`twilight_env.util.procs.die_with_parent`; nothing is armed in a
+    process that ``multiprocessing`` did not start)."""
     from threadpoolctl import threadpool_limits
 
     from twilight_env.util.procs import die_with_parent
 
     die_with_parent()
-    threadpool_limits(1)
     import torch
     torch.set_num_threads(1)
     _WORKER["agent"] = make_agent(spec)
+    threadpool_limits(1)
 
 
 def _run_chunk(job: tuple) -> tuple[int, int, int]:

@@ -397,14 +397,15 @@ def test_agreement_is_the_validation_accuracy_and_cross_entropy_of_any_network(d
         ex.agreement([data3], [str(default_weights(4))])
 
 
-def test_a_generating_process_runs_one_blas_thread(monkeypatch):
-    """exit_data's worker set-up limits BLAS to one thread: two generators (or pool workers)
-    side by side on a multi-threaded BLAS oversubscribe the cores."""
+def test_a_generating_process_runs_one_blas_thread(tmp_path):
+    """generate's worker set-up limits BLAS to one thread (the one-process path sets up this
+    process): two generators (or pool workers) side by side on a multi-threaded BLAS
+    oversubscribe the cores."""
     from threadpoolctl import threadpool_info, threadpool_limits
 
-    from twilight_env.training import exit_data
+    from twilight_env.training.exit_data import GenerateSettings, generate
 
-    monkeypatch.setattr(exit_data, "_WORKER", {})
     with threadpool_limits(2):  # as a fresh process on a 2-core machine starts; the block puts the limits back
-        exit_data._init_worker("random")
-        assert all(i["num_threads"] == 1 for i in threadpool_info() if i["user_api"] == "blas")
+        generate(tmp_path / "d", GenerateSettings(3, deals=1, agent="ismcts:iterations=20", seed=5), progress=False)
+        numpy_blas = [i for i in threadpool_info() if i["user_api"] == "blas" and "numpy" in i["filepath"]]
+        assert numpy_blas and all(i["num_threads"] == 1 for i in numpy_blas)  # the search's products are NumPy's
