@@ -99,10 +99,10 @@ class NumpyPolicyValueNet:
 
         self.num_roles = roles
         self.params = params
+        """The weights as given (name -> array), e.g. to rebuild the torch network on a device."""
         self.keep_subnormal = bool(keep_subnormal)
         """As given: whether the forward pass plays the subnormal weights as stored (its torch
         twin, :meth:`twilight_env.agents.exit.TorchForward.from_numpy`, does the same)."""
-        """The weights as given (name -> array), e.g. to rebuild the torch network on a device."""
         self.net = {"num_roles": roles, "trunk": trunk, "head": head}
         """The config dict (``num_roles``, ``trunk``, ``head``)."""
         self._trunk = layers("trunk", len(trunk))
@@ -114,6 +114,17 @@ class NumpyPolicyValueNet:
             self._fused = [(np.concatenate([self._policy[r][0][0], self._value[r][0][0]], axis=1),
                             np.concatenate([self._policy[r][0][1], self._value[r][0][1]]),
                             self._policy[r][1], self._value[r][1]) for r in range(roles)]
+
+    def played_arrays(self) -> list[np.ndarray]:
+        """The float32 weight and bias arrays the forward pass reads, each weight once: the
+        trunk's, then each role's heads' (the two first head layers as the one fused product
+        where the heads have one hidden layer); the copies :meth:`__init__` made, subnormal
+        weights set to 0 unless ``keep_subnormal``."""
+        if self._fused is not None:
+            heads = [x for w, b, out_p, out_v in self._fused for x in (w, b, *out_p, *out_v)]
+        else:
+            heads = [x for r in range(self.num_roles) for part in (self._policy[r], self._value[r]) for wb in part for x in wb]
+        return [x for wb in self._trunk for x in wb] + heads
 
     @staticmethod
     def _mlp(x, layers):

@@ -57,10 +57,8 @@ def test_the_shipped_network_plays_its_subnormal_weights_as_zero_with_bitwise_th
     in_file = sum(_subnormal(v) for v in stored_params.values() if np.asarray(v).dtype.kind == "f")
     flushed, _ = load_pv_npz(path, players)
     kept, _ = load_pv_npz(path, players, keep_subnormal=True)
-    layers = lambda net: [x for w, b in net._trunk for x in (w, b)] + [  # noqa: E731
-        x for r in range(net.num_roles) for w, b, (wp, bp), (wv, bv) in [net._fused[r]] for x in (w, b, wp, bp, wv, bv)]
-    assert sum(_subnormal(x) for x in layers(kept)) == in_file > 0  # the weights as stored hold some
-    assert sum(_subnormal(x) for x in layers(flushed)) == 0
+    assert sum(_subnormal(x) for x in kept.played_arrays()) == in_file > 0  # the weights as stored hold some
+    assert sum(_subnormal(x) for x in flushed.played_arrays()) == 0
     for k, v in flushed.params.items():  # the weights as given are kept as given
         assert np.array_equal(v, stored_params[k])
     infos = _positions(players)
