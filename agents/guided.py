@@ -271,6 +271,23 @@ class GuidedAgent:
                  f"device={device}" if device != "cpu" else ""]
         self.name = ",".join([f"guided:{path}"] + [g for g in given if g])
 
+    @classmethod
+    def with_network(cls, net, num_players: int, **options) -> "GuidedAgent":
+        """An agent of ``options`` (those of :class:`GuidedAgent`, ``path`` aside) that searches
+        the ``num_players`` game with ``net``, a network already built (a
+        :class:`twilight_env.agents.nn.numpy_pv.NumpyPolicyValueNet`, e.g. loaded with
+        ``keep_subnormal=True``, or an object with its ``forward_first``); the other variant
+        reads the shipped weights as ``path="default"`` does.
+
+        Raises:
+            ValueError: a bad option, as the constructor, or ``num_players`` not 3 or 4.
+        """
+        if num_players not in (3, 4):
+            raise ValueError(f"guided.with_network: num_players must be 3 or 4, got {num_players!r}")
+        agent = cls(**options)
+        agent._nets[num_players] = net
+        return agent
+
     @property
     def num_players(self) -> int | None:
         """The variant a weights file was trained for (3 or 4), or None for ``default``,

@@ -61,25 +61,19 @@ class _Recorder:
         return self.net.forward_first(pre, roles, legal)
 
 
-class _Guided:
-    """``guided:default``'s decision (:class:`twilight_env.agents.guided.GuidedAgent.act`) with a given network."""
+class _Recording:
+    """``guided:default``'s decisions (:meth:`twilight_env.agents.guided.GuidedAgent.with_network`
+    with a given network), the information sets it decided on appended to ``decisions``."""
 
     def __init__(self, net, players: int, decisions: list | None = None):
-        from twilight_env.agents.guided import VARIANT_DEFAULTS
+        from twilight_env.agents.guided import GuidedAgent
 
-        self.net, self.defaults, self.decisions = net, VARIANT_DEFAULTS[players], decisions
+        self.agent, self.decisions = GuidedAgent.with_network(net, players), decisions
 
     def act(self, infoset, legal_actions, rng):
-        from twilight_env.agents.fast_ismcts import most_visited
-        from twilight_env.agents.guided import search
-
-        if len(legal_actions) == 1:
-            return int(legal_actions[0])
-        if self.decisions is not None:
+        if self.decisions is not None and len(legal_actions) > 1:
             self.decisions.append(infoset)
-        visits, _ = search(infoset, legal_actions, self.net, self.defaults["iterations"], rng, batch=32,
-                           c=1.0, lam=self.defaults["lam"], fpu=0.0)
-        return most_visited(visits, legal_actions)
+        return self.agent.act(infoset, legal_actions, rng)
 
 
 def _subnormal(net) -> int:
@@ -92,7 +86,7 @@ def _play(net, players: int, deal, seed: int, decisions=None) -> tuple[list[int]
     from twilight_env.rules.engine import State
 
     state = State.from_deal(deal, 0, players)
-    agents = [_Guided(net, players, decisions) for _ in range(4)]
+    agents = [_Recording(net, players, decisions) for _ in range(4)]
     t = time.perf_counter()
     play_deal(state, agents, np.random.default_rng(seed))
     return list(state.side_scores()), time.perf_counter() - t

@@ -96,6 +96,24 @@ def test_search_is_a_function_of_the_information_set_and_the_seed(players):
             assert np.array_equal(v1, v3) and np.array_equal(q1, q3)
 
 
+def test_with_network_searches_with_the_network_it_is_given():
+    """``GuidedAgent.with_network``: the shipped network handed over searches as
+    ``guided:default`` does (same visits), a network of other weights searches otherwise, and a
+    variant other than 3 or 4 is refused."""
+    net, _ = guided.numpy_model("default", 3)
+    info = _decision(21, 3)
+    given = guided.GuidedAgent.with_network(net, 3, iterations=200, batch=8)
+    shipped = guided.GuidedAgent(iterations=200, batch=8)
+    v1, _ = given.search(info, info.legal_actions, np.random.default_rng(1))
+    assert np.array_equal(v1, shipped.search(info, info.legal_actions, np.random.default_rng(1))[0])
+    other = NumpyPolicyValueNet({k: np.zeros_like(v) for k, v in net.params.items()}, net.net)
+    v2, _ = guided.GuidedAgent.with_network(other, 3, iterations=200, batch=8).search(
+        info, info.legal_actions, np.random.default_rng(1))
+    assert not np.array_equal(v1, v2)
+    with pytest.raises(ValueError, match="num_players must be 3 or 4"):
+        guided.GuidedAgent.with_network(net, 5)
+
+
 @pytest.mark.parametrize("batch,lam", [(1, 0.0), (16, 0.5), (64, 1.0)])
 def test_the_search_finds_the_dominant_move(batch, lam):
     """With 2 tricks left and one action at least 10 points better in every world (exact
