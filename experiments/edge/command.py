@@ -1,6 +1,6 @@
 """``twilight edge``: the command line of the edge study, as one table of modes.
 
-The command has seven modes. Which one runs follows from the command line (the first
+The command has eight modes. Which one runs follows from the command line (the first
 row of :data:`MODES` whose selecting flag is given; the team study when none is), and
 :data:`MODES` says which flags each mode takes: the check of a command line and its
 error message both come from that table, so an error names the mode and the flags the
@@ -9,6 +9,7 @@ mode allows.
 | mode | chosen by | what it does |
 |---|---|---|
 | ``compare`` | ``--compare FOLDER_A FOLDER_B`` | one run's Moon − Sun minus another's, paired by deal (a run under way: its deals finished so far); plays nothing (:func:`~twilight_env.experiments.edge.edge_strength.compare_runs`) |
+| ``spread`` | ``--spread FOLDER FOLDER ...`` | the spread of the edges of several agents (e.g. networks of one recipe from different seeds) on the same deals: the agent-level error bar; plays nothing (:mod:`~twilight_env.experiments.edge.spread`) |
 | ``status`` | ``--status FOLDER`` | the interim figures of an unfinished run; plays nothing (:mod:`~twilight_env.experiments.edge.interim`) |
 | ``resume`` | ``--resume FOLDER`` | finish an interrupted run of either scoring, or with ``--deals N`` grow it to N deals; it keeps the run's settings |
 | ``ladder`` | ``--ladder FOLDER`` | the edge at every rung of a 3-player ladder (:mod:`~twilight_env.experiments.edge.edge_strength`) |
@@ -41,7 +42,7 @@ FLAGS: dict[str, str] = {
     "matches": "--matches", "scoring": "--scoring", "records": "--records", "out": "--out", "force": "--force",
     "workers": "--workers", "ray": "--ray", "quiet": "--quiet", "resume": "--resume", "ladder": "--ladder",
     "rung_deals": "--rung-deals", "off_ladder": "--off-ladder", "compare": "--compare", "crossplay": "--crossplay",
-         "status": "--status"}
+    "status": "--status", "spread": "--spread"}
 """Every option of ``twilight edge``: the argparse name -> the flag as written."""
 
 
@@ -82,6 +83,10 @@ _STUDY = ("specs", "solo", "sun", "deals", "seed", "deals_file", "target", "boot
 MODES: tuple[Mode, ...] = (
     Mode("compare", ("compare", None), "twilight edge --compare FOLDER_A FOLDER_B",
          "the paired difference of two runs, from their folders (a run under way: its deals finished so far); it plays nothing", ()),
+    Mode("spread", ("spread", None), "twilight edge --spread FOLDER FOLDER [FOLDER ...]",
+         "the spread of the edges of several agents' runs on the same deals (networks of one recipe from "
+         "different seeds): each edge, the recipe's edge with its agent-level interval, the F test of the agents; "
+         "it plays nothing", ("out", "force")),
     Mode("status", ("status", None), "twilight edge --status FOLDER",
          "the interim figures of an unfinished run (its deals finished so far); it plays nothing", ()),
     Mode("resume", ("resume", None), "twilight edge --resume FOLDER",
@@ -233,6 +238,12 @@ def _add_mode_arguments(g) -> None:
                         "(two agents' team-scoring runs, one configuration each, on the generated deals of one "
                         "--seed; a run still under way counts its deals finished from deal 0: an interim figure), "
                         "with its 95%% interval; plays nothing")
+    g.add_argument("--spread", nargs="+", default=None, metavar="FOLDER",
+                   help="print the spread of the edges of two or more finished one-agent runs on the generated "
+                        "deals of one --seed (networks of one recipe from different seeds): each edge, the "
+                        "pairs paired by deal, the recipe's edge with its agent-level (random-effects) 95%% "
+                        "interval and the F test that the agents differ beyond deal noise; with --out, writes "
+                        "spread.md/.json there; plays nothing")
     g.add_argument("--status", default=None, metavar="FOLDER",
                    help="print the interim figures of the unfinished team-scoring run in FOLDER (Moon - Sun over "
                         "its deals finished so far, with the 95%% interval); plays nothing")
@@ -330,6 +341,13 @@ def _run_compare(args, mode: Mode) -> int:
     return 0
 
 
+def _run_spread(args, mode: Mode) -> int:
+    from twilight_env.experiments.edge.spread import run_spread
+
+    run_spread(args.spread, out=args.out, force=args.force)
+    return 0
+
+
 def _run_status(args, mode: Mode) -> int:
     from twilight_env.experiments.edge.interim import interim_lines
 
@@ -350,8 +368,8 @@ def _run_crossplay(args, mode: Mode) -> int:
     return 0
 
 
-RUNS = {"compare": _run_compare, "resume": _run_resume, "ladder": _run_ladder, "individual": _run_study,
-        "study": _run_study, "crossplay": _run_crossplay, "status": _run_status}
+RUNS = {"compare": _run_compare, "spread": _run_spread, "resume": _run_resume, "ladder": _run_ladder,
+        "individual": _run_study, "study": _run_study, "crossplay": _run_crossplay, "status": _run_status}
 """Mode name -> what runs it (every row of :data:`MODES` has one)."""
 
 

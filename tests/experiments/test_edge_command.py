@@ -21,7 +21,7 @@ VALUES = {"specs": [], "solo": ["random"], "sun": ["random"], "deals": ["3"], "s
           "deals_file": ["d.json"], "save_deals": ["s.json"], "target": ["10"], "boot": ["5"], "matches": ["5"],
           "scoring": ["team"], "records": ["rec"], "out": ["o"], "force": [], "workers": ["1"], "ray": ["auto"],
           "quiet": [], "resume": ["F"], "ladder": ["L"], "rung_deals": ["random=2"], "off_ladder": ["X"],
-          "compare": ["A", "B"], "crossplay": ["random", "heuristic"], "status": ["F"]}
+          "compare": ["A", "B"], "crossplay": ["random", "heuristic"], "status": ["F"], "spread": ["A", "B", "C"]}
 
 
 def _args(argv: list[str]) -> argparse.Namespace:
@@ -70,7 +70,7 @@ def test_each_mode_refuses_an_option_it_does_not_take_naming_the_options_it_take
                and (mode.chosen_by is None or d != mode.chosen_by[0])]
     assert refused, f"the {mode.name} mode takes every option"
     for dest in refused:
-        args = _args(_selecting(mode) + _option(dest))
+        args = _args(_option(dest) + _selecting(mode))  # first: a selector of nargs="+" takes what follows it
         with pytest.raises(ValueError) as e:
             choose_mode(args)
         msg = str(e.value)
@@ -221,7 +221,7 @@ def test_ladder_settings_are_frozen_and_checked_once_when_built():
 # ---------------------------------------------------------------------------------
 
 EDGE_ORDER = [("matches",), ("core",), ("solo_edge", "individual_edge"), ("interim",),
-              ("edge_strength", "goals_333", "handicap", "control_variate", "crossplay"),
+              ("edge_strength", "goals_333", "handicap", "control_variate", "crossplay", "spread"),
               ("command",)]
 """experiments/edge/, low to high: a module imports only modules of rows before its own."""
 

@@ -1,0 +1,244 @@
+"""``twilight edge --spread FOLDER FOLDER [FOLDER ...]``: the agent-level error of an edge.
+
+A self-play edge (Moon − Sun deal points per deal, R7.5) is one agent's: its deal-level
+95% interval says how well *that agent's* edge is known, not how well "the edge at this
+strength" is. Networks trained by one recipe from different seeds (the same data and
+settings, another seed of the split, the initial weights and the batch order) play
+differently, and so do their edges. Their spread on the same deals is the error bar of
+the recipe's edge; this mode measures it from the finished edge runs of k ≥ 2 such
+agents, each on all three chairs, on the generated deals of one seed.
+
+Over the first n deals every run played (a run of N deals holds the first N deals of its
+seed, so deal i is the same deal in every run), with X the n × k table of Moon − Sun per
+deal (each deal's three plays averaged):
+
+- each agent's edge, with its deal-level Student-t 95% interval;
+- the mean of the k edges, their sample standard deviation and range;
+- the **recipe's edge**: the mean with the random-effects interval
+  ``mean ± t(k−1) · sd / √k``, each agent one draw of the recipe (its deal noise
+  included in its edge). With k = 3 the t quantile is 4.30: three networks bound the
+  recipe's edge only loosely, and that is the honest width;
+- the deal-level interval of the same mean (each deal's k edges averaged): how well the
+  k agents' own average is known, which the spread adds to;
+- the two-way analysis of variance of X (deals as blocks, agents as treatments, one
+  value per cell: a randomised complete block design): the F test that the agents'
+  edges differ beyond deal noise, ``F = MS_agents / MS_residual`` on ``(k − 1,
+  (k − 1)(n − 1))`` degrees of freedom, and the agents' standard deviation freed from
+  deal noise, ``sqrt(max(0, (MS_agents − MS_residual) / n))`` (the method-of-moments
+  variance component). With k = 2 the F statistic is the square of the paired t
+  statistic of ``--compare``;
+- every pair's difference, paired by deal (as ``--compare``).
+
+It plays nothing. With ``--out FOLDER`` it also writes ``spread.md`` and ``spread.json``
+there (one that holds them needs ``--force``).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from typing import Sequence
+
+import numpy as np
+
+from twilight_env.util.atomic import write_json, write_text
+from twilight_env.util.report import fmt_ci, markdown_table, mean_ci
+
+from twilight_env.experiments.edge.core import finished_run, wrap
+
+SPREAD_JSON = "spread.json"
+SPREAD_MD = "spread.md"
+
+
+def _run_row(folder: str) -> dict:
+    """One finished one-agent run: its label, seed, and Moon − Sun per deal.
+
+    Raises:
+        ValueError: no finished team-scoring run in ``folder``, a run of several
+            configurations or of mixed strengths, or a run on deals from a file.
+    """
+    doc = finished_run("--spread", folder, "a `twilight edge SPEC --seed S` run")
+    configs = doc.get("configs") or []
+    if len(doc["results"]) != 1 or len(configs) != 1 or configs[0].get("solo") != configs[0].get("sun"):
+        shown = "; ".join(f"solo={c.get('solo')}, sun={c.get('sun')}" for c in configs)
+        raise ValueError(f"--spread {folder!r} is a run of {shown}; it reads runs of one agent on all three chairs "
+                         "(one SPEC, no --solo/--sun)")
+    source = doc.get("deals_source") or {}
+    if source.get("source") != "seed":
+        raise ValueError(f"--spread {folder!r} played deals from a file ({source.get('path')!r}); pairing by deal "
+                         "needs runs on the generated deals of one --seed")
+    r = doc["results"][0]
+    per = (np.asarray(r["moon_points"], float) - np.asarray(r["sun_points"], float)).mean(axis=1)
+    return {"label": r["label"], "folder": folder, "seed": int(doc["seed"]), "deals": int(doc["deals"]),
+            "per_deal": per}
+
+
+def _anova(x: np.ndarray) -> dict:
+    """Two-way analysis of variance of ``x`` (n deals × k agents, one value per cell).
+
+    Returns:
+        ``{"f", "df_agents", "df_residual", "p", "sd_agents"}``: the F statistic of the
+        agents (``inf`` when the residual is 0 and the agents differ), its degrees of
+        freedom and p value, and the agents' standard deviation freed from deal noise
+        (deal points per deal).
+    """
+    from scipy import stats
+
+    n, k = x.shape
+    grand = x.mean()
+    ss_agents = n * float(((x.mean(axis=0) - grand) ** 2).sum())
+    ss_deals = k * float(((x.mean(axis=1) - grand) ** 2).sum())
+    ss_residual = max(0.0, float(((x - grand) ** 2).sum()) - ss_agents - ss_deals)
+    df_a, df_r = k - 1, (k - 1) * (n - 1)
+    ms_a, ms_r = ss_agents / df_a, ss_residual / df_r
+    if ms_r > 0:
+        f = ms_a / ms_r
+        p = float(stats.f.sf(f, df_a, df_r))
+    else:
+        f, p = (math.inf, 0.0) if ms_a > 0 else (math.nan, math.nan)
+    return {"f": f, "df_agents": df_a, "df_residual": df_r, "p": p,
+            "sd_agents": math.sqrt(max(0.0, (ms_a - ms_r) / n))}
+
+
+def _paired_table(folders: Sequence[str]) -> tuple[list[dict], np.ndarray]:
+    """The runs of ``folders`` (:func:`_run_row`, each with its display ``name``) and their
+    n × k table of Moon − Sun per deal over the first n deals all played.
+
+    Raises:
+        ValueError: as :func:`spread_runs`.
+    """
+    if len(folders) < 2:
+        raise ValueError(f"--spread takes the folders of two or more runs (three or more for an error bar), got "
+                         f"{len(folders)}")
+    real = [os.path.realpath(f) for f in folders]
+    twice = sorted({f for f, r in zip(folders, real) if real.count(r) > 1})
+    if twice:
+        raise ValueError(f"--spread names one folder twice ({', '.join(map(repr, twice))}); give each run once")
+    rows = [_run_row(f) for f in folders]
+    seeds = sorted({r["seed"] for r in rows})
+    if len(seeds) > 1:
+        shown = ", ".join(f"{r['folder']!r}: seed {r['seed']}" for r in rows)
+        raise ValueError(f"--spread: the runs played the deals of different seeds ({shown}); pairing by deal needs "
+                         "the same deals: runs of one --seed")
+    n = min(r["deals"] for r in rows)
+    x = np.stack([r["per_deal"][:n] for r in rows], axis=1)
+    for i in range(len(rows)):
+        for j in range(i):
+            if np.array_equal(x[:, i], x[:, j]):
+                raise ValueError(f"--spread: {rows[j]['folder']!r} and {rows[i]['folder']!r} gave the same points on "
+                                 f"every one of their first {n} deals: one agent twice (every deal is seeded by "
+                                 "(seed, deal, agents)); give runs of different agents")
+    labels = [r["label"] for r in rows]
+    for r in rows:  # one spec, several agents (e.g. a `default` replaced between runs): name by folder
+        r["name"] = f"{r['label']} ({r['folder']})" if labels.count(r["label"]) > 1 else r["label"]
+    return rows, x
+
+
+def spread_runs(folders: Sequence[str]) -> dict:
+    """The spread of the edges of k ≥ 2 agents on the same deals (module docstring).
+
+    Args:
+        folders: output folders of finished ``twilight edge SPEC --seed S`` runs, one agent
+            each, all on the deals of one seed (any numbers of deals: the first n all
+            played are used).
+
+    Returns:
+        ``{"seed", "deals", "agents": [{"label", "folder", "deals", "edge", "ci_low",
+        "ci_high"}, ...], "mean", "sd", "range", "recipe": {"mean", "ci_low", "ci_high"},
+        "deal_level": {"mean", "ci_low", "ci_high"}, "anova": {...}, "pairs": [{"upper",
+        "lower", "difference", "ci_low", "ci_high"}, ...]}``; deal points per deal.
+
+    Raises:
+        ValueError: fewer than two folders, one folder twice, a folder :func:`_run_row`
+            refuses, runs on the deals of different seeds, or two runs with the same
+            points on every deal they share (one agent twice).
+    """
+    from scipy import stats
+
+    rows, x = _paired_table(folders)
+    agents = []
+    for r, col in zip(rows, x.T):
+        m, lo, hi = mean_ci(col)
+        agents.append({"label": r["name"], "folder": r["folder"], "deals": r["deals"], "edge": m,
+                       "ci_low": lo, "ci_high": hi})
+    edges = x.mean(axis=0)
+    k = len(rows)
+    sd = float(edges.std(ddof=1))
+    half = float(stats.t.ppf(0.975, k - 1)) * sd / math.sqrt(k)
+    mean = float(edges.mean())
+    dm, dlo, dhi = mean_ci(x.mean(axis=1))
+    pairs = []
+    for i in range(k):
+        for j in range(i + 1, k):
+            d, lo, hi = mean_ci(x[:, i] - x[:, j])
+            pairs.append({"upper": rows[i]["name"], "lower": rows[j]["name"], "difference": d, "ci_low": lo,
+                          "ci_high": hi})
+    return {"seed": rows[0]["seed"], "deals": len(x), "agents": agents, "mean": mean, "sd": sd,
+            "range": float(edges.max() - edges.min()),
+            "recipe": {"mean": mean, "ci_low": mean - half, "ci_high": mean + half},
+            "deal_level": {"mean": dm, "ci_low": dlo, "ci_high": dhi}, "anova": _anova(x), "pairs": pairs}
+
+
+def _ci(d: dict, mean_key: str = "mean") -> str:
+    return fmt_ci(d[mean_key], d["ci_low"], d["ci_high"], signed=True)
+
+
+def spread_summary(s: dict) -> list[str]:
+    """The sentences of a :func:`spread_runs` result (unwrapped)."""
+    a = s["anova"]
+    differ = ("the agents' edges differ beyond deal noise" if a["p"] < 0.05
+              else "no difference among the agents' edges is shown beyond deal noise")
+    return [
+        f"Over the first {s['deals']} deals of seed {s['seed']}, {len(s['agents'])} agents: mean edge "
+        f"{s['mean']:+.2f}, standard deviation {s['sd']:.2f}, range {s['range']:.2f} deal points per deal.",
+        f"The recipe's edge (each agent one draw of it; random effects, Student t with {len(s['agents']) - 1} "
+        f"degree{'s' if len(s['agents']) > 2 else ''} of freedom): {_ci(s['recipe'])}; the deal-level interval of these agents' mean edge: {_ci(s['deal_level'])}.",
+        f"Agents as treatments, deals as blocks: F({a['df_agents']}, {a['df_residual']}) = {a['f']:.2f}, "
+        f"p = {a['p']:.3g}: {differ}; the agents' standard deviation beyond deal noise {a['sd_agents']:.2f}.",
+    ]
+
+
+def spread_lines(s: dict) -> list[str]:
+    """What ``twilight edge --spread`` prints (each line within the terminal width)."""
+    out = []
+    for a in s["agents"]:
+        out += wrap(f"{a['label']}: {_ci(a, 'edge')} ({a['folder']})")
+    for p in s["pairs"]:
+        out += wrap(f"{p['upper']} minus {p['lower']}, paired by deal: {_ci(p, 'difference')}")
+    for sentence in spread_summary(s):
+        out += wrap(sentence)
+    return out
+
+
+def spread_markdown(s: dict) -> str:
+    """``spread.md``: the agents' table, the pairs' table and the summary."""
+    agents = markdown_table(["agent", "folder", "Moon − Sun [95% CI]"],
+                            [[a["label"], a["folder"], _ci(a, "edge")] for a in s["agents"]])
+    pairs = markdown_table(["agent", "minus agent", "difference, paired by deal [95% CI]"],
+                           [[p["upper"], p["lower"], _ci(p, "difference")] for p in s["pairs"]])
+    return "\n\n".join([f"# The spread of the edge among agents (seed {s['seed']}, first {s['deals']} deals)",
+                        agents, pairs, "\n".join(f"- {line}" for line in spread_summary(s))]) + "\n"
+
+
+def run_spread(folders: Sequence[str], out: str | None = None, force: bool = False) -> dict:
+    """:func:`spread_runs`, printed, and written to ``out`` (``spread.md``, ``spread.json``) when given.
+
+    Raises:
+        ValueError: as :func:`spread_runs`; an ``out`` that holds a spread already and no
+            ``force``, or an ``out`` that is a file.
+    """
+    if out is not None:
+        if os.path.exists(out) and not os.path.isdir(out):
+            raise ValueError(f"--out {out!r} is a file; --spread writes {SPREAD_MD} and {SPREAD_JSON} into a folder")
+        held = [f for f in (SPREAD_MD, SPREAD_JSON) if os.path.exists(os.path.join(out, f))]
+        if held and not force:
+            raise ValueError(f"--out {out!r} holds {', '.join(held)} already; give --force to write over them, or "
+                             "another --out")
+    s = spread_runs(folders)
+    print("\n".join(spread_lines(s)))
+    if out is not None:
+        os.makedirs(out, exist_ok=True)
+        anova = {key: (v if not isinstance(v, float) or math.isfinite(v) else None) for key, v in s["anova"].items()}
+        write_json(os.path.join(out, SPREAD_JSON), dict(s, anova=anova), indent=1)  # strict JSON: no Infinity
+        write_text(os.path.join(out, SPREAD_MD), spread_markdown(s))
+    return s
