@@ -45,7 +45,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from twilight_env.util.argtypes import MAX_DEALS, deal_count, interrupt_status, non_negative_int, positive_int
+from twilight_env.util.argtypes import MAX_DEALS, deal_count, interrupt_status, positive_int
 from twilight_env.util.atomic import atomic_file, write_json
 from twilight_env.rules.engine import State
 from twilight_env.records.game_records import check_records_folder
@@ -55,7 +55,7 @@ from twilight_env.experiments.common import (RunCheckpoint, check_deal_source, c
                      check_score_pair, check_specs, check_workers, default_workers, fmt_ci, git_hash, lockstep_ok,
                      mean_ci, out_dir, play_lockstep, play_seeded, resume_conflicts, run_tasks, text_table)
 from twilight_env.util.distributed import add_ray_argument, prepare_runner, ray_runner, runner_label
-from twilight_env.records.dealsets import check_deals, deal_set, run_seed
+from twilight_env.records.dealsets import check_deals, deal_set, run_seed, seed_or_deal_set
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -65,9 +65,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--deals", type=deal_count, default=None,
                    help=f"number of deals, each played twice per pairing (1..{MAX_DEALS:,}; default 200, or all of "
                         "--deals-file)")
-    p.add_argument("--seed", type=non_negative_int, default=None,
-                   help="seed of the deals and the agents' streams (default 0; with --deals-file, the seed saved "
-                        "in the file)")
+    p.add_argument("--seed", type=seed_or_deal_set, default=None,
+                   help="seed of the deals and the agents' streams, or a held-out deal set by name (heldout-1, "
+                        "heldout-2, heldout-3: its seed) (default 0; with --deals-file, the seed saved in the file)")
     p.add_argument("--workers", type=positive_int, default=default_workers(),
                    help="worker processes (default: os.cpu_count(); 1 runs in this process)")
     p.add_argument("--out", default=None,

@@ -28,6 +28,7 @@ import argparse
 import os
 from dataclasses import dataclass
 
+from twilight_env.records.dealsets import seed_or_deal_set
 from twilight_env.util.argtypes import MAX_DEALS, deal_count, interrupt_status, positive_int
 from twilight_env.util.distributed import add_ray_argument
 
@@ -258,15 +259,6 @@ def _add_mode_arguments(g) -> None:
                         "own tricks, the new moon is a fourth line); 'individual' writes individual.md/.json "
                         "(twilight_env.experiments.edge.individual_edge; agents that read it: "
                         "ismcts:backend=numba,scoring=individual)")
-
-
-def seed_or_deal_set(text: str) -> int:
-    """argparse type of ``--seed``: an integer >= 0, or the name of a held-out deal set
-    (:data:`twilight_env.rules.heldout.HELDOUT_SEEDS`), taken as its seed."""
-    try:
-        return crossplay.seed_of(text)
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e).removeprefix("--seed ")) from None
 
 
 def parse_rung_deals(items: list[str] | None) -> dict[str, int]:

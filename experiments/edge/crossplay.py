@@ -54,7 +54,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from twilight_env.agents.base import canonical_spec
-from twilight_env.records.dealsets import HELDOUT_SEEDS, heldout_seed
+from twilight_env.records.dealsets import HELDOUT_SEEDS, seed_of  # noqa: F401 (seed_of stays importable here)
 from twilight_env.util.argtypes import MAX_DEALS
 from twilight_env.util.atomic import write_json, write_text
 from twilight_env.util.jsonfile import JsonFileError, read_json
@@ -87,22 +87,6 @@ SAVED = ("specs", "deals", "seed", "target", "boot", "matches")
 # ---------------------------------------------------------------------------------
 # settings
 # ---------------------------------------------------------------------------------
-
-def seed_of(value: Any, flag: str = "--seed") -> int:
-    """A seed (int >= 0) or the name of a held-out deal set (``heldout-2``), as its seed.
-
-    Raises:
-        ValueError: neither (the message lists the held-out names).
-    """
-    if isinstance(value, str):
-        if value in HELDOUT_SEEDS:
-            return heldout_seed(value)
-        if value.strip().isdigit():
-            return check_seed(int(value.strip()), flag, allow_none=False)
-        raise ValueError(f"{flag} takes a seed (an integer >= 0) or a held-out deal set "
-                         f"({', '.join(sorted(HELDOUT_SEEDS))}), got {value!r}")
-    return check_seed(value, flag, allow_none=False)
-
 
 def check_crossplay_specs(specs: Any) -> tuple[str, ...]:
     """The specs of a cross-play matrix, stripped, after checking them.

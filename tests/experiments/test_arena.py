@@ -184,3 +184,18 @@ def test_ratings_do_not_depend_on_the_order_of_the_deals():
     assert first == second
     by = {r["agent"]: r for r in first}
     assert by["A"]["mu"] > by["B"]["mu"] and first[0]["agent"] == "A"
+
+
+def test_seed_takes_a_held_out_deal_set_by_name_as_twilight_edge_does(tmp_path, capsys):
+    """``twilight arena --seed heldout-3`` plays the deals of that set's seed, as ``twilight edge`` reads it."""
+    out = tmp_path / "a"
+    assert main(["arena", "random", "heuristic", "--players", "3", "--deals", "2", "--seed", "heldout-3",
+                 "--workers", "1", "--quiet", "--out", str(out)]) == 0
+    doc = json.loads((out / "arena.json").read_text())
+    assert doc["seed"] == 2_026_120_103
+    with pytest.raises(SystemExit) as e:  # argparse's usage error
+        main(["arena", "random", "heuristic", "--players", "3", "--deals", "2", "--seed", "heldout-9", "--workers", "1",
+              "--quiet", "--out", str(tmp_path / "b")])
+    assert e.value.code == 2
+    assert "held-out deal set (heldout-1, heldout-2, heldout-3), got 'heldout-9'" in capsys.readouterr().err
+    assert not (tmp_path / "b").exists()

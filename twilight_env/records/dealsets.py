@@ -23,13 +23,14 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
 from twilight_env.rules.engine import hands_to_codes, random_hands, validate_deal
 from twilight_env.util.atomic import atomic_file
 from twilight_env.util.jsonfile import read_json
+from twilight_env.util.seeding import check_seed
 from twilight_env.rules.heldout import HELDOUT_SEEDS, check_not_heldout, heldout_seed  # noqa: F401 (re-exported)
 
 FORMAT = "twilight-deals"
@@ -179,3 +180,34 @@ def run_seed(seed: int | None, meta: dict) -> int:
     if seed is not None:
         return seed
     return meta["seed"] if meta["seed"] is not None else 0
+
+
+def seed_of(value: Any, flag: str = "--seed") -> int:
+    """A seed (int >= 0) or the name of a held-out deal set (``heldout-2``), as its seed.
+
+    Raises:
+        ValueError: neither (the message lists the held-out names).
+    """
+    if isinstance(value, str):
+        if value in HELDOUT_SEEDS:
+            return heldout_seed(value)
+        if value.strip().isdigit():
+            return check_seed(int(value.strip()), flag, allow_none=False)
+        raise ValueError(f"{flag} takes a seed (an integer >= 0) or a held-out deal set "
+                         f"({', '.join(sorted(HELDOUT_SEEDS))}), got {value!r}")
+    return check_seed(value, flag, allow_none=False)
+
+
+def seed_or_deal_set(text: str) -> int:
+    """argparse type of ``--seed``: an integer >= 0, or the name of a held-out deal set
+    (:data:`HELDOUT_SEEDS`), taken as its seed.
+
+    Raises:
+        argparse.ArgumentTypeError: neither (the message lists the held-out names).
+    """
+    import argparse
+
+    try:
+        return seed_of(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e).removeprefix("--seed ")) from None
