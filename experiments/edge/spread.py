@@ -12,21 +12,26 @@ Over the first n deals every run played (a run of N deals holds the first N deal
 seed, so deal i is the same deal in every run), with X the n × k table of Moon − Sun per
 deal (each deal's three plays averaged):
 
-- each agent's edge, with its deal-level Student-t 95% interval;
+- each agent's edge over those n deals, with its deal-level Student-t 95% interval;
 - the mean of the k edges, their sample standard deviation and range;
-- the **recipe's edge**: the mean with the random-effects interval
-  ``mean ± t(k−1) · sd / √k``, each agent one draw of the recipe (its deal noise
-  included in its edge). With k = 3 the t quantile is 4.30: three networks bound the
-  recipe's edge only loosely, and that is the honest width;
-- the deal-level interval of the same mean (each deal's k edges averaged): how well the
-  k agents' own average is known, which the spread adds to;
-- the two-way analysis of variance of X (deals as blocks, agents as treatments, one
-  value per cell: a randomised complete block design): the F test that the agents'
-  edges differ beyond deal noise, ``F = MS_agents / MS_residual`` on ``(k − 1,
-  (k − 1)(n − 1))`` degrees of freedom, and the agents' standard deviation freed from
-  deal noise, ``sqrt(max(0, (MS_agents − MS_residual) / n))`` (the method-of-moments
-  variance component). With k = 2 the F statistic is the square of the paired t
-  statistic of ``--compare``;
+- the two-way analysis of variance of X (deals and agents both random: a randomised
+  complete block design, one value per cell), with mean squares MS_agents (k − 1 degrees
+  of freedom), MS_deals (n − 1) and MS_residual ((k − 1)(n − 1)):
+
+  - the F test that the agents' edges differ beyond deal noise, ``F = MS_agents /
+    MS_residual`` (with k = 2, the square of ``--compare``'s paired t statistic);
+  - the agents' standard deviation freed from deal noise, ``sqrt(max(0, (MS_agents −
+    MS_residual) / n))`` (the method-of-moments variance component; 0 when F < 1);
+  - **the edge of the recipe**: the mean with the 95% interval of an agent *and* a deal
+    drawn afresh, ``SE² = (MS_deals + max(0, MS_agents − MS_residual)) / (n k)`` (the
+    agents' share, the deals' share and the rest, each estimated by its mean square) and
+    Satterthwaite's degrees of freedom. The deals' luck is shared by every agent and
+    cancels from their spread, so the spread alone (``t(k − 1) · sd / √k``) would hold
+    the deals fixed; this interval holds neither fixed, and it is never narrower than
+    the deal-level one. With k = 3 and agents that differ, its t quantile comes near
+    4.30 (2 degrees of freedom): three networks bound the recipe's edge only loosely;
+- the deal-level interval of the same mean (each deal's k edges averaged): how well these
+  k agents' own average is known, the agents held fixed;
 - every pair's difference, paired by deal (as ``--compare``).
 
 It plays nothing. With ``--out FOLDER`` it also writes ``spread.md`` and ``spread.json``
@@ -68,19 +73,36 @@ def _run_row(folder: str) -> dict:
         raise ValueError(f"--spread {folder!r} played deals from a file ({source.get('path')!r}); pairing by deal "
                          "needs runs on the generated deals of one --seed")
     r = doc["results"][0]
-    per = (np.asarray(r["moon_points"], float) - np.asarray(r["sun_points"], float)).mean(axis=1)
+    moon, sun = (np.asarray(r[key], float) if _numeric(r[key]) else None for key in ("moon_points", "sun_points"))
+    want = (int(doc["deals"]), 3)
+    if moon is None or sun is None or moon.shape != want or sun.shape != want:
+        got = [None if a is None else a.shape for a in (moon, sun)]
+        raise ValueError(f"--spread {folder!r}: its edge.json is damaged: moon_points and sun_points must each hold "
+                         f"{want[0]} deals × 3 plays of numbers (its 'deals'), got shapes {got[0]} and {got[1]}")
+    per = (moon - sun).mean(axis=1)
     return {"label": r["label"], "folder": folder, "seed": int(doc["seed"]), "deals": int(doc["deals"]),
             "per_deal": per}
+
+
+def _numeric(value) -> bool:
+    """Whether ``value`` converts to a float array (a damaged file may hold anything)."""
+    try:
+        np.asarray(value, float)
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 def _anova(x: np.ndarray) -> dict:
     """Two-way analysis of variance of ``x`` (n deals × k agents, one value per cell).
 
     Returns:
-        ``{"f", "df_agents", "df_residual", "p", "sd_agents"}``: the F statistic of the
-        agents (``inf`` when the residual is 0 and the agents differ), its degrees of
-        freedom and p value, and the agents' standard deviation freed from deal noise
-        (deal points per deal).
+        ``{"f", "df_agents", "df_residual", "p", "sd_agents", "ms_agents", "ms_deals",
+        "ms_residual", "recipe_se", "recipe_df"}``: the F statistic of the agents (``inf``
+        when the residual is 0 and the agents differ), its degrees of freedom and p value,
+        the agents' standard deviation freed from deal noise, the mean squares, and the
+        standard error of the grand mean with both agents and deals random, with its
+        Satterthwaite degrees of freedom (module docstring); deal points per deal.
     """
     from scipy import stats
 
@@ -89,15 +111,39 @@ def _anova(x: np.ndarray) -> dict:
     ss_agents = n * float(((x.mean(axis=0) - grand) ** 2).sum())
     ss_deals = k * float(((x.mean(axis=1) - grand) ** 2).sum())
     ss_residual = max(0.0, float(((x - grand) ** 2).sum()) - ss_agents - ss_deals)
-    df_a, df_r = k - 1, (k - 1) * (n - 1)
-    ms_a, ms_r = ss_agents / df_a, ss_residual / df_r
+    df_a, df_d, df_r = k - 1, n - 1, (k - 1) * (n - 1)
+    ms_a, ms_d, ms_r = ss_agents / df_a, ss_deals / df_d, ss_residual / df_r
+    # Var(grand mean) = s_a^2/k + s_d^2/n + s_e^2/(nk), each component by its mean square
+    terms = [(ms_d, df_d)] + ([(ms_a, df_a), (-ms_r, df_r)] if ms_a > ms_r else [])
+    total = sum(m for m, _ in terms)
+    dof = total ** 2 / sum(m * m / d for m, d in terms) if total > 0 else math.nan
     if ms_r > 0:
         f = ms_a / ms_r
         p = float(stats.f.sf(f, df_a, df_r))
     else:
         f, p = (math.inf, 0.0) if ms_a > 0 else (math.nan, math.nan)
     return {"f": f, "df_agents": df_a, "df_residual": df_r, "p": p,
-            "sd_agents": math.sqrt(max(0.0, (ms_a - ms_r) / n))}
+            "sd_agents": math.sqrt(max(0.0, (ms_a - ms_r) / n)), "ms_agents": ms_a, "ms_deals": ms_d,
+            "ms_residual": ms_r, "recipe_se": math.sqrt(max(0.0, total) / (n * k)), "recipe_df": dof}
+
+
+def recipe_interval(x: np.ndarray, anova: dict | None = None, confidence: float = 0.95) -> tuple[float, float, float]:
+    """The grand mean of ``x`` (n deals × k agents, k ≥ 2, n ≥ 2) with its interval for a
+    new agent on new deals: agents and deals both random (module docstring), Student t
+    with Satterthwaite's degrees of freedom.
+
+    Returns:
+        ``(mean, low, high)``, in the units of ``x``; the mean itself when ``x`` holds no
+        spread at all.
+    """
+    from scipy import stats
+
+    a = _anova(x) if anova is None else anova
+    mean, se, dof = float(x.mean()), a["recipe_se"], a["recipe_df"]
+    if not (se > 0 and dof > 0):
+        return mean, mean, mean
+    half = float(stats.t.ppf(0.5 + confidence / 2, dof)) * se
+    return mean, mean - half, mean + half
 
 
 def _paired_table(folders: Sequence[str]) -> tuple[list[dict], np.ndarray]:
@@ -143,8 +189,9 @@ def spread_runs(folders: Sequence[str]) -> dict:
             played are used).
 
     Returns:
-        ``{"seed", "deals", "agents": [{"label", "folder", "deals", "edge", "ci_low",
-        "ci_high"}, ...], "mean", "sd", "range", "recipe": {"mean", "ci_low", "ci_high"},
+        ``{"seed", "deals", "agents": [{"label", "folder", "run_deals", "edge", "ci_low",
+        "ci_high"}, ...], "mean", "sd", "range", "recipe": {"mean", "ci_low", "ci_high", "se",
+        "df"},
         "deal_level": {"mean", "ci_low", "ci_high"}, "anova": {...}, "pairs": [{"upper",
         "lower", "difference", "ci_low", "ci_high"}, ...]}``; deal points per deal.
 
@@ -153,19 +200,16 @@ def spread_runs(folders: Sequence[str]) -> dict:
             refuses, runs on the deals of different seeds, or two runs with the same
             points on every deal they share (one agent twice).
     """
-    from scipy import stats
-
     rows, x = _paired_table(folders)
     agents = []
     for r, col in zip(rows, x.T):
         m, lo, hi = mean_ci(col)
-        agents.append({"label": r["name"], "folder": r["folder"], "deals": r["deals"], "edge": m,
+        agents.append({"label": r["name"], "folder": r["folder"], "run_deals": r["deals"], "edge": m,
                        "ci_low": lo, "ci_high": hi})
     edges = x.mean(axis=0)
     k = len(rows)
-    sd = float(edges.std(ddof=1))
-    half = float(stats.t.ppf(0.975, k - 1)) * sd / math.sqrt(k)
-    mean = float(edges.mean())
+    anova = _anova(x)
+    mean, low, high = recipe_interval(x, anova)
     dm, dlo, dhi = mean_ci(x.mean(axis=1))
     pairs = []
     for i in range(k):
@@ -173,10 +217,10 @@ def spread_runs(folders: Sequence[str]) -> dict:
             d, lo, hi = mean_ci(x[:, i] - x[:, j])
             pairs.append({"upper": rows[i]["name"], "lower": rows[j]["name"], "difference": d, "ci_low": lo,
                           "ci_high": hi})
-    return {"seed": rows[0]["seed"], "deals": len(x), "agents": agents, "mean": mean, "sd": sd,
+    return {"seed": rows[0]["seed"], "deals": len(x), "agents": agents, "mean": mean, "sd": float(edges.std(ddof=1)),
             "range": float(edges.max() - edges.min()),
-            "recipe": {"mean": mean, "ci_low": mean - half, "ci_high": mean + half},
-            "deal_level": {"mean": dm, "ci_low": dlo, "ci_high": dhi}, "anova": _anova(x), "pairs": pairs}
+            "recipe": {"mean": mean, "ci_low": low, "ci_high": high, "se": anova["recipe_se"], "df": anova["recipe_df"]},
+            "deal_level": {"mean": dm, "ci_low": dlo, "ci_high": dhi}, "anova": anova, "pairs": pairs}
 
 
 def _ci(d: dict, mean_key: str = "mean") -> str:
@@ -185,22 +229,30 @@ def _ci(d: dict, mean_key: str = "mean") -> str:
 
 def spread_summary(s: dict) -> list[str]:
     """The sentences of a :func:`spread_runs` result (unwrapped)."""
-    a = s["anova"]
+    a, r, k = s["anova"], s["recipe"], len(s["agents"])
     differ = ("the agents' edges differ beyond deal noise" if a["p"] < 0.05
               else "no difference among the agents' edges is shown beyond deal noise")
-    return [
-        f"Over the first {s['deals']} deals of seed {s['seed']}, {len(s['agents'])} agents: mean edge "
-        f"{s['mean']:+.2f}, standard deviation {s['sd']:.2f}, range {s['range']:.2f} deal points per deal.",
-        f"The recipe's edge (each agent one draw of it; random effects, Student t with {len(s['agents']) - 1} "
-        f"degree{'s' if len(s['agents']) > 2 else ''} of freedom): {_ci(s['recipe'])}; the deal-level interval of these agents' mean edge: {_ci(s['deal_level'])}.",
+    beyond = f"{a['sd_agents']:.1f}" + (" (F below 1: they differ less than deal noise alone would make them)"
+                                         if a["f"] < 1 else "")
+    lines = [
+        f"Over the first {s['deals']} deals of seed {s['seed']} (every figure here), {k} agents: mean edge "
+        f"{s['mean']:+.1f}, standard deviation {s['sd']:.1f}, range {s['range']:.1f} deal points per deal.",
         f"Agents as treatments, deals as blocks: F({a['df_agents']}, {a['df_residual']}) = {a['f']:.2f}, "
-        f"p = {a['p']:.3g}: {differ}; the agents' standard deviation beyond deal noise {a['sd_agents']:.2f}.",
+        f"p = {a['p']:.3g}: {differ}; the agents' standard deviation beyond deal noise: {beyond}.",
+        f"The edge of the recipe, if these agents are draws of one (a new agent on new deals; agents and deals "
+        f"random, Satterthwaite's {r['df']:.1f} degrees of freedom): {_ci(r)}; these {k} agents' mean edge on "
+        f"deals drawn afresh (the agents fixed): {_ci(s['deal_level'])}.",
     ]
+    if k < 3:
+        lines.append("With two agents the agents' part of the interval rests on one degree of freedom: three or "
+                     "more make an error bar.")
+    return lines
 
 
 def spread_lines(s: dict) -> list[str]:
     """What ``twilight edge --spread`` prints (each line within the terminal width)."""
-    out = []
+    out = wrap(f"Moon − Sun per deal over the first {s['deals']} deals of seed {s['seed']}, the deals every run "
+               "played:")
     for a in s["agents"]:
         out += wrap(f"{a['label']}: {_ci(a, 'edge')} ({a['folder']})")
     for p in s["pairs"]:
@@ -212,8 +264,9 @@ def spread_lines(s: dict) -> list[str]:
 
 def spread_markdown(s: dict) -> str:
     """``spread.md``: the agents' table, the pairs' table and the summary."""
-    agents = markdown_table(["agent", "folder", "Moon − Sun [95% CI]"],
-                            [[a["label"], a["folder"], _ci(a, "edge")] for a in s["agents"]])
+    agents = markdown_table(["agent", "folder", f"Moon − Sun over the {s['deals']} deals [95% CI]",
+                             "deals the run played"],
+                            [[a["label"], a["folder"], _ci(a, "edge"), a["run_deals"]] for a in s["agents"]])
     pairs = markdown_table(["agent", "minus agent", "difference, paired by deal [95% CI]"],
                            [[p["upper"], p["lower"], _ci(p, "difference")] for p in s["pairs"]])
     return "\n\n".join([f"# The spread of the edge among agents (seed {s['seed']}, first {s['deals']} deals)",
@@ -225,8 +278,11 @@ def run_spread(folders: Sequence[str], out: str | None = None, force: bool = Fal
 
     Raises:
         ValueError: as :func:`spread_runs`; an ``out`` that holds a spread already and no
-            ``force``, or an ``out`` that is a file.
+            ``force``, an ``out`` that is a file, or ``force`` without ``out``.
     """
+    if out is None and force:
+        raise ValueError("--force goes with --out (it writes over spread.md/.json there); give --out FOLDER or "
+                         "leave --force out")
     if out is not None:
         if os.path.exists(out) and not os.path.isdir(out):
             raise ValueError(f"--out {out!r} is a file; --spread writes {SPREAD_MD} and {SPREAD_JSON} into a folder")

@@ -51,16 +51,21 @@ def test_the_spread_over_the_deals_every_run_played(runs, capsys):
     assert [a["edge"] for a in s["agents"]] == pytest.approx(edges)
     assert s["mean"] == pytest.approx(edges.mean()) and s["sd"] == pytest.approx(edges.std(ddof=1))
     assert s["range"] == pytest.approx(edges.max() - edges.min())
-    half = stats.t.ppf(0.975, 2) * edges.std(ddof=1) / math.sqrt(3)
-    assert (s["recipe"]["ci_low"], s["recipe"]["ci_high"]) == pytest.approx((edges.mean() - half, edges.mean() + half))
-    assert s["deal_level"]["mean"] == pytest.approx(edges.mean())
+    assert s["recipe"]["mean"] == pytest.approx(edges.mean()) == s["deal_level"]["mean"]
+    assert (s["recipe"]["ci_low"], s["recipe"]["ci_high"]) == pytest.approx(spread.recipe_interval(x)[1:])
+    # never narrower than the deal-level interval (the agents' share can only add)
+    assert s["recipe"]["ci_high"] - s["recipe"]["ci_low"] >= s["deal_level"]["ci_high"] - s["deal_level"]["ci_low"] - 1e-9
+    assert [a["run_deals"] for a in s["agents"]] == [5, 4, 6]
     assert [(p["upper"], p["lower"]) for p in s["pairs"]] == [
         ("heuristic", "random"), ("heuristic", "pimc:worlds=2"), ("random", "pimc:worlds=2")]
     assert s["pairs"][0]["difference"] == pytest.approx((x[:, 0] - x[:, 1]).mean())
     assert main(["edge", "--spread", *folders]) == 0
     printed = capsys.readouterr().out
     assert max(len(line) for line in printed.splitlines()) <= TERMINAL_WIDTH
-    assert "F(2, 6) = " in printed and "the recipe's edge" in printed.lower()
+    assert "F(2, 6) = " in printed and "the edge of the recipe" in printed.lower()
+    assert printed.startswith("Moon − Sun per deal over the first 4 deals of seed 3")
+    assert main(["edge", "--spread", *folders[:2], "--spread", folders[2]]) == 0  # given twice: the folders add
+    assert capsys.readouterr().out == printed
 
 
 def test_with_two_agents_f_is_the_square_of_the_paired_t(runs):
@@ -70,6 +75,26 @@ def test_with_two_agents_f_is_the_square_of_the_paired_t(runs):
     assert s["anova"]["f"] == pytest.approx(t.statistic ** 2)
     assert s["anova"]["p"] == pytest.approx(t.pvalue)
     assert (s["anova"]["df_agents"], s["anova"]["df_residual"]) == (1, 4)
+
+
+@pytest.mark.parametrize("sd_agents", [0.0, 4.0])
+def test_the_recipe_interval_covers_the_mean_of_a_new_agent_on_new_deals(sd_agents):
+    """Tables drawn from the two-way random-effects model (deal effect SD 30, agent effect
+    SD 0 or 4, the rest SD 8; 3 agents, 40 deals): the interval holds the model's mean
+    about 95% of the time. The interval from the agents' spread alone (t with k − 1
+    degrees of freedom on the k edges) holds the deals fixed and misses far more often."""
+    rng = np.random.default_rng(46)
+    n, k, reps, mu = 40, 3, 2000, -4.0
+    hit = hit_spread_only = 0
+    for _ in range(reps):
+        x = (mu + rng.normal(0, 30, (n, 1)) + rng.normal(0, sd_agents, (1, k)) + rng.normal(0, 8, (n, k)))
+        _, low, high = spread.recipe_interval(x)
+        hit += low <= mu <= high
+        e = x.mean(axis=0)
+        half = stats.t.ppf(0.975, k - 1) * e.std(ddof=1) / math.sqrt(k)
+        hit_spread_only += e.mean() - half <= mu <= e.mean() + half
+    assert 0.93 <= hit / reps <= 0.975, hit / reps
+    assert hit_spread_only / reps < 0.85, hit_spread_only / reps
 
 
 def test_known_offsets_are_recovered_beyond_deal_noise(runs, tmp_path):
@@ -119,3 +144,13 @@ def test_runs_it_cannot_pair_are_refused(runs, tmp_path, capsys):
     afile.write_text("")
     with pytest.raises(ValueError, match="is a file"):
         spread.run_spread([h, r], out=str(afile))
+    assert main(["edge", "--spread", h, r, "--force"]) == 2
+    assert "--force goes with --out" in capsys.readouterr().err
+    damaged = tmp_path / "damaged"  # per-deal points that no longer match the run's count of deals
+    shutil.copytree(runs / "h", damaged)
+    doc = json.loads((damaged / "edge.json").read_text())
+    doc["results"][0]["moon_points"] = doc["results"][0]["moon_points"][:3]
+    (damaged / "edge.json").write_text(json.dumps(doc))
+    assert main(["edge", "--spread", h, str(damaged)]) == 2
+    err = capsys.readouterr().err
+    assert "its edge.json is damaged" in err and "5 deals × 3 plays" in err and "(3, 3)" in err
