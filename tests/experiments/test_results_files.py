@@ -38,3 +38,25 @@ def test_an_edge_runs_figures_recompute_from_its_per_deal_points(path):
         if md is not None:
             shown = fmt_ci(got["mean"], got["ci_low"], got["ci_high"], signed=True)
             assert shown in md or shown.replace("+", "") in md, (r["label"], shown)
+
+
+SPREADS = sorted((ROOT / "results").rglob("spread.json"))
+
+
+@pytest.mark.parametrize("path", SPREADS, ids=lambda p: p.parent.relative_to(ROOT / "results").as_posix())
+def test_a_kept_spread_recomputes_from_the_runs_it_names(path, monkeypatch):
+    """``twilight edge --spread`` over the kept runs gives the stored figures and ``spread.md``."""
+    from twilight_env.experiments.edge.spread import spread_markdown, spread_runs
+
+    kept = json.loads(path.read_text(encoding="utf-8"))
+    monkeypatch.chdir(ROOT)  # the folders are named from the repository root, as the command was run
+    got = spread_runs([a["folder"] for a in kept["agents"]])
+    for key in ("mean", "sd", "range", "deals"):
+        assert got[key] == pytest.approx(kept[key], rel=1e-12), key
+    for key in ("ci_low", "ci_high", "df"):
+        assert got["recipe"][key] == pytest.approx(kept["recipe"][key], rel=1e-12), key
+    assert spread_markdown(got) == (path.parent / "spread.md").read_text(encoding="utf-8")
+
+
+def test_the_seed_networks_spread_is_kept():
+    assert [p.parent.name for p in SPREADS] == ["edge_seeds_h2"]
