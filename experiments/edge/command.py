@@ -86,7 +86,7 @@ MODES: tuple[Mode, ...] = (
          "the paired difference of two runs, from their folders (a run under way: its deals finished so far); it plays nothing", ()),
     Mode("spread", ("spread", None), "twilight edge --spread FOLDER FOLDER [FOLDER ...]",
          "the spread of the edges of several agents' runs on the same deals (networks of one recipe from "
-         "different seeds): each edge, the F test of the agents, the recipe's edge for a new agent on new deals; "
+         "different seeds): each edge, the F test of the agents, the recipe's mean edge with its interval; "
          "it plays nothing", ("out", "force")),
     Mode("status", ("status", None), "twilight edge --status FOLDER",
          "the interim figures of an unfinished run (its deals finished so far); it plays nothing", ()),
@@ -243,7 +243,7 @@ def _add_mode_arguments(g) -> None:
                    help="print the spread of the edges of two or more finished one-agent runs on the generated "
                         "deals of one --seed (networks of one recipe from different seeds): each edge, the "
                         "pairs paired by deal, the F test that the agents differ beyond deal noise, and the "
-                        "recipe's edge with its 95%% interval for a new agent on new deals (agents and deals "
+                        "recipe's mean edge with its 95%% interval (agents and deals both "
                         "random); with --out, writes spread.md/.json there; plays nothing")
     g.add_argument("--status", default=None, metavar="FOLDER",
                    help="print the interim figures of the unfinished team-scoring run in FOLDER (Moon - Sun over "

@@ -2,9 +2,9 @@
 
 A self-play edge (Moon − Sun deal points per deal, R7.5) is one agent's: its deal-level
 95% interval says how well *that agent's* edge is known, not how well "the edge at this
-strength" is. Networks trained by one recipe from different seeds (the same data and
-settings, another seed of the split, the initial weights and the batch order) play
-differently, and so do their edges. Their spread on the same deals is the error bar of
+strength" is. Networks trained by one recipe from different seeds (the same settings,
+another seed of the split, the initial weights and the batch order, and the same data or
+a new draw of it) play differently, and so do their edges. Their spread on the same deals is the error bar of
 the recipe's edge; this mode measures it from the finished edge runs of k ≥ 2 such
 agents, each on all three chairs, on the generated deals of one seed.
 
@@ -22,14 +22,16 @@ deal (each deal's three plays averaged):
     MS_residual`` (with k = 2, the square of ``--compare``'s paired t statistic);
   - the agents' standard deviation freed from deal noise, ``sqrt(max(0, (MS_agents −
     MS_residual) / n))`` (the method-of-moments variance component; 0 when F < 1);
-  - **the edge of the recipe**: the mean with the 95% interval of an agent *and* a deal
-    drawn afresh, ``SE² = (MS_deals + max(0, MS_agents − MS_residual)) / (n k)`` (the
+  - **the recipe's mean edge**: the mean with its 95% confidence interval as the mean over
+    the recipe's agents and all deals, both random,
+    ``SE² = (MS_deals + max(0, MS_agents − MS_residual)) / (n k)`` (the
     agents' share, the deals' share and the rest, each estimated by its mean square) and
     Satterthwaite's degrees of freedom. The deals' luck is shared by every agent and
     cancels from their spread, so the spread alone (``t(k − 1) · sd / √k``) would hold
     the deals fixed; this interval holds neither fixed, and it is never narrower than
     the deal-level one. With k = 3 and agents that differ, its t quantile comes near
-    4.30 (2 degrees of freedom): three networks bound the recipe's edge only loosely;
+    4.30 (2 degrees of freedom): three networks bound the recipe's mean only loosely. It is
+    not the range of one new agent's edge, which scatters about the mean more widely;
 - the deal-level interval of the same mean (each deal's k edges averaged): how well these
   k agents' own average is known, the agents held fixed;
 - every pair's difference, paired by deal (as ``--compare``).
@@ -128,9 +130,9 @@ def _anova(x: np.ndarray) -> dict:
 
 
 def recipe_interval(x: np.ndarray, anova: dict | None = None, confidence: float = 0.95) -> tuple[float, float, float]:
-    """The grand mean of ``x`` (n deals × k agents, k ≥ 2, n ≥ 2) with its interval for a
-    new agent on new deals: agents and deals both random (module docstring), Student t
-    with Satterthwaite's degrees of freedom.
+    """The grand mean of ``x`` (n deals × k agents, k ≥ 2, n ≥ 2) with its confidence
+    interval as the mean over all agents and all deals, both random (module docstring),
+    Student t with Satterthwaite's degrees of freedom.
 
     Returns:
         ``(mean, low, high)``, in the units of ``x``; the mean itself when ``x`` holds no
@@ -239,9 +241,9 @@ def spread_summary(s: dict) -> list[str]:
         f"{s['mean']:+.1f}, standard deviation {s['sd']:.1f}, range {s['range']:.1f} deal points per deal.",
         f"Agents as treatments, deals as blocks: F({a['df_agents']}, {a['df_residual']}) = {a['f']:.2f}, "
         f"p = {a['p']:.3g}: {differ}; the agents' standard deviation beyond deal noise: {beyond}.",
-        f"The edge of the recipe, if these agents are draws of one (a new agent on new deals; agents and deals "
-        f"random, Satterthwaite's {r['df']:.1f} degrees of freedom): {_ci(r)}; these {k} agents' mean edge on "
-        f"deals drawn afresh (the agents fixed): {_ci(s['deal_level'])}.",
+        f"The recipe's mean edge, if these agents are draws of one recipe (the mean over its agents and all "
+        f"deals, both random; Satterthwaite's {r['df']:.1f} degrees of freedom): {_ci(r)}; these {k} agents' "
+        f"mean edge over all deals (the agents fixed): {_ci(s['deal_level'])}.",
     ]
     if k < 3:
         lines.append("With two agents the agents' part of the interval rests on one degree of freedom: three or "

@@ -62,7 +62,8 @@ def test_the_spread_over_the_deals_every_run_played(runs, capsys):
     assert main(["edge", "--spread", *folders]) == 0
     printed = capsys.readouterr().out
     assert max(len(line) for line in printed.splitlines()) <= TERMINAL_WIDTH
-    assert "F(2, 6) = " in printed and "the edge of the recipe" in printed.lower()
+    assert "F(2, 6) = " in printed and "The recipe's mean edge, if these agents are draws of one recipe" in " ".join(
+        line.strip() for line in printed.splitlines())
     assert printed.startswith("Moon − Sun per deal over the first 4 deals of seed 3")
     assert main(["edge", "--spread", *folders[:2], "--spread", folders[2]]) == 0  # given twice: the folders add
     assert capsys.readouterr().out == printed
@@ -78,7 +79,7 @@ def test_with_two_agents_f_is_the_square_of_the_paired_t(runs):
 
 
 @pytest.mark.parametrize("sd_agents", [0.0, 4.0])
-def test_the_recipe_interval_covers_the_mean_of_a_new_agent_on_new_deals(sd_agents):
+def test_the_recipe_interval_covers_the_mean_over_agents_and_deals(sd_agents):
     """Tables drawn from the two-way random-effects model (deal effect SD 30, agent effect
     SD 0 or 4, the rest SD 8; 3 agents, 40 deals): the interval holds the model's mean
     about 95% of the time. The interval from the agents' spread alone (t with k − 1
