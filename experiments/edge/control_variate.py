@@ -59,7 +59,7 @@ from pathlib import Path
 
 import numpy as np
 
-from twilight_env.experiments.edge.core import rotated_deal
+from twilight_env.experiments.edge.core import deal_diffs, rotated_deal
 from twilight_env.records.dealsets import deal_set, generate_deals
 from twilight_env.rules.engine import State
 from twilight_env.rules.heldout import check_not_heldout
@@ -238,7 +238,7 @@ def analyse_run(folder: str, baseline_deals: int = BASELINE_DEALS, which=CONTROL
     mu, cov_mu = baseline(baseline_deals, which=which)
     out = []
     for r in results:
-        y = (np.asarray(r["moon_points"], float) - np.asarray(r["sun_points"], float)).mean(axis=1)
+        y = deal_diffs(r)
         est = cv_estimate(y, x, mu, cov_mu)
         corr = [float(np.corrcoef(y, x[:, j])[0, 1]) for j in range(x.shape[1])]
         out.append({"label": r["label"], "controls": list(which), "correlation": corr, "mu": mu.tolist(),
@@ -279,7 +279,7 @@ def deal_share(folder: str, n: int, workers: int = 1, progress: bool = False) ->
     rng = np.random.default_rng(0)
     out = []
     for k, r in enumerate(doc["results"]):
-        y = (np.asarray(r["moon_points"], float) - np.asarray(r["sun_points"], float)).mean(axis=1)[:n]
+        y = deal_diffs(r)[:n]
         moon, sun = play_config(deals[:n], r["solo_spec"], r["sun_spec"], REPLAY_SEED, k, workers, progress=progress)
         y2 = (moon - sun).mean(axis=1)
         corr = float(np.corrcoef(y, y2)[0, 1])

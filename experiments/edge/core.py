@@ -434,6 +434,15 @@ def is_individual_run(folder: str) -> bool:
             or os.path.isfile(os.path.join(folder, INDIVIDUAL_RESULT)))
 
 
+def deal_diffs(result: dict) -> "np.ndarray":
+    """Moon − Sun per deal of one configuration of an edge run (R7.5): ``result``'s
+    ``moon_points`` and ``sun_points`` (deals × 3 plays) subtracted, each deal's three plays
+    averaged. Returns a float array of shape (deals,), deal points."""
+    import numpy as np
+
+    return (np.asarray(result["moon_points"], float) - np.asarray(result["sun_points"], float)).mean(axis=1)
+
+
 def finished_run(option: str, folder: str, what: str) -> dict:
     """The ``edge.json`` of the finished team-scoring edge run in ``folder`` (:func:`load_result`).
 

@@ -54,15 +54,14 @@ from typing import Any, Sequence
 import numpy as np
 
 from twilight_env.agents.base import canonical_spec
-from twilight_env.records.dealsets import HELDOUT_SEEDS, seed_of  # noqa: F401 (seed_of stays importable here)
+from twilight_env.records.dealsets import HELDOUT_SEEDS, seed_of
 from twilight_env.util.argtypes import MAX_DEALS
 from twilight_env.util.atomic import write_json, write_text
 from twilight_env.util.jsonfile import JsonFileError, read_json
 from twilight_env.util.report import fmt_ci, fmt_number, git_hash, markdown_table
-from twilight_env.util.seeding import check_seed
 
 from twilight_env.experiments.common import check_new_folder, check_specs, check_workers, out_dir
-from twilight_env.experiments.edge.core import (CHECKPOINT, DEFAULT_BOOT, DEFAULT_MATCHES, DEFAULT_TARGET, RESULT,
+from twilight_env.experiments.edge.core import (deal_diffs, CHECKPOINT, DEFAULT_BOOT, DEFAULT_MATCHES, DEFAULT_TARGET, RESULT,
                                                 StudySettings, finished_run)
 from twilight_env.experiments.edge.matches import check_match_settings, percentile_ci
 from twilight_env.experiments.edge import solo_edge
@@ -307,8 +306,7 @@ def matrix_figures(specs: Sequence[str], cells: list[list[dict]], seed: int, boo
         ValueError: cells of different deal counts.
     """
     k = len(specs)
-    diffs = [[(np.asarray(c["moon_points"], float) - np.asarray(c["sun_points"], float)).mean(axis=1)
-              for c in row] for row in cells]
+    diffs = [[deal_diffs(c) for c in row] for row in cells]
     if len({x.shape for row in diffs for x in row}) != 1:
         raise ValueError("the cells hold different numbers of deals; every cell must play the same N deals")
     fig = {key: [[float(cells[i][j]["figures"]["diff"][key]) for j in range(k)] for i in range(k)]

@@ -54,7 +54,7 @@ from twilight_env.experiments.common import check_workers, fmt_ci, markdown_tabl
 from twilight_env.records.dealsets import heldout_seed
 from twilight_env.experiments.edge import solo_edge
 from twilight_env.experiments.edge.interim import interim_row
-from twilight_env.experiments.edge.core import (CHECKPOINT, DEFAULT_BOOT, DEFAULT_MATCHES, finished_run,
+from twilight_env.experiments.edge.core import (deal_diffs, CHECKPOINT, DEFAULT_BOOT, DEFAULT_MATCHES, finished_run,
                                                 terminal_blocks, wrap)
 from twilight_env.experiments.edge.matches import check_match_settings
 
@@ -369,8 +369,7 @@ def _edge_row(doc: dict, folder: str) -> dict:
             "p_solo_wins": f["matches"]["fixed_solo"], "hours": doc["run_seconds"] / 3600.0,
             "projection": projection(hw, doc["deals"], run_seconds(doc), used=int(doc.get("workers", 1))),
             "workers": int(doc.get("workers", 1)), "folder": folder,
-            "diff_per_deal": (np.asarray(r["moon_points"], float) - np.asarray(r["sun_points"], float))
-            .mean(axis=1).tolist()}
+            "diff_per_deal": deal_diffs(r).tolist()}
 
 
 def _off_ladder_row(folder: str, seed: int, deal_set_name: str, top: dict | None, rungs: list[str] = (),

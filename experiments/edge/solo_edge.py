@@ -93,7 +93,7 @@ from twilight_env.experiments.common import (check_score_pair, check_shipped_wei
 from twilight_env.experiments.edge.core import (CHECKPOINT, DEFAULT_DEALS, DEFAULT_SPEC,  # noqa: F401 (public names)
                                                 MIN_BOOTSTRAP_DEALS, RESULT, ROTATIONS, PreparedRun,
                                                 StudyCheckpoint, StudySettings, check_grow, config_key,
-                                                configurations, load_result, prepare_run, rotated_deal,
+                                                configurations, deal_diffs, load_result, prepare_run, rotated_deal,
                                                 TERMINAL_WIDTH)
 from twilight_env.experiments.edge import matches as _matches
 from twilight_env.experiments.edge.matches import (BOOT_STREAM, GOALS_333, MAX_BOOT,  # noqa: F401 (public names)
@@ -449,7 +449,7 @@ def edge_figure(results: list[dict], seed: int | None = None):
     from matplotlib.ticker import MaxNLocator
 
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2), gridspec_kw={"width_ratios": [3, 2]})
-    diffs = [(np.array(r["moon_points"]) - np.array(r["sun_points"])).mean(axis=1) for r in results]
+    diffs = [deal_diffs(r) for r in results]
     # one set of 10-point bins for every configuration: equal widths, comparable histograms
     # (per-deal values are thirds of integers, so each bin holds the same count of them)
     both = np.concatenate(diffs)

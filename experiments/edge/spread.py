@@ -48,10 +48,11 @@ from typing import Sequence
 
 import numpy as np
 
+from twilight_env.records.game_records import check_records_folder
 from twilight_env.util.atomic import write_json, write_text
 from twilight_env.util.report import fmt_ci, markdown_table, mean_ci
 
-from twilight_env.experiments.edge.core import finished_run, wrap
+from twilight_env.experiments.edge.core import deal_diffs, finished_run, wrap
 
 SPREAD_JSON = "spread.json"
 SPREAD_MD = "spread.md"
@@ -75,24 +76,22 @@ def _run_row(folder: str) -> dict:
         raise ValueError(f"--spread {folder!r} played deals from a file ({source.get('path')!r}); pairing by deal "
                          "needs runs on the generated deals of one --seed")
     r = doc["results"][0]
-    moon, sun = (np.asarray(r[key], float) if _numeric(r[key]) else None for key in ("moon_points", "sun_points"))
+    moon, sun = (_as_points(r[key]) for key in ("moon_points", "sun_points"))
     want = (int(doc["deals"]), 3)
     if moon is None or sun is None or moon.shape != want or sun.shape != want:
         got = [None if a is None else a.shape for a in (moon, sun)]
         raise ValueError(f"--spread {folder!r}: its edge.json is damaged: moon_points and sun_points must each hold "
                          f"{want[0]} deals × 3 plays of numbers (its 'deals'), got shapes {got[0]} and {got[1]}")
-    per = (moon - sun).mean(axis=1)
     return {"label": r["label"], "folder": folder, "seed": int(doc["seed"]), "deals": int(doc["deals"]),
-            "per_deal": per}
+            "per_deal": deal_diffs(r)}
 
 
-def _numeric(value) -> bool:
-    """Whether ``value`` converts to a float array (a damaged file may hold anything)."""
+def _as_points(value) -> np.ndarray | None:
+    """``value`` as a float array, or None where it is not one (a damaged file may hold anything)."""
     try:
-        np.asarray(value, float)
+        return np.asarray(value, float)
     except (TypeError, ValueError):
-        return False
-    return True
+        return None
 
 
 def _anova(x: np.ndarray) -> dict:
@@ -221,7 +220,8 @@ def spread_runs(folders: Sequence[str]) -> dict:
                           "ci_high": hi})
     return {"seed": rows[0]["seed"], "deals": len(x), "agents": agents, "mean": mean, "sd": float(edges.std(ddof=1)),
             "range": float(edges.max() - edges.min()),
-            "recipe": {"mean": mean, "ci_low": low, "ci_high": high, "se": anova["recipe_se"], "df": anova["recipe_df"]},
+            "recipe": {"mean": mean, "ci_low": low, "ci_high": high, "se": anova["recipe_se"],
+                       "df": anova["recipe_df"]},
             "deal_level": {"mean": dm, "ci_low": dlo, "ci_high": dhi}, "anova": anova, "pairs": pairs}
 
 
@@ -280,18 +280,15 @@ def run_spread(folders: Sequence[str], out: str | None = None, force: bool = Fal
 
     Raises:
         ValueError: as :func:`spread_runs`; an ``out`` that holds a spread already and no
-            ``force``, an ``out`` that is a file, or ``force`` without ``out``.
+            ``force``, an ``out`` that is a file or cannot be written
+            (:func:`~twilight_env.records.game_records.check_records_folder`), or ``force``
+            without ``out``.
     """
     if out is None and force:
         raise ValueError("--force goes with --out (it writes over spread.md/.json there); give --out FOLDER or "
                          "leave --force out")
-    if out is not None:
-        if os.path.exists(out) and not os.path.isdir(out):
-            raise ValueError(f"--out {out!r} is a file; --spread writes {SPREAD_MD} and {SPREAD_JSON} into a folder")
-        held = [f for f in (SPREAD_MD, SPREAD_JSON) if os.path.exists(os.path.join(out, f))]
-        if held and not force:
-            raise ValueError(f"--out {out!r} holds {', '.join(held)} already; give --force to write over them, or "
-                             "another --out")
+    for name in (SPREAD_MD, SPREAD_JSON) if out is not None else ():
+        check_records_folder(out, name, "--out", force)  # a file, an existing output without --force, no access
     s = spread_runs(folders)
     print("\n".join(spread_lines(s)))
     if out is not None:

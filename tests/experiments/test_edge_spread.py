@@ -114,7 +114,7 @@ def test_known_offsets_are_recovered_beyond_deal_noise(runs, tmp_path):
     assert doc["anova"]["f"] is None and doc["deals"] == 5
     md = (out / "spread.md").read_text()
     assert "| heuristic +3 |" in md and "-9.0 [-9.0, -9.0]" in md
-    with pytest.raises(ValueError, match="holds spread.md, spread.json already; give --force"):
+    with pytest.raises(ValueError, match="spread.md' exists already; give --force"):
         spread.run_spread(folders, out=str(out))
     spread.run_spread(folders, out=str(out), force=True)
 
@@ -143,7 +143,7 @@ def test_runs_it_cannot_pair_are_refused(runs, tmp_path, capsys):
     assert "one agent on all three chairs" in capsys.readouterr().err
     afile = tmp_path / "afile"
     afile.write_text("")
-    with pytest.raises(ValueError, match="is a file"):
+    with pytest.raises(ValueError, match="--out .* is a file; --out takes a folder"):
         spread.run_spread([h, r], out=str(afile))
     assert main(["edge", "--spread", h, r, "--force"]) == 2
     assert "--force goes with --out" in capsys.readouterr().err
