@@ -394,7 +394,8 @@ def _ci(d: dict) -> dict:
 _STRENGTH_TEXT = ("The answer holds for the agents and deals of this run. Who has the edge depends on how well the "
                   "agents play; on the held-out deal set heldout-2 (Moon − Sun, 95% intervals): heuristic "
                   "+4.3 [+2.8, +5.8], the solo leads; the top search rung (ismcts:backend=numba,iterations=6000) "
-                  "-9.8 [-11.7, -7.9]; policy:default, the shipped network alone, -4.1 [-5.0, -3.1] (18,000 deals); "
+                  "-9.8 [-11.7, -7.9]; policy:default, the shipped network alone, -4.1 [-5.0, -3.1] (18,000 deals; "
+                  "the mean of four networks of its recipe, other training seeds: -5.3 [-6.7, -3.9]); "
                   "guided:default, top of the round robins of the shipped agents (the network in the search), -1.3 [-2.3, -0.3] (12,554 deals). "
                   "At strong play the Sun side leads, by 1 to 10 points per deal; the same agent on other deals (seed 0 "
                   "is not a held-out set) or on fewer deals differs within its interval. Figures and commands: ")

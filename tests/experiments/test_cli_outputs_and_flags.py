@@ -243,7 +243,7 @@ def test_the_strength_note_quotes_the_readme_and_names_the_strongest_agent():
 
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
     figures = re.findall(r"[-+]\d+\.\d \[[-+]\d+\.\d, [-+]\d+\.\d\]", STRENGTH_NOTE)
-    assert len(figures) == 4 and all(f in readme for f in figures), figures
+    assert len(figures) == 5 and all(f in readme for f in figures), figures
     assert "guided:default" in STRENGTH_NOTE and "-1.3 [-2.3, -0.3]" in STRENGTH_NOTE
     assert "heldout-2" in STRENGTH_NOTE and "not a held-out set" in STRENGTH_NOTE
     assert "4 to 10" not in STRENGTH_NOTE
